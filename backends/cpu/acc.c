@@ -1,0 +1,97 @@
+/* The accumulator model and reduction schedules of the CPU backend. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cpu.h"
+#include "rng.h"
+
+double kcs_acc_round(const kcs_acc *acc, double x)
+{
+    if (acc->bits > 0)
+        return kcs_round_bits(x, acc->bits, KCS_RNE);
+    switch (acc->fmt) {
+    case KCS_FMT_FP64: return x;
+    case KCS_FMT_FP32: return (double)(float)x; /* C cast: round to nearest even */
+    default: return kcs_format_round(acc->fmt, x, KCS_ROUND_DEFAULT);
+    }
+}
+
+double kcs_acc_add(const kcs_acc *acc, double x, double t)
+{
+    double s = x + t;
+    if (acc->bits == 0 && acc->fmt == KCS_FMT_FP64)
+        return s;
+    if (!isfinite(s))
+        return kcs_acc_round(acc, s);
+    /* TwoSum: s + e == x + t exactly. When e != 0, moving s one double ulp
+     * toward e puts it strictly on the same side of every value and every
+     * midpoint of a <= 51-bit format as the exact sum, so one rounding of
+     * the nudged value is the correctly rounded exact sum. */
+    double bp = s - x;
+    double e = (x - (s - bp)) + (t - bp);
+    if (e != 0.0)
+        s = nextafter(s, e > 0.0 ? INFINITY : -INFINITY);
+    return kcs_acc_round(acc, s);
+}
+
+static double sum_seq(const double *t, int64_t n, const kcs_acc *acc)
+{
+    double a = 0.0;
+    for (int64_t i = 0; i < n; i++)
+        a = kcs_acc_add(acc, a, t[i]);
+    return a;
+}
+
+static double sum_pairwise(const double *t, int64_t n, const kcs_acc *acc)
+{
+    if (n == 0)
+        return 0.0;
+    if (n == 1)
+        return kcs_acc_round(acc, t[0]);
+    int64_t h = n / 2;
+    return kcs_acc_add(acc, sum_pairwise(t, h, acc), sum_pairwise(t + h, n - h, acc));
+}
+
+static double sum_chunks(const double *t, int64_t n, int64_t chunk, const kcs_acc *acc)
+{
+    double total = 0.0;
+    for (int64_t s = 0; s < n; s += chunk) {
+        int64_t len = n - s < chunk ? n - s : chunk;
+        total = kcs_acc_add(acc, total, sum_seq(t + s, len, acc));
+    }
+    return total;
+}
+
+double kcs_cpu_sum(const double *terms, int64_t n, const kcs_schedule *s, const kcs_acc *acc,
+                   uint64_t seed, double *scratch)
+{
+    switch (s->kind) {
+    case KCS_SCHED_PAIRWISE:
+        return sum_pairwise(terms, n, acc);
+    case KCS_SCHED_BLOCKED:
+        return sum_chunks(terms, n, s->param, acc);
+    case KCS_SCHED_SPLITK: {
+        int64_t chunk = (n + s->param - 1) / s->param;
+        return sum_chunks(terms, n, chunk > 0 ? chunk : 1, acc);
+    }
+    case KCS_SCHED_ATOMIC: {
+        /* Atomics commit partial results in an order the programmer does
+         * not control: model it as a seeded random permutation (Fisher-
+         * Yates on Philox draws) of the terms, summed sequentially. */
+        memcpy(scratch, terms, (size_t)n * sizeof *scratch);
+        kcs_rng r;
+        kcs_rng_init(&r, seed, 0xA70A1Cull, (uint64_t)n);
+        for (int64_t i = n - 1; i > 0; i--) {
+            int64_t j = (int64_t)(kcs_rng_uniform(&r) * (double)(i + 1));
+            double tmp = scratch[i];
+            scratch[i] = scratch[j];
+            scratch[j] = tmp;
+        }
+        return sum_seq(scratch, n, acc);
+    }
+    case KCS_SCHED_SEQUENTIAL:
+    default:
+        return sum_seq(terms, n, acc);
+    }
+}

@@ -1,0 +1,509 @@
+/* The block-FMA model of matrix units (shared/PROFILES.md): one step
+ * d = c + sum a_i*b_i in three architectures (global alignment, late c
+ * addition, pairwise) and a GEMM that applies the step along k in blocks
+ * of F.
+ *
+ * Exactness. kcs_blockfma_step is the reference: it forms the terms the
+ * model prescribes (exact products, truncated to multiples of q), sums them
+ * exactly (128-bit fixed point, MPFR when the terms span more than ~120
+ * bits) and rounds once. kcs_emulated_gemm takes a fast path that the unit
+ * tests check against the reference bit for bit:
+ *   with E the block exponent and q = 2^(E-23-neab), every term t obeys
+ *   |t| < 2^(E+2) (a product's significand is < 4 relative to 2^(e(a)+e(b)),
+ *   c's is < 2 relative to 2^e(c) <= 2^E), so t/q is exact (power-of-two
+ *   scaling), |t/q| < 2^(25+neab) <= 2^30 for neab <= 5, and its truncation
+ *   fits an int32. The sum of F+1 <= 33 such integers is < 2^36 in an int64,
+ *   and S = sum*q is an exact double. So S is the exact sum of the truncated
+ *   terms; d = round(S) is then a single rounding of a double. */
+#include "profile.h"
+
+#include <float.h>
+#include <math.h>
+#include <mpfr.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define KCS_BLOCKFMA_MAX_TERMS 4096
+#define ESENT (-(1 << 20)) /* exponent of a zero: takes no part in max */
+#define EVALID (-100000)   /* any real block exponent is above this */
+
+static inline double pow2i(int e) /* 2^e for -1022 <= e <= 1023 */
+{
+    uint64_t b = (uint64_t)(e + 1023) << 52;
+    double d;
+    memcpy(&d, &b, sizeof d);
+    return d;
+}
+
+/* e(x) = max(floor(log2|x|), emin), x finite and non-zero. */
+static inline int exp_clamped(double x, int emin)
+{
+    uint64_t b;
+    memcpy(&b, &x, sizeof b);
+    int e = (int)((b >> 52) & 0x7FF);
+    e = e ? e - 1023 : ilogb(x);
+    return e < emin ? emin : e;
+}
+
+static inline double ftz32(double x)
+{
+    return fabs(x) < FLT_MIN ? copysign(0.0, x) : x;
+}
+
+/* ---- exact rounding of a sum of doubles ---------------------------------- */
+
+static int bitlen128(unsigned __int128 a)
+{
+    uint64_t hi = (uint64_t)(a >> 64), lo = (uint64_t)a;
+    return hi ? 128 - __builtin_clzll(hi) : (lo ? 64 - __builtin_clzll(lo) : 0);
+}
+
+static double max_bits(int p)
+{
+    return ldexp(2.0 - ldexp(1.0, 1 - p), 127);
+}
+
+/* Round S * 2^qmin to p bits with fp32's exponent range; Inf beyond. */
+static double round_i128(__int128 S, int qmin, int p, kcs_rounding r)
+{
+    if (S == 0)
+        return 0.0;
+    bool neg = S < 0;
+    unsigned __int128 A = neg ? -(unsigned __int128)S : (unsigned __int128)S;
+    int L = bitlen128(A);
+    int ev = qmin + L - 1;
+    int qx = (ev < -126 ? -126 : ev) - p + 1;
+    unsigned __int128 kept = A;
+    if (qx > qmin) {
+        int sh = qx - qmin;
+        unsigned __int128 rem, half;
+        bool above_half, is_half;
+        if (sh > L) { /* everything below half a quantum */
+            kept = 0;
+            rem = A;
+            above_half = is_half = false;
+        } else {
+            kept = A >> sh;
+            rem = A & ((((unsigned __int128)1) << sh) - 1);
+            half = ((unsigned __int128)1) << (sh - 1);
+            above_half = rem > half;
+            is_half = rem == half;
+        }
+        bool up = false;
+        if (rem) {
+            switch (r) {
+            case KCS_RZ: up = false; break;
+            case KCS_RD: up = neg; break;
+            case KCS_RU: up = !neg; break;
+            case KCS_RNE:
+            default: up = above_half || (is_half && (kept & 1)); break;
+            }
+        }
+        kept += up;
+    } else {
+        qx = qmin;
+    }
+    double v = ldexp((double)kept, qx); /* kept <= 2^p: exact */
+    if (v > max_bits(p))
+        v = INFINITY;
+    return neg ? -v : v;
+}
+
+/* x1 = RN(v) and the sign of v - x1 determine any p-bit rounding of v
+ * (p <= 51): only when x1 is itself a p-bit boundary (representable or a
+ * midpoint) does the residual decide, and then a nudge by one double ulp
+ * toward it moves x1 off the boundary on the correct side. */
+static double round_residual(double x1, int sgn, int p, kcs_rounding r)
+{
+    if (sgn != 0 && x1 != 0.0 && isfinite(x1)) {
+        int e = ilogb(x1);
+        int qx = (e < -126 ? -126 : e) - p; /* half of the p-bit quantum */
+        double m = ldexp(fabs(x1), -qx);
+        if (m == floor(m))
+            x1 = nextafter(x1, sgn > 0 ? INFINITY : -INFINITY);
+    }
+    return kcs_round_bits(x1, p, r);
+}
+
+/* Round the exact sum of t[0..n) (finite doubles) to p bits. */
+static double exact_sum_round(const double *t, int n, int p, kcs_rounding r)
+{
+    int64_t m[KCS_BLOCKFMA_MAX_TERMS + 1];
+    int qe[KCS_BLOCKFMA_MAX_TERMS + 1];
+    int cnt = 0, qmin = INT_MAX, top = INT_MIN;
+    for (int i = 0; i < n; i++) {
+        if (t[i] == 0.0)
+            continue;
+        int e;
+        double fr = frexp(t[i], &e); /* t = fr * 2^e, 0.5 <= |fr| < 1 */
+        int64_t mi = (int64_t)ldexp(fr, 53);
+        int q = e - 53;
+        int tz = __builtin_ctzll((uint64_t)(mi < 0 ? -mi : mi));
+        m[cnt] = mi / ((int64_t)1 << tz);
+        qe[cnt] = q + tz;
+        qmin = qe[cnt] < qmin ? qe[cnt] : qmin;
+        top = e > top ? e : top;
+        cnt++;
+    }
+    if (cnt == 0)
+        return 0.0;
+    if (top - qmin + 14 <= 126) { /* 2^13 > n terms of carries */
+        __int128 S = 0;
+        for (int i = 0; i < cnt; i++)
+            S += (__int128)m[i] * ((__int128)1 << (qe[i] - qmin));
+        return round_i128(S, qmin, p, r);
+    }
+    mpfr_t s;
+    mpfr_init2(s, (mpfr_prec_t)(top - qmin + 16));
+    mpfr_set_zero(s, 1);
+    for (int i = 0; i < n; i++)
+        mpfr_add_d(s, s, t[i], MPFR_RNDN); /* exact at this precision */
+    double x1 = mpfr_get_d(s, MPFR_RNDN);
+    int sgn = mpfr_cmp_d(s, x1);
+    bool zero = mpfr_zero_p(s);
+    mpfr_clear(s);
+    return zero ? 0.0 : round_residual(x1, sgn, p, r);
+}
+
+/* ---- reference step ------------------------------------------------------- */
+
+static double trunc_to(double t, double q)
+{
+    return trunc(t / q) * q; /* exact: power-of-two q, |t/q| < 2^53 */
+}
+
+static double floor_to(double t, double q)
+{
+    return floor(t / q) * q;
+}
+
+static double step_global(const kcs_profile_params *p, double c, const double *a,
+                          const double *b, int n)
+{
+    int emin = kcs_format_get(p->in)->emin;
+    int E = INT_MIN;
+    for (int i = 0; i < n; i++) {
+        if (a[i] * b[i] != 0.0) {
+            int e = exp_clamped(a[i], emin) + exp_clamped(b[i], emin);
+            E = e > E ? e : E;
+        }
+    }
+    if (c != 0.0) {
+        int e = exp_clamped(c, -126);
+        E = e > E ? e : E;
+    }
+    if (E == INT_MIN)
+        return 0.0;
+    double t[KCS_BLOCKFMA_MAX_TERMS + 1];
+    int cnt = 0;
+    bool exact = p->neab == KCS_NEAB_INF;
+    double q = exact ? 0.0 : ldexp(1.0, E - 23 - p->neab);
+    t[cnt++] = exact ? c : trunc_to(c, q);
+    for (int i = 0; i < n; i++)
+        t[cnt++] = exact ? a[i] * b[i] : trunc_to(a[i] * b[i], q);
+    return exact_sum_round(t, cnt, kcs_profile_out_bits(p), p->rounding);
+}
+
+static double step_late_c(const kcs_profile_params *p, double c, const double *a,
+                          const double *b, int n)
+{
+    int emin = kcs_format_get(p->in)->emin;
+    int Ep = INT_MIN;
+    for (int i = 0; i < n; i++) {
+        if (a[i] * b[i] != 0.0) {
+            int e = exp_clamped(a[i], emin) + exp_clamped(b[i], emin);
+            Ep = e > Ep ? e : Ep;
+        }
+    }
+    if (Ep == INT_MIN) /* no products: the adder passes c through */
+        return c;
+    double q = ldexp(1.0, Ep - 23 - p->neab);
+    double t[KCS_BLOCKFMA_MAX_TERMS];
+    for (int i = 0; i < n; i++)
+        t[i] = trunc_to(a[i] * b[i], q);
+    /* P: multiples of q below n*2^(Ep+2) < 2^(Ep+14): < 2^(39+neab) quanta,
+     * exact in double, as is S below (see the file comment). */
+    double P = 0.0;
+    for (int i = 0; i < n; i++)
+        P += t[i];
+    int ec = c != 0.0 ? exp_clamped(c, -126) : -126;
+    double S;
+    if (Ep > ec)
+        S = P + floor_to(c, q);
+    else if (Ep < ec)
+        S = floor_to(P, ldexp(1.0, ec - 23 - p->neab - 7)) + c;
+    else
+        S = P + c;
+    return kcs_round_bits(S, 24, KCS_RNE);
+}
+
+static double pair_tree(const double *v, int n)
+{
+    if (n == 1)
+        return v[0];
+    int h = (n + 1) / 2;
+    float l = (float)pair_tree(v, h), r = (float)pair_tree(v + h, n - h);
+    return ftz32((double)(l + r)); /* fp32 RNE add, then flush */
+}
+
+static double step_pairwise(const kcs_profile_params *p, double c, const double *a,
+                            const double *b, int n)
+{
+    double tiny = ldexp(1.0, kcs_format_get(p->in)->emin);
+    int nn = n < p->F ? p->F : n; /* padded with zero products */
+    double pr[KCS_BLOCKFMA_MAX_TERMS];
+    for (int i = 0; i < nn; i++) {
+        double x = i < n ? a[i] : 0.0, y = i < n ? b[i] : 0.0;
+        if (p->flush) {
+            x = fabs(x) < tiny ? copysign(0.0, x) : x;
+            y = fabs(y) < tiny ? copysign(0.0, y) : y;
+        }
+        double pp = (double)(float)(x * y);
+        pr[i] = p->flush ? ftz32(pp) : pp;
+    }
+    float tree = (float)pair_tree(pr, nn);
+    float cf = (float)(p->flush ? ftz32(c) : c);
+    double d = (double)(cf + tree);
+    return p->flush ? ftz32(d) : d;
+}
+
+double kcs_blockfma_step(const kcs_profile_params *p, double c, const double *a,
+                         const double *b, int nterms)
+{
+    if (nterms < 0 || nterms > KCS_BLOCKFMA_MAX_TERMS)
+        return NAN;
+    bool finite = isfinite(c);
+    for (int i = 0; i < nterms && finite; i++)
+        finite = isfinite(a[i]) && isfinite(b[i]);
+    if (!finite) {
+        double s = c;
+        for (int i = 0; i < nterms; i++)
+            s += a[i] * b[i];
+        return s;
+    }
+    switch (p->step) {
+    case KCS_STEP_LATE_C: return step_late_c(p, c, a, b, nterms);
+    case KCS_STEP_PAIRWISE: return step_pairwise(p, c, a, b, nterms);
+    case KCS_STEP_GLOBAL:
+    default: return step_global(p, c, a, b, nterms);
+    }
+}
+
+/* ---- fast GEMM ------------------------------------------------------------ */
+
+/* RZ to p bits with fp32's exponent range, Inf beyond: clear low bits. */
+static inline double rz_bits(double s, int p, double maxp)
+{
+    double a = fabs(s);
+    if (a >= FLT_MIN) {
+        uint64_t b;
+        memcpy(&b, &s, sizeof b);
+        b &= ~((((uint64_t)1) << (53 - p)) - 1);
+        memcpy(&s, &b, sizeof s);
+        return fabs(s) > maxp ? copysign(INFINITY, s) : s;
+    }
+    double sc = pow2i(p - 1 + 126); /* subnormal quantum 2^(-126-p+1) */
+    return copysign((double)(int64_t)(s * sc) / sc, s); /* -0 stays -0 */
+}
+
+typedef struct gemm_ctx {
+    const kcs_profile_params *p;
+    int F, ob;
+    double maxp;
+    int64_t nb; /* blocks along k */
+} gemm_ctx;
+
+static inline double final_round(const gemm_ctx *g, double S)
+{
+    if (g->p->rounding == KCS_RZ)
+        return rz_bits(S, g->ob, g->maxp);
+    if (g->ob == 24) /* fp32 RNE: the hardware conversion (tested equal) */
+        return (double)(float)S;
+    return kcs_round_bits(S, g->ob, g->p->rounding);
+}
+
+static inline int c_exp(double c)
+{
+    return c != 0.0 ? exp_clamped(c, -126) : ESENT;
+}
+
+/* One (i, j) dot product through the global or late-c step, F a constant
+ * in the specialised copies below so that the inner loops unroll. */
+static inline double dot_blocks(const gemm_ctx *g, double c, const double *a, const double *b,
+                                const int *ea, const int *eb, const int F)
+{
+    const kcs_profile_params *p = g->p;
+    const int neab = p->neab;
+    const bool late = p->step == KCS_STEP_LATE_C;
+    for (int64_t blk = 0; blk < g->nb; blk++, a += F, b += F, ea += F, eb += F) {
+        if (!isfinite(c)) {
+            c = kcs_blockfma_step(p, c, a, b, F);
+            continue;
+        }
+        int E = ESENT;
+        for (int kk = 0; kk < F; kk++) {
+            int e = ea[kk] + eb[kk];
+            E = e > E ? e : E;
+        }
+        if (late) {
+            if (E < EVALID)
+                continue; /* no products: c passes through */
+        } else {
+            int ec = c_exp(c);
+            E = ec > E ? ec : E;
+            if (E < EVALID) {
+                c = 0.0;
+                continue;
+            }
+        }
+        double sc = pow2i(23 + neab - E), q = pow2i(E - 23 - neab);
+        int64_t s = late ? 0 : (int32_t)(c * sc);
+        for (int kk = 0; kk < F; kk++)
+            s += (int32_t)(a[kk] * b[kk] * sc);
+        double S = (double)s * q;
+        if (late) {
+            int ec = c != 0.0 ? exp_clamped(c, -126) : -126;
+            if (E > ec) {
+                double x = c * sc, f = (double)(int64_t)x;
+                S += (f > x ? f - 1.0 : f) * q; /* RD(c, q) */
+            } else if (E < ec) {
+                double u = pow2i(ec - 23 - neab - 7);
+                double x = S / u, f = floor(x);
+                S = f * u + c; /* RD(P, u) + c */
+            } else {
+                S += c;
+            }
+            c = (double)(float)S;
+        } else {
+            c = final_round(g, S);
+        }
+    }
+    return c;
+}
+
+#define DOT_F(N)                                                                            \
+    static double dot_##N(const gemm_ctx *g, double c, const double *a, const double *b,   \
+                          const int *ea, const int *eb)                                    \
+    {                                                                                       \
+        return dot_blocks(g, c, a, b, ea, eb, N);                                          \
+    }
+DOT_F(2)
+DOT_F(4)
+DOT_F(8)
+DOT_F(16)
+DOT_F(32)
+
+static double dot_pairwise4(const gemm_ctx *g, double c, const double *a, const double *b)
+{
+    for (int64_t blk = 0; blk < g->nb; blk++, a += 4, b += 4) {
+        float p0 = (float)(a[0] * b[0]), p1 = (float)(a[1] * b[1]);
+        float p2 = (float)(a[2] * b[2]), p3 = (float)(a[3] * b[3]);
+        if (fabsf(p0) < FLT_MIN) p0 = copysignf(0.0f, p0);
+        if (fabsf(p1) < FLT_MIN) p1 = copysignf(0.0f, p1);
+        if (fabsf(p2) < FLT_MIN) p2 = copysignf(0.0f, p2);
+        if (fabsf(p3) < FLT_MIN) p3 = copysignf(0.0f, p3);
+        float l = p0 + p1, r = p2 + p3;
+        if (fabsf(l) < FLT_MIN) l = copysignf(0.0f, l);
+        if (fabsf(r) < FLT_MIN) r = copysignf(0.0f, r);
+        float t = l + r;
+        if (fabsf(t) < FLT_MIN) t = copysignf(0.0f, t);
+        float d = (float)c + t;
+        if (fabsf(d) < FLT_MIN) d = copysignf(0.0f, d);
+        c = d;
+    }
+    return c;
+}
+
+static double dot_generic(const gemm_ctx *g, double c, const double *a, const double *b)
+{
+    for (int64_t blk = 0; blk < g->nb; blk++, a += g->F, b += g->F)
+        c = kcs_blockfma_step(g->p, c, a, b, g->F);
+    return c;
+}
+
+/* Prepare one operand: values (zero-padded to kp, flushed if the profile
+ * flushes) and exponents, as rows of length kp; bad[r] marks rows with a
+ * NaN/Inf (those use the reference step). */
+static void prep(const kcs_profile_params *p, const double *X, int64_t rows, int64_t k,
+                 int64_t kp, int64_t rs, int64_t ks, double *v, int *e, char *bad)
+{
+    int emin = kcs_format_get(p->in)->emin;
+    double tiny = ldexp(1.0, emin);
+    for (int64_t r = 0; r < rows; r++) {
+        bad[r] = 0;
+        for (int64_t kk = 0; kk < kp; kk++) {
+            double x = kk < k ? X[r * rs + kk * ks] : 0.0;
+            if (p->flush && fabs(x) < tiny)
+                x = copysign(0.0, x);
+            if (!isfinite(x))
+                bad[r] = 1;
+            v[r * kp + kk] = x;
+            e[r * kp + kk] = (x != 0.0 && isfinite(x)) ? exp_clamped(x, emin) : ESENT;
+        }
+    }
+}
+
+int kcs_emulated_gemm(const kcs_profile_params *p, int64_t m, int64_t n, int64_t k,
+                      const double *A, const double *B, const double *C, double *D)
+{
+    if (m <= 0 || n <= 0)
+        return 0;
+    int F = p->F;
+    int64_t nb = k > 0 ? (k + F - 1) / F : 0, kp = nb * F;
+    size_t ka = (size_t)(kp ? kp : 1);
+    double *av = malloc(sizeof(double) * (size_t)m * ka);
+    double *bv = malloc(sizeof(double) * (size_t)n * ka);
+    int *ae = malloc(sizeof(int) * (size_t)m * ka);
+    int *be = malloc(sizeof(int) * (size_t)n * ka);
+    char *abad = malloc((size_t)m), *bbad = malloc((size_t)n);
+    int rc = KCS_E_NOMEM;
+    if (!av || !bv || !ae || !be || !abad || !bbad)
+        goto out;
+    prep(p, A, m, k, kp, k, 1, av, ae, abad);
+    prep(p, B, n, k, kp, 1, n, bv, be, bbad); /* B transposed: column j -> row j */
+
+    gemm_ctx g = {.p = p, .F = F, .ob = kcs_profile_out_bits(p), .nb = nb};
+    g.maxp = max_bits(g.ob);
+    bool fast = p->step != KCS_STEP_PAIRWISE && p->neab != KCS_NEAB_INF && p->neab <= 5;
+    const int64_t JT = 32; /* a tile of B rows stays in cache across i */
+    for (int64_t j0 = 0; j0 < n; j0 += JT) {
+        int64_t j1 = j0 + JT < n ? j0 + JT : n;
+        for (int64_t i = 0; i < m; i++) {
+            const double *a = av + i * kp;
+            const int *ea = ae + i * kp;
+            for (int64_t j = j0; j < j1; j++) {
+                double c = C ? (double)(float)C[i * n + j] : 0.0;
+                if (p->flush)
+                    c = ftz32(c);
+                const double *b = bv + j * kp;
+                const int *eb = be + j * kp;
+                if (abad[i] || bbad[j] || !(fast || p->step == KCS_STEP_PAIRWISE))
+                    c = dot_generic(&g, c, a, b);
+                else if (p->step == KCS_STEP_PAIRWISE)
+                    c = F == 4 ? dot_pairwise4(&g, c, a, b) : dot_generic(&g, c, a, b);
+                else if (F == 2)
+                    c = dot_2(&g, c, a, b, ea, eb);
+                else if (F == 4)
+                    c = dot_4(&g, c, a, b, ea, eb);
+                else if (F == 8)
+                    c = dot_8(&g, c, a, b, ea, eb);
+                else if (F == 16)
+                    c = dot_16(&g, c, a, b, ea, eb);
+                else if (F == 32)
+                    c = dot_32(&g, c, a, b, ea, eb);
+                else
+                    c = dot_generic(&g, c, a, b);
+                D[i * n + j] = c;
+            }
+        }
+    }
+    rc = 0;
+out:
+    free(av);
+    free(bv);
+    free(ae);
+    free(be);
+    free(abad);
+    free(bbad);
+    return rc;
+}

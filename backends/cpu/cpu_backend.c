@@ -1,0 +1,133 @@
+/* The CPU backend's ops table: one device (this host), reference kernels,
+ * and emulated silicon profiles selected at open time. */
+#include <cblas.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+
+#include "build_info.h"
+#include "cpu.h"
+#include "cpu/profile.h"
+
+/* Ops the CPU backend implements; NULL entries answer KCS_E_UNSUPPORTED. */
+static const kcs_cpu_op_fn cpu_ops[KCS_OP_COUNT] = {
+    [KCS_OP_GEMM] = kcs_cpu_gemm,
+    [KCS_OP_BATCHED_GEMM] = kcs_cpu_gemm,
+};
+
+static void cpu_model(char *buf, size_t len)
+{
+    snprintf(buf, len, "unknown CPU");
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    if (!f)
+        return;
+    char line[512];
+    while (fgets(line, sizeof line, f)) {
+        if (strncmp(line, "model name", 10) == 0) {
+            char *p = strchr(line, ':');
+            if (p) {
+                p++;
+                while (*p == ' ')
+                    p++;
+                p[strcspn(p, "\n")] = 0;
+                snprintf(buf, len, "%s", p);
+            }
+            break;
+        }
+    }
+    fclose(f);
+}
+
+static void cpu_fill_info(kcs_device_info *d)
+{
+    memset(d, 0, sizeof *d);
+    snprintf(d->backend, sizeof d->backend, "cpu");
+    d->index = 0;
+    cpu_model(d->model, sizeof d->model);
+    struct utsname u;
+    if (uname(&u) == 0) {
+        snprintf(d->arch, sizeof d->arch, "%.63s", u.machine);
+        snprintf(d->driver, sizeof d->driver, "%.20s %.42s", u.sysname, u.release);
+    }
+    snprintf(d->vendor, sizeof d->vendor, "host");
+    snprintf(d->runtime, sizeof d->runtime, "%.63s", openblas_get_config());
+    snprintf(d->uuid, sizeof d->uuid, "cpu-0");
+}
+
+static int cpu_discover(kcs_device_info *out, int max, int *count_p, kcs_error *err)
+{
+    (void)err;
+    if (max > 0)
+        cpu_fill_info(&out[0]);
+    *count_p = 1;
+    return 0;
+}
+
+static int cpu_open(int device_index, const kcs_backend_config *cfg, kcs_backend_ctx **ctx_p,
+                    kcs_error *err)
+{
+    if (device_index > 0)
+        return kcs_fail(err, KCS_E_NODEV, "cpu: no device %d (the cpu backend has device 0)",
+                        device_index);
+    if (cfg && cfg->profile && cfg->profile[0]) {
+        /* Validate the profile name now, not at the first call. */
+        const char *const *names;
+        int n = 0, found = 0;
+        kcs_profile_names(&names, &n);
+        for (int i = 0; i < n; i++)
+            found |= strcmp(names[i], cfg->profile) == 0;
+        if (!found) {
+            char list[512] = "";
+            for (int i = 0; i < n; i++)
+                snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", i ? ", " : "",
+                         names[i]);
+            return kcs_fail(err, KCS_E_INVAL, "cpu: unknown profile '%s' (known: %s)",
+                            cfg->profile, list);
+        }
+    }
+    kcs_backend_ctx *ctx = calloc(1, sizeof *ctx);
+    if (!ctx)
+        return kcs_fail(err, KCS_E_NOMEM, "cpu: out of memory");
+    if (cfg && cfg->profile)
+        snprintf(ctx->profile, sizeof ctx->profile, "%s", cfg->profile);
+    ctx->verbose = cfg ? cfg->verbose : 0;
+    *ctx_p = ctx;
+    return 0;
+}
+
+static int cpu_run(kcs_backend_ctx *ctx, const kcs_call *call, kcs_error *err)
+{
+    if (call->op < 0 || call->op >= KCS_OP_COUNT || !cpu_ops[call->op])
+        return kcs_fail(err, KCS_E_UNSUPPORTED, "cpu: op %s is not implemented",
+                        kcs_op_name(call->op));
+    if (ctx->profile[0] && call->op != KCS_OP_GEMM && call->op != KCS_OP_BATCHED_GEMM)
+        return kcs_fail(err, KCS_E_UNSUPPORTED,
+                        "cpu: profile %s emulates matrix units; op %s has no emulation",
+                        ctx->profile, kcs_op_name(call->op));
+    return cpu_ops[call->op](ctx, call, err);
+}
+
+static int cpu_describe(kcs_backend_ctx *ctx, kcs_device_info *info, kcs_error *err)
+{
+    (void)err;
+    cpu_fill_info(info);
+    if (ctx->profile[0])
+        snprintf(info->arch, sizeof info->arch, "emulated %s", ctx->profile);
+    return 0;
+}
+
+static void cpu_close(kcs_backend_ctx *ctx)
+{
+    free(ctx);
+}
+
+const kcs_backend_ops kcs_backend_cpu = {
+    .abi = KCS_BACKEND_ABI,
+    .name = "cpu",
+    .discover = cpu_discover,
+    .open = cpu_open,
+    .run = cpu_run,
+    .describe = cpu_describe,
+    .close = cpu_close,
+};

@@ -1,0 +1,64 @@
+/* Emulated silicon: the block-FMA model of matrix units and the table of
+ * vendor profiles (nvidia-v100 ... amd-mi300), exactly as specified in
+ * shared/PROFILES.md. The profile table lives in profile.c (one row per
+ * profile and input format, each with its source); the arithmetic in
+ * blockfma.c. */
+#ifndef KCS_CPU_PROFILE_H
+#define KCS_CPU_PROFILE_H
+
+#include "error.h"
+#include "format.h"
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+/* neab = inf: no truncation at all (exact block, AMD MI100). */
+#define KCS_NEAB_INF INT_MAX
+
+typedef enum kcs_step_kind {
+    KCS_STEP_GLOBAL = 0, /* global alignment of products and c, one rounding */
+    KCS_STEP_LATE_C,     /* product sum first, then a two-operand adder with c */
+    KCS_STEP_PAIRWISE,   /* fp32 products, pairwise fp32 tree, then + c */
+} kcs_step_kind;
+
+typedef struct kcs_profile_params {
+    const char *profile;    /* "nvidia-h100", ... */
+    kcs_format in;          /* format of A and B */
+    int F;                  /* products per step (block length along k) */
+    int neab;               /* extra alignment bits; KCS_NEAB_INF; < 0 narrows d */
+    kcs_step_kind step;
+    kcs_rounding rounding;  /* final rounding of d: KCS_RZ or KCS_RNE */
+    bool flush;             /* flush subnormal inputs, products, partials, c, d */
+    const char *source;     /* where the parameters come from */
+} kcs_profile_params;
+
+/* Find the row for a profile and input format. Unknown profile:
+ * KCS_E_INVAL, the message lists the known profiles; a format the profile
+ * does not offer: KCS_E_UNSUPPORTED, the message lists the formats it offers. */
+int kcs_profile_lookup(const char *name, kcs_format in, const kcs_profile_params **p_p,
+                       kcs_error *err);
+/* The distinct profile names, in table order (static storage). */
+int kcs_profile_names(const char *const **names_p, int *n_p);
+/* Every (profile, format) row of the table (static storage). */
+int kcs_profile_table(const kcs_profile_params **rows_p, int *n_p);
+const char *kcs_step_kind_name(kcs_step_kind k);
+/* Significand bits of d: 24, or 24 + neab when neab < 0. */
+int kcs_profile_out_bits(const kcs_profile_params *p);
+
+/* One step d = c + sum_{i<nterms} a_i*b_i per the model (reference
+ * implementation). a_i, b_i: values of p->in; c: an fp32 value. Returns d
+ * (an fp32 value). Any NaN/Inf among a, b, c: d is the IEEE double result
+ * c + sum a_i*b_i (NaN or +-Inf); an exact zero sum gives +0. */
+double kcs_blockfma_step(const kcs_profile_params *p, double c, const double *a,
+                         const double *b, int nterms);
+
+/* D = C + A*B through the model: A m x k, B k x n, C and D m x n, all
+ * row-major doubles; C may be NULL (zeros); C values are rounded to fp32
+ * first (callers pass fp32 values). Steps of p->F along k starting at k = 0;
+ * the last partial block is padded with zero products. D holds fp32 values.
+ * Returns 0 or KCS_E_NOMEM (scratch of about 12*k*(m+n) bytes). */
+int kcs_emulated_gemm(const kcs_profile_params *p, int64_t m, int64_t n, int64_t k,
+                      const double *A, const double *B, const double *C, double *D);
+
+#endif

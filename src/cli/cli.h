@@ -1,0 +1,40 @@
+/* The kcs command: one file per subcommand, declarative option tables
+ * (the --help text is generated from the same table that parses). */
+#ifndef KCS_CLI_H
+#define KCS_CLI_H
+
+#include <stdio.h>
+
+typedef enum kcs_opt_kind { KCS_OPT_FLAG, KCS_OPT_STR, KCS_OPT_INT } kcs_opt_kind;
+
+typedef struct kcs_opt {
+    char short_name;       /* 0: long only */
+    const char *long_name;
+    kcs_opt_kind kind;
+    void *target;          /* int* for FLAG, long long* for INT, const char** for STR */
+    const char *arg;       /* metavariable in help, e.g. "FILE" */
+    const char *help;
+} kcs_opt;
+
+typedef struct kcs_cmd_doc {
+    const char *name;
+    const char *usage;     /* after "kcs <name> " */
+    const char *summary;
+    const char *details;   /* printed after the options; may be NULL */
+} kcs_cmd_doc;
+
+/* Parse argv[1..] (argv[0] is the subcommand). Positional arguments are
+ * moved to the front of argv: on return argv[0..*npos) are they. Returns
+ * 0, 1 when --help was printed, or 2 after printing a usage error. */
+int kcs_cli_parse(const kcs_cmd_doc *doc, const kcs_opt *opts, int argc, char **argv, int *npos);
+void kcs_cli_help(FILE *f, const kcs_cmd_doc *doc, const kcs_opt *opts);
+
+/* Subcommands. */
+int kcs_cmd_run(int argc, char **argv);
+int kcs_cmd_reduce(int argc, char **argv);
+int kcs_cmd_lint(int argc, char **argv);
+int kcs_cmd_exec(int argc, char **argv);
+int kcs_cmd_devices(int argc, char **argv);
+int kcs_cmd_version(int argc, char **argv);
+
+#endif

@@ -1,0 +1,57 @@
+#include <stdio.h>
+#include <string.h>
+
+#include "backend.h"
+#include "cli.h"
+
+int kcs_cmd_devices(int argc, char **argv)
+{
+    static const kcs_cmd_doc doc = {
+        "devices", "[--json]",
+        "List every backend compiled in and each device it finds (vendor, model, arch,\n"
+        "driver, runtime, UUID). A backend without a device or driver says so; it is not\n"
+        "an error.",
+        "KCS_BACKENDS=-hip,-cuda excludes backends (their runtimes are not initialised);\n"
+        "KCS_BACKENDS=cpu,opencl selects only those."};
+    int json = 0;
+    const kcs_opt opts[] = {{0, "json", KCS_OPT_FLAG, &json, NULL, "print JSON"}, {0}};
+    int npos = 0;
+    int rc = kcs_cli_parse(&doc, opts, argc, argv, &npos);
+    if (rc)
+        return rc == 1 ? 0 : 2;
+    const kcs_backend_ops *const *all = kcs_backends_all();
+    if (json)
+        printf("[");
+    int first = 1;
+    for (int i = 0; all[i]; i++) {
+        kcs_device_info info[KCS_MAX_DEVICES];
+        int count = 0;
+        kcs_error err = {0};
+        int drc = all[i]->discover(info, KCS_MAX_DEVICES, &count, &err);
+        if (json) {
+            printf("%s\n  {\"backend\": \"%s\", \"status\": \"%s\", \"devices\": [", first ? "" : ",",
+                   all[i]->name, drc == 0 ? "ok" : drc == KCS_E_NODEV ? "no device" : "error");
+            first = 0;
+            for (int d = 0; drc == 0 && d < count && d < KCS_MAX_DEVICES; d++)
+                printf("%s{\"index\": %d, \"vendor\": \"%s\", \"model\": \"%s\", \"arch\": \"%s\", "
+                       "\"driver\": \"%s\", \"runtime\": \"%s\", \"uuid\": \"%s\"}",
+                       d ? ", " : "", info[d].index, info[d].vendor, info[d].model, info[d].arch,
+                       info[d].driver, info[d].runtime, info[d].uuid);
+            printf("]}");
+            continue;
+        }
+        if (drc != 0) {
+            printf("%-11s %s\n", all[i]->name, err.msg);
+            continue;
+        }
+        if (count == 0)
+            printf("%-11s no device\n", all[i]->name);
+        for (int d = 0; d < count && d < KCS_MAX_DEVICES; d++)
+            printf("%-11s %d  %s | %s | arch %s | driver %s | runtime %s | uuid %s\n",
+                   all[i]->name, info[d].index, info[d].vendor, info[d].model, info[d].arch,
+                   info[d].driver, info[d].runtime, info[d].uuid);
+    }
+    if (json)
+        printf("\n]\n");
+    return 0;
+}

@@ -1,0 +1,203 @@
+/* kcs exec: one op, one backend, inputs from raw little-endian float64
+ * files (shared/PROFILES.md). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "backend.h"
+#include "cli.h"
+#include "tensor.h"
+
+static const kcs_cmd_doc doc = {
+    "exec", "OP --backend B [--profile P] [--dtype-in F] -m M -n N -k K --a A.f64 ... --out D.f64",
+    "Run one op on one backend with inputs from raw little-endian float64 files\n"
+    "(row-major) and write the output the same way.",
+    "gemm: D = C + A·B with A (m×k), B (k×n), optional C (m×n); D holds fp32 values.\n"
+    "Other ops take their inputs as --a, --b, --c in the order of src/op.h.\n"
+    "An input value that the input format cannot represent exactly is an error naming\n"
+    "the file and element index (exit 2). Without --profile the backend's native variant\n"
+    "runs. --out is refused if it exists and is not empty, unless --force."};
+
+/* Read exactly n doubles from path; each must be exact in fmt. */
+static int read_input(const char *path, size_t n, kcs_format fmt, double **x_p, kcs_error *err)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return kcs_fail(err, KCS_E_IO, "%s: cannot open", path);
+    struct stat st;
+    if (fstat(fileno(f), &st) != 0 || (size_t)st.st_size != n * sizeof(double)) {
+        fclose(f);
+        return kcs_fail(err, KCS_E_INVAL, "%s: holds %lld bytes; the shape needs %zu float64 (%zu bytes)",
+                        path, (long long)st.st_size, n, n * sizeof(double));
+    }
+    double *x = malloc((n ? n : 1) * sizeof *x);
+    if (!x) {
+        fclose(f);
+        return kcs_fail(err, KCS_E_NOMEM, "%s: out of memory", path);
+    }
+    size_t got = fread(x, sizeof *x, n, f);
+    fclose(f);
+    if (got != n) {
+        free(x);
+        return kcs_fail(err, KCS_E_IO, "%s: short read", path);
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (!kcs_format_exact(fmt, x[i])) {
+            kcs_fail(err, KCS_E_INVAL, "%s: element %zu (%.17g) is not exactly representable in %s",
+                     path, i, x[i], kcs_format_name(fmt));
+            free(x);
+            return err->code;
+        }
+    }
+    *x_p = x;
+    return 0;
+}
+
+static int write_output(const char *path, const double *x, size_t n, int force, kcs_error *err)
+{
+    struct stat st;
+    if (!force && stat(path, &st) == 0 && st.st_size > 0)
+        return kcs_fail(err, KCS_E_EXISTS, "%s: exists and is not empty; refusing to overwrite "
+                        "(use --force)", path);
+    char tmp[4096];
+    snprintf(tmp, sizeof tmp, "%s.partial", path);
+    FILE *f = fopen(tmp, "wb");
+    if (!f)
+        return kcs_fail(err, KCS_E_IO, "%s: cannot create", tmp);
+    size_t w = fwrite(x, sizeof *x, n, f);
+    int bad = fclose(f) != 0 || w != n;
+    if (bad || rename(tmp, path) != 0) {
+        unlink(tmp);
+        return kcs_fail(err, KCS_E_IO, "%s: write failed", path);
+    }
+    return 0;
+}
+
+int kcs_cmd_exec(int argc, char **argv)
+{
+    const char *backend = "cpu", *profile = NULL, *din = "fp32", *dout = "fp32", *dacc = "fp32";
+    const char *variant = NULL, *sched = "sequential", *attrs = "", *options = NULL;
+    const char *fa = NULL, *fb = NULL, *fc = NULL, *fo = NULL;
+    long long m = 0, n = 0, k = 0, batch = 0, device = 0, seed = 0;
+    int force = 0;
+    const kcs_opt opts[] = {
+        {0, "backend", KCS_OPT_STR, &backend, "NAME", "backend (default cpu)"},
+        {0, "device", KCS_OPT_INT, &device, "I", "device index (default 0)"},
+        {0, "profile", KCS_OPT_STR, &profile, "NAME", "emulated silicon profile (cpu)"},
+        {0, "variant", KCS_OPT_STR, &variant, "V", "native | own | calibration variant"},
+        {0, "schedule", KCS_OPT_STR, &sched, "S", "own: sequential pairwise blocked:B splitk:S atomic"},
+        {0, "acc", KCS_OPT_STR, &dacc, "F", "own: accumulator format or bits:N (default fp32)"},
+        {0, "dtype-in", KCS_OPT_STR, &din, "F", "input format (default fp32)"},
+        {0, "dtype-out", KCS_OPT_STR, &dout, "F", "output format (default fp32)"},
+        {0, "options", KCS_OPT_STR, &options, "OPTS", "backend build options"},
+        {0, "attrs", KCS_OPT_STR, &attrs, "K=V;..", "op attributes, e.g. oob=raise"},
+        {0, "seed", KCS_OPT_INT, &seed, "N", "seed of random schedules"},
+        {'m', "m", KCS_OPT_INT, &m, "M", "rows"},
+        {'n', "n", KCS_OPT_INT, &n, "N", "columns"},
+        {'k', "k", KCS_OPT_INT, &k, "K", "reduction length"},
+        {0, "batch", KCS_OPT_INT, &batch, "B", "batch count"},
+        {0, "a", KCS_OPT_STR, &fa, "FILE", "first input"},
+        {0, "b", KCS_OPT_STR, &fb, "FILE", "second input"},
+        {0, "c", KCS_OPT_STR, &fc, "FILE", "third input (gemm: C, optional)"},
+        {0, "out", KCS_OPT_STR, &fo, "FILE", "output file (float64)"},
+        {0, "force", KCS_OPT_FLAG, &force, NULL, "overwrite a non-empty --out"},
+        {0},
+    };
+    int npos = 0;
+    int rc = kcs_cli_parse(&doc, opts, argc, argv, &npos);
+    if (rc)
+        return rc == 1 ? 0 : 2;
+    kcs_error err = {0};
+    kcs_call call = {0};
+    double *in[3] = {0};
+    double *out = NULL;
+    kcs_backend_ctx *ctx = NULL;
+    const kcs_backend_ops *ops = NULL;
+    char msg[256] = "";
+    if (npos != 1) {
+        rc = kcs_fail(&err, KCS_E_INVAL, "need exactly one OP (gemm, softmax, ...)");
+        goto out;
+    }
+    if (kcs_op_parse(argv[0], &call.op)) {
+        rc = kcs_fail(&err, KCS_E_INVAL, "unknown op '%s'", argv[0]);
+        goto out;
+    }
+    if (kcs_format_parse(din, &call.dtype_in) || kcs_format_parse(dout, &call.dtype_out)) {
+        rc = kcs_fail(&err, KCS_E_INVAL, "--dtype-in/--dtype-out: unknown format '%s'",
+                      kcs_format_parse(din, &call.dtype_in) ? din : dout);
+        goto out;
+    }
+    if (kcs_acc_parse(dacc, &call.acc) || kcs_schedule_parse(sched, &call.schedule)) {
+        rc = kcs_fail(&err, KCS_E_INVAL, "--acc '%s' or --schedule '%s' not understood", dacc, sched);
+        goto out;
+    }
+    if (!fo) {
+        rc = kcs_fail(&err, KCS_E_INVAL, "--out FILE is required");
+        goto out;
+    }
+    call.variant = variant ? variant : "native";
+    call.profile = profile;
+    call.attrs = attrs;
+    call.m = m;
+    call.n = n;
+    call.k = k;
+    call.batch = batch;
+    call.seed = (uint64_t)seed;
+    call.msg = msg;
+    call.msg_len = sizeof msg;
+    const char *files[3] = {fa, fb, fc};
+    for (int i = 0; i < kcs_op_n_inputs(call.op) && i < 3; i++) {
+        int optional = (call.op == KCS_OP_GEMM || call.op == KCS_OP_BATCHED_GEMM) && i == 2;
+        if (!files[i]) {
+            if (optional)
+                continue;
+            rc = kcs_fail(&err, KCS_E_INVAL, "%s needs --%c FILE", argv[0], "abc"[i]);
+            goto out;
+        }
+        size_t len = kcs_op_in_len(&call, i);
+        kcs_format f = call.dtype_in;
+        if (call.op == KCS_OP_GEMM && i == 2)
+            f = KCS_FMT_FP32; /* C is an fp32 accumulator input */
+        if (call.op == KCS_OP_GATHER && i == 1)
+            f = KCS_FMT_FP64; /* indices */
+        if ((rc = read_input(files[i], len, f, &in[i], &err)))
+            goto out;
+        call.in[i] = in[i];
+        call.in_len[i] = len;
+    }
+    ops = kcs_backend_find(backend);
+    if (!ops) {
+        rc = kcs_fail(&err, KCS_E_INVAL, "--backend: '%s' is %s", backend,
+                      kcs_backend_excluded(backend) ? "excluded by KCS_BACKENDS" : "not compiled in");
+        goto out;
+    }
+    kcs_backend_config cfg = {.profile = profile, .options = options};
+    if ((rc = ops->open((int)device, &cfg, &ctx, &err)))
+        goto out;
+    call.out_len = kcs_op_out_len(&call);
+    kcs_tensor t;
+    if ((rc = kcs_tensor_alloc(&t, call.out_len, call.dtype_out, &err)))
+        goto out;
+    call.out = t.data;
+    rc = ops->run(ctx, &call, &err);
+    if (rc == KCS_E_RAISED && msg[0])
+        kcs_fail(&err, rc, "%s raised: %s", argv[0], msg);
+    if (rc == 0 && !kcs_tensor_guards_ok(&t))
+        rc = kcs_fail(&err, KCS_E_INTERNAL, "%s wrote outside its output", backend);
+    if (rc == 0)
+        rc = write_output(fo, call.out, call.out_len, force, &err);
+    out = t.base;
+out:
+    if (ctx)
+        ops->close(ctx);
+    free(out);
+    for (int i = 0; i < 3; i++)
+        free(in[i]);
+    if (rc) {
+        fprintf(stderr, "kcs exec: %s\n", err.msg);
+        return kcs_exit_status(rc);
+    }
+    return 0;
+}

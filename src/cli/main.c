@@ -1,0 +1,50 @@
+/* kcs: Kernel Contract Studies. Dispatches to one file per subcommand. */
+#include <stdio.h>
+#include <string.h>
+
+#include "build_info.h"
+#include "cli.h"
+
+static const struct {
+    const char *name;
+    int (*fn)(int, char **);
+    const char *summary;
+} commands[] = {
+    {"run", kcs_cmd_run, "run a study under MPI and write its HDF5 dataset"},
+    {"reduce", kcs_cmd_reduce, "analyse datasets: verdicts, divergence, report"},
+    {"lint", kcs_cmd_lint, "validate contract files and print them normalized"},
+    {"exec", kcs_cmd_exec, "run one op on one backend with inputs from files"},
+    {"devices", kcs_cmd_devices, "list backends compiled in and the devices they find"},
+    {"version", kcs_cmd_version, "print version and build provenance"},
+};
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: kcs <command> [options]  (kcs <command> --help for details)\n\n"
+               "Kernel Contract Studies %s: ML kernel correctness across heterogeneous silicon.\n\n"
+               "commands:\n",
+            KCS_VERSION);
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage(stderr);
+        return 2;
+    }
+    if (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0 ||
+        strcmp(argv[1], "help") == 0) {
+        usage(stdout);
+        return 0;
+    }
+    if (strcmp(argv[1], "--version") == 0)
+        return kcs_cmd_version(1, argv + 1);
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        if (strcmp(argv[1], commands[i].name) == 0)
+            return commands[i].fn(argc - 1, argv + 1);
+    fprintf(stderr, "kcs: unknown command '%s'\n", argv[1]);
+    usage(stderr);
+    return 2;
+}

@@ -1,0 +1,114 @@
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+void kcs_cli_help(FILE *f, const kcs_cmd_doc *doc, const kcs_opt *opts)
+{
+    fprintf(f, "usage: kcs %s %s\n\n%s\n\noptions:\n", doc->name, doc->usage, doc->summary);
+    for (const kcs_opt *o = opts; o->long_name; o++) {
+        char left[64];
+        if (o->short_name)
+            snprintf(left, sizeof left, "-%c, --%s%s%s", o->short_name, o->long_name,
+                     o->kind == KCS_OPT_FLAG ? "" : " ", o->kind == KCS_OPT_FLAG ? "" : o->arg);
+        else
+            snprintf(left, sizeof left, "    --%s%s%s", o->long_name,
+                     o->kind == KCS_OPT_FLAG ? "" : " ", o->kind == KCS_OPT_FLAG ? "" : o->arg);
+        fprintf(f, "  %-28s %s\n", left, o->help);
+    }
+    fprintf(f, "  %-28s %s\n", "-h, --help", "show this help");
+    if (doc->details)
+        fprintf(f, "\n%s\n", doc->details);
+}
+
+static const kcs_opt *find_long(const kcs_opt *opts, const char *name, size_t len)
+{
+    for (const kcs_opt *o = opts; o->long_name; o++)
+        if (strlen(o->long_name) == len && strncmp(o->long_name, name, len) == 0)
+            return o;
+    return NULL;
+}
+
+static const kcs_opt *find_short(const kcs_opt *opts, char c)
+{
+    for (const kcs_opt *o = opts; o->long_name; o++)
+        if (o->short_name == c)
+            return o;
+    return NULL;
+}
+
+static int set_value(const kcs_cmd_doc *doc, const kcs_opt *o, const char *val)
+{
+    if (o->kind == KCS_OPT_STR) {
+        *(const char **)o->target = val;
+        return 0;
+    }
+    char *end;
+    errno = 0;
+    long long v = strtoll(val, &end, 10);
+    if (errno || *end || !*val || v < 0 || v > (1ll << 40)) {
+        fprintf(stderr, "kcs %s: --%s: '%s' is not a non-negative integer\n", doc->name,
+                o->long_name, val);
+        return 2;
+    }
+    *(long long *)o->target = v;
+    return 0;
+}
+
+int kcs_cli_parse(const kcs_cmd_doc *doc, const kcs_opt *opts, int argc, char **argv, int *npos)
+{
+    int np = 0;
+    for (int i = 1; i < argc; i++) {
+        char *a = argv[i];
+        if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+            kcs_cli_help(stdout, doc, opts);
+            return 1;
+        }
+        if (strcmp(a, "--") == 0) {
+            for (i++; i < argc; i++)
+                argv[np++] = argv[i];
+            break;
+        }
+        const kcs_opt *o = NULL;
+        const char *val = NULL;
+        if (strncmp(a, "--", 2) == 0) {
+            const char *eq = strchr(a + 2, '=');
+            size_t len = eq ? (size_t)(eq - a - 2) : strlen(a + 2);
+            o = find_long(opts, a + 2, len);
+            if (eq)
+                val = eq + 1;
+        } else if (a[0] == '-' && a[1] && !a[2]) {
+            o = find_short(opts, a[1]);
+        } else {
+            argv[np++] = a;
+            continue;
+        }
+        if (!o) {
+            fprintf(stderr, "kcs %s: unknown option '%s' (see kcs %s --help)\n", doc->name, a,
+                    doc->name);
+            return 2;
+        }
+        if (o->kind == KCS_OPT_FLAG) {
+            if (val) {
+                fprintf(stderr, "kcs %s: --%s takes no value\n", doc->name, o->long_name);
+                return 2;
+            }
+            *(int *)o->target = 1;
+            continue;
+        }
+        if (!val) {
+            if (i + 1 >= argc) {
+                fprintf(stderr, "kcs %s: --%s needs a value (%s)\n", doc->name, o->long_name,
+                        o->arg);
+                return 2;
+            }
+            val = argv[++i];
+        }
+        int rc = set_value(doc, o, val);
+        if (rc)
+            return rc;
+    }
+    *npos = np;
+    return 0;
+}

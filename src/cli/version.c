@@ -1,0 +1,27 @@
+#include <H5public.h>
+#include <stdio.h>
+
+#include "backend.h"
+#include "build_info.h"
+#include "cli.h"
+
+int kcs_cmd_version(int argc, char **argv)
+{
+    static const kcs_cmd_doc doc = {"version", "", "Print the version and build provenance.",
+                                    NULL};
+    const kcs_opt opts[] = {{0}};
+    int npos = 0;
+    int rc = kcs_cli_parse(&doc, opts, argc, argv, &npos);
+    if (rc)
+        return rc == 1 ? 0 : 2;
+    printf("kcs %s (git %s)\n", KCS_VERSION, KCS_GIT_HASH);
+    printf("compiler: %s, %s\n", KCS_COMPILER, KCS_BUILD_TYPE);
+    printf("HDF5: %s (parallel), MPI: %s\n", KCS_HDF5_VERSION, KCS_MPI_VERSION);
+    printf("BLAS: %s\n", KCS_BLAS);
+    printf("backends compiled in:");
+    const kcs_backend_ops *const *all = kcs_backends_all();
+    for (int i = 0; all[i]; i++)
+        printf(" %s", all[i]->name);
+    printf("\n");
+    return 0;
+}

@@ -1,0 +1,778 @@
+/* Contract loading and validation: the eight parts of a kernel contract
+ * from YAML (see contracts/README.md), with every problem of a file
+ * reported at once as "file:line:col: field: message". Printing the
+ * normalized form lives in contract_print.c. */
+#include "contract.h"
+
+#include <ctype.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "verdict.h"
+#include "yamlx.h"
+
+#define DIM_MAX INT32_MAX            /* largest m, n, k, batch of a measured shape */
+#define OPERAND_MAX (INT64_C(1) << 31) /* largest operand (elements) of a measured shape */
+#define TRIALS_MAX 10000
+
+static const char *const tol_names[] = {
+    [KCS_TOL_BACKWARD_ERROR] = "backward_error", [KCS_TOL_POINTWISE_RELATIVE] = "pointwise_relative",
+    [KCS_TOL_POINTWISE_ABSOLUTE] = "pointwise_absolute", [KCS_TOL_ULP] = "ulp",
+    [KCS_TOL_INVARIANT] = "invariant", [KCS_TOL_COMPOSITE] = "composite",
+};
+
+static const char *const dist_names[KCS_DIST_COUNT] = {
+    [KCS_DIST_NORMAL] = "normal", [KCS_DIST_UNIFORM_PM1] = "uniform_pm1",
+    [KCS_DIST_WIDE_RANGE] = "wide_range", [KCS_DIST_CANCELLATION] = "cancellation",
+};
+
+const char *const kcs_contract_measured_phrases[] = {
+    "measured from the candidate",   "measured on the candidate",
+    "measured off the candidate",    "fitted to the candidate",
+    "fit to the candidate",          "fitted to the kernel under test",
+    "calibrated on the candidate",   "calibrated against the candidate",
+    "measured from the kernel under test", "measured on the kernel under test",
+    "observed on the candidate",     NULL,
+};
+
+/* Names an eta may use besides format literals: what a case binds. */
+static const char *const eta_vars[] = {"m", "n", "k", "batch", "dtype_in", "dtype_acc",
+                                       "dtype_out", NULL};
+
+const char *kcs_tol_structure_name(kcs_tol_structure s)
+{
+    return (s >= 0 && s <= KCS_TOL_COMPOSITE) ? tol_names[s] : "?";
+}
+
+const char *kcs_dist_name(kcs_dist d)
+{
+    return (d >= 0 && d < KCS_DIST_COUNT) ? dist_names[d] : "?";
+}
+
+int kcs_dist_parse(const char *name, kcs_dist *d_p)
+{
+    for (int i = 0; name && i < KCS_DIST_COUNT; i++)
+        if (!strcmp(name, dist_names[i])) {
+            *d_p = (kcs_dist)i;
+            return 0;
+        }
+    return KCS_E_INVAL;
+}
+
+void kcs_contract_free(kcs_contract *c)
+{
+    if (!c)
+        return;
+    free(c->path);
+    free(c->text);
+    free(c->title);
+    free(c->postcondition);
+    free(c->eta_text);
+    if (c->eta)
+        kcs_expr_free(c->eta);
+    free(c->derivation);
+    for (int i = 0; i < c->n_sigs; i++) {
+        free(c->sigs[i].when_text);
+        if (c->sigs[i].when)
+            kcs_expr_free(c->sigs[i].when);
+        free(c->sigs[i].explain);
+    }
+    free(c);
+}
+
+/* ---- helpers ------------------------------------------------------------ */
+
+typedef struct loader {
+    kcs_yctx *y;
+    kcs_contract *c;
+    const kcs_expr_symtab *tab;
+    bool shapes_ok, pre_ok; /* parts the cross-checks depend on parsed cleanly */
+} loader;
+
+static int nerr(const loader *L)
+{
+    return L->y->n_errors;
+}
+
+/* Record an error at an explicit position (expressions point inside their
+ * scalar); same format and cap as kcs_yaml_error. */
+static void error_at(kcs_yctx *y, int line, int col, const char *field, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+static void error_at(kcs_yctx *y, int line, int col, const char *field, const char *fmt, ...)
+{
+    char msg[200];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    if (y->n_errors >= KCS_YAML_MAX_ERRORS) {
+        kcs_yaml_error(y, NULL, NULL, "%s", msg); /* lets yamlx mark the overflow */
+        return;
+    }
+    snprintf(y->errors[y->n_errors++], sizeof y->errors[0], "%s:%d:%d: %s: %s", y->path, line,
+             col, field, msg);
+}
+
+/* The file position of column ecol (1-based) of the expression held by the
+ * scalar n: exact when the source spells the expression unchanged on one
+ * line (plain or quoted without escapes), else the scalar's start. */
+static void expr_pos(kcs_yctx *y, struct fy_node *n, const char *text, int ecol, int *line_p,
+                     int *col_p)
+{
+    kcs_yaml_pos(n, line_p, col_p);
+    struct fy_token *t = fy_node_get_scalar_token(n);
+    const struct fy_mark *m = t ? fy_token_start_mark(t) : NULL;
+    if (!m || ecol < 1)
+        return;
+    size_t off = (size_t)ecol - 1;
+    if (off > strlen(text) || m->input_pos + off > strlen(y->text))
+        return;
+    if (!memcmp(y->text + m->input_pos, text, off) && !memchr(text, '\n', off))
+        *col_p += (int)off;
+}
+
+/* Column (1-based) of the first whole-word occurrence of name in text. */
+static int word_col(const char *text, const char *name)
+{
+    size_t nl = strlen(name);
+    for (const char *p = strstr(text, name); p; p = strstr(p + 1, name)) {
+        bool left = p == text || !(isalnum((unsigned char)p[-1]) || p[-1] == '_');
+        bool right = !(isalnum((unsigned char)p[nl]) || p[nl] == '_');
+        if (left && right)
+            return (int)(p - text) + 1;
+    }
+    return 1;
+}
+
+/* Parse the expression in scalar n into *e_p / *text_p. want: the type the
+ * field must have. Returns false after recording why not. */
+static bool load_expr(loader *L, struct fy_node *n, const char *field, kcs_expr **e_p,
+                      char **text_p)
+{
+    char *text = kcs_yaml_strdup(L->y, n, field);
+    if (!text)
+        return false;
+    *text_p = text;
+    kcs_error err = {0};
+    int ecol = 0, line, col;
+    if (kcs_expr_parse(text, L->tab, e_p, &ecol, &err)) {
+        const char *msg = err.msg;
+        if (!strncmp(msg, "col ", 4) && strstr(msg, ": "))
+            msg = strstr(msg, ": ") + 2;
+        expr_pos(L->y, n, text, ecol, &line, &col);
+        error_at(L->y, line, col, field, "%s (column %d of \"%.60s\")", msg, ecol, text);
+        return false;
+    }
+    if (kcs_expr_result_type(*e_p) != KCS_EXPR_NUMBER) {
+        kcs_yaml_error(L->y, n, field, "must be a number, got a format (\"%.60s\")", text);
+        kcs_expr_free(*e_p);
+        *e_p = NULL;
+        return false;
+    }
+    return true;
+}
+
+/* Items of a list field: a sequence, or one scalar standing for a list of
+ * one. Returns the count (<= max) or -1 after recording an error. */
+static int list_items(loader *L, struct fy_node *n, const char *field, struct fy_node **items,
+                      int max)
+{
+    if (!n)
+        return -1;
+    if (fy_node_get_type(n) == FYNT_SCALAR) {
+        items[0] = n;
+        return 1;
+    }
+    if (fy_node_get_type(n) != FYNT_SEQUENCE) {
+        kcs_yaml_error(L->y, n, field, "expected a list");
+        return -1;
+    }
+    int count = fy_node_sequence_item_count(n);
+    if (count < 1) {
+        kcs_yaml_error(L->y, n, field, "must not be empty");
+        return -1;
+    }
+    if (count > max) {
+        kcs_yaml_error(L->y, n, field, "at most %d entries, got %d", max, count);
+        return -1;
+    }
+    void *it = NULL;
+    int i = 0;
+    struct fy_node *c;
+    while ((c = fy_node_sequence_iterate(n, &it)) && i < max)
+        items[i++] = c;
+    return i;
+}
+
+/* A keyword among names[0..n): its index, or -1 after recording an error. */
+static int keyword(loader *L, struct fy_node *n, const char *field, const char *const *names,
+                   int count)
+{
+    char buf[64];
+    if (!kcs_yaml_str(L->y, n, field, buf, sizeof buf))
+        return -1;
+    for (int i = 0; i < count; i++)
+        if (!strcmp(buf, names[i]))
+            return i;
+    char set[200] = "";
+    for (int i = 0; i < count; i++) {
+        strncat(set, names[i], sizeof set - strlen(set) - 1);
+        if (i + 1 < count)
+            strncat(set, " | ", sizeof set - strlen(set) - 1);
+    }
+    kcs_yaml_error(L->y, n, field, "unknown value '%s' (expected %s)", buf, set);
+    return -1;
+}
+
+/* A name through a kcs_*_parse function. */
+static bool parse_name(loader *L, struct fy_node *n, const char *field, const char *what,
+                       int (*parse)(const char *, void *), void *out)
+{
+    char buf[64];
+    if (!kcs_yaml_str(L->y, n, field, buf, sizeof buf))
+        return false;
+    if (parse(buf, out)) {
+        kcs_yaml_error(L->y, n, field, "unknown %s '%s'", what, buf);
+        return false;
+    }
+    return true;
+}
+
+static int parse_format_v(const char *s, void *o) { return kcs_format_parse(s, o); }
+static int parse_op_v(const char *s, void *o) { return kcs_op_parse(s, o); }
+static int parse_acc_v(const char *s, void *o) { return kcs_acc_parse(s, o); }
+static int parse_dist_v(const char *s, void *o) { return kcs_dist_parse(s, o); }
+
+/* A [lo, hi] integer range. */
+static bool load_range(loader *L, struct fy_node *n, const char *field, int64_t *lo_p,
+                       int64_t *hi_p)
+{
+    if (fy_node_get_type(n) != FYNT_SEQUENCE || fy_node_sequence_item_count(n) != 2) {
+        kcs_yaml_error(L->y, n, field, "expected [min, max]");
+        return false;
+    }
+    int64_t lo, hi;
+    if (!kcs_yaml_int(L->y, fy_node_sequence_get_by_index(n, 0), field, 1, INT64_MAX, &lo) ||
+        !kcs_yaml_int(L->y, fy_node_sequence_get_by_index(n, 1), field, 1, INT64_MAX, &hi))
+        return false;
+    if (lo > hi) {
+        kcs_yaml_error(L->y, n, field, "min %" PRId64 " is larger than max %" PRId64, lo, hi);
+        return false;
+    }
+    *lo_p = lo;
+    *hi_p = hi;
+    return true;
+}
+
+/* A mapping part: the child key of map, checked to be a mapping with only
+ * the allowed keys. NULL when absent or not a mapping (recorded). */
+static struct fy_node *section(loader *L, struct fy_node *map, const char *key, bool required,
+                               const char *parent, const char *const *allowed)
+{
+    struct fy_node *n = kcs_yaml_get(L->y, map, key, required, parent);
+    if (!n)
+        return NULL;
+    char f[64];
+    snprintf(f, sizeof f, "%s%s%s", parent, *parent ? "." : "", key);
+    if (fy_node_get_type(n) != FYNT_MAPPING) {
+        kcs_yaml_error(L->y, n, f, "expected a mapping, got %s",
+                       fy_node_get_type(n) == FYNT_SEQUENCE ? "a list" : "a scalar");
+        return NULL;
+    }
+    kcs_yaml_check_keys(L->y, n, f, allowed);
+    return n;
+}
+
+/* ---- the parts ---------------------------------------------------------- */
+
+static void load_identifier(loader *L, struct fy_node *root)
+{
+    kcs_contract *c = L->c;
+    static const char *const families[] = {"PRC", "ORD", "CMP", "EXC"};
+    static const char *const primitives[] = {"path_dependence", "domain_violation",
+                                             "resource_contention"};
+    struct fy_node *idn = kcs_yaml_get(L->y, root, "id", true, "");
+    bool id_ok = kcs_yaml_str(L->y, idn, "id", c->id, sizeof c->id);
+    if (id_ok && !(strlen(c->id) == 8 && !strncmp(c->id, "C-", 2) && isupper((unsigned char)c->id[2]) &&
+                   isupper((unsigned char)c->id[3]) && isupper((unsigned char)c->id[4]) &&
+                   c->id[5] == '-' && isdigit((unsigned char)c->id[6]) &&
+                   isdigit((unsigned char)c->id[7]))) {
+        kcs_yaml_error(L->y, idn, "id", "'%s' is not of the form C-<family>-NN", c->id);
+        id_ok = false;
+    }
+    c->title = kcs_yaml_strdup(L->y, kcs_yaml_get(L->y, root, "title", true, ""), "title");
+    struct fy_node *fn = kcs_yaml_get(L->y, root, "family", true, "");
+    int fam = fn ? keyword(L, fn, "family", families, 4) : -1;
+    if (fam >= 0) {
+        snprintf(c->family, sizeof c->family, "%s", families[fam]);
+        if (id_ok && strncmp(c->id + 2, c->family, 3))
+            kcs_yaml_error(L->y, idn, "id", "'%s' does not match family %s", c->id, c->family);
+    }
+    struct fy_node *pn = kcs_yaml_get(L->y, root, "primitive", true, "");
+    int prim = pn ? keyword(L, pn, "primitive", primitives, 3) : -1;
+    if (prim >= 0)
+        snprintf(c->primitive, sizeof c->primitive, "%s", primitives[prim]);
+}
+
+static void load_scope(loader *L, struct fy_node *root)
+{
+    static const char *const keys[] = {"ops", NULL};
+    struct fy_node *s = section(L, root, "scope", true, "", keys);
+    if (!s)
+        return;
+    struct fy_node *items[KCS_OP_COUNT * 2];
+    int n = list_items(L, kcs_yaml_get(L->y, s, "ops", true, "scope"), "scope.ops", items,
+                       KCS_OP_COUNT * 2);
+    for (int i = 0; i < n; i++) {
+        char f[32];
+        snprintf(f, sizeof f, "scope.ops[%d]", i);
+        kcs_op op;
+        if (!parse_name(L, items[i], f, "op", parse_op_v, &op))
+            continue;
+        if (L->c->ops & (1u << op))
+            kcs_yaml_error(L->y, items[i], f, "'%s' is listed twice", kcs_op_name(op));
+        L->c->ops |= 1u << op;
+    }
+}
+
+static void load_precondition(loader *L, struct fy_node *root)
+{
+    static const char *const keys[] = {"dtype_in", "dtype_acc", "dtype_out", "shape", "values",
+                                       NULL};
+    static const char *const shape_keys[] = {"m", "n", "k", "batch", NULL};
+    static const char *const value_keys[] = {"dist", "finite", NULL};
+    kcs_contract *c = L->c;
+    int before = nerr(L);
+    struct fy_node *p = section(L, root, "precondition", true, "", keys);
+    if (!p)
+        return;
+    struct fy_node *items[KCS_FMT_COUNT * 2];
+    int n = list_items(L, kcs_yaml_get(L->y, p, "dtype_in", true, "precondition"),
+                       "precondition.dtype_in", items, KCS_FMT_COUNT * 2);
+    for (int i = 0; i < n; i++) {
+        char f[40];
+        snprintf(f, sizeof f, "precondition.dtype_in[%d]", i);
+        kcs_format fmt;
+        if (parse_name(L, items[i], f, "format", parse_format_v, &fmt))
+            c->dtype_in |= 1u << fmt;
+    }
+    struct fy_node *acc = kcs_yaml_get(L->y, p, "dtype_acc", true, "precondition");
+    if (acc)
+        parse_name(L, acc, "precondition.dtype_acc", "accumulator (a format or bits:N)",
+                   parse_acc_v, &c->dtype_acc);
+    struct fy_node *out = kcs_yaml_get(L->y, p, "dtype_out", true, "precondition");
+    if (out)
+        parse_name(L, out, "precondition.dtype_out", "format", parse_format_v, &c->dtype_out);
+
+    struct fy_node *sh = section(L, p, "shape", false, "precondition", shape_keys);
+    if (sh) {
+        int64_t *ranges[4][2] = {{&c->m_min, &c->m_max}, {&c->n_min, &c->n_max},
+                                 {&c->k_min, &c->k_max}, {&c->batch_min, &c->batch_max}};
+        for (int i = 0; i < 4; i++) {
+            char f[40];
+            snprintf(f, sizeof f, "precondition.shape.%s", shape_keys[i]);
+            struct fy_node *r = kcs_yaml_get(L->y, sh, shape_keys[i], false, "precondition.shape");
+            if (r)
+                load_range(L, r, f, ranges[i][0], ranges[i][1]);
+        }
+    }
+    struct fy_node *v = section(L, p, "values", false, "precondition", value_keys);
+    if (v) {
+        struct fy_node *d = kcs_yaml_get(L->y, v, "dist", false, "precondition.values");
+        struct fy_node *ditems[KCS_DIST_COUNT + 1];
+        int nd = d ? list_items(L, d, "precondition.values.dist", ditems, KCS_DIST_COUNT + 1) : 0;
+        if (nd > 0)
+            c->value_dists = 0;
+        for (int i = 0; i < nd; i++) {
+            char f[48], buf[32];
+            snprintf(f, sizeof f, "precondition.values.dist[%d]", i);
+            kcs_dist dist;
+            if (kcs_yaml_str(L->y, ditems[i], f, buf, sizeof buf) && !strcmp(buf, "any"))
+                c->value_dists = (1u << KCS_DIST_COUNT) - 1;
+            else if (parse_name(L, ditems[i], f, "distribution", parse_dist_v, &dist))
+                c->value_dists |= 1u << dist;
+        }
+        kcs_yaml_bool(L->y, kcs_yaml_get(L->y, v, "finite", false, "precondition.values"),
+                      "precondition.values.finite", &c->values_finite);
+    }
+    L->pre_ok = nerr(L) == before;
+}
+
+static bool measured_derivation(const char *text, const char **phrase_p)
+{
+    /* lower-case, whitespace collapsed */
+    size_t len = strlen(text);
+    char *norm = malloc(len + 1);
+    if (!norm)
+        return false;
+    size_t j = 0;
+    for (size_t i = 0; i < len; i++) {
+        unsigned char ch = (unsigned char)text[i];
+        if (isspace(ch)) {
+            if (j && norm[j - 1] != ' ')
+                norm[j++] = ' ';
+        } else {
+            norm[j++] = (char)tolower(ch);
+        }
+    }
+    norm[j] = '\0';
+    bool hit = false;
+    for (const char *const *p = kcs_contract_measured_phrases; *p && !hit; p++)
+        if (strstr(norm, *p)) {
+            hit = true;
+            *phrase_p = *p;
+        }
+    free(norm);
+    return hit;
+}
+
+static void load_tolerance(loader *L, struct fy_node *root)
+{
+    static const char *const keys[] = {"structure", "eta", "derivation", NULL};
+    kcs_contract *c = L->c;
+    struct fy_node *t = section(L, root, "tolerance", true, "", keys);
+    if (!t)
+        return;
+    struct fy_node *s = kcs_yaml_get(L->y, t, "structure", true, "tolerance");
+    int st = s ? keyword(L, s, "tolerance.structure", tol_names, KCS_TOL_COMPOSITE + 1) : -1;
+    if (st >= 0)
+        c->tol_structure = (kcs_tol_structure)st;
+
+    struct fy_node *en = kcs_yaml_get(L->y, t, "eta", true, "tolerance");
+    if (en && load_expr(L, en, "tolerance.eta", &c->eta, &c->eta_text)) {
+        if (kcs_expr_is_condition(c->eta))
+            kcs_yaml_error(L->y, en, "tolerance.eta",
+                           "must be a magnitude, not a condition (\"%.60s\")", c->eta_text);
+        for (int i = 0; i < L->tab->n; i++) {
+            const char *nm = L->tab->syms[i].name;
+            if (!kcs_expr_uses(c->eta, i))
+                continue;
+            bool ok = false;
+            kcs_format f;
+            for (const char *const *v = eta_vars; *v && !ok; v++)
+                ok = !strcmp(*v, nm);
+            if (!ok && L->tab->syms[i].type == KCS_EXPR_FORMAT && !kcs_format_parse(nm, &f))
+                ok = true;
+            if (!ok) {
+                int line, col, ecol = word_col(c->eta_text, nm);
+                expr_pos(L->y, en, c->eta_text, ecol, &line, &col);
+                error_at(L->y, line, col, "tolerance.eta",
+                         "'%s' is measured, eta may use only m n k batch dtype_in dtype_acc "
+                         "dtype_out and formats (column %d)", nm, ecol);
+            }
+        }
+    }
+    struct fy_node *dn = kcs_yaml_get(L->y, t, "derivation", true, "tolerance");
+    c->derivation = kcs_yaml_strdup(L->y, dn, "tolerance.derivation");
+    const char *phrase = NULL;
+    if (c->derivation && strspn(c->derivation, " \t\r\n") == strlen(c->derivation))
+        kcs_yaml_error(L->y, dn, "tolerance.derivation", "must not be empty");
+    else if (c->derivation && measured_derivation(c->derivation, &phrase))
+        kcs_yaml_error(L->y, dn, "tolerance.derivation",
+                       "eta must come from first principles, not be measured from the "
+                       "candidate under test (says '%s')", phrase);
+}
+
+static void load_oracle(loader *L, struct fy_node *root)
+{
+    static const char *const keys[] = {"kind", NULL};
+    kcs_contract *c = L->c;
+    struct fy_node *o = kcs_yaml_get(L->y, root, "oracle", true, "");
+    if (!o)
+        return;
+    struct fy_node *k = o;
+    const char *field = "oracle";
+    if (fy_node_get_type(o) == FYNT_MAPPING) {
+        kcs_yaml_check_keys(L->y, o, "oracle", keys);
+        k = kcs_yaml_get(L->y, o, "kind", true, "oracle");
+        field = "oracle.kind";
+    }
+    char buf[64];
+    if (!k || !kcs_yaml_str(L->y, k, field, buf, sizeof buf))
+        return;
+    if (!strcmp(buf, "fp64")) {
+        c->oracle = KCS_ORACLE_FP64;
+    } else if (!strcmp(buf, "exact")) {
+        c->oracle = KCS_ORACLE_EXACT;
+    } else if (!strncmp(buf, "model:", 6)) {
+        const char *prof = buf + 6;
+        size_t len = strlen(prof);
+        if (len == 0 || len >= sizeof c->oracle_profile ||
+            strspn(prof, "abcdefghijklmnopqrstuvwxyz0123456789_.-") != len) {
+            kcs_yaml_error(L->y, k, field, "bad profile name '%s' in '%s'", prof, buf);
+            return;
+        }
+        c->oracle = KCS_ORACLE_MODEL;
+        memcpy(c->oracle_profile, prof, len + 1);
+    } else {
+        kcs_yaml_error(L->y, k, field, "unknown oracle '%s' (expected fp64 | exact | model:<profile>)",
+                       buf);
+    }
+}
+
+static void load_shape(loader *L, struct fy_node *n, const char *field, kcs_shape *s)
+{
+    int count = fy_node_get_type(n) == FYNT_SEQUENCE ? fy_node_sequence_item_count(n) : -1;
+    if (count != 3 && count != 4) {
+        kcs_yaml_error(L->y, n, field, "expected [m, n, k] or [m, n, k, batch]");
+        L->shapes_ok = false;
+        return;
+    }
+    int64_t v[4] = {0, 0, 0, 0};
+    for (int i = 0; i < count; i++)
+        if (!kcs_yaml_int(L->y, fy_node_sequence_get_by_index(n, i), field, 1, DIM_MAX, &v[i]))
+            L->shapes_ok = false;
+    *s = (kcs_shape){v[0], v[1], v[2], v[3]};
+    int64_t b = v[3] ? v[3] : 1;
+    if (L->shapes_ok && (v[0] * v[2] * b > OPERAND_MAX || v[2] * v[1] * b > OPERAND_MAX ||
+                         v[0] * v[1] * b > OPERAND_MAX)) {
+        kcs_yaml_error(L->y, n, field, "an operand has more than 2^31 elements");
+        L->shapes_ok = false;
+    }
+}
+
+static void load_measurement(loader *L, struct fy_node *root)
+{
+    static const char *const keys[] = {"shapes", "inputs", "trials", "guards", NULL};
+    static const char *const guard_keys[] = {"poison", "fresh_inputs", "revalidate", NULL};
+    static const char *const poisons[] = {"sentinel", "none"};
+    kcs_contract *c = L->c;
+    struct fy_node *m = section(L, root, "measurement", true, "", keys);
+    if (!m)
+        return;
+
+    struct fy_node *sh = kcs_yaml_get(L->y, m, "shapes", true, "measurement");
+    struct fy_node *items[KCS_MAX_SHAPES];
+    L->shapes_ok = true;
+    int n = -1;
+    if (sh && (fy_node_get_type(sh) == FYNT_SCALAR ||
+               (fy_node_get_type(sh) == FYNT_SEQUENCE && fy_node_sequence_item_count(sh) > 0 &&
+                fy_node_get_type(fy_node_sequence_get_by_index(sh, 0)) == FYNT_SCALAR)))
+        kcs_yaml_error(L->y, sh, "measurement.shapes", "expected a list of shapes, e.g. "
+                       "[[64, 64, 256]]");
+    else
+        n = list_items(L, sh, "measurement.shapes", items, KCS_MAX_SHAPES);
+    for (int i = 0; i < n; i++) {
+        char f[40];
+        snprintf(f, sizeof f, "measurement.shapes[%d]", i);
+        load_shape(L, items[i], f, &c->shapes[i]);
+    }
+    if (n > 0)
+        c->n_shapes = n;
+    else
+        L->shapes_ok = false;
+
+    struct fy_node *in = kcs_yaml_get(L->y, m, "inputs", true, "measurement");
+    n = list_items(L, in, "measurement.inputs", items, KCS_MAX_DISTS);
+    for (int i = 0; i < n; i++) {
+        char f[40];
+        snprintf(f, sizeof f, "measurement.inputs[%d]", i);
+        if (parse_name(L, items[i], f, "distribution", parse_dist_v, &c->dists[c->n_dists]))
+            c->n_dists++;
+    }
+    int64_t trials;
+    if (kcs_yaml_int(L->y, kcs_yaml_get(L->y, m, "trials", true, "measurement"),
+                     "measurement.trials", 1, TRIALS_MAX, &trials))
+        c->trials = (int)trials;
+
+    struct fy_node *g = section(L, m, "guards", true, "measurement", guard_keys);
+    if (g) {
+        struct fy_node *p = kcs_yaml_get(L->y, g, "poison", true, "measurement.guards");
+        int pk = p ? keyword(L, p, "measurement.guards.poison", poisons, 2) : -1;
+        c->guard_poison = pk == 0;
+        kcs_yaml_bool(L->y, kcs_yaml_get(L->y, g, "fresh_inputs", true, "measurement.guards"),
+                      "measurement.guards.fresh_inputs", &c->guard_fresh_inputs);
+        kcs_yaml_bool(L->y, kcs_yaml_get(L->y, g, "revalidate", true, "measurement.guards"),
+                      "measurement.guards.revalidate", &c->guard_revalidate);
+    }
+}
+
+static void load_signatures(loader *L, struct fy_node *root)
+{
+    static const char *const keys[] = {"name", "when", "explain", NULL};
+    kcs_contract *c = L->c;
+    struct fy_node *s = kcs_yaml_get(L->y, root, "signature", true, "");
+    if (!s)
+        return;
+    if (fy_node_get_type(s) != FYNT_SEQUENCE) {
+        kcs_yaml_error(L->y, s, "signature", "expected a list of clauses");
+        return;
+    }
+    struct fy_node *items[KCS_MAX_SIGNATURES];
+    int n = list_items(L, s, "signature", items, KCS_MAX_SIGNATURES);
+    for (int i = 0; i < n; i++) {
+        kcs_signature *sig = &c->sigs[c->n_sigs++];
+        char f[40], ff[56];
+        snprintf(f, sizeof f, "signature[%d]", i);
+        if (fy_node_get_type(items[i]) != FYNT_MAPPING) {
+            kcs_yaml_error(L->y, items[i], f, "expected a mapping with name, when, explain");
+            continue;
+        }
+        kcs_yaml_check_keys(L->y, items[i], f, keys);
+        snprintf(ff, sizeof ff, "%s.name", f);
+        struct fy_node *nn = kcs_yaml_get(L->y, items[i], "name", true, f);
+        if (kcs_yaml_str(L->y, nn, ff, sig->name, sizeof sig->name)) {
+            size_t len = strlen(sig->name);
+            if (strspn(sig->name, "abcdefghijklmnopqrstuvwxyz0123456789-_") != len ||
+                !isalpha((unsigned char)sig->name[0]))
+                kcs_yaml_error(L->y, nn, ff,
+                               "'%s' must be lower-case letters, digits, '-' or '_'", sig->name);
+            for (int j = 0; j < c->n_sigs - 1; j++)
+                if (!strcmp(c->sigs[j].name, sig->name))
+                    kcs_yaml_error(L->y, nn, ff, "'%s' is used twice", sig->name);
+        }
+        snprintf(ff, sizeof ff, "%s.when", f);
+        struct fy_node *wn = kcs_yaml_get(L->y, items[i], "when", true, f);
+        if (wn)
+            load_expr(L, wn, ff, &sig->when, &sig->when_text);
+        snprintf(ff, sizeof ff, "%s.explain", f);
+        sig->explain = kcs_yaml_strdup(L->y, kcs_yaml_get(L->y, items[i], "explain", true, f), ff);
+    }
+}
+
+/* ---- cross-checks ------------------------------------------------------- */
+
+static bool in_range(int64_t v, int64_t lo, int64_t hi)
+{
+    return v >= lo && v <= hi;
+}
+
+/* Measured shapes lie inside the precondition; eta is finite and positive
+ * (>= 0 for invariant structures) for every measured case. */
+static void cross_check(loader *L, struct fy_node *root)
+{
+    kcs_contract *c = L->c;
+    if (!L->shapes_ok || !L->pre_ok)
+        return;
+    struct fy_node *meas = kcs_yaml_get(L->y, root, "measurement", false, "");
+    struct fy_node *shn = kcs_yaml_get(L->y, meas, "shapes", false, "measurement");
+    for (int i = 0; i < c->n_shapes; i++) {
+        const kcs_shape *s = &c->shapes[i];
+        struct fy_node *n = fy_node_get_type(shn) == FYNT_SEQUENCE
+                                ? fy_node_sequence_get_by_index(shn, i) : shn;
+        char f[40];
+        snprintf(f, sizeof f, "measurement.shapes[%d]", i);
+        const char *dim = !in_range(s->m, c->m_min, c->m_max)   ? "m"
+                          : !in_range(s->n, c->n_min, c->n_max) ? "n"
+                          : !in_range(s->k, c->k_min, c->k_max) ? "k"
+                          : (s->batch && !in_range(s->batch, c->batch_min, c->batch_max)) ? "batch"
+                                                                                          : NULL;
+        if (dim)
+            kcs_yaml_error(L->y, n, f, "%s is outside precondition.shape.%s", dim, dim);
+    }
+    if (!c->eta || nerr(L))
+        return;
+    double *v = calloc((size_t)L->tab->n, sizeof *v);
+    if (!v)
+        return;
+    int idx[7];
+    for (int j = 0; j < 7; j++)
+        idx[j] = -1;
+    for (int i = 0; i < L->tab->n; i++) {
+        kcs_format f;
+        v[i] = NAN;
+        for (int j = 0; j < 7; j++)
+            if (!strcmp(L->tab->syms[i].name, eta_vars[j]))
+                idx[j] = i;
+        if (L->tab->syms[i].type == KCS_EXPR_FORMAT && !kcs_format_parse(L->tab->syms[i].name, &f))
+            v[i] = (double)f;
+    }
+    struct fy_node *en = kcs_yaml_get(L->y, kcs_yaml_get(L->y, root, "tolerance", false, ""), "eta",
+                                      false, "tolerance");
+    bool zero_ok = c->tol_structure == KCS_TOL_INVARIANT;
+    for (int i = 0; i < c->n_shapes; i++) {
+        for (int f = 0; f < KCS_FMT_COUNT; f++) {
+            if (!(c->dtype_in & (1u << f)))
+                continue;
+            const kcs_shape *s = &c->shapes[i];
+            double bind[7] = {(double)s->m, (double)s->n, (double)s->k,
+                              (double)(s->batch ? s->batch : 1), (double)f,
+                              c->dtype_acc.bits > 0 ? -(double)c->dtype_acc.bits
+                                                    : (double)c->dtype_acc.fmt,
+                              (double)c->dtype_out};
+            for (int j = 0; j < 7; j++)
+                if (idx[j] >= 0)
+                    v[idx[j]] = bind[j];
+            double eta = kcs_expr_eval(c->eta, v);
+            if (!isfinite(eta) || eta < 0 || (eta == 0 && !zero_ok)) {
+                kcs_yaml_error(L->y, en, "tolerance.eta",
+                               "is %g for shape [%" PRId64 ", %" PRId64 ", %" PRId64
+                               "] with dtype_in %s; it must be finite and %s",
+                               eta, s->m, s->n, s->k, kcs_format_name((kcs_format)f),
+                               zero_ok ? "non-negative" : "positive");
+                free(v);
+                return;
+            }
+        }
+    }
+    free(v);
+}
+
+/* ---- entry points ------------------------------------------------------- */
+
+static int load(kcs_yctx *y, kcs_contract **c_p, kcs_error *err)
+{
+    static const char *const top[] = {"id", "title", "family", "primitive", "scope",
+                                      "precondition", "postcondition", "tolerance", "oracle",
+                                      "measurement", "signature", NULL};
+    kcs_contract *c = calloc(1, sizeof *c);
+    if (!c)
+        return kcs_fail(err, KCS_E_NOMEM, "%s: out of memory", y->path);
+    c->k_min = c->m_min = c->n_min = c->batch_min = 1;
+    c->k_max = c->m_max = c->n_max = c->batch_max = INT64_MAX;
+    c->value_dists = (1u << KCS_DIST_COUNT) - 1;
+    c->values_finite = true;
+    loader L = {.y = y, .c = c, .tab = kcs_verdict_symtab()};
+    struct fy_node *root = kcs_yaml_root(y);
+    kcs_yaml_check_keys(y, root, "", top);
+    load_identifier(&L, root);
+    load_scope(&L, root);
+    load_precondition(&L, root);
+    c->postcondition = kcs_yaml_strdup(y, kcs_yaml_get(y, root, "postcondition", true, ""),
+                                       "postcondition");
+    load_tolerance(&L, root);
+    load_oracle(&L, root);
+    load_measurement(&L, root);
+    load_signatures(&L, root);
+    cross_check(&L, root);
+    int rc = kcs_yaml_finish(y, err);
+    if (rc)
+        goto err_free;
+    c->path = strdup(y->path);
+    c->text = strdup(y->text);
+    if (!c->path || !c->text) {
+        rc = kcs_fail(err, KCS_E_NOMEM, "%s: out of memory", y->path);
+        goto err_free;
+    }
+    *c_p = c;
+    return 0;
+err_free:
+    kcs_contract_free(c);
+    return rc;
+}
+
+int kcs_contract_load(const char *path, kcs_contract **c_p, kcs_error *err)
+{
+    kcs_yctx y;
+    int rc = kcs_yaml_open(&y, path, err);
+    if (rc)
+        return rc;
+    rc = load(&y, c_p, err);
+    kcs_yaml_close(&y);
+    return rc;
+}
+
+int kcs_contract_load_string(const char *path, const char *text, kcs_contract **c_p,
+                             kcs_error *err)
+{
+    kcs_yctx y;
+    int rc = kcs_yaml_open_string(&y, path, text, err);
+    if (rc)
+        return rc;
+    rc = load(&y, c_p, err);
+    kcs_yaml_close(&y);
+    return rc;
+}

@@ -1,0 +1,127 @@
+/* The kernel contract: the paper's eight parts (identifier, scope,
+ * precondition, postcondition, tolerance, reference oracle, measurement
+ * protocol, violation signature), loaded from YAML with diagnostics that
+ * name file:line:col and the field. */
+#ifndef KCS_CONTRACT_H
+#define KCS_CONTRACT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "error.h"
+#include "expr.h"
+#include "format.h"
+#include "op.h"
+
+#define KCS_ID_MAX 32
+#define KCS_MAX_SHAPES 32
+#define KCS_MAX_DISTS 8
+#define KCS_MAX_SIGNATURES 8
+
+typedef enum kcs_tol_structure {
+    KCS_TOL_BACKWARD_ERROR = 0,
+    KCS_TOL_POINTWISE_RELATIVE,
+    KCS_TOL_POINTWISE_ABSOLUTE,
+    KCS_TOL_ULP,
+    KCS_TOL_INVARIANT,
+    KCS_TOL_COMPOSITE,
+} kcs_tol_structure;
+
+const char *kcs_tol_structure_name(kcs_tol_structure s);
+
+typedef enum kcs_oracle_kind {
+    KCS_ORACLE_FP64 = 0,
+    KCS_ORACLE_EXACT,
+    KCS_ORACLE_MODEL,
+} kcs_oracle_kind;
+
+typedef enum kcs_dist {
+    KCS_DIST_NORMAL = 0,
+    KCS_DIST_UNIFORM_PM1,
+    KCS_DIST_WIDE_RANGE,
+    KCS_DIST_CANCELLATION,
+    KCS_DIST_COUNT
+} kcs_dist;
+
+const char *kcs_dist_name(kcs_dist d);
+int kcs_dist_parse(const char *name, kcs_dist *d_p);
+
+typedef struct kcs_shape {
+    int64_t m, n, k, batch;
+} kcs_shape;
+
+typedef struct kcs_signature {
+    char name[64];
+    char *when_text;
+    kcs_expr *when;
+    char *explain;
+} kcs_signature;
+
+typedef struct kcs_contract {
+    char *path; /* file it came from */
+    char *text; /* the YAML text as read (stored in /contracts/<id>) */
+
+    /* 1. identifier */
+    char id[KCS_ID_MAX];
+    char *title;
+    char family[8];     /* PRC ORD CMP EXC */
+    char primitive[32]; /* path_dependence domain_violation resource_contention */
+    /* 2. scope */
+    uint32_t ops;       /* bit (1u << kcs_op) per op in scope */
+    /* 3. precondition */
+    uint32_t dtype_in;  /* bit per kcs_format allowed as input */
+    kcs_acc dtype_acc;  /* the accumulator the kernel declares */
+    kcs_format dtype_out;
+    int64_t k_min, k_max;
+    /* precondition.shape ranges of the other dimensions (default 1..INT64_MAX;
+     * k_min/k_max likewise when precondition.shape has no k) */
+    int64_t m_min, m_max, n_min, n_max, batch_min, batch_max;
+    uint32_t value_dists; /* precondition.values.dist: bit (1u << kcs_dist); all when "any" */
+    bool values_finite;   /* precondition.values.finite (default true) */
+    /* 4. postcondition */
+    char *postcondition;
+    /* 5. tolerance */
+    kcs_tol_structure tol_structure;
+    char *eta_text;
+    kcs_expr *eta;
+    char *derivation;
+    /* 6. reference oracle */
+    kcs_oracle_kind oracle;
+    char oracle_profile[32];
+    /* 7. measurement protocol */
+    kcs_shape shapes[KCS_MAX_SHAPES];
+    int n_shapes;
+    kcs_dist dists[KCS_MAX_DISTS];
+    int n_dists;
+    int trials;
+    bool guard_poison, guard_fresh_inputs, guard_revalidate;
+    /* 8. violation signatures */
+    kcs_signature sigs[KCS_MAX_SIGNATURES];
+    int n_sigs;
+} kcs_contract;
+
+/* Load and validate a contract file. On failure returns KCS_E_INVAL (or
+ * KCS_E_IO) with err->msg "file:line:col: field: message" (several errors,
+ * newline separated, in document order). */
+int kcs_contract_load(const char *path, kcs_contract **c_p, kcs_error *err);
+/* Same from a string; path is used in messages and stored as c->path. */
+int kcs_contract_load_string(const char *path, const char *text, kcs_contract **c_p,
+                             kcs_error *err);
+void kcs_contract_free(kcs_contract *c);
+
+/* Print the normalized contract (all eight parts, canonical names): YAML
+ * that kcs_contract_load reads back, or one JSON object. Returns 0 or
+ * KCS_E_IO when writing fails. */
+int kcs_contract_print(const kcs_contract *c, FILE *f, bool json);
+
+/* Phrases that mark a derivation as measured from the candidate under test
+ * (matched case-insensitively, whitespace-collapsed); NULL-terminated. */
+extern const char *const kcs_contract_measured_phrases[];
+
+/* Whether the top-level operation of e is a comparison, && || or ! (a
+ * condition rather than a magnitude). Implemented in expr.c; belongs in
+ * expr.h. */
+int kcs_expr_is_condition(const kcs_expr *e);
+
+#endif

@@ -1,0 +1,222 @@
+/* kcs_contract_print: the normalized form of a loaded contract (canonical
+ * names, all eight parts, defaults made explicit where they matter) as YAML
+ * that kcs_contract_load reads back, or as one JSON object. Used by
+ * `kcs lint`. */
+#include "contract.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+
+typedef struct out {
+    FILE *f;
+    bool json;
+} out;
+
+/* A double-quoted string valid in both JSON and YAML. */
+static void qstr(FILE *f, const char *s)
+{
+    if (!s) {
+        fputs("null", f);
+        return;
+    }
+    fputc('"', f);
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        switch (*p) {
+        case '"': fputs("\\\"", f); break;
+        case '\\': fputs("\\\\", f); break;
+        case '\n': fputs("\\n", f); break;
+        case '\t': fputs("\\t", f); break;
+        case '\r': fputs("\\r", f); break;
+        default:
+            if (*p < 0x20 || *p == 0x7f)
+                fprintf(f, "\\u%04x", *p);
+            else
+                fputc(*p, f);
+        }
+    }
+    fputc('"', f);
+}
+
+/* A canonical name: bare in YAML, quoted in JSON. */
+static void name(const out *o, const char *s)
+{
+    if (o->json)
+        qstr(o->f, s);
+    else
+        fputs(s, o->f);
+}
+
+/* key: in YAML at the given indent, "key": in JSON (with a leading comma
+ * unless first). */
+static void key(const out *o, int indent, bool first, const char *k)
+{
+    if (o->json)
+        fprintf(o->f, "%s\"%s\": ", first ? "" : ", ", k);
+    else
+        fprintf(o->f, "%*s%s: ", indent, "", k);
+}
+
+/* A key inside a one-line {...} map. */
+static void ikey(const out *o, bool first, const char *k)
+{
+    fprintf(o->f, "%s%s%s%s: ", first ? "" : ", ", o->json ? "\"" : "", k, o->json ? "\"" : "");
+}
+
+static void eol(const out *o)
+{
+    if (!o->json)
+        fputc('\n', o->f);
+}
+
+/* key of a nested block: "key:\n" in YAML, "key": { in JSON. */
+static void open_map(const out *o, const char *k)
+{
+    if (o->json)
+        fprintf(o->f, ", \"%s\": {", k);
+    else
+        fprintf(o->f, "%s:\n", k);
+}
+
+static void close_map(const out *o)
+{
+    if (o->json)
+        fputc('}', o->f);
+}
+
+static void range(const out *o, bool *first, const char *k, int64_t lo, int64_t hi)
+{
+    if (lo == 1 && hi == INT64_MAX)
+        return;
+    fprintf(o->f, "%s%s%s%s: [%" PRId64 ", %" PRId64 "]", *first ? "" : ", ",
+            o->json ? "\"" : "", k, o->json ? "\"" : "", lo, hi);
+    *first = false;
+}
+
+static bool has_shape(const kcs_contract *c)
+{
+    return c->m_min != 1 || c->m_max != INT64_MAX || c->n_min != 1 || c->n_max != INT64_MAX ||
+           c->k_min != 1 || c->k_max != INT64_MAX || c->batch_min != 1 ||
+           c->batch_max != INT64_MAX;
+}
+
+int kcs_contract_print(const kcs_contract *c, FILE *f, bool json)
+{
+    out o = {f, json};
+    const out *p = &o;
+    bool first;
+    char buf[32];
+    if (json)
+        fputc('{', f);
+    key(p, 0, true, "id"), name(p, c->id), eol(p);
+    key(p, 0, false, "title"), qstr(f, c->title), eol(p);
+    key(p, 0, false, "family"), name(p, c->family), eol(p);
+    key(p, 0, false, "primitive"), name(p, c->primitive), eol(p);
+
+    open_map(p, "scope");
+    key(p, 2, true, "ops"), fputc('[', f);
+    first = true;
+    for (int i = 0; i < KCS_OP_COUNT; i++)
+        if (c->ops & (1u << i)) {
+            fputs(first ? "" : ", ", f), name(p, kcs_op_name((kcs_op)i));
+            first = false;
+        }
+    fputc(']', f), eol(p), close_map(p);
+
+    open_map(p, "precondition");
+    key(p, 2, true, "dtype_in"), fputc('[', f);
+    first = true;
+    for (int i = 0; i < KCS_FMT_COUNT; i++)
+        if (c->dtype_in & (1u << i)) {
+            fputs(first ? "" : ", ", f), name(p, kcs_format_name((kcs_format)i));
+            first = false;
+        }
+    fputc(']', f), eol(p);
+    key(p, 2, false, "dtype_acc"), name(p, kcs_acc_str(&c->dtype_acc, buf, sizeof buf)), eol(p);
+    key(p, 2, false, "dtype_out"), name(p, kcs_format_name(c->dtype_out)), eol(p);
+    if (has_shape(c)) {
+        key(p, 2, false, "shape"), fputc('{', f);
+        first = true;
+        range(p, &first, "m", c->m_min, c->m_max);
+        range(p, &first, "n", c->n_min, c->n_max);
+        range(p, &first, "k", c->k_min, c->k_max);
+        range(p, &first, "batch", c->batch_min, c->batch_max);
+        fputc('}', f), eol(p);
+    }
+    key(p, 2, false, "values"), fputc('{', f);
+    ikey(p, true, "dist");
+    if (c->value_dists == (1u << KCS_DIST_COUNT) - 1) {
+        name(p, "any");
+    } else {
+        fputc('[', f);
+        first = true;
+        for (int i = 0; i < KCS_DIST_COUNT; i++)
+            if (c->value_dists & (1u << i)) {
+                fputs(first ? "" : ", ", f), name(p, kcs_dist_name((kcs_dist)i));
+                first = false;
+            }
+        fputc(']', f);
+    }
+    ikey(p, false, "finite");
+    fputs(c->values_finite ? "true}" : "false}", f), eol(p);
+    close_map(p);
+
+    key(p, 0, false, "postcondition"), qstr(f, c->postcondition), eol(p);
+
+    open_map(p, "tolerance");
+    key(p, 2, true, "structure"), name(p, kcs_tol_structure_name(c->tol_structure)), eol(p);
+    key(p, 2, false, "eta"), qstr(f, c->eta_text), eol(p);
+    key(p, 2, false, "derivation"), qstr(f, c->derivation), eol(p);
+    close_map(p);
+
+    key(p, 0, false, "oracle"), fputc('{', f);
+    ikey(p, true, "kind");
+    if (c->oracle == KCS_ORACLE_MODEL) {
+        char m[48];
+        snprintf(m, sizeof m, "model:%s", c->oracle_profile);
+        name(p, m);
+    } else {
+        name(p, c->oracle == KCS_ORACLE_EXACT ? "exact" : "fp64");
+    }
+    fputc('}', f), eol(p);
+
+    open_map(p, "measurement");
+    key(p, 2, true, "shapes"), fputc('[', f);
+    for (int i = 0; i < c->n_shapes; i++) {
+        const kcs_shape *s = &c->shapes[i];
+        fprintf(f, "%s[%" PRId64 ", %" PRId64 ", %" PRId64, i ? ", " : "", s->m, s->n, s->k);
+        if (s->batch)
+            fprintf(f, ", %" PRId64, s->batch);
+        fputc(']', f);
+    }
+    fputc(']', f), eol(p);
+    key(p, 2, false, "inputs"), fputc('[', f);
+    for (int i = 0; i < c->n_dists; i++)
+        fputs(i ? ", " : "", f), name(p, kcs_dist_name(c->dists[i]));
+    fputc(']', f), eol(p);
+    key(p, 2, false, "trials"), fprintf(f, "%d", c->trials), eol(p);
+    key(p, 2, false, "guards"), fputc('{', f);
+    ikey(p, true, "poison"), name(p, c->guard_poison ? "sentinel" : "none");
+    ikey(p, false, "fresh_inputs");
+    fputs(c->guard_fresh_inputs ? "true" : "false", f);
+    ikey(p, false, "revalidate");
+    fputs(c->guard_revalidate ? "true" : "false", f);
+    fputc('}', f), eol(p);
+    close_map(p);
+
+    fputs(json ? ", \"signature\": [" : "signature:\n", f);
+    for (int i = 0; i < c->n_sigs; i++) {
+        const kcs_signature *s = &c->sigs[i];
+        if (json) {
+            fprintf(f, "%s{\"name\": ", i ? ", " : ""), name(p, s->name);
+            fputs(", \"when\": ", f), qstr(f, s->when_text);
+            fputs(", \"explain\": ", f), qstr(f, s->explain), fputc('}', f);
+        } else {
+            fputs("  - name: ", f), name(p, s->name);
+            fputs("\n    when: ", f), qstr(f, s->when_text);
+            fputs("\n    explain: ", f), qstr(f, s->explain), fputc('\n', f);
+        }
+    }
+    if (json)
+        fputs("]}\n", f);
+    return ferror(f) ? KCS_E_IO : 0;
+}

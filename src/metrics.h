@@ -1,0 +1,39 @@
+/* Metrics of one output against its reference, and digests (XXH3). */
+#ifndef KCS_METRICS_H
+#define KCS_METRICS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "format.h"
+
+typedef struct kcs_metrics {
+    double max_abs;      /* max |y - y_ref| */
+    double max_rel;      /* max |y - y_ref| / |y_ref| over y_ref != 0 */
+    double max_ulp;      /* max ULP distance in the output format */
+    double mean_ulp;
+    double backward_err; /* ||y - y_ref||_F / scale (gemm: ||A||_F ||B||_F) */
+    double max_scaled;   /* max |y - y_ref| / (|A||B|)_ij (componentwise) */
+    double rms_scaled;   /* rms of the same */
+    double effective_acc_bits; /* -log2(rms_scaled / sqrt(k)), capped at 64 */
+    int64_t nan_count;
+    int64_t inf_count;
+    int64_t sentinel_count; /* outputs never written */
+    int64_t mismatch_nonfinite; /* NaN/Inf where the reference is finite or vice versa */
+} kcs_metrics;
+
+/* y, ref, absref (the |A||B| magnitudes, may be NULL) of length n; scale is
+ * the normwise denominator of the backward error; k the reduction length. */
+void kcs_metrics_compute(const double *y, const double *ref, const double *absref, size_t n,
+                         kcs_format out_fmt, double scale, int64_t k, double sentinel,
+                         kcs_metrics *m);
+
+/* XXH3-64 of the values encoded in fmt (so the digest names the bits the
+ * kernel produced, independent of how kcs carries them). */
+uint64_t kcs_digest_values(const double *x, size_t n, kcs_format fmt);
+uint64_t kcs_digest_bytes(const void *p, size_t n, uint64_t seed);
+
+/* Frobenius norm. */
+double kcs_norm_fro(const double *x, size_t n);
+
+#endif

@@ -1,0 +1,16 @@
+/* Reference results: fp64 (BLAS), exact (MPFR), model:<profile>. */
+#ifndef KCS_ORACLE_H
+#define KCS_ORACLE_H
+
+#include "contract.h"
+#include "error.h"
+#include "op.h"
+
+/* Compute the reference output of call (ignores call->variant) into ref
+ * (call->out_len), plus absref = |A||B| (+|C|) style magnitudes for
+ * componentwise scaling, and *scale_p, the normwise backward-error
+ * denominator. */
+int kcs_oracle_run(kcs_oracle_kind kind, const char *profile, const kcs_call *call,
+                   double *ref, double *absref, double *scale_p, kcs_error *err);
+
+#endif

@@ -1,0 +1,32 @@
+/* Placement: which backend, device and implementation this rank runs.
+ * Explicit study entries are taken cyclically by rank; `auto` gives the
+ * node-local rank i the i-th device found (accelerators first, the CPU
+ * last). A rank whose device fails to open stays in the study with status
+ * "unavailable". */
+#ifndef KCS_PLACEMENT_H
+#define KCS_PLACEMENT_H
+
+#include <mpi.h>
+
+#include "backend.h"
+#include "store.h"
+#include "study.h"
+
+typedef struct kcs_rank_binding {
+    kcs_placement pl;
+    const kcs_backend_ops *ops;
+    kcs_backend_ctx *ctx; /* NULL: unavailable */
+    kcs_device_info info;
+    char status[16];
+    char why[256];
+} kcs_rank_binding;
+
+/* Collective (auto placement splits the communicator). Never fails: an
+ * unavailable device is a status, recorded in b. */
+void kcs_binding_open(const kcs_study *s, const char *plugin, MPI_Comm comm, int verbose,
+                      kcs_rank_binding *b);
+void kcs_binding_apply(const kcs_rank_binding *b, kcs_call *call);
+void kcs_binding_record(const kcs_rank_binding *b, int rank, kcs_rank_rec *r);
+void kcs_binding_close(kcs_rank_binding *b);
+
+#endif

@@ -1,0 +1,100 @@
+/* Expansion of a study into its plan of cases: shapes × input
+ * distributions per case entry, in file order. Every rank builds the same
+ * plan; its hash (XXH3 of a canonical text) is agreed by the runner. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <xxhash.h>
+
+#include "study.h"
+
+/* SplitMix64 finalizer: derive a per-case seed from the study seed. */
+static uint64_t mix64(uint64_t x)
+{
+    x += 0x9E3779B97F4A7C15ull;
+    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+    x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+    return x ^ (x >> 31);
+}
+
+int kcs_plan_build(const kcs_study *s, kcs_plan *plan_p, kcs_error *err)
+{
+    int64_t total = 0;
+    for (int i = 0; i < s->n_sweeps; i++) {
+        const kcs_sweep *w = &s->sweeps[i];
+        const kcs_contract *c = s->contracts[w->contract];
+        int ns = w->n_shapes ? w->n_shapes : c->n_shapes;
+        int nd = w->n_dists ? w->n_dists : c->n_dists;
+        total += (int64_t)ns * nd;
+    }
+    if (total == 0)
+        return kcs_fail(err, KCS_E_INVAL, "%s: the study expands to no cases", s->path);
+    kcs_plan p = {0};
+    p.cases = calloc((size_t)total, sizeof *p.cases);
+    XXH3_state_t *h = XXH3_createState();
+    if (!p.cases || !h) {
+        free(p.cases);
+        XXH3_freeState(h);
+        return kcs_fail(err, KCS_E_NOMEM, "out of memory building the plan");
+    }
+    XXH3_64bits_reset(h);
+    char line[512];
+    int len = snprintf(line, sizeof line, "kcs-plan-v1 seed=%llu samples=%d\n",
+                       (unsigned long long)s->seed, s->n_samples);
+    XXH3_64bits_update(h, line, (size_t)len);
+    for (int i = 0; i < s->n_contracts; i++) {
+        /* The contract text is part of the plan: ranks must judge alike. */
+        XXH3_64bits_update(h, s->contracts[i]->text, strlen(s->contracts[i]->text));
+    }
+    for (int r = 0; r < s->n_placement; r++) {
+        char pl[256];
+        kcs_placement_str(&s->placement[r], pl, sizeof pl);
+        XXH3_64bits_update(h, pl, strlen(pl));
+    }
+    for (int i = 0; i < s->n_sweeps; i++) {
+        const kcs_sweep *w = &s->sweeps[i];
+        const kcs_contract *c = s->contracts[w->contract];
+        int ns = w->n_shapes ? w->n_shapes : c->n_shapes;
+        int nd = w->n_dists ? w->n_dists : c->n_dists;
+        const kcs_shape *shapes = w->n_shapes ? w->shapes : c->shapes;
+        const kcs_dist *dists = w->n_dists ? w->dists : c->dists;
+        for (int a = 0; a < ns; a++) {
+            for (int b = 0; b < nd; b++) {
+                kcs_case *cs = &p.cases[p.n_cases];
+                cs->id = p.n_cases;
+                cs->contract = w->contract;
+                cs->op = w->op;
+                cs->dtype_in = w->dtype_in;
+                cs->dtype_out = w->dtype_out;
+                cs->acc = c->dtype_acc;
+                cs->shape = shapes[a];
+                cs->dist = dists[b];
+                cs->trials = w->trials ? w->trials : c->trials;
+                cs->seed = mix64(s->seed ^ mix64((uint64_t)cs->id));
+                if (cs->trials > p.max_trials)
+                    p.max_trials = cs->trials;
+                char acc[16];
+                len = snprintf(line, sizeof line,
+                               "%lld %s %s %s %s %s %lld %lld %lld %lld %s %d %llu\n",
+                               (long long)cs->id, c->id, kcs_op_name(cs->op),
+                               kcs_format_name(cs->dtype_in), kcs_format_name(cs->dtype_out),
+                               kcs_acc_str(&cs->acc, acc, sizeof acc), (long long)cs->shape.m,
+                               (long long)cs->shape.n, (long long)cs->shape.k,
+                               (long long)cs->shape.batch, kcs_dist_name(cs->dist), cs->trials,
+                               (unsigned long long)cs->seed);
+                XXH3_64bits_update(h, line, (size_t)len);
+                p.n_cases++;
+            }
+        }
+    }
+    p.hash = XXH3_64bits_digest(h);
+    XXH3_freeState(h);
+    *plan_p = p;
+    return 0;
+}
+
+void kcs_plan_free(kcs_plan *p)
+{
+    free(p->cases);
+    memset(p, 0, sizeof *p);
+}

@@ -1,0 +1,42 @@
+#include "progress.h"
+
+#include <stdio.h>
+#include <time.h>
+#include <unistd.h>
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+void kcs_progress_start(kcs_progress *p, int enabled, int64_t total, const char *what)
+{
+    p->on = enabled && isatty(STDERR_FILENO);
+    p->total = total;
+    p->what = what;
+    p->t0 = p->last = now_s();
+}
+
+void kcs_progress_step(kcs_progress *p, int64_t done)
+{
+    if (!p->on)
+        return;
+    double t = now_s();
+    if (t - p->last < 0.2 && done < p->total)
+        return;
+    p->last = t;
+    double el = t - p->t0;
+    double eta = done > 0 ? el * (double)(p->total - done) / (double)done : 0.0;
+    fprintf(stderr, "\r%s %lld/%lld (%3.0f%%)  %.1fs elapsed, ~%.1fs left   ", p->what,
+            (long long)done, (long long)p->total,
+            p->total ? 100.0 * (double)done / (double)p->total : 100.0, el, eta);
+    fflush(stderr);
+}
+
+void kcs_progress_end(kcs_progress *p)
+{
+    if (p->on)
+        fprintf(stderr, "\n");
+}

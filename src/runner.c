@@ -1,0 +1,352 @@
+/* kcs run: every rank runs every case of the plan with its placement's
+ * implementation; results are written collectively per case. */
+#include "runner.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "backend.h"
+#include "metrics.h"
+#include "oracle.h"
+#include "placement.h"
+#include "progress.h"
+#include "store.h"
+#include "study.h"
+#include "tensor.h"
+#include "verdict.h"
+
+typedef struct run_state {
+    const kcs_run_opts *o;
+    MPI_Comm comm;
+    int rank, size;
+    kcs_study *study;
+    kcs_plan plan;
+    kcs_rank_binding bind;
+    kcs_store *store;
+    kcs_case_rec *case_recs;
+    kcs_result_rec *recs;
+    double *samples;
+    int degraded;
+} run_state;
+
+static int64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static void fill_case_rec(const run_state *s, const kcs_case *cs, kcs_case_rec *r)
+{
+    memset(r, 0, sizeof *r);
+    const kcs_contract *c = s->study->contracts[cs->contract];
+    r->case_id = cs->id;
+    snprintf(r->contract, sizeof r->contract, "%s", c->id);
+    snprintf(r->op, sizeof r->op, "%s", kcs_op_name(cs->op));
+    snprintf(r->variant, sizeof r->variant, "per-rank");
+    snprintf(r->dtype_in, sizeof r->dtype_in, "%s", kcs_format_name(cs->dtype_in));
+    kcs_acc_str(&cs->acc, r->dtype_acc, sizeof r->dtype_acc);
+    snprintf(r->dtype_out, sizeof r->dtype_out, "%s", kcs_format_name(cs->dtype_out));
+    r->m = cs->shape.m;
+    r->n = cs->shape.n;
+    r->k = cs->shape.k;
+    r->batch = cs->shape.batch;
+    snprintf(r->input_dist, sizeof r->input_dist, "%s", kcs_dist_name(cs->dist));
+    r->seed = cs->seed;
+    r->trials = cs->trials;
+}
+
+static void blank_rec(kcs_result_rec *r, const kcs_case *cs, int rank, int trial,
+                      const char *status, const char *verdict)
+{
+    memset(r, 0, sizeof *r);
+    r->case_id = cs->id;
+    r->rank = rank;
+    r->trial = trial;
+    snprintf(r->status, sizeof r->status, "%s", status);
+    snprintf(r->verdict, sizeof r->verdict, "%s", verdict);
+    r->tau = r->eta = r->max_abs = r->max_rel = r->max_ulp = r->mean_ulp = NAN;
+    r->backward_err = r->max_scaled = r->effective_acc_bits = NAN;
+}
+
+/* One trial of one case on this rank. Fills rec; returns 0, or an error
+ * that is the run's own fault (out of memory), not the kernel's. */
+static int run_trial(run_state *s, const kcs_case *cs, int trial, kcs_result_rec *rec,
+                     uint64_t *input_digest, double *sample_row, kcs_error *err)
+{
+    const kcs_contract *c = s->study->contracts[cs->contract];
+    kcs_call call = {0};
+    call.op = cs->op;
+    call.dtype_in = cs->dtype_in;
+    call.dtype_out = cs->dtype_out;
+    call.acc = cs->acc;
+    call.m = cs->shape.m;
+    call.n = cs->shape.n;
+    call.k = cs->shape.k;
+    call.batch = cs->shape.batch;
+    call.seed = cs->seed ^ (uint64_t)trial;
+    kcs_binding_apply(&s->bind, &call);
+    char msg[256] = "";
+    call.msg = msg;
+    call.msg_len = sizeof msg;
+
+    int rc = 0;
+    int n_in = kcs_op_n_inputs(cs->op);
+    double *inputs[KCS_MAX_INPUTS] = {0};
+    double *ref = NULL, *absref = NULL;
+    kcs_tensor out = {0};
+    for (int i = 0; i < n_in; i++) {
+        size_t len = kcs_op_in_len(&call, i);
+        if (cs->op == KCS_OP_GEMM || cs->op == KCS_OP_BATCHED_GEMM) {
+            if (i == 2)
+                continue; /* D = A·B: no C operand in these cases */
+        }
+        inputs[i] = malloc((len ? len : 1) * sizeof(double));
+        if (!inputs[i]) {
+            rc = kcs_fail(err, KCS_E_NOMEM, "out of memory for input %d of case %lld", i,
+                          (long long)cs->id);
+            goto out;
+        }
+        /* Fresh inputs per trial, keyed by (seed, case, tensor, trial). */
+        kcs_fill(inputs[i], len, cs->dist, cs->dtype_in, s->study->seed, (uint64_t)cs->id,
+                 ((uint64_t)i << 32) | (uint64_t)trial);
+        *input_digest ^= kcs_digest_values(inputs[i], len, cs->dtype_in) +
+                         0x9E3779B97F4A7C15ull * (uint64_t)(i + 1 + trial * KCS_MAX_INPUTS);
+        call.in[i] = inputs[i];
+        call.in_len[i] = len;
+    }
+    size_t out_len = kcs_op_out_len(&call);
+    rc = kcs_tensor_alloc(&out, out_len, cs->dtype_out, err);
+    if (rc)
+        goto out;
+    call.out = out.data;
+    call.out_len = out_len;
+    ref = malloc((out_len ? out_len : 1) * sizeof *ref);
+    absref = malloc((out_len ? out_len : 1) * sizeof *absref);
+    if (!ref || !absref) {
+        rc = kcs_fail(err, KCS_E_NOMEM, "out of memory for the reference of case %lld",
+                      (long long)cs->id);
+        goto out;
+    }
+    if (!s->bind.ctx) {
+        blank_rec(rec, cs, s->rank, trial, "unavailable", "unavailable");
+        goto out;
+    }
+    double scale = 0.0;
+    kcs_error oerr = {0};
+    if (kcs_oracle_run(c->oracle, c->oracle_profile, &call, ref, absref, &scale, &oerr)) {
+        blank_rec(rec, cs, s->rank, trial, "error", "error");
+        snprintf(rec->signature, sizeof rec->signature, "oracle: %.54s", oerr.msg);
+        goto out;
+    }
+    kcs_error kerr = {0};
+    int64_t t0 = now_ns();
+    int krc = s->bind.ops->run(s->bind.ctx, &call, &kerr);
+    int64_t t1 = now_ns();
+    if (krc) {
+        const char *st = krc == KCS_E_UNSUPPORTED ? "unsupported"
+                         : krc == KCS_E_RAISED    ? "raised"
+                                                  : "error";
+        blank_rec(rec, cs, s->rank, trial, st, "error");
+        snprintf(rec->signature, sizeof rec->signature, "%.63s", kerr.msg);
+        rec->time_ns = t1 - t0;
+        if (s->o->verbose)
+            fprintf(stderr, "[rank %d] case %lld trial %d: %s\n", s->rank, (long long)cs->id,
+                    trial, kerr.msg);
+        s->degraded = 1;
+        goto out;
+    }
+    kcs_metrics m;
+    kcs_metrics_compute(out.data, ref, absref, out_len, cs->dtype_out, scale, cs->shape.k,
+                        out.sentinel, &m);
+    int guard_ok = kcs_tensor_guards_ok(&out);
+    kcs_verdict v;
+    kcs_verdict_judge(c, cs, &m, guard_ok, &v);
+    memset(rec, 0, sizeof *rec);
+    rec->case_id = cs->id;
+    rec->rank = s->rank;
+    rec->trial = trial;
+    snprintf(rec->status, sizeof rec->status, "ok");
+    rec->output_digest = kcs_digest_values(out.data, out_len, cs->dtype_out);
+    rec->tau = v.tau;
+    rec->eta = v.eta;
+    rec->max_abs = m.max_abs;
+    rec->max_rel = m.max_rel;
+    rec->max_ulp = m.max_ulp;
+    rec->mean_ulp = m.mean_ulp;
+    rec->backward_err = m.backward_err;
+    rec->max_scaled = m.max_scaled;
+    rec->effective_acc_bits = m.effective_acc_bits;
+    rec->nan_count = m.nan_count;
+    rec->inf_count = m.inf_count;
+    rec->guard_ok = guard_ok;
+    rec->time_ns = t1 - t0;
+    snprintf(rec->verdict, sizeof rec->verdict, "%s", kcs_verdict_name(v.kind));
+    snprintf(rec->signature, sizeof rec->signature, "%s", v.signature);
+    if (trial == 0 && sample_row) {
+        int ns = s->study->n_samples;
+        for (int j = 0; j < ns; j++) {
+            size_t idx = out_len ? (size_t)((double)j * (double)out_len / ns) : 0;
+            sample_row[j] = idx < out_len ? out.data[idx] : NAN;
+        }
+    }
+out:
+    for (int i = 0; i < n_in; i++)
+        free(inputs[i]);
+    free(ref);
+    free(absref);
+    kcs_tensor_free(&out);
+    return rc;
+}
+
+static int run_case(run_state *s, int64_t ci, kcs_error *err)
+{
+    const kcs_case *cs = &s->plan.cases[ci];
+    int T = s->plan.max_trials, ns = s->study->n_samples;
+    uint64_t digest = 0;
+    int rc = 0;
+    for (int j = 0; j < ns; j++)
+        s->samples[j] = NAN;
+    for (int t = 0; t < T; t++) {
+        if (t >= cs->trials) {
+            blank_rec(&s->recs[t], cs, s->rank, t, "skipped", "");
+            continue;
+        }
+        rc = run_trial(s, cs, t, &s->recs[t], &digest, s->samples, err);
+        if (rc)
+            break;
+    }
+    rc = kcs_agree(s->comm, rc, err);
+    if (rc)
+        return rc;
+    /* Every rank generated the inputs itself: prove they are identical. */
+    uint64_t lo, hi;
+    MPI_Allreduce(&digest, &lo, 1, MPI_UINT64_T, MPI_MIN, s->comm);
+    MPI_Allreduce(&digest, &hi, 1, MPI_UINT64_T, MPI_MAX, s->comm);
+    if (lo != hi)
+        return kcs_fail(err, KCS_E_INTERNAL,
+                        "case %lld: ranks generated different inputs (digests %016llx vs %016llx)",
+                        (long long)cs->id, (unsigned long long)lo, (unsigned long long)hi);
+    fill_case_rec(s, cs, &s->case_recs[ci]);
+    s->case_recs[ci].input_digest = digest;
+    return kcs_store_write_case_results(s->store, ci, s->recs, T, s->samples, err);
+}
+
+static int check_output(const run_state *s, const char *tmp, kcs_error *err)
+{
+    int rc = 0;
+    if (s->rank == 0) {
+        struct stat st;
+        if (stat(s->o->out_path, &st) == 0 && !s->o->force)
+            rc = kcs_fail(err, KCS_E_EXISTS,
+                          "%s: output exists; refusing to overwrite it (use --force to replace)",
+                          s->o->out_path);
+        else if (stat(tmp, &st) == 0 && unlink(tmp) != 0)
+            rc = kcs_fail(err, KCS_E_IO, "%s: cannot remove a stale partial output", tmp);
+    }
+    return kcs_agree(s->comm, rc, err);
+}
+
+int kcs_runner_run(const kcs_run_opts *o, MPI_Comm comm, kcs_error *err)
+{
+    run_state s = {0};
+    s.o = o;
+    s.comm = comm;
+    MPI_Comm_rank(comm, &s.rank);
+    MPI_Comm_size(comm, &s.size);
+    char tmp[4096];
+    snprintf(tmp, sizeof tmp, "%s.partial", o->out_path);
+
+    int rc = kcs_study_load(o->study_path, &s.study, err);
+    if ((rc = kcs_agree(comm, rc, err)))
+        goto out;
+    rc = kcs_plan_build(s.study, &s.plan, err);
+    if ((rc = kcs_agree(comm, rc, err)))
+        goto out_study;
+    uint64_t lo, hi;
+    MPI_Allreduce(&s.plan.hash, &lo, 1, MPI_UINT64_T, MPI_MIN, comm);
+    MPI_Allreduce(&s.plan.hash, &hi, 1, MPI_UINT64_T, MPI_MAX, comm);
+    if (lo != hi) {
+        rc = kcs_fail(err, KCS_E_INVAL,
+                      "%s: ranks built different plans (hash %016llx vs %016llx): the study or "
+                      "contract files differ between nodes",
+                      o->study_path, (unsigned long long)lo, (unsigned long long)hi);
+        goto out_plan;
+    }
+    if ((rc = check_output(&s, tmp, err)))
+        goto out_plan;
+
+    kcs_binding_open(s.study, o->plugin, comm, o->verbose, &s.bind);
+    if (!s.bind.ctx)
+        s.degraded = 1;
+
+    s.case_recs = calloc((size_t)s.plan.n_cases, sizeof *s.case_recs);
+    s.recs = calloc((size_t)s.plan.max_trials, sizeof *s.recs);
+    s.samples = calloc((size_t)s.study->n_samples, sizeof *s.samples);
+    rc = (!s.case_recs || !s.recs || !s.samples) ? kcs_fail(err, KCS_E_NOMEM, "out of memory") : 0;
+    if ((rc = kcs_agree(comm, rc, err)))
+        goto out_bind;
+
+    kcs_store_meta meta = {
+        .command_line = o->command_line,
+        .study = s.study,
+        .plan = &s.plan,
+        .n_ranks = s.size,
+        .n_samples = s.study->n_samples,
+    };
+    rc = kcs_store_create(tmp, comm, &meta, &s.store, err);
+    if ((rc = kcs_agree(comm, rc, err)))
+        goto out_bind;
+    kcs_rank_rec rr;
+    kcs_binding_record(&s.bind, s.rank, &rr);
+    if ((rc = kcs_store_write_ranks(s.store, &rr, err)))
+        goto out_abort;
+
+    kcs_progress prog;
+    kcs_progress_start(&prog, s.rank == 0 && !o->quiet, s.plan.n_cases, "cases");
+    for (int64_t ci = 0; ci < s.plan.n_cases; ci++) {
+        if ((rc = run_case(&s, ci, err)))
+            goto out_abort;
+        kcs_progress_step(&prog, ci + 1);
+    }
+    kcs_progress_end(&prog);
+    if ((rc = kcs_store_write_cases(s.store, s.case_recs, err)))
+        goto out_abort;
+    rc = kcs_store_close(s.store, err);
+    s.store = NULL;
+    if ((rc = kcs_agree(comm, rc, err)))
+        goto out_unlink;
+    if (s.rank == 0 && rename(tmp, o->out_path) != 0)
+        rc = kcs_fail(err, KCS_E_IO, "%s: cannot rename %s into place", o->out_path, tmp);
+    if ((rc = kcs_agree(comm, rc, err)))
+        goto out_unlink;
+    int degraded = s.degraded, any;
+    MPI_Allreduce(&degraded, &any, 1, MPI_INT, MPI_MAX, comm);
+    rc = any ? KCS_RUN_DEGRADED : KCS_RUN_OK;
+    goto out_bind;
+
+out_abort:
+    kcs_store_abort(s.store);
+    s.store = NULL;
+out_unlink:
+    if (s.rank == 0)
+        unlink(tmp);
+out_bind:
+    kcs_binding_close(&s.bind);
+    free(s.case_recs);
+    free(s.recs);
+    free(s.samples);
+out_plan:
+    kcs_plan_free(&s.plan);
+out_study:
+    kcs_study_free(s.study);
+out:
+    if (rc < 0)
+        return kcs_exit_status(rc) == 2 ? KCS_RUN_BAD_INPUT : KCS_RUN_FAILED;
+    return rc;
+}

@@ -1,0 +1,37 @@
+/* The MPI runner: plan agreement, placement, the case loop, progress, and
+ * the HDF5 output written to a temporary name and renamed when complete. */
+#ifndef KCS_RUNNER_H
+#define KCS_RUNNER_H
+
+#include <mpi.h>
+
+#include "error.h"
+
+typedef struct kcs_run_opts {
+    const char *study_path;
+    const char *out_path;
+    const char *plugin;       /* --plugin lib.so: every rank runs that plugin */
+    const char *command_line;
+    int force;                /* replace an existing output file */
+    int verbose;
+    int quiet;
+} kcs_run_opts;
+
+/* Exit statuses of `kcs run` (documented in README and --help). */
+enum {
+    KCS_RUN_OK = 0,          /* every rank ran every case */
+    KCS_RUN_FAILED = 1,      /* internal, I/O or MPI failure: no output file */
+    KCS_RUN_BAD_INPUT = 2,   /* bad study/contract/flags, output exists: no output file */
+    KCS_RUN_DEGRADED = 3,    /* dataset complete, but some ranks were unavailable or errored */
+};
+
+/* Collective over comm. Returns one of the exit statuses above; err holds
+ * the message (the same on every rank). */
+int kcs_runner_run(const kcs_run_opts *o, MPI_Comm comm, kcs_error *err);
+
+/* Collective agreement on a local status: returns the lowest (most severe)
+ * rc of all ranks, and copies the error message of the lowest failing rank
+ * into err on every rank. */
+int kcs_agree(MPI_Comm comm, int rc, kcs_error *err);
+
+#endif

@@ -1,0 +1,47 @@
+/* HDF5 helpers shared by the store's writer (store.c), reader
+ * (store_read.c) and types (store_types.c). Internal to the store: the
+ * rest of kcs never includes hdf5.h. */
+#ifndef KCS_STORE_H5_H
+#define KCS_STORE_H5_H
+
+#include <hdf5.h>
+#include <stdint.h>
+
+#include "error.h"
+#include "store_read.h"
+
+/* Turn off HDF5's automatic error printing (errors become kcs_error). */
+void kcs_h5_quiet(void);
+
+/* Fail with "<file>: <object>: <message>[ (<innermost HDF5 error>)]" and
+ * clear the HDF5 error stack. object may be NULL. */
+int kcs_h5_fail(kcs_error *err, int code, const char *file, const char *object,
+                const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+
+/* A compound type with the record's memory layout (also used in the file,
+ * so writes need no conversion and stay collective). H5Tclose it. */
+hid_t kcs_h5_compound(const kcs_field *f, int n, size_t rec_size);
+/* A fixed-length C string type of size bytes (NULLTERM or NULLPAD). */
+hid_t kcs_h5_str_type(size_t size, H5T_str_t pad);
+
+/* Check that the compound type of dataset dset has every field of f with a
+ * compatible class; on failure "<file>: <object>: not a kcs <what> (missing
+ * field <name>)". */
+int kcs_h5_check_fields(hid_t dset, const kcs_field *f, int n, const char *file,
+                        const char *object, const char *what, kcs_error *err);
+/* NUL-terminate every string field of rows[n_rows]. */
+void kcs_fields_terminate(const kcs_field *f, int n, void *rows, size_t rec_size, size_t n_rows);
+
+/* Attributes: return 0 or a negative value (HDF5 error stack set). String
+ * attributes are variable-length UTF-8 (read back as str by h5py). */
+int kcs_h5_put_str(hid_t loc, const char *name, const char *value);
+int kcs_h5_put_i32(hid_t loc, const char *name, int32_t value);
+int kcs_h5_put_i64(hid_t loc, const char *name, int64_t value);
+int kcs_h5_put_f64(hid_t loc, const char *name, double value);
+/* Read a string attribute, fixed or variable length, into a malloc'd
+ * string. Returns 0, -1 (HDF5 error) or -2 (not a string attribute). */
+int kcs_h5_get_str(hid_t loc, const char *name, char **value_p);
+/* Read an integer attribute as int64. Returns 0, -1 or -2 (not integer). */
+int kcs_h5_get_i64(hid_t loc, const char *name, int64_t *value_p);
+
+#endif

@@ -1,0 +1,127 @@
+/* Reading a finished kcs dataset (schema version 1, DESIGN §5) from one
+ * serial process (kcs reduce), and writing the reducer's /analysis tables.
+ * The file is opened with HDF5's default (sec2) driver; no MPI is needed.
+ * Every failure is KCS_E_IO (file system, HDF5) or KCS_E_INVAL (the file is
+ * not what a kcs dataset must be), with a message that names the file and
+ * the object, e.g. "out.h5: /results: not a kcs results table (missing
+ * field tau)". Tables are read in row ranges (hyperslabs), so /results is
+ * streamed one case at a time and never loaded whole unless asked. */
+#ifndef KCS_STORE_READ_H
+#define KCS_STORE_READ_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "error.h"
+#include "store.h"
+
+/* A field of a fixed-size C record stored as one member of an HDF5
+ * compound: used for the schema's records and the reducer's own tables. */
+typedef enum kcs_field_kind {
+    KCS_FIELD_I32 = 0,
+    KCS_FIELD_I64,
+    KCS_FIELD_U64,
+    KCS_FIELD_F64,
+    KCS_FIELD_STR, /* char[size], NUL-terminated fixed-length string */
+} kcs_field_kind;
+
+typedef struct kcs_field {
+    const char *name;
+    kcs_field_kind kind;
+    size_t offset; /* offsetof(record, member) */
+    size_t size;   /* sizeof the member (the array size for strings) */
+} kcs_field;
+
+/* KCS_FIELD(kcs_thing, member, KCS_FIELD_F64) */
+#define KCS_FIELD(type, member, kind)                                                  \
+    { #member, kind, offsetof(type, member), sizeof(((type *)0)->member) }
+
+/* The field tables of the schema's records (store_types.c). */
+const kcs_field *kcs_store_result_fields(int *n_p);
+const kcs_field *kcs_store_case_fields(int *n_p);
+const kcs_field *kcs_store_rank_fields(int *n_p);
+
+/* What the root attributes and table shapes say. */
+typedef struct kcs_store_info {
+    int schema_version;
+    char software[32];
+    char software_version[32];
+    char git_hash[48];
+    char created[32];      /* ISO-8601 UTC */
+    char study_name[64];
+    char plan_hash[32];    /* hex */
+    char *command_line;    /* owned by the reader */
+    int n_ranks;
+    int64_t n_cases;
+    int max_trials;        /* rows per (case, rank) in /results */
+    int n_samples;         /* columns of /samples/<case_id> */
+    int complete;          /* 1: the writer closed the file successfully */
+} kcs_store_info;
+
+typedef struct kcs_store_reader kcs_store_reader;
+
+/* Open path read-only and check it is a kcs dataset this kcs reads: root
+ * attribute schema == "kcs", schema_version == KCS_SCHEMA_VERSION, the
+ * tables /cases, /results, /provenance/ranks present, compound, holding
+ * every field of this version's records, and shaped [n_cases],
+ * [n_cases * n_ranks * max_trials], [n_ranks]. An incomplete file
+ * (complete == 0) opens; the caller decides (info->complete). */
+int kcs_store_open_read(const char *path, kcs_store_reader **r_p, kcs_error *err);
+void kcs_store_reader_close(kcs_store_reader *r);
+const kcs_store_info *kcs_store_reader_info(const kcs_store_reader *r);
+const char *kcs_store_reader_path(const kcs_store_reader *r);
+
+/* Rows [first, first + count) of /cases into out[count]. */
+int kcs_store_read_cases(kcs_store_reader *r, int64_t first, int64_t count, kcs_case_rec *out,
+                         kcs_error *err);
+/* The n_ranks * max_trials rows of case case_idx (the index in /cases, not
+ * the case_id) into out, ordered rank-major: out[rank * max_trials + trial]. */
+int kcs_store_read_case_results(kcs_store_reader *r, int64_t case_idx, kcs_result_rec *out,
+                                kcs_error *err);
+/* Rows [first, first + count) of /results into out[count]. */
+int kcs_store_read_results(kcs_store_reader *r, int64_t first, int64_t count,
+                           kcs_result_rec *out, kcs_error *err);
+/* /samples/<case_id> into out[n_ranks * n_samples] (row-major [rank][i]).
+ * *found_p = 0 (and out untouched) when the case has no samples dataset. */
+int kcs_store_read_samples(kcs_store_reader *r, int64_t case_id, double *out, int *found_p,
+                           kcs_error *err);
+/* /provenance/ranks into out[n_ranks]. */
+int kcs_store_read_ranks(kcs_store_reader *r, kcs_rank_rec *out, kcs_error *err);
+/* A text dataset (a fixed-length string): "/study" or "/contracts/<id>".
+ * *text_p is malloc'd and NUL-terminated; free() it. */
+int kcs_store_read_text(kcs_store_reader *r, const char *object, char **text_p, kcs_error *err);
+/* The ids under /contracts, in the file's (alphabetical) order. Free with
+ * kcs_store_strings_free(ids, n). */
+int kcs_store_read_contract_ids(kcs_store_reader *r, char ***ids_p, int *n_p, kcs_error *err);
+void kcs_store_strings_free(char **v, int n);
+/* A string attribute (fixed-length or variable-length) of object ("/",
+ * "/provenance/build", ...). *value_p is malloc'd; free() it. */
+int kcs_store_read_attr(kcs_store_reader *r, const char *object, const char *name, char **value_p,
+                        kcs_error *err);
+
+/* The reducer's output: the /analysis group of a dataset (serial). */
+typedef struct kcs_store_analysis kcs_store_analysis;
+
+/* Open an existing kcs dataset read-write (sec2 driver, serial process) and
+ * create /analysis, replacing an existing one. With create != 0 the file
+ * must not exist and is created holding only the root attributes schema,
+ * schema_version, software, software_version, git_hash, created and
+ * /analysis (a reduction of several inputs). */
+int kcs_store_analysis_open(const char *path, int create, kcs_store_analysis **a_p,
+                            kcs_error *err);
+/* Write rows[n_rows] (records of rec_size bytes described by fields) as the
+ * compound dataset /analysis/<name>, replacing one of that name. */
+int kcs_store_analysis_write_table(kcs_store_analysis *a, const char *name,
+                                   const kcs_field *fields, int n_fields, size_t rec_size,
+                                   const void *rows, int64_t n_rows, kcs_error *err);
+/* Attributes of "/analysis" or "/analysis/<name>" (object is "" or name). */
+int kcs_store_analysis_set_str(kcs_store_analysis *a, const char *object, const char *name,
+                               const char *value, kcs_error *err);
+int kcs_store_analysis_set_f64(kcs_store_analysis *a, const char *object, const char *name,
+                               double value, kcs_error *err);
+int kcs_store_analysis_set_i64(kcs_store_analysis *a, const char *object, const char *name,
+                               int64_t value, kcs_error *err);
+/* Close and flush; returns errors. */
+int kcs_store_analysis_close(kcs_store_analysis *a, kcs_error *err);
+
+#endif

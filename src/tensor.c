@@ -1,0 +1,117 @@
+#include "tensor.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rng.h"
+
+double kcs_sentinel(kcs_format f)
+{
+    /* -0.75 * max_finite, rounded into the format: finite, negative, far
+     * from any value a conforming kernel produces on kcs's inputs, and
+     * exactly representable (for fp64/fp32: -1.5 * 2^126 style values). */
+    const kcs_format_info *fi = kcs_format_get(f);
+    double v = -0.75 * fi->max_finite;
+    return kcs_format_round(f, v, KCS_ROUND_DEFAULT);
+}
+
+int kcs_tensor_alloc(kcs_tensor *t, size_t len, kcs_format fmt, kcs_error *err)
+{
+    memset(t, 0, sizeof *t);
+    size_t total = len + 2 * (size_t)KCS_GUARD_ELEMS;
+    if (len > ((size_t)1 << 40))
+        return kcs_fail(err, KCS_E_INVAL, "tensor of %zu elements is beyond the size cap", len);
+    double *base = malloc(total * sizeof *base);
+    if (!base)
+        return kcs_fail(err, KCS_E_NOMEM, "out of memory allocating a tensor of %zu elements", len);
+    t->base = base;
+    t->data = base + KCS_GUARD_ELEMS;
+    t->len = len;
+    t->fmt = fmt;
+    t->sentinel = kcs_sentinel(fmt);
+    kcs_tensor_poison(t);
+    return 0;
+}
+
+void kcs_tensor_free(kcs_tensor *t)
+{
+    free(t->base);
+    memset(t, 0, sizeof *t);
+}
+
+void kcs_tensor_poison(kcs_tensor *t)
+{
+    size_t total = t->len + 2 * (size_t)KCS_GUARD_ELEMS;
+    for (size_t i = 0; i < total; i++)
+        t->base[i] = t->sentinel;
+}
+
+bool kcs_tensor_guards_ok(const kcs_tensor *t)
+{
+    /* Compare bit patterns: a NaN written into a guard must count. */
+    for (size_t i = 0; i < KCS_GUARD_ELEMS; i++) {
+        if (memcmp(&t->base[i], &t->sentinel, sizeof(double)) != 0)
+            return false;
+        if (memcmp(&t->data[t->len + i], &t->sentinel, sizeof(double)) != 0)
+            return false;
+    }
+    return true;
+}
+
+size_t kcs_tensor_count_sentinel(const kcs_tensor *t)
+{
+    size_t c = 0;
+    for (size_t i = 0; i < t->len; i++)
+        c += t->data[i] == t->sentinel;
+    return c;
+}
+
+/* Exponent range for wide_range inputs: wide, yet products and sums of
+ * O(k) terms stay finite in the format. */
+static void wide_range_exponents(kcs_format fmt, int *lo, int *hi)
+{
+    const kcs_format_info *fi = kcs_format_get(fmt);
+    *hi = fi->emax / 4 < 20 ? fi->emax / 4 : 20;
+    *lo = fi->emin / 2 > -20 ? fi->emin / 2 : -20;
+}
+
+void kcs_fill(double *x, size_t len, kcs_dist d, kcs_format fmt, uint64_t seed, uint64_t stream_a,
+              uint64_t stream_b)
+{
+    kcs_rng r;
+    kcs_rng_init(&r, seed, stream_a, stream_b);
+    int elo = 0, ehi = 0;
+    if (d == KCS_DIST_WIDE_RANGE)
+        wide_range_exponents(fmt, &elo, &ehi);
+    double prev = 0.0;
+    for (size_t i = 0; i < len; i++) {
+        double v;
+        switch (d) {
+        case KCS_DIST_UNIFORM_PM1:
+            v = 2.0 * kcs_rng_uniform(&r) - 1.0;
+            break;
+        case KCS_DIST_WIDE_RANGE: {
+            double e = elo + (ehi - elo) * kcs_rng_uniform(&r);
+            double s = kcs_rng_u32(&r) & 1 ? -1.0 : 1.0;
+            v = s * exp2(e);
+            break;
+        }
+        case KCS_DIST_CANCELLATION:
+            /* pairs of large values of opposite sign plus a small normal
+             * part: sums cancel to a small fraction of sum |x|. */
+            if (i % 2 == 0) {
+                prev = 64.0 * (1.0 + kcs_rng_uniform(&r));
+                v = prev + kcs_rng_normal(&r);
+            } else {
+                v = -prev + kcs_rng_normal(&r);
+            }
+            break;
+        case KCS_DIST_NORMAL:
+        default:
+            v = kcs_rng_normal(&r);
+            break;
+        }
+        x[i] = kcs_format_round(fmt, v, KCS_ROUND_DEFAULT);
+    }
+}

@@ -1,0 +1,143 @@
+/* Tolerance evaluation and signature matching. */
+#include "verdict.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+static const char *const verdict_names[] = {
+    [KCS_VERDICT_WITHIN] = "within_tolerance", [KCS_VERDICT_VIOLATION] = "violation",
+    [KCS_VERDICT_UNDER] = "under_specified",   [KCS_VERDICT_ERROR] = "error",
+    [KCS_VERDICT_UNAVAILABLE] = "unavailable",
+};
+
+const char *kcs_verdict_name(kcs_verdict_kind v)
+{
+    return (v >= 0 && v <= KCS_VERDICT_UNAVAILABLE) ? verdict_names[v] : "?";
+}
+
+static kcs_expr_sym syms[KCS_SYM_COUNT] = {
+    [KCS_SYM_M] = {"m", KCS_EXPR_NUMBER},
+    [KCS_SYM_N] = {"n", KCS_EXPR_NUMBER},
+    [KCS_SYM_K] = {"k", KCS_EXPR_NUMBER},
+    [KCS_SYM_BATCH] = {"batch", KCS_EXPR_NUMBER},
+    [KCS_SYM_DTYPE_IN] = {"dtype_in", KCS_EXPR_FORMAT},
+    [KCS_SYM_DTYPE_ACC] = {"dtype_acc", KCS_EXPR_FORMAT},
+    [KCS_SYM_DTYPE_OUT] = {"dtype_out", KCS_EXPR_FORMAT},
+    [KCS_SYM_TAU] = {"tau", KCS_EXPR_NUMBER},
+    [KCS_SYM_ETA] = {"eta", KCS_EXPR_NUMBER},
+    [KCS_SYM_MAX_ABS] = {"max_abs", KCS_EXPR_NUMBER},
+    [KCS_SYM_MAX_REL] = {"max_rel", KCS_EXPR_NUMBER},
+    [KCS_SYM_MAX_ULP] = {"max_ulp", KCS_EXPR_NUMBER},
+    [KCS_SYM_MEAN_ULP] = {"mean_ulp", KCS_EXPR_NUMBER},
+    [KCS_SYM_BACKWARD_ERR] = {"backward_err", KCS_EXPR_NUMBER},
+    [KCS_SYM_MAX_SCALED] = {"max_scaled", KCS_EXPR_NUMBER},
+    [KCS_SYM_RMS_SCALED] = {"rms_scaled", KCS_EXPR_NUMBER},
+    [KCS_SYM_EFFECTIVE_ACC_BITS] = {"effective_acc_bits", KCS_EXPR_NUMBER},
+    [KCS_SYM_NAN_COUNT] = {"nan_count", KCS_EXPR_NUMBER},
+    [KCS_SYM_INF_COUNT] = {"inf_count", KCS_EXPR_NUMBER},
+    [KCS_SYM_SENTINEL_COUNT] = {"sentinel_count", KCS_EXPR_NUMBER},
+    [KCS_SYM_GUARD_OK] = {"guard_ok", KCS_EXPR_NUMBER},
+    [KCS_SYM_MISMATCH_NONFINITE] = {"mismatch_nonfinite", KCS_EXPR_NUMBER},
+};
+
+const kcs_expr_symtab *kcs_verdict_symtab(void)
+{
+    static kcs_expr_symtab tab;
+    if (!tab.syms) {
+        for (int f = 0; f < KCS_FMT_COUNT; f++)
+            syms[KCS_SYM_FMT_FIRST + f] =
+                (kcs_expr_sym){kcs_format_name((kcs_format)f), KCS_EXPR_FORMAT};
+        tab.syms = syms;
+        tab.n = KCS_SYM_COUNT;
+    }
+    return &tab;
+}
+
+void kcs_verdict_bind(const kcs_case *cs, const kcs_metrics *m, double tau, double eta,
+                      int guard_ok, double v[KCS_SYM_COUNT])
+{
+    memset(v, 0, sizeof(double) * KCS_SYM_COUNT);
+    v[KCS_SYM_M] = (double)cs->shape.m;
+    v[KCS_SYM_N] = (double)cs->shape.n;
+    v[KCS_SYM_K] = (double)cs->shape.k;
+    v[KCS_SYM_BATCH] = (double)(cs->shape.batch > 0 ? cs->shape.batch : 1);
+    v[KCS_SYM_DTYPE_IN] = (double)cs->dtype_in;
+    /* A bits:N accumulator has fp32's range: u()/bits() of it are taken as
+     * those of fp32 with N bits (the expression language sees formats
+     * only, so bind the nearest format and let metrics carry the rest). */
+    v[KCS_SYM_DTYPE_ACC] = (double)cs->acc.fmt;
+    v[KCS_SYM_DTYPE_OUT] = (double)cs->dtype_out;
+    v[KCS_SYM_TAU] = tau;
+    v[KCS_SYM_ETA] = eta;
+    if (m) {
+        v[KCS_SYM_MAX_ABS] = m->max_abs;
+        v[KCS_SYM_MAX_REL] = m->max_rel;
+        v[KCS_SYM_MAX_ULP] = m->max_ulp;
+        v[KCS_SYM_MEAN_ULP] = m->mean_ulp;
+        v[KCS_SYM_BACKWARD_ERR] = m->backward_err;
+        v[KCS_SYM_MAX_SCALED] = m->max_scaled;
+        v[KCS_SYM_RMS_SCALED] = m->rms_scaled;
+        v[KCS_SYM_EFFECTIVE_ACC_BITS] = m->effective_acc_bits;
+        v[KCS_SYM_NAN_COUNT] = (double)m->nan_count;
+        v[KCS_SYM_INF_COUNT] = (double)m->inf_count;
+        v[KCS_SYM_SENTINEL_COUNT] = (double)m->sentinel_count;
+        v[KCS_SYM_MISMATCH_NONFINITE] = (double)m->mismatch_nonfinite;
+    }
+    v[KCS_SYM_GUARD_OK] = guard_ok ? 1.0 : 0.0;
+    for (int f = 0; f < KCS_FMT_COUNT; f++)
+        v[KCS_SYM_FMT_FIRST + f] = (double)f;
+}
+
+double kcs_verdict_eta(const kcs_contract *c, const kcs_case *cs)
+{
+    double v[KCS_SYM_COUNT];
+    kcs_verdict_bind(cs, NULL, 0.0, 0.0, 1, v);
+    return kcs_expr_eval(c->eta, v);
+}
+
+/* The measured quantity the tolerance structure bounds. */
+static double measured(kcs_tol_structure s, const kcs_metrics *m)
+{
+    switch (s) {
+    case KCS_TOL_BACKWARD_ERROR: return m->backward_err;
+    case KCS_TOL_POINTWISE_RELATIVE: return m->max_rel;
+    case KCS_TOL_POINTWISE_ABSOLUTE: return m->max_abs;
+    case KCS_TOL_ULP: return m->max_ulp;
+    default: return m->backward_err;
+    }
+}
+
+void kcs_verdict_judge(const kcs_contract *c, const kcs_case *cs, const kcs_metrics *m,
+                       int guard_ok, kcs_verdict *out)
+{
+    kcs_verdict v = {0};
+    v.eta = kcs_verdict_eta(c, cs);
+    double q = measured(c->tol_structure, m);
+    if (v.eta > 0.0)
+        v.tau = q / v.eta;
+    else
+        v.tau = q > 0.0 ? INFINITY : 0.0;
+    if (isnan(v.tau))
+        v.tau = INFINITY;
+    int fails = v.tau > 1.0 || !guard_ok || m->sentinel_count > 0 || m->mismatch_nonfinite > 0;
+    if (!fails) {
+        v.kind = KCS_VERDICT_WITHIN;
+        *out = v;
+        return;
+    }
+    double vals[KCS_SYM_COUNT];
+    kcs_verdict_bind(cs, m, v.tau, v.eta, guard_ok, vals);
+    size_t used = 0;
+    for (int i = 0; i < c->n_sigs; i++) {
+        if (kcs_expr_eval(c->sigs[i].when, vals) != 0.0) {
+            int w = snprintf(v.signature + used, sizeof v.signature - used, "%s%s",
+                             used ? "," : "", c->sigs[i].name);
+            if (w > 0)
+                used += (size_t)w < sizeof v.signature - used ? (size_t)w
+                                                               : sizeof v.signature - used - 1;
+        }
+    }
+    v.kind = used ? KCS_VERDICT_VIOLATION : KCS_VERDICT_UNDER;
+    *out = v;
+}

@@ -1,0 +1,653 @@
+/* Strict YAML reading on libfyaml 0.7.x (see yamlx.h).
+ *
+ * Positions: libfyaml 0.7.12 has no public fy_node_get_start_mark(), so a
+ * node's position is the start mark of its scalar token; a collection takes
+ * the position of its first scalar descendant; a node without any token (an
+ * empty value "k:", an empty "{}") takes the position of the key it is the
+ * value of, walking up until something has a position (else 1:1).
+ *
+ * Strictness: one document per file, the root is a mapping, duplicate keys
+ * are syntax errors (libfyaml), anchors/aliases are rejected (they would let
+ * a small file expand into a huge one and make positions ambiguous). */
+#include "yamlx.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define KCS_YAML_MAX_BYTES (16u << 20) /* refuse files larger than 16 MiB */
+#define KCS_YAML_MAX_WALK 256          /* nesting checked by the alias walk */
+
+/* ---- positions ---------------------------------------------------------- */
+
+static bool node_mark(struct fy_node *n, int *line_p, int *col_p)
+{
+    struct fy_token *t = fy_node_get_scalar_token(n);
+    const struct fy_mark *m = t ? fy_token_start_mark(t) : NULL;
+    if (!m)
+        return false;
+    *line_p = m->line + 1;
+    *col_p = m->column + 1;
+    return true;
+}
+
+/* First token at or below n (document order), iteratively bounded. */
+static bool down_mark(struct fy_node *n, int *line_p, int *col_p, int depth)
+{
+    if (!n || depth > KCS_YAML_MAX_WALK)
+        return false;
+    switch (fy_node_get_type(n)) {
+    case FYNT_SCALAR:
+        return node_mark(n, line_p, col_p);
+    case FYNT_SEQUENCE: {
+        void *it = NULL;
+        struct fy_node *c;
+        while ((c = fy_node_sequence_iterate(n, &it)))
+            if (down_mark(c, line_p, col_p, depth + 1))
+                return true;
+        return false;
+    }
+    case FYNT_MAPPING: {
+        void *it = NULL;
+        struct fy_node_pair *p;
+        while ((p = fy_node_mapping_iterate(n, &it))) {
+            if (down_mark(fy_node_pair_key(p), line_p, col_p, depth + 1) ||
+                down_mark(fy_node_pair_value(p), line_p, col_p, depth + 1))
+                return true;
+        }
+        return false;
+    }
+    }
+    return false;
+}
+
+void kcs_yaml_pos(struct fy_node *n, int *line_p, int *col_p)
+{
+    int line = 1, col = 1;
+    for (struct fy_node *cur = n; cur; cur = fy_node_get_parent(cur)) {
+        if (down_mark(cur, &line, &col, 0))
+            break;
+        struct fy_node *p = fy_node_get_parent(cur);
+        if (p && fy_node_get_type(p) == FYNT_MAPPING) {
+            void *it = NULL;
+            struct fy_node_pair *pr;
+            bool found = false;
+            while ((pr = fy_node_mapping_iterate(p, &it))) {
+                if (fy_node_pair_value(pr) == cur) {
+                    found = node_mark(fy_node_pair_key(pr), &line, &col);
+                    break;
+                }
+            }
+            if (found)
+                break;
+        }
+    }
+    *line_p = line;
+    *col_p = col;
+}
+
+/* ---- errors ------------------------------------------------------------- */
+
+static void add_error_v(kcs_yctx *y, int line, int col, const char *field, const char *fmt,
+                        va_list ap)
+{
+    char msg[200];
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    int slot = y->n_errors;
+    if (slot >= KCS_YAML_MAX_ERRORS) {
+        /* Keep the count honest: the last slot says that more were dropped. */
+        snprintf(y->errors[KCS_YAML_MAX_ERRORS - 1], sizeof y->errors[0],
+                 "%s: too many errors, further errors omitted", y->path ? y->path : "<input>");
+        return;
+    }
+    const char *path = y->path ? y->path : "<input>";
+    if (field && *field)
+        snprintf(y->errors[slot], sizeof y->errors[0], "%s:%d:%d: %s: %s", path, line, col, field,
+                 msg);
+    else
+        snprintf(y->errors[slot], sizeof y->errors[0], "%s:%d:%d: %s", path, line, col, msg);
+    y->n_errors++;
+}
+
+static void add_error(kcs_yctx *y, int line, int col, const char *field, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+static void add_error(kcs_yctx *y, int line, int col, const char *field, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    add_error_v(y, line, col, field, fmt, ap);
+    va_end(ap);
+}
+
+void kcs_yaml_error(kcs_yctx *y, struct fy_node *node, const char *field, const char *fmt, ...)
+{
+    int line = 1, col = 1;
+    if (!node && y->doc)
+        node = fy_document_root(y->doc);
+    if (node)
+        kcs_yaml_pos(node, &line, &col);
+    va_list ap;
+    va_start(ap, fmt);
+    add_error_v(y, line, col, field, fmt, ap);
+    va_end(ap);
+}
+
+/* line * 2^20 + col of a recorded "path:line:col: ..." message; messages
+ * without a position sort last. */
+static long error_key(const kcs_yctx *y, const char *msg)
+{
+    const char *path = y->path ? y->path : "<input>";
+    size_t pl = strlen(path);
+    if (strncmp(msg, path, pl) || msg[pl] != ':')
+        return LONG_MAX;
+    char *end;
+    long line = strtol(msg + pl + 1, &end, 10);
+    if (*end != ':' || line < 1)
+        return LONG_MAX;
+    long col = strtol(end + 1, &end, 10);
+    if (*end != ':' || col < 1)
+        return LONG_MAX;
+    return line * (1L << 20) + (col < (1L << 20) ? col : (1L << 20) - 1);
+}
+
+int kcs_yaml_finish(kcs_yctx *y, kcs_error *err)
+{
+    if (y->n_errors == 0)
+        return 0;
+    /* Document order (stable insertion sort; at most 16 entries). */
+    for (int i = 1; i < y->n_errors; i++) {
+        char tmp[sizeof y->errors[0]];
+        long key = error_key(y, y->errors[i]);
+        int j = i;
+        while (j > 0 && error_key(y, y->errors[j - 1]) > key)
+            j--;
+        if (j == i)
+            continue;
+        memcpy(tmp, y->errors[i], sizeof tmp);
+        memmove(y->errors[j + 1], y->errors[j], (size_t)(i - j) * sizeof y->errors[0]);
+        memcpy(y->errors[j], tmp, sizeof tmp);
+    }
+    char buf[KCS_ERRMSG_MAX];
+    size_t used = 0;
+    buf[0] = '\0';
+    int shown = 0;
+    for (int i = 0; i < y->n_errors; i++) {
+        size_t len = strlen(y->errors[i]);
+        size_t need = len + (i ? 1 : 0);
+        if (used + need + 32 >= sizeof buf)
+            break;
+        if (i)
+            buf[used++] = '\n';
+        memcpy(buf + used, y->errors[i], len + 1);
+        used += len;
+        shown++;
+    }
+    if (shown < y->n_errors)
+        snprintf(buf + used, sizeof buf - used, "%s(%d more errors)", shown ? "\n" : "",
+                 y->n_errors - shown);
+    return kcs_fail(err, KCS_E_INVAL, "%s", buf);
+}
+
+/* ---- opening ------------------------------------------------------------ */
+
+/* Count the documents of the stream (stops at 2); *line_p is the line of
+ * the second one. Syntax errors are left to the document builder, which
+ * reports them with positions. */
+static int count_documents(const char *text, size_t len, int *line_p)
+{
+    struct fy_diag_cfg dcfg;
+    fy_diag_cfg_default(&dcfg);
+    dcfg.fp = NULL;
+    dcfg.level = FYET_ERROR;
+    struct fy_diag *diag = fy_diag_create(&dcfg);
+    if (!diag)
+        return -1;
+    fy_diag_set_collect_errors(diag, true);
+    struct fy_parse_cfg cfg = {.flags = FYPCF_QUIET | FYPCF_JSON_NONE, .diag = diag};
+    struct fy_parser *fyp = fy_parser_create(&cfg);
+    int docs = 0;
+    if (fyp && fy_parser_set_string(fyp, text, len) == 0) {
+        struct fy_event *ev;
+        while (docs < 2 && (ev = fy_parser_parse(fyp))) {
+            if (ev->type == FYET_DOCUMENT_START) {
+                const struct fy_mark *m = fy_event_start_mark(ev);
+                if (++docs == 2 && m)
+                    *line_p = m->line + 1;
+            }
+            fy_parser_event_free(fyp, ev);
+        }
+    }
+    if (fyp)
+        fy_parser_destroy(fyp);
+    fy_diag_destroy(diag);
+    return docs;
+}
+
+/* Reject aliases anywhere in the tree; bounded recursion. */
+static bool find_alias(kcs_yctx *y, struct fy_node *n, int depth)
+{
+    if (!n)
+        return false;
+    if (depth > KCS_YAML_MAX_WALK) {
+        kcs_yaml_error(y, n, NULL, "nesting deeper than %d levels", KCS_YAML_MAX_WALK);
+        return true;
+    }
+    if (fy_node_is_alias(n)) {
+        kcs_yaml_error(y, n, NULL, "anchors and aliases are not supported (*%s)",
+                       fy_node_get_scalar0(n) ? fy_node_get_scalar0(n) : "?");
+        return true;
+    }
+    void *it = NULL;
+    if (fy_node_get_type(n) == FYNT_SEQUENCE) {
+        struct fy_node *c;
+        while ((c = fy_node_sequence_iterate(n, &it)))
+            if (find_alias(y, c, depth + 1))
+                return true;
+    } else if (fy_node_get_type(n) == FYNT_MAPPING) {
+        struct fy_node_pair *p;
+        while ((p = fy_node_mapping_iterate(n, &it)))
+            if (find_alias(y, fy_node_pair_key(p), depth + 1) ||
+                find_alias(y, fy_node_pair_value(p), depth + 1))
+                return true;
+    }
+    return false;
+}
+
+/* Parse y->text (already set, owned) into y->doc. */
+static int parse_text(kcs_yctx *y, kcs_error *err)
+{
+    size_t len = strlen(y->text);
+    struct fy_diag_cfg dcfg;
+    fy_diag_cfg_default(&dcfg);
+    dcfg.fp = NULL;
+    dcfg.level = FYET_ERROR;
+    struct fy_diag *diag = fy_diag_create(&dcfg);
+    if (!diag)
+        return kcs_fail(err, KCS_E_NOMEM, "%s: cannot create YAML diagnostics", y->path);
+    fy_diag_set_collect_errors(diag, true);
+    struct fy_parse_cfg cfg = {.flags = FYPCF_QUIET | FYPCF_JSON_NONE, .diag = diag};
+    y->doc = fy_document_build_from_string(&cfg, y->text, len);
+    if (!y->doc || fy_diag_got_error(diag)) {
+        void *it = NULL;
+        struct fy_diag_error *e;
+        while ((e = fy_diag_errors_iterate(diag, &it)))
+            if (e->type >= FYET_ERROR)
+                add_error(y, e->line > 0 ? e->line : 1, e->column > 0 ? e->column : 1, NULL,
+                          "YAML syntax error: %s", e->msg ? e->msg : "?");
+        if (y->doc) {
+            fy_document_destroy(y->doc);
+            y->doc = NULL;
+        }
+        fy_diag_destroy(diag);
+        if (y->n_errors == 0) {
+            /* No document and no error: the stream is empty. */
+            add_error(y, 1, 1, NULL, "empty document (expected a mapping)");
+        }
+        return kcs_yaml_finish(y, err);
+    }
+    fy_diag_destroy(diag);
+
+    struct fy_node *root = fy_document_root(y->doc);
+    if (!root || (fy_node_get_type(root) == FYNT_SCALAR && !fy_node_get_scalar_token(root))) {
+        add_error(y, 1, 1, NULL, "empty document (expected a mapping)");
+        return kcs_yaml_finish(y, err);
+    }
+    if (fy_node_get_type(root) != FYNT_MAPPING) {
+        kcs_yaml_error(y, root, NULL, "the document root must be a mapping");
+        return kcs_yaml_finish(y, err);
+    }
+    int line2 = 1;
+    if (count_documents(y->text, len, &line2) > 1) {
+        add_error(y, line2, 1, NULL, "only one YAML document per file is allowed");
+        return kcs_yaml_finish(y, err);
+    }
+    if (find_alias(y, root, 0))
+        return kcs_yaml_finish(y, err);
+    return 0;
+}
+
+/* On failure the context is released; closing it again is harmless. */
+static int open_common(kcs_yctx *y, kcs_error *err)
+{
+    int rc = parse_text(y, err);
+    if (rc)
+        kcs_yaml_close(y);
+    return rc;
+}
+
+int kcs_yaml_open_string(kcs_yctx *y, const char *path, const char *text, kcs_error *err)
+{
+    memset(y, 0, sizeof *y);
+    if (!path)
+        path = "<string>";
+    char *p = strdup(path);
+    char *t = text ? strdup(text) : NULL;
+    if (!p || (text && !t)) {
+        free(p);
+        free(t);
+        return kcs_fail(err, KCS_E_NOMEM, "%s: out of memory", path);
+    }
+    if (!t) {
+        free(p);
+        return kcs_fail(err, KCS_E_INVAL, "%s: no text", path);
+    }
+    y->path = p;
+    y->text = t;
+    return open_common(y, err);
+}
+
+int kcs_yaml_open(kcs_yctx *y, const char *path, kcs_error *err)
+{
+    memset(y, 0, sizeof *y);
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return kcs_fail(err, KCS_E_IO, "%s: cannot open: %s", path, strerror(errno));
+    char *buf = NULL;
+    size_t len = 0, cap = 0;
+    int rc = 0;
+    for (;;) {
+        if (cap - len < 4096) {
+            size_t ncap = cap ? cap * 2 : 8192;
+            if (ncap > KCS_YAML_MAX_BYTES + 4096u) {
+                rc = kcs_fail(err, KCS_E_INVAL, "%s: file larger than %u bytes", path,
+                              KCS_YAML_MAX_BYTES);
+                goto out_free;
+            }
+            char *nb = realloc(buf, ncap);
+            if (!nb) {
+                rc = kcs_fail(err, KCS_E_NOMEM, "%s: out of memory", path);
+                goto out_free;
+            }
+            buf = nb;
+            cap = ncap;
+        }
+        size_t got = fread(buf + len, 1, cap - len - 1, f);
+        len += got;
+        if (got == 0)
+            break;
+    }
+    if (ferror(f)) {
+        rc = kcs_fail(err, KCS_E_IO, "%s: read error", path);
+        goto out_free;
+    }
+    buf[len] = '\0';
+    if (memchr(buf, '\0', len)) {
+        rc = kcs_fail(err, KCS_E_INVAL, "%s: file contains NUL bytes", path);
+        goto out_free;
+    }
+    fclose(f);
+    char *p = strdup(path);
+    if (!p) {
+        free(buf);
+        return kcs_fail(err, KCS_E_NOMEM, "%s: out of memory", path);
+    }
+    y->path = p;
+    y->text = buf;
+    return open_common(y, err);
+out_free:
+    free(buf);
+    fclose(f);
+    return rc;
+}
+
+void kcs_yaml_close(kcs_yctx *y)
+{
+    if (!y)
+        return;
+    if (y->doc)
+        fy_document_destroy(y->doc);
+    free(y->text);
+    free((char *)y->path);
+    memset(y, 0, sizeof *y);
+}
+
+struct fy_node *kcs_yaml_root(kcs_yctx *y)
+{
+    return y->doc ? fy_document_root(y->doc) : NULL;
+}
+
+/* ---- mappings ----------------------------------------------------------- */
+
+static void join_field(char *buf, size_t len, const char *field, const char *key)
+{
+    if (field && *field)
+        snprintf(buf, len, "%s.%s", field, key);
+    else
+        snprintf(buf, len, "%s", key);
+}
+
+void kcs_yaml_check_keys(kcs_yctx *y, struct fy_node *map, const char *field,
+                         const char *const *allowed)
+{
+    if (!map)
+        return;
+    if (fy_node_get_type(map) != FYNT_MAPPING) {
+        kcs_yaml_error(y, map, field, "expected a mapping");
+        return;
+    }
+    void *it = NULL;
+    struct fy_node_pair *p;
+    while ((p = fy_node_mapping_iterate(map, &it))) {
+        struct fy_node *k = fy_node_pair_key(p);
+        const char *ks = (k && fy_node_get_type(k) == FYNT_SCALAR) ? fy_node_get_scalar0(k) : NULL;
+        if (!ks) {
+            kcs_yaml_error(y, k ? k : map, field, "keys must be plain strings");
+            continue;
+        }
+        bool ok = false;
+        for (const char *const *a = allowed; a && *a; a++)
+            if (strcmp(*a, ks) == 0) {
+                ok = true;
+                break;
+            }
+        if (ok)
+            continue;
+        char set[160];
+        size_t used = 0;
+        set[0] = '\0';
+        for (const char *const *a = allowed; a && *a && used < sizeof set - 8; a++) {
+            int w = snprintf(set + used, sizeof set - used, "%s%s", a == allowed ? "" : ", ", *a);
+            if (w < 0 || (size_t)w >= sizeof set - used) {
+                snprintf(set + (sizeof set - 5), 5, "...");
+                break;
+            }
+            used += (size_t)w;
+        }
+        char f[128];
+        join_field(f, sizeof f, field, ks);
+        kcs_yaml_error(y, k, f, "unknown key (allowed: %s)", set);
+    }
+}
+
+struct fy_node *kcs_yaml_get(kcs_yctx *y, struct fy_node *map, const char *key, bool required,
+                             const char *field)
+{
+    if (!map)
+        return NULL;
+    char f[128];
+    join_field(f, sizeof f, field, key);
+    if (fy_node_get_type(map) != FYNT_MAPPING) {
+        if (required)
+            kcs_yaml_error(y, map, field, "expected a mapping");
+        return NULL;
+    }
+    struct fy_node_pair *p = fy_node_mapping_lookup_pair_by_string(map, key, FY_NT);
+    if (!p) {
+        if (required)
+            kcs_yaml_error(y, map, f, "missing required key");
+        return NULL;
+    }
+    return fy_node_pair_value(p);
+}
+
+/* ---- scalars ------------------------------------------------------------ */
+
+static const char *type_word(struct fy_node *n)
+{
+    switch (fy_node_get_type(n)) {
+    case FYNT_SEQUENCE: return "a sequence";
+    case FYNT_MAPPING: return "a mapping";
+    default: return "a scalar";
+    }
+}
+
+static bool is_null_plain(struct fy_node *n, const char *s)
+{
+    if (fy_node_get_style(n) != FYNS_PLAIN)
+        return false;
+    return !s || !*s || !strcmp(s, "~") || !strcmp(s, "null") || !strcmp(s, "Null") ||
+           !strcmp(s, "NULL");
+}
+
+/* The text of a scalar node, or NULL after recording why not. */
+static const char *scalar_text(kcs_yctx *y, struct fy_node *n, const char *field, const char *want,
+                               bool plain_only)
+{
+    if (fy_node_get_type(n) != FYNT_SCALAR) {
+        kcs_yaml_error(y, n, field, "expected %s, got %s", want, type_word(n));
+        return NULL;
+    }
+    size_t len = 0;
+    const char *s = fy_node_get_scalar(n, &len);
+    if (is_null_plain(n, s)) {
+        kcs_yaml_error(y, n, field, "expected %s, got an empty value", want);
+        return NULL;
+    }
+    if (!s || memchr(s, '\0', len)) {
+        kcs_yaml_error(y, n, field, "expected %s", want);
+        return NULL;
+    }
+    if (plain_only && fy_node_get_style(n) != FYNS_PLAIN) {
+        kcs_yaml_error(y, n, field, "expected %s, got a quoted string", want);
+        return NULL;
+    }
+    return fy_node_get_scalar0(n);
+}
+
+bool kcs_yaml_str(kcs_yctx *y, struct fy_node *n, const char *field, char *buf, size_t len)
+{
+    if (!n)
+        return false;
+    const char *s = scalar_text(y, n, field, "a string", false);
+    if (!s)
+        return false;
+    if (strlen(s) >= len) {
+        kcs_yaml_error(y, n, field, "string longer than %zu characters", len ? len - 1 : 0);
+        return false;
+    }
+    memcpy(buf, s, strlen(s) + 1);
+    return true;
+}
+
+char *kcs_yaml_strdup(kcs_yctx *y, struct fy_node *n, const char *field)
+{
+    if (!n)
+        return NULL;
+    const char *s = scalar_text(y, n, field, "a string", false);
+    if (!s)
+        return NULL;
+    char *d = strdup(s);
+    if (!d)
+        kcs_yaml_error(y, n, field, "out of memory");
+    return d;
+}
+
+bool kcs_yaml_int(kcs_yctx *y, struct fy_node *n, const char *field, int64_t lo, int64_t hi,
+                  int64_t *v_p)
+{
+    if (!n)
+        return false;
+    const char *s = scalar_text(y, n, field, "an integer", true);
+    if (!s)
+        return false;
+    const char *d = s + ((*s == '-' || *s == '+') ? 1 : 0);
+    if (!*d || strspn(d, "0123456789") != strlen(d)) {
+        kcs_yaml_error(y, n, field, "expected an integer, got '%.40s'", s);
+        return false;
+    }
+    errno = 0;
+    char *end = NULL;
+    long long v = strtoll(s, &end, 10);
+    if (errno == ERANGE || v < lo || v > hi) {
+        kcs_yaml_error(y, n, field, "%.40s is out of range [%" PRId64 ", %" PRId64 "]", s, lo, hi);
+        return false;
+    }
+    *v_p = (int64_t)v;
+    return true;
+}
+
+bool kcs_yaml_num(kcs_yctx *y, struct fy_node *n, const char *field, double *v_p)
+{
+    if (!n)
+        return false;
+    const char *s = scalar_text(y, n, field, "a number", true);
+    if (!s)
+        return false;
+    /* YAML 1.2 core schema: decimal/scientific numbers and .inf/.nan. */
+    static const struct { const char *t; double v; } special[] = {
+        {".inf", INFINITY}, {".Inf", INFINITY}, {".INF", INFINITY}, {"+.inf", INFINITY},
+        {"+.Inf", INFINITY}, {"+.INF", INFINITY}, {"-.inf", -INFINITY}, {"-.Inf", -INFINITY},
+        {"-.INF", -INFINITY}, {".nan", NAN}, {".NaN", NAN}, {".NAN", NAN},
+    };
+    for (size_t i = 0; i < sizeof special / sizeof special[0]; i++)
+        if (!strcmp(s, special[i].t)) {
+            *v_p = special[i].v;
+            return true;
+        }
+    /* strtod also takes hex floats, "inf" and "nan": demand the plain
+     * decimal shape [+-]digits[.digits][(e|E)[+-]digits]. */
+    const char *c = s + ((*s == '-' || *s == '+') ? 1 : 0);
+    size_t int_digits = strspn(c, "0123456789");
+    c += int_digits;
+    size_t frac_digits = 0;
+    if (*c == '.') {
+        c++;
+        frac_digits = strspn(c, "0123456789");
+        c += frac_digits;
+    }
+    bool ok = int_digits + frac_digits > 0;
+    if (ok && (*c == 'e' || *c == 'E')) {
+        c++;
+        if (*c == '+' || *c == '-')
+            c++;
+        size_t exp_digits = strspn(c, "0123456789");
+        ok = exp_digits > 0;
+        c += exp_digits;
+    }
+    if (!ok || *c) {
+        kcs_yaml_error(y, n, field, "expected a number, got '%.40s'", s);
+        return false;
+    }
+    errno = 0;
+    double v = strtod(s, NULL);
+    if (errno == ERANGE && isinf(v)) {
+        kcs_yaml_error(y, n, field, "%.40s is out of the range of a double", s);
+        return false;
+    }
+    *v_p = v;
+    return true;
+}
+
+bool kcs_yaml_bool(kcs_yctx *y, struct fy_node *n, const char *field, bool *v_p)
+{
+    if (!n)
+        return false;
+    const char *s = scalar_text(y, n, field, "a boolean (true or false)", true);
+    if (!s)
+        return false;
+    if (!strcmp(s, "true") || !strcmp(s, "True") || !strcmp(s, "TRUE")) {
+        *v_p = true;
+        return true;
+    }
+    if (!strcmp(s, "false") || !strcmp(s, "False") || !strcmp(s, "FALSE")) {
+        *v_p = false;
+        return true;
+    }
+    kcs_yaml_error(y, n, field, "expected a boolean (true or false), got '%.40s'", s);
+    return false;
+}

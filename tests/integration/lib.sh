@@ -1,0 +1,8 @@
+# Shared helpers of the end-to-end scripts (sourced, not a test itself).
+set -euo pipefail
+: "${KCS:?}" "${KCS_SRC:?}" "${MPIEXEC:=mpiexec}" "${PYTHON:=/usr/bin/python3}"
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+T=$(mktemp -d /tmp/kcs-e2e.XXXXXX)
+trap 'rm -rf "$T"' EXIT
+mpirun4() { "$MPIEXEC" -n 4 --allow-run-as-root --oversubscribe "$@"; }
+fail() { echo "FAIL: $*" >&2; exit 1; }

@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# Bad input: a clear error naming the file and field, exit status 2, and no
+# output file (nor a partial one) left behind.
+source "$(dirname "$0")/lib.sh"
+mkdir -p "$T/s"
+cp "$KCS_SRC/tests/studies/small.yaml" "$T/s/good.yaml"
+sed -i "s|../../contracts/|$KCS_SRC/contracts/|" "$T/s/good.yaml"
+
+expect_bad() { # name pattern file
+  local name=$1 pattern=$2 file=$3
+  set +e
+  mpirun4 "$KCS" run "$file" -o "$T/$name.h5" -q 2> "$T/$name.err"; local rc=$?
+  set -e
+  [ "$rc" -eq 2 ] || fail "$name: exit $rc, expected 2; stderr: $(cat "$T/$name.err")"
+  grep -qE "$pattern" "$T/$name.err" || fail "$name: stderr lacks /$pattern/: $(cat "$T/$name.err")"
+  [ ! -e "$T/$name.h5" ] && [ ! -e "$T/$name.h5.partial" ] || fail "$name: output left behind"
+  # One message, printed once (by rank 0), not once per rank.
+  local n; n=$(grep -cE "$pattern" "$T/$name.err")
+  [ "$n" -eq 1 ] || fail "$name: message printed $n times"
+}
+
+# YAML syntax error
+printf 'name: x\nseed: [1, 2\nplacement: auto\n' > "$T/s/syntax.yaml"
+expect_bad syntax "syntax.yaml:[0-9]+:[0-9]+" "$T/s/syntax.yaml"
+
+# unknown backend
+sed 's/backend: cpu, variant: native/backend: tpu, variant: native/' "$T/s/good.yaml" > "$T/s/backend.yaml"
+expect_bad backend "backend.yaml:[0-9]+:[0-9]+: placement\[0\].*unknown backend 'tpu'" "$T/s/backend.yaml"
+
+# unknown field
+sed 's/^seed: 7/seed: 7\nsede: 8/' "$T/s/good.yaml" > "$T/s/field.yaml"
+expect_bad field "field.yaml:[0-9]+:[0-9]+: .*sede.*unknown" "$T/s/field.yaml"
+
+# wrong type
+sed 's/trials: 2/trials: two/' "$T/s/good.yaml" > "$T/s/type.yaml"
+expect_bad type "type.yaml:[0-9]+:[0-9]+: cases\[0\]\.trials" "$T/s/type.yaml"
+
+# missing study file
+expect_bad missing "nope.yaml" "$T/s/nope.yaml"
+
+# missing contract file
+sed "s|$KCS_SRC/contracts/C-PRC-01.yaml|$T/none/C-PRC-01.yaml|" "$T/s/good.yaml" > "$T/s/contract.yaml"
+expect_bad contract "contract.yaml:[0-9]+:[0-9]+: contracts\[0\].*none/C-PRC-01.yaml" "$T/s/contract.yaml"
+
+# the flags themselves
+set +e
+"$KCS" run 2> "$T/flags.err"; rc=$?
+set -e
+[ "$rc" -eq 2 ] || fail "kcs run without arguments exited $rc"
+echo "bad_input: ok"

@@ -1,0 +1,130 @@
+/* The CPU backend's accumulator model and reduction schedules. */
+#include <CUnit/Basic.h>
+#include <math.h>
+#include <mpfr.h>
+
+#include "cpu/cpu.h"
+#include "rng.h"
+
+static const kcs_acc ACC32 = {KCS_FMT_FP32, 0}, ACC64 = {KCS_FMT_FP64, 0},
+                     ACC16 = {KCS_FMT_FP16, 0}, ACCBF = {KCS_FMT_BF16, 0};
+
+/* Sequential fp32 accumulation of exact products == a C loop of fmaf. */
+static void test_seq_fp32_is_fmaf(void)
+{
+    kcs_rng r;
+    kcs_rng_init(&r, 5, 6, 7);
+    enum { K = 3000 };
+    static double a[K], b[K], t[K];
+    for (int trial = 0; trial < 20; trial++) {
+        float ref = 0.0f;
+        for (int i = 0; i < K; i++) {
+            a[i] = (double)(float)kcs_rng_normal(&r);
+            b[i] = (double)(float)kcs_rng_normal(&r);
+            t[i] = a[i] * b[i];
+            ref = fmaf((float)a[i], (float)b[i], ref);
+        }
+        kcs_schedule s = {KCS_SCHED_SEQUENTIAL, 0};
+        double got = kcs_cpu_sum(t, K, &s, &ACC32, 0, NULL);
+        CU_ASSERT_EQUAL(got, (double)ref);
+    }
+}
+
+/* kcs_acc_add is one correct rounding of the exact sum (MPFR reference). */
+static void test_acc_add_correctly_rounded(void)
+{
+    kcs_rng r;
+    kcs_rng_init(&r, 11, 12, 13);
+    mpfr_t x, y;
+    mpfr_inits2(400, x, y, (mpfr_ptr)0);
+    int bad = 0;
+    const kcs_acc *accs[] = {&ACC32, &ACC16, &ACCBF};
+    const int prec[] = {24, 11, 8};
+    for (int i = 0; i < 200000; i++) {
+        int which = i % 3;
+        /* operands with different exponents and full 53-bit significands */
+        double u = kcs_rng_normal(&r) * ldexp(1.0, (int)(kcs_rng_u32(&r) % 20) - 10);
+        double v = kcs_rng_normal(&r) * ldexp(1.0, (int)(kcs_rng_u32(&r) % 20) - 10);
+        u = kcs_acc_round(accs[which], u); /* the running sum is in the accumulator */
+        double got = kcs_acc_add(accs[which], u, v);
+        mpfr_set_d(x, u, MPFR_RNDN);
+        mpfr_add_d(x, x, v, MPFR_RNDN); /* exact at 400 bits */
+        mpfr_set_prec(y, prec[which]);
+        mpfr_set(y, x, MPFR_RNDN);
+        double want = mpfr_get_d(y, MPFR_RNDN);
+        /* MPFR at precision p has no subnormals: compare fp16 only where the
+         * sum is normal (the subnormal grid is checked by hand below). */
+        if (which == 1 && fabs(want) < 0x1p-14)
+            continue;
+        bad += got != want;
+    }
+    mpfr_clears(x, y, (mpfr_ptr)0);
+    CU_ASSERT_EQUAL(bad, 0);
+}
+
+/* Hand-derived: fp16 spacing at 2048 is 2, so 2048 + 1 is a tie that rounds
+ * to even (2048). Order decides what survives. */
+static void test_schedules_fp16_hand_derived(void)
+{
+    double t[5] = {2048, 1, 1, 1, 1};
+    kcs_schedule seq = {KCS_SCHED_SEQUENTIAL, 0}, pw = {KCS_SCHED_PAIRWISE, 0},
+                 bl = {KCS_SCHED_BLOCKED, 2}, sk = {KCS_SCHED_SPLITK, 2};
+    double scratch[5];
+    /* sequential: every +1 is a tie back to 2048 */
+    CU_ASSERT_EQUAL(kcs_cpu_sum(t, 5, &seq, &ACC16, 0, scratch), 2048.0);
+    /* pairwise: (2048+1) + (1+(1+1)) = 2048 + 3 = 2051 -> tie -> 2052 (even) */
+    CU_ASSERT_EQUAL(kcs_cpu_sum(t, 5, &pw, &ACC16, 0, scratch), 2052.0);
+    /* blocked:2: [2048,1]=2048, [1,1]=2, [1]=1 -> 2048+2=2050, 2050+1=2051 -> 2052 */
+    CU_ASSERT_EQUAL(kcs_cpu_sum(t, 5, &bl, &ACC16, 0, scratch), 2052.0);
+    /* splitk:2: chunks of 3: [2048,1,1]=2048, [1,1]=2 -> 2050 */
+    CU_ASSERT_EQUAL(kcs_cpu_sum(t, 5, &sk, &ACC16, 0, scratch), 2050.0);
+    /* fp64 accumulator: exact */
+    CU_ASSERT_EQUAL(kcs_cpu_sum(t, 5, &seq, &ACC64, 0, scratch), 2052.0);
+}
+
+static void test_atomic_seeded(void)
+{
+    enum { K = 64 };
+    double t[K], scratch[K];
+    for (int i = 0; i < K; i++)
+        t[i] = (i % 2 ? 1.0 : 1024.0) * (1.0 + i / 128.0);
+    kcs_schedule at = {KCS_SCHED_ATOMIC, 0};
+    double first = kcs_cpu_sum(t, K, &at, &ACC16, 99, scratch);
+    CU_ASSERT_EQUAL(kcs_cpu_sum(t, K, &at, &ACC16, 99, scratch), first);
+    int differs = 0;
+    for (uint64_t seed = 0; seed < 32; seed++)
+        differs += kcs_cpu_sum(t, K, &at, &ACC16, seed, scratch) != first;
+    CU_ASSERT(differs > 0);
+    /* with an exact accumulator the order cannot matter */
+    double a = kcs_cpu_sum(t, K, &at, &ACC64, 1, scratch);
+    CU_ASSERT_EQUAL(kcs_cpu_sum(t, K, &at, &ACC64, 2, scratch), a);
+}
+
+static void test_bits_accumulator(void)
+{
+    kcs_acc b8 = {KCS_FMT_FP32, 8};
+    /* 8 bits: spacing at 256 is 2; 256 + 1 ties to 256 (even) */
+    CU_ASSERT_EQUAL(kcs_acc_add(&b8, 256.0, 1.0), 256.0);
+    CU_ASSERT_EQUAL(kcs_acc_add(&b8, 256.0, 1.5), 258.0);
+    CU_ASSERT_EQUAL(kcs_acc_add(&ACCBF, 256.0, 1.5), 258.0);
+    /* fp16 subnormals have a fixed quantum 2^-24: 2^-14 - 1.25*2^-24 is
+     * 2^-14 - 2^-24 after one rounding (not a 11-bit rounding of it) */
+    CU_ASSERT_EQUAL(kcs_acc_add(&ACC16, 0x1p-14, -1.25 * 0x1p-24), 0x1p-14 - 0x1p-24);
+    CU_ASSERT_EQUAL(kcs_acc_add(&ACC16, 0x1p-24, 0.4 * 0x1p-24), 0x1p-24);
+}
+
+int main(void)
+{
+    CU_initialize_registry();
+    CU_pSuite s = CU_add_suite("cpu accumulation", NULL, NULL);
+    CU_add_test(s, "sequential fp32 == fmaf loop", test_seq_fp32_is_fmaf);
+    CU_add_test(s, "acc_add correctly rounded (MPFR)", test_acc_add_correctly_rounded);
+    CU_add_test(s, "schedules in fp16, hand-derived", test_schedules_fp16_hand_derived);
+    CU_add_test(s, "atomic: seeded order", test_atomic_seeded);
+    CU_add_test(s, "bits:N accumulator", test_bits_accumulator);
+    CU_basic_set_mode(CU_BRM_VERBOSE);
+    CU_basic_run_tests();
+    unsigned f = CU_get_number_of_failures();
+    CU_cleanup_registry();
+    return f != 0;
+}
