@@ -99,13 +99,20 @@ static int check_same(MPI_Comm comm, const char *path, const kcs_store_meta *m, 
     int64_t text_len = 0;
     for (int i = 0; i < m->study->n_contracts; i++) {
         h = fnv(h, m->study->contracts[i]->id);
-        text_len += (int64_t)strlen(m->study->contracts[i]->text ? m->study->contracts[i]->text : "");
+        text_len +=
+            (int64_t)strlen(m->study->contracts[i]->text ? m->study->contracts[i]->text : "");
     }
     enum { N = 10 };
-    int64_t v[N] = {m->n_ranks, m->n_samples, m->plan->n_cases, m->plan->max_trials,
-                    (int64_t)(m->plan->hash >> 32), (int64_t)(m->plan->hash & 0xffffffffu),
-                    (int64_t)strlen(m->study->text ? m->study->text : ""), m->study->n_contracts,
-                    text_len, (int64_t)(h >> 33)};
+    int64_t v[N] = {m->n_ranks,
+                    m->n_samples,
+                    m->plan->n_cases,
+                    m->plan->max_trials,
+                    (int64_t)(m->plan->hash >> 32),
+                    (int64_t)(m->plan->hash & 0xffffffffu),
+                    (int64_t)strlen(m->study->text ? m->study->text : ""),
+                    m->study->n_contracts,
+                    text_len,
+                    (int64_t)(h >> 33)};
     int64_t both[2 * N], red[2 * N];
     for (int i = 0; i < N; i++) {
         both[i] = v[i];
@@ -116,10 +123,10 @@ static int check_same(MPI_Comm comm, const char *path, const kcs_store_meta *m, 
         if (red[i] != -red[N + i])
             return kcs_fail(err, KCS_E_INVAL,
                             "%s: the ranks disagree on the study or plan (item %d); "
-                            "every rank must load the same study", path, i);
+                            "every rank must load the same study",
+                            path, i);
     return 0;
 }
-
 
 /* Close every handle; -1 if HDF5 reported a failure (the file close is
  * the one that flushes). Collective. */
@@ -210,8 +217,8 @@ static int alloc_store(const char *path, MPI_Comm comm, const kcs_store_meta *m,
     return 0;
 }
 
-int kcs_store_create(const char *path, MPI_Comm comm, const kcs_store_meta *meta,
-                     kcs_store **st_p, kcs_error *err)
+int kcs_store_create(const char *path, MPI_Comm comm, const kcs_store_meta *meta, kcs_store **st_p,
+                     kcs_error *err)
 {
     kcs_h5_quiet();
     int rank, size;
@@ -242,7 +249,8 @@ int kcs_store_create(const char *path, MPI_Comm comm, const kcs_store_meta *meta
     s[1] = bcast_str(comm, rank, meta->command_line);
     s[2] = bcast_str(comm, rank, meta->backends);
     s[3] = bcast_str(comm, rank, mpiv);
-    rc = (!s[0] || !s[1] || !s[2] || !s[3]) ? kcs_fail(err, KCS_E_NOMEM, "%s: out of memory", path) : 0;
+    rc = (!s[0] || !s[1] || !s[2] || !s[3]) ? kcs_fail(err, KCS_E_NOMEM, "%s: out of memory", path)
+                                            : 0;
     MPI_Comm_dup(comm, &st->comm);
     if ((rc = agree(comm, rank, size, rc, err)))
         goto out_free;
@@ -290,8 +298,10 @@ int kcs_store_write_ranks(kcs_store *st, const kcs_rank_rec *mine, kcs_error *er
         const kcs_field *f = kcs_store_rank_fields(&nf);
         kcs_fields_terminate(f, nf, all, sizeof *all, (size_t)st->size);
     }
-    rc = st_agree(st, kcs_store_write_whole(st, st->ranks, st->rank_t, st->rank == 0, all,
-                                  "/provenance/ranks", err), err);
+    rc = st_agree(st,
+                  kcs_store_write_whole(st, st->ranks, st->rank_t, st->rank == 0, all,
+                                        "/provenance/ranks", err),
+                  err);
 out:
     free(all);
     return rc;
@@ -307,13 +317,14 @@ int kcs_store_write_cases(kcs_store *st, const kcs_case_rec *recs, kcs_error *er
             if (recs[i].case_id != st->case_ids[i])
                 rc = kcs_fail(err, KCS_E_INTERNAL,
                               "%s: /cases: row %" PRId64 " has case_id %" PRId64
-                              ", the plan says %" PRId64, st->path, i, recs[i].case_id,
-                              st->case_ids[i]);
+                              ", the plan says %" PRId64,
+                              st->path, i, recs[i].case_id, st->case_ids[i]);
     }
     if ((rc = st_agree(st, rc, err)))
         return rc;
-    return st_agree(st, kcs_store_write_whole(st, st->cases, st->case_t, st->rank == 0, recs, "/cases", err),
-                    err);
+    return st_agree(
+        st, kcs_store_write_whole(st, st->cases, st->case_t, st->rank == 0, recs, "/cases", err),
+        err);
 }
 
 /* This rank's max_trials rows of a case: the caller's, then "skipped". */
@@ -340,16 +351,16 @@ static void fill_rows(kcs_store *st, int64_t case_idx, const kcs_result_rec *rec
 
 /* Write count rows of buf at [start..] of a 1-D dataset, or row `row` of a
  * 2-D one; collective. */
-static int write_slab(kcs_store *st, hid_t d, hid_t type, int rank2, hsize_t start,
-                      hsize_t count, const void *buf, const char *obj, kcs_error *err)
+static int write_slab(kcs_store *st, hid_t d, hid_t type, int rank2, hsize_t start, hsize_t count,
+                      const void *buf, const char *obj, kcs_error *err)
 {
     int rc = 0;
     hid_t fs = H5Dget_space(d);
     hid_t ms = H5Screate_simple(1, &count, NULL);
     hsize_t st2[2] = {start, 0}, cnt2[2] = {1, count};
-    herr_t sel = fs < 0 ? -1
-               : rank2 ? H5Sselect_hyperslab(fs, H5S_SELECT_SET, st2, NULL, cnt2, NULL)
-                       : H5Sselect_hyperslab(fs, H5S_SELECT_SET, &start, NULL, &count, NULL);
+    herr_t sel = fs < 0  ? -1
+                 : rank2 ? H5Sselect_hyperslab(fs, H5S_SELECT_SET, st2, NULL, cnt2, NULL)
+                         : H5Sselect_hyperslab(fs, H5S_SELECT_SET, &start, NULL, &count, NULL);
     if (fs < 0 || ms < 0 || sel < 0)
         rc = kcs_h5_fail(err, KCS_E_IO, st->path, obj, "cannot select rows");
     else if (H5Dwrite(d, type, ms, fs, st->dxpl, buf) < 0)
@@ -366,17 +377,19 @@ int kcs_store_write_case_results(kcs_store *st, int64_t case_idx, const kcs_resu
 {
     int rc = 0;
     if (case_idx < 0 || case_idx >= st->n_cases)
-        rc = kcs_fail(err, KCS_E_INTERNAL, "%s: /results: case index %" PRId64 " outside [0, %" PRId64 ")",
-                      st->path, case_idx, st->n_cases);
+        rc = kcs_fail(err, KCS_E_INTERNAL,
+                      "%s: /results: case index %" PRId64 " outside [0, %" PRId64 ")", st->path,
+                      case_idx, st->n_cases);
     else if (n_trials < 0 || n_trials > st->max_trials || (n_trials > 0 && !recs))
-        rc = kcs_fail(err, KCS_E_INTERNAL, "%s: /results: %d trials for case %" PRId64
-                      " (the plan allows %d)", st->path, n_trials, case_idx, st->max_trials);
+        rc = kcs_fail(err, KCS_E_INTERNAL,
+                      "%s: /results: %d trials for case %" PRId64 " (the plan allows %d)", st->path,
+                      n_trials, case_idx, st->max_trials);
     if ((rc = st_agree(st, rc, err)))
         return rc;
     fill_rows(st, case_idx, recs, n_trials);
 
-    hsize_t row0 = ((hsize_t)case_idx * (hsize_t)st->size + (hsize_t)st->rank) *
-                   (hsize_t)st->max_trials;
+    hsize_t row0 =
+        ((hsize_t)case_idx * (hsize_t)st->size + (hsize_t)st->rank) * (hsize_t)st->max_trials;
     if (st->max_trials > 0)
         rc = write_slab(st, st->results, st->result_t, 0, row0, (hsize_t)st->max_trials, st->rows,
                         "/results", err);
@@ -392,8 +405,8 @@ int kcs_store_write_case_results(kcs_store *st, int64_t case_idx, const kcs_resu
     htri_t ex = H5Lexists(st->samples, name, H5P_DEFAULT);
     if (sp >= 0 && ex >= 0)
         d = ex > 0 ? H5Dopen2(st->samples, name, H5P_DEFAULT)
-                   : H5Dcreate2(st->samples, name, H5T_NATIVE_DOUBLE, sp, H5P_DEFAULT,
-                                H5P_DEFAULT, H5P_DEFAULT);
+                   : H5Dcreate2(st->samples, name, H5T_NATIVE_DOUBLE, sp, H5P_DEFAULT, H5P_DEFAULT,
+                                H5P_DEFAULT);
     if (d < 0)
         rc = kcs_h5_fail(err, KCS_E_IO, st->path, obj, "cannot create");
     else if (st->n_samples > 0)

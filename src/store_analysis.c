@@ -32,8 +32,8 @@ static int write_root(kcs_store_analysis *a, kcs_error *err)
     struct tm tm;
     gmtime_r(&now, &tm);
     strftime(created, sizeof created, "%Y-%m-%dT%H:%M:%SZ", &tm);
-    const char *names[] = {"schema", "software", "software_version", "git_hash", "created",
-                           "content"};
+    const char *names[] = {"schema",   "software", "software_version",
+                           "git_hash", "created",  "content"};
     const char *values[] = {"kcs", "kcs", KCS_VERSION, KCS_GIT_HASH, created, "analysis"};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
         if (kcs_h5_put_str(a->file, names[i], values[i]) < 0)
@@ -60,8 +60,7 @@ static int check_schema(kcs_store_analysis *a, kcs_error *err)
     return 0;
 }
 
-int kcs_store_analysis_open(const char *path, int create, kcs_store_analysis **a_p,
-                            kcs_error *err)
+int kcs_store_analysis_open(const char *path, int create, kcs_store_analysis **a_p, kcs_error *err)
 {
     kcs_h5_quiet();
     if (create && access(path, F_OK) == 0)
@@ -88,7 +87,8 @@ int kcs_store_analysis_open(const char *path, int create, kcs_store_analysis **a
     if (fapl >= 0)
         H5Pclose(fapl);
     if (!rc && a->file < 0)
-        rc = kcs_h5_fail(err, KCS_E_IO, path, NULL, create ? "cannot create" : "cannot open for writing");
+        rc = kcs_h5_fail(err, KCS_E_IO, path, NULL,
+                         create ? "cannot create" : "cannot open for writing");
     if (!rc)
         rc = create ? write_root(a, err) : check_schema(a, err);
     if (!rc) {
@@ -96,8 +96,8 @@ int kcs_store_analysis_open(const char *path, int create, kcs_store_analysis **a
         if (ex < 0 || (ex > 0 && H5Ldelete(a->file, "/analysis", H5P_DEFAULT) < 0))
             rc = kcs_h5_fail(err, KCS_E_IO, path, "/analysis", "cannot remove the old group");
     }
-    if (!rc && (a->group = H5Gcreate2(a->file, "/analysis", H5P_DEFAULT, H5P_DEFAULT,
-                                      H5P_DEFAULT)) < 0)
+    if (!rc &&
+        (a->group = H5Gcreate2(a->file, "/analysis", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT)) < 0)
         rc = kcs_h5_fail(err, KCS_E_IO, path, "/analysis", "cannot create");
     if (rc) {
         if (a->file >= 0)
@@ -112,9 +112,9 @@ int kcs_store_analysis_open(const char *path, int create, kcs_store_analysis **a
     return 0;
 }
 
-int kcs_store_analysis_write_table(kcs_store_analysis *a, const char *name,
-                                   const kcs_field *fields, int n_fields, size_t rec_size,
-                                   const void *rows, int64_t n_rows, kcs_error *err)
+int kcs_store_analysis_write_table(kcs_store_analysis *a, const char *name, const kcs_field *fields,
+                                   int n_fields, size_t rec_size, const void *rows, int64_t n_rows,
+                                   kcs_error *err)
 {
     char obj[300];
     snprintf(obj, sizeof obj, "/analysis/%s", name ? name : "");
@@ -165,10 +165,11 @@ static int set_attr(kcs_store_analysis *a, const char *object, const char *name,
     hid_t o = whole ? a->group : H5Oopen(a->group, object, H5P_DEFAULT);
     if (o < 0)
         return kcs_h5_fail(err, KCS_E_INVAL, a->path, obj, "missing");
-    int r = kind == 0 ? kcs_h5_put_str(o, name, s)
-          : kind == 1 ? kcs_h5_put_f64(o, name, f)
-                      : kcs_h5_put_i64(o, name, i);
-    int rc = r < 0 ? kcs_h5_fail(err, KCS_E_IO, a->path, obj, "cannot write attribute %s", name) : 0;
+    int r = kind == 0   ? kcs_h5_put_str(o, name, s)
+            : kind == 1 ? kcs_h5_put_f64(o, name, f)
+                        : kcs_h5_put_i64(o, name, i);
+    int rc =
+        r < 0 ? kcs_h5_fail(err, KCS_E_IO, a->path, obj, "cannot write attribute %s", name) : 0;
     if (!whole)
         H5Oclose(o);
     return rc;

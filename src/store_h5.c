@@ -29,8 +29,8 @@ static herr_t innermost(unsigned n, const H5E_error2_t *e, void *data)
     return 0;
 }
 
-int kcs_h5_fail(kcs_error *err, int code, const char *file, const char *object,
-                const char *fmt, ...)
+int kcs_h5_fail(kcs_error *err, int code, const char *file, const char *object, const char *fmt,
+                ...)
 {
     char what[512], h5[256] = "";
     va_list ap;

@@ -15,8 +15,8 @@ void kcs_h5_quiet(void);
 
 /* Fail with "<file>: <object>: <message>[ (<innermost HDF5 error>)]" and
  * clear the HDF5 error stack. object may be NULL. */
-int kcs_h5_fail(kcs_error *err, int code, const char *file, const char *object,
-                const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+int kcs_h5_fail(kcs_error *err, int code, const char *file, const char *object, const char *fmt,
+                ...) __attribute__((format(printf, 5, 6)));
 
 /* A compound type with the record's memory layout (also used in the file,
  * so writes need no conversion and stay collective). H5Tclose it. */
@@ -27,8 +27,8 @@ hid_t kcs_h5_str_type(size_t size, H5T_str_t pad);
 /* Check that the compound type of dataset dset has every field of f with a
  * compatible class; on failure "<file>: <object>: not a kcs <what> (missing
  * field <name>)". */
-int kcs_h5_check_fields(hid_t dset, const kcs_field *f, int n, const char *file,
-                        const char *object, const char *what, kcs_error *err);
+int kcs_h5_check_fields(hid_t dset, const kcs_field *f, int n, const char *file, const char *object,
+                        const char *what, kcs_error *err);
 /* NUL-terminate every string field of rows[n_rows]. */
 void kcs_fields_terminate(const kcs_field *f, int n, void *rows, size_t rec_size, size_t n_rows);
 

@@ -33,7 +33,7 @@ static int attr_int(kcs_store *st, hid_t loc, const char *obj, const char *name,
 /* Write buf to the whole of dset from one rank (writer != 0); the others
  * select nothing. Collective. */
 int kcs_store_write_whole(kcs_store *st, hid_t dset, hid_t type, int writer, const void *buf,
-                       const char *obj, kcs_error *err)
+                          const char *obj, kcs_error *err)
 {
     int rc = 0;
     static const char dummy = 0;
@@ -61,8 +61,8 @@ out:
 
 /* A text as a scalar fixed-length string dataset of exactly its length
  * (NULLPAD: no terminator stored), written by rank 0. */
-static int write_text(kcs_store *st, hid_t loc, const char *name, const char *obj,
-                      const char *text, const char *src, kcs_error *err)
+static int write_text(kcs_store *st, hid_t loc, const char *name, const char *obj, const char *text,
+                      const char *src, kcs_error *err)
 {
     int rc = 0;
     const char *t = text ? text : "";

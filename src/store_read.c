@@ -66,8 +66,10 @@ static int root_int(kcs_store_reader *r, const char *name, int required, int64_t
     if (g < 0)
         return kcs_h5_fail(err, KCS_E_IO, r->path, "/", "cannot read attribute %s", name);
     if (v < lo || v > hi)
-        return kcs_fail(err, KCS_E_INVAL, "%s: /: root attribute %s = %" PRId64
-                        " is outside [%" PRId64 ", %" PRId64 "]", r->path, name, v, lo, hi);
+        return kcs_fail(err, KCS_E_INVAL,
+                        "%s: /: root attribute %s = %" PRId64 " is outside [%" PRId64 ", %" PRId64
+                        "]",
+                        r->path, name, v, lo, hi);
     *v_p = v;
     return 0;
 }
@@ -85,9 +87,10 @@ static int check_root(kcs_store_reader *r, kcs_error *err)
     if ((rc = root_int(r, "schema_version", 1, INT32_MIN, INT32_MAX, &ver, err)))
         return rc;
     if (ver != KCS_SCHEMA_VERSION)
-        return kcs_fail(err, KCS_E_INVAL, "%s: /: schema_version %" PRId64
-                        " is not supported (this kcs reads version %d)", r->path, ver,
-                        KCS_SCHEMA_VERSION);
+        return kcs_fail(err, KCS_E_INVAL,
+                        "%s: /: schema_version %" PRId64
+                        " is not supported (this kcs reads version %d)",
+                        r->path, ver, KCS_SCHEMA_VERSION);
     kcs_store_info *in = &r->info;
     in->schema_version = (int)ver;
     int64_t n_ranks = 0, n_cases = 0, complete = 0, max_trials = -1, n_samples = 0;
@@ -114,8 +117,8 @@ static int check_root(kcs_store_reader *r, kcs_error *err)
 }
 
 /* Open a 1-D compound table and check its fields; *n_p = its rows. */
-static int open_table(kcs_store_reader *r, const char *obj, const char *what,
-                      const kcs_field *f, int nf, hid_t *d_p, int64_t *n_p, kcs_error *err)
+static int open_table(kcs_store_reader *r, const char *obj, const char *what, const kcs_field *f,
+                      int nf, hid_t *d_p, int64_t *n_p, kcs_error *err)
 {
     htri_t ex = H5Lexists(r->file, obj, H5P_DEFAULT);
     if (ex <= 0) {
@@ -159,8 +162,9 @@ static int open_tables(kcs_store_reader *r, kcs_error *err)
     if ((rc = open_table(r, "/provenance/ranks", "ranks table", f, nf, &r->ranks, &n, err)))
         return rc;
     if (n != in->n_ranks)
-        return kcs_fail(err, KCS_E_INVAL, "%s: /provenance/ranks: %" PRId64
-                        " rows, n_ranks says %d", r->path, n, in->n_ranks);
+        return kcs_fail(err, KCS_E_INVAL,
+                        "%s: /provenance/ranks: %" PRId64 " rows, n_ranks says %d", r->path, n,
+                        in->n_ranks);
     f = kcs_store_result_fields(&nf);
     if ((rc = open_table(r, "/results", "results table", f, nf, &r->results, &r->n_rows, err)))
         return rc;
@@ -168,13 +172,15 @@ static int open_tables(kcs_store_reader *r, kcs_error *err)
     if (per_trial > 0) {
         int64_t mt = r->n_rows / per_trial;
         if (r->n_rows % per_trial != 0 || mt > INT32_MAX)
-            return kcs_fail(err, KCS_E_INVAL, "%s: /results: %" PRId64 " rows do not match "
-                            "n_cases %" PRId64 " x n_ranks %d x max_trials", r->path, r->n_rows,
-                            in->n_cases, in->n_ranks);
+            return kcs_fail(err, KCS_E_INVAL,
+                            "%s: /results: %" PRId64 " rows do not match "
+                            "n_cases %" PRId64 " x n_ranks %d x max_trials",
+                            r->path, r->n_rows, in->n_cases, in->n_ranks);
         if (in->max_trials >= 0 && mt != in->max_trials)
-            return kcs_fail(err, KCS_E_INVAL, "%s: /results: %" PRId64 " rows mean max_trials %"
-                            PRId64 ", the root attribute says %d", r->path, r->n_rows, mt,
-                            in->max_trials);
+            return kcs_fail(err, KCS_E_INVAL,
+                            "%s: /results: %" PRId64 " rows mean max_trials %" PRId64
+                            ", the root attribute says %d",
+                            r->path, r->n_rows, mt, in->max_trials);
         in->max_trials = (int)mt;
     } else if (r->n_rows != 0) {
         return kcs_fail(err, KCS_E_INVAL, "%s: /results: %" PRId64 " rows for no cases", r->path,
@@ -206,7 +212,8 @@ int kcs_store_open_read(const char *path, kcs_store_reader **r_p, kcs_error *err
     if (fapl < 0 || H5Pset_fapl_sec2(fapl) < 0)
         rc = kcs_h5_fail(err, KCS_E_IO, path, NULL, "cannot set up file access");
     else if ((r->file = H5Fopen(path, H5F_ACC_RDONLY, fapl)) < 0)
-        rc = kcs_h5_fail(err, KCS_E_IO, path, NULL, "cannot open (damaged or truncated HDF5 file?)");
+        rc =
+            kcs_h5_fail(err, KCS_E_IO, path, NULL, "cannot open (damaged or truncated HDF5 file?)");
     if (fapl >= 0)
         H5Pclose(fapl);
     if (rc) {
@@ -265,9 +272,10 @@ static int read_rows(kcs_store_reader *r, hid_t d, hid_t type, const kcs_field *
                      const char *obj, kcs_error *err)
 {
     if (first < 0 || count < 0 || first > total || count > total - first)
-        return kcs_fail(err, KCS_E_INVAL, "%s: %s: rows [%" PRId64 ", %" PRId64
-                        ") outside the table of %" PRId64 " rows", r->path, obj, first,
-                        first + count, total);
+        return kcs_fail(err, KCS_E_INVAL,
+                        "%s: %s: rows [%" PRId64 ", %" PRId64 ") outside the table of %" PRId64
+                        " rows",
+                        r->path, obj, first, first + count, total);
     if (count == 0)
         return 0;
     int rc = 0;
@@ -293,12 +301,12 @@ int kcs_store_read_cases(kcs_store_reader *r, int64_t first, int64_t count, kcs_
 {
     int nf;
     const kcs_field *f = kcs_store_case_fields(&nf);
-    return read_rows(r, r->cases, r->case_t, f, nf, sizeof *out, r->info.n_cases, first, count,
-                     out, "/cases", err);
+    return read_rows(r, r->cases, r->case_t, f, nf, sizeof *out, r->info.n_cases, first, count, out,
+                     "/cases", err);
 }
 
-int kcs_store_read_results(kcs_store_reader *r, int64_t first, int64_t count,
-                           kcs_result_rec *out, kcs_error *err)
+int kcs_store_read_results(kcs_store_reader *r, int64_t first, int64_t count, kcs_result_rec *out,
+                           kcs_error *err)
 {
     int nf;
     const kcs_field *f = kcs_store_result_fields(&nf);
@@ -310,8 +318,9 @@ int kcs_store_read_case_results(kcs_store_reader *r, int64_t case_idx, kcs_resul
                                 kcs_error *err)
 {
     if (case_idx < 0 || case_idx >= r->info.n_cases)
-        return kcs_fail(err, KCS_E_INVAL, "%s: /results: case index %" PRId64
-                        " outside [0, %" PRId64 ")", r->path, case_idx, r->info.n_cases);
+        return kcs_fail(err, KCS_E_INVAL,
+                        "%s: /results: case index %" PRId64 " outside [0, %" PRId64 ")", r->path,
+                        case_idx, r->info.n_cases);
     int64_t per_case = (int64_t)r->info.n_ranks * r->info.max_trials;
     return kcs_store_read_results(r, case_idx * per_case, per_case, out, err);
 }

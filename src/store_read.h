@@ -33,8 +33,10 @@ typedef struct kcs_field {
 } kcs_field;
 
 /* KCS_FIELD(kcs_thing, member, KCS_FIELD_F64) */
+/* clang-format off */
 #define KCS_FIELD(type, member, kind)                                                  \
     { #member, kind, offsetof(type, member), sizeof(((type *)0)->member) }
+/* clang-format on */
 
 /* The field tables of the schema's records (store_types.c). */
 const kcs_field *kcs_store_result_fields(int *n_p);
@@ -47,15 +49,15 @@ typedef struct kcs_store_info {
     char software[32];
     char software_version[32];
     char git_hash[48];
-    char created[32];      /* ISO-8601 UTC */
+    char created[32]; /* ISO-8601 UTC */
     char study_name[64];
-    char plan_hash[32];    /* hex */
-    char *command_line;    /* owned by the reader */
+    char plan_hash[32]; /* hex */
+    char *command_line; /* owned by the reader */
     int n_ranks;
     int64_t n_cases;
-    int max_trials;        /* rows per (case, rank) in /results */
-    int n_samples;         /* columns of /samples/<case_id> */
-    int complete;          /* 1: the writer closed the file successfully */
+    int max_trials; /* rows per (case, rank) in /results */
+    int n_samples;  /* columns of /samples/<case_id> */
+    int complete;   /* 1: the writer closed the file successfully */
 } kcs_store_info;
 
 typedef struct kcs_store_reader kcs_store_reader;
@@ -79,8 +81,8 @@ int kcs_store_read_cases(kcs_store_reader *r, int64_t first, int64_t count, kcs_
 int kcs_store_read_case_results(kcs_store_reader *r, int64_t case_idx, kcs_result_rec *out,
                                 kcs_error *err);
 /* Rows [first, first + count) of /results into out[count]. */
-int kcs_store_read_results(kcs_store_reader *r, int64_t first, int64_t count,
-                           kcs_result_rec *out, kcs_error *err);
+int kcs_store_read_results(kcs_store_reader *r, int64_t first, int64_t count, kcs_result_rec *out,
+                           kcs_error *err);
 /* /samples/<case_id> into out[n_ranks * n_samples] (row-major [rank][i]).
  * *found_p = 0 (and out untouched) when the case has no samples dataset. */
 int kcs_store_read_samples(kcs_store_reader *r, int64_t case_id, double *out, int *found_p,
@@ -107,13 +109,12 @@ typedef struct kcs_store_analysis kcs_store_analysis;
  * must not exist and is created holding only the root attributes schema,
  * schema_version, software, software_version, git_hash, created and
  * /analysis (a reduction of several inputs). */
-int kcs_store_analysis_open(const char *path, int create, kcs_store_analysis **a_p,
-                            kcs_error *err);
+int kcs_store_analysis_open(const char *path, int create, kcs_store_analysis **a_p, kcs_error *err);
 /* Write rows[n_rows] (records of rec_size bytes described by fields) as the
  * compound dataset /analysis/<name>, replacing one of that name. */
-int kcs_store_analysis_write_table(kcs_store_analysis *a, const char *name,
-                                   const kcs_field *fields, int n_fields, size_t rec_size,
-                                   const void *rows, int64_t n_rows, kcs_error *err);
+int kcs_store_analysis_write_table(kcs_store_analysis *a, const char *name, const kcs_field *fields,
+                                   int n_fields, size_t rec_size, const void *rows, int64_t n_rows,
+                                   kcs_error *err);
 /* Attributes of "/analysis" or "/analysis/<name>" (object is "" or name). */
 int kcs_store_analysis_set_str(kcs_store_analysis *a, const char *object, const char *name,
                                const char *value, kcs_error *err);

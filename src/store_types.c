@@ -10,6 +10,7 @@
 #include "store_h5.h"
 #include "store_read.h"
 
+/* clang-format off */
 #define R(m, k) KCS_FIELD(kcs_result_rec, m, k)
 static const kcs_field result_fields[] = {
     R(case_id, KCS_FIELD_I64),
@@ -72,6 +73,7 @@ static const kcs_field rank_fields[] = {
     K(status, KCS_FIELD_STR),
 };
 #undef K
+/* clang-format on */
 
 #define N_OF(a) ((int)(sizeof(a) / sizeof((a)[0])))
 
@@ -185,8 +187,8 @@ static H5T_class_t class_of(kcs_field_kind kind)
     return H5T_NO_CLASS;
 }
 
-int kcs_h5_check_fields(hid_t dset, const kcs_field *f, int n, const char *file,
-                        const char *object, const char *what, kcs_error *err)
+int kcs_h5_check_fields(hid_t dset, const kcs_field *f, int n, const char *file, const char *object,
+                        const char *what, kcs_error *err)
 {
     hid_t t = H5Dget_type(dset);
     if (t < 0)
@@ -194,16 +196,16 @@ int kcs_h5_check_fields(hid_t dset, const kcs_field *f, int n, const char *file,
     int rc = 0;
     H5T_class_t cls = H5Tget_class(t);
     if (cls != H5T_COMPOUND) {
-        rc = kcs_h5_fail(err, KCS_E_INVAL, file, object, "not a kcs %s (a %s dataset, not a compound)",
-                         what, class_name(cls));
+        rc = kcs_h5_fail(err, KCS_E_INVAL, file, object,
+                         "not a kcs %s (a %s dataset, not a compound)", what, class_name(cls));
         goto out;
     }
     for (int i = 0; i < n; i++) {
         int idx = H5Tget_member_index(t, f[i].name);
         if (idx < 0) {
             H5Eclear2(H5E_DEFAULT);
-            rc = kcs_fail(err, KCS_E_INVAL, "%s: %s: not a kcs %s (missing field %s)", file,
-                          object, what, f[i].name);
+            rc = kcs_fail(err, KCS_E_INVAL, "%s: %s: not a kcs %s (missing field %s)", file, object,
+                          what, f[i].name);
             goto out;
         }
         H5T_class_t mc = H5Tget_member_class(t, (unsigned)idx);

@@ -23,8 +23,7 @@ struct kcs_store {
 /* Collective: create the root attributes, groups and datasets of the
  * schema in the file just created. s: rank 0's created timestamp, command
  * line, backends and MPI library version (identical on every rank). */
-int kcs_store_create_layout(kcs_store *st, const kcs_store_meta *m, char *const *s,
-                            kcs_error *err);
+int kcs_store_create_layout(kcs_store *st, const kcs_store_meta *m, char *const *s, kcs_error *err);
 /* Collective: write buf to the whole of dset from one rank (writer != 0);
  * the other ranks select nothing. */
 int kcs_store_write_whole(kcs_store *st, hid_t dset, hid_t type, int writer, const void *buf,

@@ -28,29 +28,38 @@
 static int failures;
 static int my_rank;
 
-#define CHECK(cond, ...)                                                                       \
-    do {                                                                                       \
-        if (!(cond)) {                                                                         \
-            failures++;                                                                        \
-            fprintf(stderr, "[rank %d] %s:%d: check failed: %s: ", my_rank, __FILE__,         \
-                    __LINE__, #cond);                                                          \
-            fprintf(stderr, __VA_ARGS__);                                                      \
-            fputc('\n', stderr);                                                               \
-        }                                                                                      \
+#define CHECK(cond, ...)                                                                           \
+    do {                                                                                           \
+        if (!(cond)) {                                                                             \
+            failures++;                                                                            \
+            fprintf(stderr, "[rank %d] %s:%d: check failed: %s: ", my_rank, __FILE__, __LINE__,    \
+                    #cond);                                                                        \
+            fprintf(stderr, __VA_ARGS__);                                                          \
+            fputc('\n', stderr);                                                                   \
+        }                                                                                          \
     } while (0)
 
 static const int64_t case_ids[N_CASES] = {100, 101, 107};
 static const int case_trials[N_CASES] = {2, 2, 1}; /* case 2 leaves a slot "skipped" */
 
 /* The values of row (case c, rank r, trial t), derived, never stored. */
-static double tau_of(int c, int r, int t) { return c * 100.0 + r * 10.0 + t + 0.25; }
+static double tau_of(int c, int r, int t)
+{
+    return c * 100.0 + r * 10.0 + t + 0.25;
+}
 static uint64_t digest_of(int c, int r, int t)
 {
     return 0x9e3779b97f4a7c15ull * (uint64_t)(1 + c * 64 + r * 8 + t);
 }
-static double sample_of(int c, int r, int i) { return c + r / 8.0 + i / 1024.0; }
+static double sample_of(int c, int r, int i)
+{
+    return c + r / 8.0 + i / 1024.0;
+}
 /* rank 2 sends no samples for case 1 (a NaN row) */
-static int has_samples(int c, int r) { return !(c == 1 && r == 2); }
+static int has_samples(int c, int r)
+{
+    return !(c == 1 && r == 2);
+}
 
 static void make_result(int c, int r, int t, kcs_result_rec *x)
 {
@@ -281,10 +290,16 @@ int main(int argc, char **argv)
         plan_cases[c].id = case_ids[c];
         plan_cases[c].trials = case_trials[c];
     }
-    kcs_plan plan = {.cases = plan_cases, .n_cases = N_CASES, .max_trials = MAX_TRIALS,
+    kcs_plan plan = {.cases = plan_cases,
+                     .n_cases = N_CASES,
+                     .max_trials = MAX_TRIALS,
                      .hash = 0xfedcba9876543210ull};
-    kcs_store_meta meta = {.command_line = "kcs run itest.yaml", .study = &study, .plan = &plan,
-                           .n_ranks = size, .n_samples = N_SAMPLES, .backends = "cpu,opencl"};
+    kcs_store_meta meta = {.command_line = "kcs run itest.yaml",
+                           .study = &study,
+                           .plan = &plan,
+                           .n_ranks = size,
+                           .n_samples = N_SAMPLES,
+                           .backends = "cpu,opencl"};
 
     kcs_error err = {0};
     kcs_store *st = NULL;
@@ -304,8 +319,8 @@ int main(int argc, char **argv)
 
     /* a bad call on the last rank fails everywhere, with its message */
     kcs_result_rec recs[MAX_TRIALS];
-    rc = kcs_store_write_case_results(st, 0, recs, my_rank == size - 1 ? MAX_TRIALS + 5 : 0,
-                                      NULL, &err);
+    rc = kcs_store_write_case_results(st, 0, recs, my_rank == size - 1 ? MAX_TRIALS + 5 : 0, NULL,
+                                      &err);
     char want[32];
     snprintf(want, sizeof want, "rank %d: ", size - 1);
     CHECK(rc == KCS_E_INTERNAL && (size == 1 || strstr(err.msg, want)) && strstr(err.msg, path),

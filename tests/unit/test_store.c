@@ -36,7 +36,9 @@ typedef struct expect {
     H5T_class_t cls;
 } expect;
 
+/* clang-format off */
 #define E(T, m, c) {#m, offsetof(T, m), sizeof(((T *)0)->m), c}
+/* clang-format on */
 
 static void check_type(hid_t t, size_t size, const expect *e, int n)
 {
@@ -64,16 +66,16 @@ static void test_result_type(void)
 {
     const H5T_class_t I = H5T_INTEGER, F = H5T_FLOAT, S = H5T_STRING;
     const expect e[] = {
-        E(kcs_result_rec, case_id, I), E(kcs_result_rec, rank, I),
-        E(kcs_result_rec, trial, I), E(kcs_result_rec, status, S),
+        E(kcs_result_rec, case_id, I),       E(kcs_result_rec, rank, I),
+        E(kcs_result_rec, trial, I),         E(kcs_result_rec, status, S),
         E(kcs_result_rec, output_digest, I), E(kcs_result_rec, tau, F),
-        E(kcs_result_rec, eta, F), E(kcs_result_rec, max_abs, F),
-        E(kcs_result_rec, max_rel, F), E(kcs_result_rec, max_ulp, F),
-        E(kcs_result_rec, mean_ulp, F), E(kcs_result_rec, backward_err, F),
-        E(kcs_result_rec, max_scaled, F), E(kcs_result_rec, effective_acc_bits, F),
-        E(kcs_result_rec, nan_count, I), E(kcs_result_rec, inf_count, I),
-        E(kcs_result_rec, guard_ok, I), E(kcs_result_rec, time_ns, I),
-        E(kcs_result_rec, verdict, S), E(kcs_result_rec, signature, S),
+        E(kcs_result_rec, eta, F),           E(kcs_result_rec, max_abs, F),
+        E(kcs_result_rec, max_rel, F),       E(kcs_result_rec, max_ulp, F),
+        E(kcs_result_rec, mean_ulp, F),      E(kcs_result_rec, backward_err, F),
+        E(kcs_result_rec, max_scaled, F),    E(kcs_result_rec, effective_acc_bits, F),
+        E(kcs_result_rec, nan_count, I),     E(kcs_result_rec, inf_count, I),
+        E(kcs_result_rec, guard_ok, I),      E(kcs_result_rec, time_ns, I),
+        E(kcs_result_rec, verdict, S),       E(kcs_result_rec, signature, S),
     };
     check_type(kcs_h5_result_type(), sizeof(kcs_result_rec), e, (int)(sizeof e / sizeof e[0]));
     /* digests are unsigned, counts signed */
@@ -91,18 +93,21 @@ static void test_case_and_rank_types(void)
 {
     const H5T_class_t I = H5T_INTEGER, S = H5T_STRING;
     const expect ec[] = {
-        E(kcs_case_rec, case_id, I), E(kcs_case_rec, contract, S), E(kcs_case_rec, op, S),
-        E(kcs_case_rec, variant, S), E(kcs_case_rec, dtype_in, S), E(kcs_case_rec, dtype_acc, S),
-        E(kcs_case_rec, dtype_out, S), E(kcs_case_rec, m, I), E(kcs_case_rec, n, I),
-        E(kcs_case_rec, k, I), E(kcs_case_rec, batch, I), E(kcs_case_rec, input_dist, S),
-        E(kcs_case_rec, seed, I), E(kcs_case_rec, input_digest, I), E(kcs_case_rec, trials, I),
+        E(kcs_case_rec, case_id, I),   E(kcs_case_rec, contract, S),
+        E(kcs_case_rec, op, S),        E(kcs_case_rec, variant, S),
+        E(kcs_case_rec, dtype_in, S),  E(kcs_case_rec, dtype_acc, S),
+        E(kcs_case_rec, dtype_out, S), E(kcs_case_rec, m, I),
+        E(kcs_case_rec, n, I),         E(kcs_case_rec, k, I),
+        E(kcs_case_rec, batch, I),     E(kcs_case_rec, input_dist, S),
+        E(kcs_case_rec, seed, I),      E(kcs_case_rec, input_digest, I),
+        E(kcs_case_rec, trials, I),
     };
     check_type(kcs_h5_case_type(), sizeof(kcs_case_rec), ec, (int)(sizeof ec / sizeof ec[0]));
     const expect er[] = {
-        E(kcs_rank_rec, rank, I), E(kcs_rank_rec, host, S), E(kcs_rank_rec, backend, S),
-        E(kcs_rank_rec, device, I), E(kcs_rank_rec, vendor, S), E(kcs_rank_rec, model, S),
-        E(kcs_rank_rec, arch, S), E(kcs_rank_rec, driver, S), E(kcs_rank_rec, runtime, S),
-        E(kcs_rank_rec, uuid, S), E(kcs_rank_rec, profile, S), E(kcs_rank_rec, variant, S),
+        E(kcs_rank_rec, rank, I),   E(kcs_rank_rec, host, S),    E(kcs_rank_rec, backend, S),
+        E(kcs_rank_rec, device, I), E(kcs_rank_rec, vendor, S),  E(kcs_rank_rec, model, S),
+        E(kcs_rank_rec, arch, S),   E(kcs_rank_rec, driver, S),  E(kcs_rank_rec, runtime, S),
+        E(kcs_rank_rec, uuid, S),   E(kcs_rank_rec, profile, S), E(kcs_rank_rec, variant, S),
         E(kcs_rank_rec, status, S),
     };
     check_type(kcs_h5_rank_type(), sizeof(kcs_rank_rec), er, (int)(sizeof er / sizeof er[0]));
@@ -111,20 +116,23 @@ static void test_case_and_rank_types(void)
 /* --- a kcs file written serially in the schema's layout ------------------ */
 
 typedef struct fake {
-    const char *schema;   /* NULL: no schema attribute */
+    const char *schema; /* NULL: no schema attribute */
     int version;
-    const char *drop;     /* a /results field left out */
-    int tau_string;       /* tau stored as a string */
-    int extra_rows;       /* /results rows beyond n_cases*n_ranks*max_trials */
-    int no_cases;         /* no /cases dataset */
+    const char *drop; /* a /results field left out */
+    int tau_string;   /* tau stored as a string */
+    int extra_rows;   /* /results rows beyond n_cases*n_ranks*max_trials */
+    int no_cases;     /* no /cases dataset */
 } fake;
 
 enum { F_RANKS = 2, F_CASES = 2, F_TRIALS = 3 };
 
-static double f_tau(int c, int r, int t) { return c * 100 + r * 10 + t + 0.5; }
+static double f_tau(int c, int r, int t)
+{
+    return c * 100 + r * 10 + t + 0.5;
+}
 
-static hid_t table(hid_t f, const char *name, const kcs_field *fl, int n, size_t size,
-                   hsize_t rows, const void *data)
+static hid_t table(hid_t f, const char *name, const kcs_field *fl, int n, size_t size, hsize_t rows,
+                   const void *data)
 {
     hid_t t = kcs_h5_compound(fl, n, size);
     hid_t sp = H5Screate_simple(1, &rows, NULL);
@@ -144,10 +152,10 @@ static void make_fake(const char *path, const fake *o)
     if (o->schema)
         kcs_h5_put_str(f, "schema", o->schema);
     kcs_h5_put_i32(f, "schema_version", o->version);
-    const char *s[] = {"software", "software_version", "git_hash", "created", "command_line",
-                       "study_name", "plan_hash"};
-    const char *v[] = {"kcs", "0.1.0", "abc", "2025-01-01T00:00:00Z", "kcs run x.yaml", "fake",
-                       "00000000000000ff"};
+    const char *s[] = {"software",     "software_version", "git_hash", "created",
+                       "command_line", "study_name",       "plan_hash"};
+    const char *v[] = {"kcs",  "0.1.0",           "abc", "2025-01-01T00:00:00Z", "kcs run x.yaml",
+                       "fake", "00000000000000ff"};
     for (int i = 0; i < 7; i++)
         kcs_h5_put_str(f, s[i], v[i]);
     kcs_h5_put_i32(f, "n_ranks", F_RANKS);
@@ -360,8 +368,10 @@ static void test_analysis(void)
     kcs_store_analysis *a = NULL;
     fit rows[3] = {{"C-PRC-01", 1.0, 3}, {"C-ORD-01", 0.5, 7}, {"C-ORD-02", 0.25, 11}};
     CU_ASSERT_EQUAL_FATAL(kcs_store_analysis_open(p, 0, &a, &err), 0);
-    CU_ASSERT_EQUAL(kcs_store_analysis_write_table(a, "fits", fit_fields, 3, sizeof(fit), rows, 3, &err), 0);
-    CU_ASSERT_EQUAL(kcs_store_analysis_write_table(a, "old", fit_fields, 3, sizeof(fit), rows, 1, &err), 0);
+    CU_ASSERT_EQUAL(
+        kcs_store_analysis_write_table(a, "fits", fit_fields, 3, sizeof(fit), rows, 3, &err), 0);
+    CU_ASSERT_EQUAL(
+        kcs_store_analysis_write_table(a, "old", fit_fields, 3, sizeof(fit), rows, 1, &err), 0);
     CU_ASSERT_EQUAL(kcs_store_analysis_set_str(a, "", "inputs", "a.h5 b.h5", &err), 0);
     CU_ASSERT_EQUAL(kcs_store_analysis_set_f64(a, "fits", "u", 0x1p-24, &err), 0);
     CU_ASSERT_EQUAL(kcs_store_analysis_set_i64(a, "missing", "x", 1, &err), KCS_E_INVAL);
@@ -370,7 +380,8 @@ static void test_analysis(void)
     /* reopen: /analysis is replaced, "old" is gone; the table is rewritten */
     CU_ASSERT_EQUAL_FATAL(kcs_store_analysis_open(p, 0, &a, &err), 0);
     rows[1].alpha = 2.0;
-    CU_ASSERT_EQUAL(kcs_store_analysis_write_table(a, "fits", fit_fields, 3, sizeof(fit), rows, 3, &err), 0);
+    CU_ASSERT_EQUAL(
+        kcs_store_analysis_write_table(a, "fits", fit_fields, 3, sizeof(fit), rows, 3, &err), 0);
     CU_ASSERT_EQUAL(kcs_store_analysis_close(a, &err), 0);
 
     hid_t f = H5Fopen(p, H5F_ACC_RDONLY, H5P_DEFAULT);

@@ -1,0 +1,291 @@
+/* gpu_run_ops.h: one function per op for the CUDA and HIP backends (part
+ * of gpu_run.h, included once per backend; see there). */
+#ifndef KCS_GPU_RUN_OPS_H
+#define KCS_GPU_RUN_OPS_H
+
+/* 1: native, 0: own; unknown variants are KCS_E_UNSUPPORTED */
+static int gpu_variant(const char *bn, const kcs_call *c, int *native_p, kcs_error *err)
+{
+    const char *v = c->variant ? c->variant : "native";
+    if (strcmp(v, "native") == 0 || (c->op == KCS_OP_ATTENTION && strcmp(v, "fused") == 0))
+        *native_p = 1;
+    else if (strcmp(v, "own") == 0 || (c->op == KCS_OP_ATTENTION && strcmp(v, "unfused") == 0))
+        *native_p = 0;
+    else
+        return kcs_fail(err, KCS_E_UNSUPPORTED,
+                        "%s: %s has no variant '%s' (native, own; calibration variants run on the "
+                        "cpu backend)",
+                        bn, kcs_op_name(c->op), v);
+    return 0;
+}
+
+static int gpu_unsupported_acc(const char *bn, const kcs_call *c, const char *what,
+                               kcs_error *err)
+{
+    char ab[32];
+    return kcs_fail(err, KCS_E_UNSUPPORTED, "%s: %s with accumulator %s: %s", bn,
+                    kcs_op_name(c->op), kcs_acc_str(&c->acc, ab, sizeof ab), what);
+}
+
+static int gpu_grid_limit(const char *bn, const kcs_call *c, int64_t v, const char *what,
+                          kcs_error *err)
+{
+    if (v > 65535)
+        return kcs_fail(err, KCS_E_UNSUPPORTED, "%s: %s: %s = %lld exceeds the grid limit 65535",
+                        bn, kcs_op_name(c->op), what, (long long)v);
+    return 0;
+}
+
+/* gemm / batched_gemm with the shared kernels: own schedules, or (tiled)
+ * the 64×64 tiled kernel that is the HIP backend's native gemm. */
+static int gpu_gemm(const kcs_gpu_dev *dev, const kcs_call *c, int tiled, kcs_error *err)
+{
+    kcs_gpu_red r;
+    gpu_red_init(c, 0, &r);
+    if (tiled && r.tacc == KCS_GPU_ACC_NARROW)
+        return gpu_unsupported_acc(dev->name, c, "the native gemm accumulates in fp32 or fp64",
+                                   err);
+    if (r.sched == KCS_GPU_SCHED_ATOMIC && r.tacc == KCS_GPU_ACC_NARROW)
+        return gpu_unsupported_acc(dev->name, c, "atomics exist for fp32 and fp64 only", err);
+    int64_t batch = c->op == KCS_OP_BATCHED_GEMM && c->batch > 0 ? c->batch : 1;
+    if (tiled && (gpu_grid_limit(dev->name, c, batch, "batch", err) ||
+                  gpu_grid_limit(dev->name, c, (c->m + 63) / 64, "m/64", err)))
+        return err->code;
+    size_t sa = (size_t)(c->m * c->k), sb = (size_t)(c->k * c->n), sd = (size_t)(c->m * c->n);
+    gpu_bufs b = {.dev = dev};
+    void *A, *B, *C = NULL, *D;
+    int rc = gpu_upload(&b, r.tin, c->dtype_in, c->in[0], (size_t)batch * sa, &A, err);
+    if (!rc)
+        rc = gpu_upload(&b, r.tin, c->dtype_in, c->in[1], (size_t)batch * sb, &B, err);
+    if (!rc && c->in[2])
+        rc = gpu_upload_f64(&b, c->in[2], (size_t)batch * sd, &C, err);
+    if (!rc)
+        rc = gpu_alloc(&b, (size_t)batch * sd * gpu_acc_size(&r), &D, err);
+    if (rc)
+        goto out;
+    int st = tiled ? KCS_GPU_FN(gemm_tiled)(dev->stream, &r, batch, c->m, c->n, c->k, A, B, C, D)
+                   : KCS_GPU_FN(gemm)(dev->stream, &r, batch, c->m, c->n, c->k, A, B, C, D);
+    rc = dev->launched(st, "gemm", err);
+    if (!rc)
+        rc = gpu_download(&b, c, r.tacc, D, (size_t)batch * sd, err);
+out:
+    gpu_bufs_free(&b);
+    return rc;
+}
+
+/* reduce_sum (m rows of k) and dot (one row, x·y) */
+static int gpu_reduce(const kcs_gpu_dev *dev, const kcs_call *c, int native, kcs_error *err)
+{
+    kcs_gpu_red r;
+    gpu_red_init(c, native, &r);
+    if ((native || r.sched == KCS_GPU_SCHED_ATOMIC) && r.tacc == KCS_GPU_ACC_NARROW)
+        return gpu_unsupported_acc(dev->name, c,
+                                   native ? "the native reduction accumulates in fp32 or fp64"
+                                          : "atomics exist for fp32 and fp64 only",
+                                   err);
+    int dot = c->op == KCS_OP_DOT;
+    int64_t m = dot ? 1 : c->m;
+    size_t len = (size_t)(m * c->k);
+    gpu_bufs b = {.dev = dev};
+    void *X, *Y = NULL, *O;
+    int rc = gpu_upload(&b, r.tin, c->dtype_in, c->in[0], len, &X, err);
+    if (!rc && dot)
+        rc = gpu_upload(&b, r.tin, c->dtype_in, c->in[1], len, &Y, err);
+    if (!rc)
+        rc = gpu_alloc(&b, (size_t)m * gpu_acc_size(&r), &O, err);
+    if (rc)
+        goto out;
+    rc = m ? dev->launched(KCS_GPU_FN(reduce_rows)(dev->stream, &r, m, c->k, X, Y, O),
+                           kcs_op_name(c->op), err)
+           : 0;
+    if (!rc)
+        rc = gpu_download(&b, c, r.tacc, O, (size_t)m, err);
+out:
+    gpu_bufs_free(&b);
+    return rc;
+}
+
+/* softmax, layernorm, rmsnorm: rows of x (m×k) -> m×k */
+static int gpu_rows(const kcs_gpu_dev *dev, const kcs_call *c, int native, kcs_error *err)
+{
+    kcs_gpu_red r;
+    gpu_red_init(c, native, &r);
+    if (native && r.tacc == KCS_GPU_ACC_NARROW)
+        return gpu_unsupported_acc(dev->name, c, "the native kernel accumulates in fp32 or fp64",
+                                   err);
+    if (r.sched == KCS_GPU_SCHED_ATOMIC)
+        return kcs_fail(err, KCS_E_UNSUPPORTED, "%s: %s has no atomic schedule", dev->name,
+                        kcs_op_name(c->op));
+    double eps = 1e-5;
+    char buf[64];
+    if (c->op != KCS_OP_SOFTMAX && gpu_attr(c->attrs, "eps", buf, sizeof buf)) {
+        char *end;
+        eps = strtod(buf, &end);
+        if (*end || !(eps >= 0.0))
+            return kcs_fail(err, KCS_E_INVAL, "%s: attribute eps=%s is not a number >= 0",
+                            dev->name, buf);
+    }
+    size_t len = (size_t)(c->m * c->k);
+    gpu_bufs b = {.dev = dev};
+    void *X, *G = NULL, *Bt = NULL, *O;
+    int rc = gpu_upload(&b, r.tin, c->dtype_in, c->in[0], len, &X, err);
+    if (!rc && c->op != KCS_OP_SOFTMAX && c->in[1])
+        rc = gpu_upload_f64(&b, c->in[1], (size_t)c->k, &G, err);
+    if (!rc && c->op == KCS_OP_LAYERNORM && c->in[2])
+        rc = gpu_upload_f64(&b, c->in[2], (size_t)c->k, &Bt, err);
+    if (!rc)
+        rc = gpu_alloc(&b, len * gpu_acc_size(&r), &O, err);
+    if (rc || !len)
+        goto out;
+    int st = c->op == KCS_OP_SOFTMAX
+                 ? KCS_GPU_FN(softmax)(dev->stream, &r, c->m, c->k, X, O)
+                 : KCS_GPU_FN(norm)(dev->stream, &r, c->op == KCS_OP_RMSNORM, c->m, c->k, X, G,
+                                    Bt, eps, O);
+    rc = dev->launched(st, kcs_op_name(c->op), err);
+    if (!rc)
+        rc = gpu_download(&b, c, r.tacc, O, len, err);
+out:
+    gpu_bufs_free(&b);
+    return rc;
+}
+
+static int gpu_attention(const kcs_gpu_dev *dev, const kcs_call *c, int fused, kcs_error *err)
+{
+    kcs_gpu_red r;
+    gpu_red_init(c, 0, &r);
+    if (fused && r.tacc == KCS_GPU_ACC_NARROW)
+        return gpu_unsupported_acc(dev->name, c, "the fused kernel accumulates in fp32 or fp64",
+                                   err);
+    if (r.sched == KCS_GPU_SCHED_ATOMIC)
+        return kcs_fail(err, KCS_E_UNSUPPORTED, "%s: attention has no atomic schedule",
+                        dev->name);
+    if (fused && c->k > 1024)
+        return kcs_fail(err, KCS_E_UNSUPPORTED,
+                        "%s: fused attention holds head dimension <= 1024 (k = %lld)", dev->name,
+                        (long long)c->k);
+    int64_t batch = c->batch > 0 ? c->batch : 1;
+    if (fused && gpu_grid_limit(dev->name, c, batch, "batch", err))
+        return err->code;
+    size_t nq = (size_t)(batch * c->m * c->k), nk = (size_t)(batch * c->n * c->k);
+    double scale = gpu_acc_round(c, 1.0 / sqrt((double)(c->k > 0 ? c->k : 1)));
+    gpu_bufs b = {.dev = dev};
+    void *Q, *K, *V, *S = NULL, *O;
+    int rc = gpu_upload(&b, r.tin, c->dtype_in, c->in[0], nq, &Q, err);
+    if (!rc)
+        rc = gpu_upload(&b, r.tin, c->dtype_in, c->in[1], nk, &K, err);
+    if (!rc)
+        rc = gpu_upload(&b, r.tin, c->dtype_in, c->in[2], nk, &V, err);
+    if (!rc && !fused)
+        rc = gpu_alloc(&b, (size_t)(batch * c->m * c->n) * gpu_acc_size(&r), &S, err);
+    if (!rc)
+        rc = gpu_alloc(&b, nq * gpu_acc_size(&r), &O, err);
+    if (rc || !nq)
+        goto out;
+    rc = dev->launched(KCS_GPU_FN(attention)(dev->stream, &r, fused, batch, c->m, c->n, c->k,
+                                             scale, Q, K, V, S, O),
+                       "attention", err);
+    if (!rc)
+        rc = gpu_download(&b, c, r.tacc, O, nq, err);
+out:
+    gpu_bufs_free(&b);
+    return rc;
+}
+
+static int gpu_gather(const kcs_gpu_dev *dev, const kcs_call *c, kcs_error *err)
+{
+    char mode_s[32] = "raise";
+    int mode;
+    gpu_attr(c->attrs, "oob", mode_s, sizeof mode_s);
+    if (strcmp(mode_s, "raise") == 0)
+        mode = KCS_GPU_OOB_RAISE;
+    else if (strcmp(mode_s, "clamp") == 0 || strcmp(mode_s, "undefined") == 0)
+        mode = KCS_GPU_OOB_CLAMP;
+    else if (strcmp(mode_s, "zero") == 0)
+        mode = KCS_GPU_OOB_ZERO;
+    else
+        return kcs_fail(err, KCS_E_INVAL, "%s: gather: oob=%s (raise, clamp, zero, undefined)",
+                        dev->name, mode_s);
+    size_t n = (size_t)c->n, nt = (size_t)(c->m * c->k), no = (size_t)(c->n * c->k);
+    int64_t *idx = malloc(n ? n * sizeof *idx : 1);
+    if (!idx)
+        return kcs_fail(err, KCS_E_NOMEM, "%s: gather: out of memory", dev->name);
+    for (size_t p = 0; p < n; p++) {
+        double v = c->in[1][p];
+        if (!isfinite(v) || v != floor(v)) {
+            free(idx);
+            return kcs_fail(err, KCS_E_INVAL, "%s: gather: index %zu (%g) is not an integer",
+                            dev->name, p, v);
+        }
+        idx[p] = v < -0x1p62 ? (int64_t)-0x1p62 : v > 0x1p62 ? (int64_t)0x1p62 : (int64_t)v;
+    }
+    gpu_bufs b = {.dev = dev};
+    void *T, *I = NULL, *O, *bad;
+    unsigned long long bad_h = ~0ull;
+    int rc = gpu_upload_f64(&b, c->in[0], nt, &T, err);
+    if (!rc)
+        rc = gpu_alloc(&b, n * sizeof *idx, &I, err);
+    if (!rc && n)
+        rc = dev->put(dev->stream, I, idx, n * sizeof *idx, err);
+    if (!rc)
+        rc = gpu_alloc(&b, no * sizeof(double), &O, err);
+    if (!rc)
+        rc = gpu_alloc(&b, sizeof bad_h, &bad, err);
+    if (!rc)
+        rc = dev->put(dev->stream, bad, &bad_h, sizeof bad_h, err);
+    if (!rc)
+        rc = dev->launched(KCS_GPU_FN(gather)(dev->stream, mode, c->m, c->k, c->n, T, I, O, bad),
+                           "gather", err);
+    if (!rc)
+        rc = dev->get(dev->stream, &bad_h, bad, sizeof bad_h, err);
+    if (rc)
+        goto out;
+    if (bad_h != ~0ull) {
+        char msg[160];
+        snprintf(msg, sizeof msg, "gather: index %lld at position %llu is outside [0, %lld)",
+                 (long long)idx[bad_h], bad_h, (long long)c->m);
+        if (c->msg && c->msg_len)
+            snprintf(c->msg, c->msg_len, "%s", msg);
+        rc = kcs_fail(err, KCS_E_RAISED, "%s: %s", dev->name, msg);
+        goto out;
+    }
+    rc = gpu_download(&b, c, KCS_GPU_ACC_F64, O, no, err);
+out:
+    gpu_bufs_free(&b);
+    free(idx);
+    return rc;
+}
+
+/* Run one call. native_gemm: the backend's vendor-library gemm, or NULL for
+ * the tiled kernel. */
+static int gpu_run_call(const kcs_gpu_dev *dev, const kcs_call *c,
+                        int (*native_gemm)(void *ctx, const kcs_call *c, kcs_error *err),
+                        void *ctx, kcs_error *err)
+{
+    int native, rc = gpu_check_call(dev->name, c, err);
+    if (!rc)
+        rc = gpu_variant(dev->name, c, &native, err);
+    if (rc)
+        return rc;
+    switch (c->op) {
+    case KCS_OP_GEMM:
+    case KCS_OP_BATCHED_GEMM:
+        if (native && native_gemm)
+            return native_gemm(ctx, c, err);
+        return gpu_gemm(dev, c, native, err);
+    case KCS_OP_REDUCE_SUM:
+    case KCS_OP_DOT: return gpu_reduce(dev, c, native, err);
+    case KCS_OP_SOFTMAX:
+    case KCS_OP_LAYERNORM:
+    case KCS_OP_RMSNORM: return gpu_rows(dev, c, native, err);
+    case KCS_OP_ATTENTION: return gpu_attention(dev, c, native, err);
+    case KCS_OP_GATHER: return gpu_gather(dev, c, err);
+    case KCS_OP_ALLREDUCE:
+        return kcs_fail(err, KCS_E_UNSUPPORTED,
+                        "%s: allreduce is a collective over ranks, not a device kernel",
+                        dev->name);
+    default:
+        return kcs_fail(err, KCS_E_UNSUPPORTED, "%s: op %d is not offered", dev->name, (int)c->op);
+    }
+}
+
+#endif
