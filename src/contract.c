@@ -11,41 +11,17 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "contract_load.h"
 #include "verdict.h"
-#include "yamlx.h"
 
 #define DIM_MAX INT32_MAX            /* largest m, n, k, batch of a measured shape */
 #define OPERAND_MAX (INT64_C(1) << 31) /* largest operand (elements) of a measured shape */
 #define TRIALS_MAX 10000
 
-static const char *const tol_names[] = {
-    [KCS_TOL_BACKWARD_ERROR] = "backward_error", [KCS_TOL_POINTWISE_RELATIVE] = "pointwise_relative",
-    [KCS_TOL_POINTWISE_ABSOLUTE] = "pointwise_absolute", [KCS_TOL_ULP] = "ulp",
-    [KCS_TOL_INVARIANT] = "invariant", [KCS_TOL_COMPOSITE] = "composite",
-};
-
 static const char *const dist_names[KCS_DIST_COUNT] = {
     [KCS_DIST_NORMAL] = "normal", [KCS_DIST_UNIFORM_PM1] = "uniform_pm1",
     [KCS_DIST_WIDE_RANGE] = "wide_range", [KCS_DIST_CANCELLATION] = "cancellation",
 };
-
-const char *const kcs_contract_measured_phrases[] = {
-    "measured from the candidate",   "measured on the candidate",
-    "measured off the candidate",    "fitted to the candidate",
-    "fit to the candidate",          "fitted to the kernel under test",
-    "calibrated on the candidate",   "calibrated against the candidate",
-    "measured from the kernel under test", "measured on the kernel under test",
-    "observed on the candidate",     NULL,
-};
-
-/* Names an eta may use besides format literals: what a case binds. */
-static const char *const eta_vars[] = {"m", "n", "k", "batch", "dtype_in", "dtype_acc",
-                                       "dtype_out", NULL};
-
-const char *kcs_tol_structure_name(kcs_tol_structure s)
-{
-    return (s >= 0 && s <= KCS_TOL_COMPOSITE) ? tol_names[s] : "?";
-}
 
 const char *kcs_dist_name(kcs_dist d)
 {
@@ -85,23 +61,9 @@ void kcs_contract_free(kcs_contract *c)
 
 /* ---- helpers ------------------------------------------------------------ */
 
-typedef struct loader {
-    kcs_yctx *y;
-    kcs_contract *c;
-    const kcs_expr_symtab *tab;
-    bool shapes_ok, pre_ok; /* parts the cross-checks depend on parsed cleanly */
-} loader;
-
-static int nerr(const loader *L)
-{
-    return L->y->n_errors;
-}
-
 /* Record an error at an explicit position (expressions point inside their
  * scalar); same format and cap as kcs_yaml_error. */
-static void error_at(kcs_yctx *y, int line, int col, const char *field, const char *fmt, ...)
-    __attribute__((format(printf, 5, 6)));
-static void error_at(kcs_yctx *y, int line, int col, const char *field, const char *fmt, ...)
+void kcs_contract_error_at(kcs_yctx *y, int line, int col, const char *field, const char *fmt, ...)
 {
     char msg[200];
     va_list ap;
@@ -119,8 +81,8 @@ static void error_at(kcs_yctx *y, int line, int col, const char *field, const ch
 /* The file position of column ecol (1-based) of the expression held by the
  * scalar n: exact when the source spells the expression unchanged on one
  * line (plain or quoted without escapes), else the scalar's start. */
-static void expr_pos(kcs_yctx *y, struct fy_node *n, const char *text, int ecol, int *line_p,
-                     int *col_p)
+void kcs_contract_expr_pos(kcs_yctx *y, struct fy_node *n, const char *text, int ecol, int *line_p,
+                           int *col_p)
 {
     kcs_yaml_pos(n, line_p, col_p);
     struct fy_token *t = fy_node_get_scalar_token(n);
@@ -134,23 +96,10 @@ static void expr_pos(kcs_yctx *y, struct fy_node *n, const char *text, int ecol,
         *col_p += (int)off;
 }
 
-/* Column (1-based) of the first whole-word occurrence of name in text. */
-static int word_col(const char *text, const char *name)
-{
-    size_t nl = strlen(name);
-    for (const char *p = strstr(text, name); p; p = strstr(p + 1, name)) {
-        bool left = p == text || !(isalnum((unsigned char)p[-1]) || p[-1] == '_');
-        bool right = !(isalnum((unsigned char)p[nl]) || p[nl] == '_');
-        if (left && right)
-            return (int)(p - text) + 1;
-    }
-    return 1;
-}
-
-/* Parse the expression in scalar n into *e_p / *text_p. want: the type the
- * field must have. Returns false after recording why not. */
-static bool load_expr(loader *L, struct fy_node *n, const char *field, kcs_expr **e_p,
-                      char **text_p)
+/* Parse the expression in scalar n into *e_p / *text_p; it must be
+ * number-typed. Returns false after recording why not. */
+bool kcs_contract_expr(loader *L, struct fy_node *n, const char *field, kcs_expr **e_p,
+                       char **text_p)
 {
     char *text = kcs_yaml_strdup(L->y, n, field);
     if (!text)
@@ -162,8 +111,9 @@ static bool load_expr(loader *L, struct fy_node *n, const char *field, kcs_expr 
         const char *msg = err.msg;
         if (!strncmp(msg, "col ", 4) && strstr(msg, ": "))
             msg = strstr(msg, ": ") + 2;
-        expr_pos(L->y, n, text, ecol, &line, &col);
-        error_at(L->y, line, col, field, "%s (column %d of \"%.60s\")", msg, ecol, text);
+        kcs_contract_expr_pos(L->y, n, text, ecol, &line, &col);
+        kcs_contract_error_at(L->y, line, col, field, "%s (column %d of \"%.60s\")", msg, ecol,
+                              text);
         return false;
     }
     if (kcs_expr_result_type(*e_p) != KCS_EXPR_NUMBER) {
@@ -208,8 +158,8 @@ static int list_items(loader *L, struct fy_node *n, const char *field, struct fy
 }
 
 /* A keyword among names[0..n): its index, or -1 after recording an error. */
-static int keyword(loader *L, struct fy_node *n, const char *field, const char *const *names,
-                   int count)
+int kcs_contract_keyword(loader *L, struct fy_node *n, const char *field, const char *const *names,
+                         int count)
 {
     char buf[64];
     if (!kcs_yaml_str(L->y, n, field, buf, sizeof buf))
@@ -269,8 +219,8 @@ static bool load_range(loader *L, struct fy_node *n, const char *field, int64_t 
 
 /* A mapping part: the child key of map, checked to be a mapping with only
  * the allowed keys. NULL when absent or not a mapping (recorded). */
-static struct fy_node *section(loader *L, struct fy_node *map, const char *key, bool required,
-                               const char *parent, const char *const *allowed)
+struct fy_node *kcs_contract_section(loader *L, struct fy_node *map, const char *key, bool required,
+                                     const char *parent, const char *const *allowed)
 {
     struct fy_node *n = kcs_yaml_get(L->y, map, key, required, parent);
     if (!n)
@@ -296,23 +246,23 @@ static void load_identifier(loader *L, struct fy_node *root)
                                              "resource_contention"};
     struct fy_node *idn = kcs_yaml_get(L->y, root, "id", true, "");
     bool id_ok = kcs_yaml_str(L->y, idn, "id", c->id, sizeof c->id);
-    if (id_ok && !(strlen(c->id) == 8 && !strncmp(c->id, "C-", 2) && isupper((unsigned char)c->id[2]) &&
-                   isupper((unsigned char)c->id[3]) && isupper((unsigned char)c->id[4]) &&
-                   c->id[5] == '-' && isdigit((unsigned char)c->id[6]) &&
-                   isdigit((unsigned char)c->id[7]))) {
+    if (id_ok &&
+        !(strlen(c->id) == 8 && !strncmp(c->id, "C-", 2) && isupper((unsigned char)c->id[2]) &&
+          isupper((unsigned char)c->id[3]) && isupper((unsigned char)c->id[4]) && c->id[5] == '-' &&
+          isdigit((unsigned char)c->id[6]) && isdigit((unsigned char)c->id[7]))) {
         kcs_yaml_error(L->y, idn, "id", "'%s' is not of the form C-<family>-NN", c->id);
         id_ok = false;
     }
     c->title = kcs_yaml_strdup(L->y, kcs_yaml_get(L->y, root, "title", true, ""), "title");
     struct fy_node *fn = kcs_yaml_get(L->y, root, "family", true, "");
-    int fam = fn ? keyword(L, fn, "family", families, 4) : -1;
+    int fam = fn ? kcs_contract_keyword(L, fn, "family", families, 4) : -1;
     if (fam >= 0) {
         snprintf(c->family, sizeof c->family, "%s", families[fam]);
         if (id_ok && strncmp(c->id + 2, c->family, 3))
             kcs_yaml_error(L->y, idn, "id", "'%s' does not match family %s", c->id, c->family);
     }
     struct fy_node *pn = kcs_yaml_get(L->y, root, "primitive", true, "");
-    int prim = pn ? keyword(L, pn, "primitive", primitives, 3) : -1;
+    int prim = pn ? kcs_contract_keyword(L, pn, "primitive", primitives, 3) : -1;
     if (prim >= 0)
         snprintf(c->primitive, sizeof c->primitive, "%s", primitives[prim]);
 }
@@ -320,7 +270,7 @@ static void load_identifier(loader *L, struct fy_node *root)
 static void load_scope(loader *L, struct fy_node *root)
 {
     static const char *const keys[] = {"ops", NULL};
-    struct fy_node *s = section(L, root, "scope", true, "", keys);
+    struct fy_node *s = kcs_contract_section(L, root, "scope", true, "", keys);
     if (!s)
         return;
     struct fy_node *items[KCS_OP_COUNT * 2];
@@ -345,8 +295,8 @@ static void load_precondition(loader *L, struct fy_node *root)
     static const char *const shape_keys[] = {"m", "n", "k", "batch", NULL};
     static const char *const value_keys[] = {"dist", "finite", NULL};
     kcs_contract *c = L->c;
-    int before = nerr(L);
-    struct fy_node *p = section(L, root, "precondition", true, "", keys);
+    int before = L->y->n_errors;
+    struct fy_node *p = kcs_contract_section(L, root, "precondition", true, "", keys);
     if (!p)
         return;
     struct fy_node *items[KCS_FMT_COUNT * 2];
@@ -367,7 +317,7 @@ static void load_precondition(loader *L, struct fy_node *root)
     if (out)
         parse_name(L, out, "precondition.dtype_out", "format", parse_format_v, &c->dtype_out);
 
-    struct fy_node *sh = section(L, p, "shape", false, "precondition", shape_keys);
+    struct fy_node *sh = kcs_contract_section(L, p, "shape", false, "precondition", shape_keys);
     if (sh) {
         int64_t *ranges[4][2] = {{&c->m_min, &c->m_max}, {&c->n_min, &c->n_max},
                                  {&c->k_min, &c->k_max}, {&c->batch_min, &c->batch_max}};
@@ -379,7 +329,7 @@ static void load_precondition(loader *L, struct fy_node *root)
                 load_range(L, r, f, ranges[i][0], ranges[i][1]);
         }
     }
-    struct fy_node *v = section(L, p, "values", false, "precondition", value_keys);
+    struct fy_node *v = kcs_contract_section(L, p, "values", false, "precondition", value_keys);
     if (v) {
         struct fy_node *d = kcs_yaml_get(L->y, v, "dist", false, "precondition.values");
         struct fy_node *ditems[KCS_DIST_COUNT + 1];
@@ -398,82 +348,7 @@ static void load_precondition(loader *L, struct fy_node *root)
         kcs_yaml_bool(L->y, kcs_yaml_get(L->y, v, "finite", false, "precondition.values"),
                       "precondition.values.finite", &c->values_finite);
     }
-    L->pre_ok = nerr(L) == before;
-}
-
-static bool measured_derivation(const char *text, const char **phrase_p)
-{
-    /* lower-case, whitespace collapsed */
-    size_t len = strlen(text);
-    char *norm = malloc(len + 1);
-    if (!norm)
-        return false;
-    size_t j = 0;
-    for (size_t i = 0; i < len; i++) {
-        unsigned char ch = (unsigned char)text[i];
-        if (isspace(ch)) {
-            if (j && norm[j - 1] != ' ')
-                norm[j++] = ' ';
-        } else {
-            norm[j++] = (char)tolower(ch);
-        }
-    }
-    norm[j] = '\0';
-    bool hit = false;
-    for (const char *const *p = kcs_contract_measured_phrases; *p && !hit; p++)
-        if (strstr(norm, *p)) {
-            hit = true;
-            *phrase_p = *p;
-        }
-    free(norm);
-    return hit;
-}
-
-static void load_tolerance(loader *L, struct fy_node *root)
-{
-    static const char *const keys[] = {"structure", "eta", "derivation", NULL};
-    kcs_contract *c = L->c;
-    struct fy_node *t = section(L, root, "tolerance", true, "", keys);
-    if (!t)
-        return;
-    struct fy_node *s = kcs_yaml_get(L->y, t, "structure", true, "tolerance");
-    int st = s ? keyword(L, s, "tolerance.structure", tol_names, KCS_TOL_COMPOSITE + 1) : -1;
-    if (st >= 0)
-        c->tol_structure = (kcs_tol_structure)st;
-
-    struct fy_node *en = kcs_yaml_get(L->y, t, "eta", true, "tolerance");
-    if (en && load_expr(L, en, "tolerance.eta", &c->eta, &c->eta_text)) {
-        if (kcs_expr_is_condition(c->eta))
-            kcs_yaml_error(L->y, en, "tolerance.eta",
-                           "must be a magnitude, not a condition (\"%.60s\")", c->eta_text);
-        for (int i = 0; i < L->tab->n; i++) {
-            const char *nm = L->tab->syms[i].name;
-            if (!kcs_expr_uses(c->eta, i))
-                continue;
-            bool ok = false;
-            kcs_format f;
-            for (const char *const *v = eta_vars; *v && !ok; v++)
-                ok = !strcmp(*v, nm);
-            if (!ok && L->tab->syms[i].type == KCS_EXPR_FORMAT && !kcs_format_parse(nm, &f))
-                ok = true;
-            if (!ok) {
-                int line, col, ecol = word_col(c->eta_text, nm);
-                expr_pos(L->y, en, c->eta_text, ecol, &line, &col);
-                error_at(L->y, line, col, "tolerance.eta",
-                         "'%s' is measured, eta may use only m n k batch dtype_in dtype_acc "
-                         "dtype_out and formats (column %d)", nm, ecol);
-            }
-        }
-    }
-    struct fy_node *dn = kcs_yaml_get(L->y, t, "derivation", true, "tolerance");
-    c->derivation = kcs_yaml_strdup(L->y, dn, "tolerance.derivation");
-    const char *phrase = NULL;
-    if (c->derivation && strspn(c->derivation, " \t\r\n") == strlen(c->derivation))
-        kcs_yaml_error(L->y, dn, "tolerance.derivation", "must not be empty");
-    else if (c->derivation && measured_derivation(c->derivation, &phrase))
-        kcs_yaml_error(L->y, dn, "tolerance.derivation",
-                       "eta must come from first principles, not be measured from the "
-                       "candidate under test (says '%s')", phrase);
+    L->pre_ok = L->y->n_errors == before;
 }
 
 static void load_oracle(loader *L, struct fy_node *root)
@@ -508,8 +383,8 @@ static void load_oracle(loader *L, struct fy_node *root)
         c->oracle = KCS_ORACLE_MODEL;
         memcpy(c->oracle_profile, prof, len + 1);
     } else {
-        kcs_yaml_error(L->y, k, field, "unknown oracle '%s' (expected fp64 | exact | model:<profile>)",
-                       buf);
+        kcs_yaml_error(L->y, k, field,
+                       "unknown oracle '%s' (expected fp64 | exact | model:<profile>)", buf);
     }
 }
 
@@ -540,7 +415,7 @@ static void load_measurement(loader *L, struct fy_node *root)
     static const char *const guard_keys[] = {"poison", "fresh_inputs", "revalidate", NULL};
     static const char *const poisons[] = {"sentinel", "none"};
     kcs_contract *c = L->c;
-    struct fy_node *m = section(L, root, "measurement", true, "", keys);
+    struct fy_node *m = kcs_contract_section(L, root, "measurement", true, "", keys);
     if (!m)
         return;
 
@@ -578,10 +453,10 @@ static void load_measurement(loader *L, struct fy_node *root)
                      "measurement.trials", 1, TRIALS_MAX, &trials))
         c->trials = (int)trials;
 
-    struct fy_node *g = section(L, m, "guards", true, "measurement", guard_keys);
+    struct fy_node *g = kcs_contract_section(L, m, "guards", true, "measurement", guard_keys);
     if (g) {
         struct fy_node *p = kcs_yaml_get(L->y, g, "poison", true, "measurement.guards");
-        int pk = p ? keyword(L, p, "measurement.guards.poison", poisons, 2) : -1;
+        int pk = p ? kcs_contract_keyword(L, p, "measurement.guards.poison", poisons, 2) : -1;
         c->guard_poison = pk == 0;
         kcs_yaml_bool(L->y, kcs_yaml_get(L->y, g, "fresh_inputs", true, "measurement.guards"),
                       "measurement.guards.fresh_inputs", &c->guard_fresh_inputs);
@@ -627,7 +502,7 @@ static void load_signatures(loader *L, struct fy_node *root)
         snprintf(ff, sizeof ff, "%s.when", f);
         struct fy_node *wn = kcs_yaml_get(L->y, items[i], "when", true, f);
         if (wn)
-            load_expr(L, wn, ff, &sig->when, &sig->when_text);
+            kcs_contract_expr(L, wn, ff, &sig->when, &sig->when_text);
         snprintf(ff, sizeof ff, "%s.explain", f);
         sig->explain = kcs_yaml_strdup(L->y, kcs_yaml_get(L->y, items[i], "explain", true, f), ff);
     }
@@ -640,8 +515,8 @@ static bool in_range(int64_t v, int64_t lo, int64_t hi)
     return v >= lo && v <= hi;
 }
 
-/* Measured shapes lie inside the precondition; eta is finite and positive
- * (>= 0 for invariant structures) for every measured case. */
+/* Measured shapes lie inside the precondition (eta's checks are in
+ * contract_tolerance.c). */
 static void cross_check(loader *L, struct fy_node *root)
 {
     kcs_contract *c = L->c;
@@ -663,52 +538,6 @@ static void cross_check(loader *L, struct fy_node *root)
         if (dim)
             kcs_yaml_error(L->y, n, f, "%s is outside precondition.shape.%s", dim, dim);
     }
-    if (!c->eta || nerr(L))
-        return;
-    double *v = calloc((size_t)L->tab->n, sizeof *v);
-    if (!v)
-        return;
-    int idx[7];
-    for (int j = 0; j < 7; j++)
-        idx[j] = -1;
-    for (int i = 0; i < L->tab->n; i++) {
-        kcs_format f;
-        v[i] = NAN;
-        for (int j = 0; j < 7; j++)
-            if (!strcmp(L->tab->syms[i].name, eta_vars[j]))
-                idx[j] = i;
-        if (L->tab->syms[i].type == KCS_EXPR_FORMAT && !kcs_format_parse(L->tab->syms[i].name, &f))
-            v[i] = (double)f;
-    }
-    struct fy_node *en = kcs_yaml_get(L->y, kcs_yaml_get(L->y, root, "tolerance", false, ""), "eta",
-                                      false, "tolerance");
-    bool zero_ok = c->tol_structure == KCS_TOL_INVARIANT;
-    for (int i = 0; i < c->n_shapes; i++) {
-        for (int f = 0; f < KCS_FMT_COUNT; f++) {
-            if (!(c->dtype_in & (1u << f)))
-                continue;
-            const kcs_shape *s = &c->shapes[i];
-            double bind[7] = {(double)s->m, (double)s->n, (double)s->k,
-                              (double)(s->batch ? s->batch : 1), (double)f,
-                              c->dtype_acc.bits > 0 ? -(double)c->dtype_acc.bits
-                                                    : (double)c->dtype_acc.fmt,
-                              (double)c->dtype_out};
-            for (int j = 0; j < 7; j++)
-                if (idx[j] >= 0)
-                    v[idx[j]] = bind[j];
-            double eta = kcs_expr_eval(c->eta, v);
-            if (!isfinite(eta) || eta < 0 || (eta == 0 && !zero_ok)) {
-                kcs_yaml_error(L->y, en, "tolerance.eta",
-                               "is %g for shape [%" PRId64 ", %" PRId64 ", %" PRId64
-                               "] with dtype_in %s; it must be finite and %s",
-                               eta, s->m, s->n, s->k, kcs_format_name((kcs_format)f),
-                               zero_ok ? "non-negative" : "positive");
-                free(v);
-                return;
-            }
-        }
-    }
-    free(v);
 }
 
 /* ---- entry points ------------------------------------------------------- */
@@ -733,11 +562,12 @@ static int load(kcs_yctx *y, kcs_contract **c_p, kcs_error *err)
     load_precondition(&L, root);
     c->postcondition = kcs_yaml_strdup(y, kcs_yaml_get(y, root, "postcondition", true, ""),
                                        "postcondition");
-    load_tolerance(&L, root);
+    kcs_contract_load_tolerance(&L, root);
     load_oracle(&L, root);
     load_measurement(&L, root);
     load_signatures(&L, root);
     cross_check(&L, root);
+    kcs_contract_check_eta(&L, root);
     int rc = kcs_yaml_finish(y, err);
     if (rc)
         goto err_free;

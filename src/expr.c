@@ -251,7 +251,7 @@ static bool parse_call(parser *p, const struct func *f, int name_pos, val *v)
     int nargs = 0;
     if (p->t.kind != T_RP) {
         for (;;) {
-            val a;
+            val a = {KCS_EXPR_NUMBER, 0};
             if (!parse_or(p, &a))
                 return false;
             nargs++;
@@ -298,7 +298,7 @@ static bool parse_atom(parser *p, val *v)
     case T_LP: {
         if (!lex(p))
             return false;
-        val in;
+        val in = {KCS_EXPR_NUMBER, 0};
         if (!parse_or(p, &in))
             return false;
         if (p->t.kind != T_RP)
@@ -344,7 +344,7 @@ static bool parse_unary(parser *p, val *v);
 
 static bool parse_power(parser *p, val *v)
 {
-    val a;
+    val a = {KCS_EXPR_NUMBER, 0};
     if (!parse_atom(p, &a))
         return false;
     if (p->t.kind == T_CARET) {
@@ -352,7 +352,7 @@ static bool parse_power(parser *p, val *v)
             return false;
         if (!lex(p))
             return false;
-        val b;
+        val b = {KCS_EXPR_NUMBER, 0};
         if (!parse_unary(p, &b) || !want_number(p, b, "'^'"))
             return false;
         if (!emit(p, OP_POW, 0, 0, 2, 1))
@@ -370,7 +370,7 @@ static bool parse_unary(parser *p, val *v)
     bool ok;
     if (p->t.kind == T_MINUS || p->t.kind == T_NOT) {
         tok t = p->t;
-        val a;
+        val a = {KCS_EXPR_NUMBER, 0};
         ok = lex(p) && parse_unary(p, &a) && want_number(p, a, t.kind == T_MINUS ? "'-'" : "'!'") &&
              emit(p, t.kind == T_MINUS ? OP_NEG : OP_NOT, 0, 0, 1, 1);
         if (ok)
@@ -384,13 +384,13 @@ static bool parse_unary(parser *p, val *v)
 
 static bool parse_prod(parser *p, val *v)
 {
-    val a;
+    val a = {KCS_EXPR_NUMBER, 0};
     if (!parse_unary(p, &a))
         return false;
     while (p->t.kind == T_STAR || p->t.kind == T_SLASH) {
         tok t = p->t;
         const char *w = t.kind == T_STAR ? "'*'" : "'/'";
-        val b;
+        val b = {KCS_EXPR_NUMBER, 0};
         if (!want_number(p, a, w) || !lex(p) || !parse_unary(p, &b) || !want_number(p, b, w) ||
             !emit(p, t.kind == T_STAR ? OP_MUL : OP_DIV, 0, 0, 2, 1))
             return false;
@@ -401,13 +401,13 @@ static bool parse_prod(parser *p, val *v)
 
 static bool parse_sum(parser *p, val *v)
 {
-    val a;
+    val a = {KCS_EXPR_NUMBER, 0};
     if (!parse_prod(p, &a))
         return false;
     while (p->t.kind == T_PLUS || p->t.kind == T_MINUS) {
         tok t = p->t;
         const char *w = t.kind == T_PLUS ? "'+'" : "'-'";
-        val b;
+        val b = {KCS_EXPR_NUMBER, 0};
         if (!want_number(p, a, w) || !lex(p) || !parse_prod(p, &b) || !want_number(p, b, w) ||
             !emit(p, t.kind == T_PLUS ? OP_ADD : OP_SUB, 0, 0, 2, 1))
             return false;
@@ -423,7 +423,7 @@ static bool is_cmp(tok_kind k)
 
 static bool parse_cmp(parser *p, val *v)
 {
-    val a;
+    val a = {KCS_EXPR_NUMBER, 0};
     if (!parse_sum(p, &a))
         return false;
     if (is_cmp(p->t.kind)) {
@@ -431,7 +431,7 @@ static bool parse_cmp(parser *p, val *v)
         char w[8];
         snprintf(w, sizeof w, "'%.*s'", t.len, p->s + t.pos);
         bool eq = t.kind == T_EQ || t.kind == T_NE;
-        val b;
+        val b = {KCS_EXPR_NUMBER, 0};
         if (!eq && !want_number(p, a, w))
             return false;
         if (!lex(p) || !parse_sum(p, &b))
@@ -455,11 +455,11 @@ static bool parse_cmp(parser *p, val *v)
 
 static bool parse_and(parser *p, val *v)
 {
-    val a;
+    val a = {KCS_EXPR_NUMBER, 0};
     if (!parse_cmp(p, &a))
         return false;
     while (p->t.kind == T_AND) {
-        val b;
+        val b = {KCS_EXPR_NUMBER, 0};
         if (!want_number(p, a, "'&&'") || !lex(p) || !parse_cmp(p, &b) ||
             !want_number(p, b, "'&&'") || !emit(p, OP_AND, 0, 0, 2, 1))
             return false;
@@ -472,10 +472,10 @@ static bool parse_or(parser *p, val *v)
 {
     if (!enter(p))
         return false;
-    val a;
+    val a = {KCS_EXPR_NUMBER, 0};
     bool ok = parse_and(p, &a);
     while (ok && p->t.kind == T_OR) {
-        val b;
+        val b = {KCS_EXPR_NUMBER, 0};
         ok = want_number(p, a, "'||'") && lex(p) && parse_and(p, &b) &&
              want_number(p, b, "'||'") && emit(p, OP_OR, 0, 0, 2, 1);
     }

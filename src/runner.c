@@ -2,7 +2,10 @@
  * implementation; results are written collectively per case. */
 #include "runner.h"
 
+#include <errno.h>
+#include <limits.h>
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +14,7 @@
 #include <unistd.h>
 
 #include "backend.h"
+#include "journal.h"
 #include "metrics.h"
 #include "oracle.h"
 #include "placement.h"
@@ -32,7 +36,28 @@ typedef struct run_state {
     kcs_result_rec *recs;
     double *samples;
     int degraded;
+    kcs_journal journal;
+    kcs_journal_entry *replay; /* resume: entries this rank journaled */
+    unsigned char *done;       /* resume: case done on every rank */
 } run_state;
+
+static volatile sig_atomic_t stop_requested;
+
+static void on_signal(int sig)
+{
+    (void)sig;
+    stop_requested = 1;
+}
+
+void kcs_runner_handle_signals(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGINT, &sa, NULL);
+}
 
 static int64_t now_ns(void)
 {
@@ -210,16 +235,23 @@ static int run_case(run_state *s, int64_t ci, kcs_error *err)
     int T = s->plan.max_trials, ns = s->study->n_samples;
     uint64_t digest = 0;
     int rc = 0;
-    for (int j = 0; j < ns; j++)
-        s->samples[j] = NAN;
-    for (int t = 0; t < T; t++) {
-        if (t >= cs->trials) {
-            blank_rec(&s->recs[t], cs, s->rank, t, "skipped", "");
-            continue;
+    if (s->done && s->done[ci]) {
+        /* Journaled by every rank before an interruption: replay it. */
+        const kcs_journal_entry *e = &s->replay[ci];
+        memcpy(s->recs, e->recs, (size_t)T * sizeof *s->recs);
+        memcpy(s->samples, e->samples, (size_t)ns * sizeof *s->samples);
+        digest = e->input_digest;
+    } else {
+        for (int j = 0; j < ns; j++)
+            s->samples[j] = NAN;
+        for (int t = 0; t < T && !rc; t++) {
+            if (t >= cs->trials)
+                blank_rec(&s->recs[t], cs, s->rank, t, "skipped", "");
+            else
+                rc = run_trial(s, cs, t, &s->recs[t], &digest, s->samples, err);
         }
-        rc = run_trial(s, cs, t, &s->recs[t], &digest, s->samples, err);
-        if (rc)
-            break;
+        if (!rc)
+            rc = kcs_journal_append(&s->journal, ci, digest, s->recs, s->samples, err);
     }
     rc = kcs_agree(s->comm, rc, err);
     if (rc)
@@ -242,14 +274,85 @@ static int check_output(const run_state *s, const char *tmp, kcs_error *err)
     int rc = 0;
     if (s->rank == 0) {
         struct stat st;
+        char jdir[4096];
+        kcs_journal_dir(s->o->out_path, jdir, sizeof jdir);
+        int has_journal = stat(jdir, &st) == 0;
         if (stat(s->o->out_path, &st) == 0 && !s->o->force)
             rc = kcs_fail(err, KCS_E_EXISTS,
                           "%s: output exists; refusing to overwrite it (use --force to replace)",
                           s->o->out_path);
+        else if (has_journal && !s->o->resume && !s->o->force)
+            rc = kcs_fail(err, KCS_E_EXISTS,
+                          "%s: an interrupted run of this output exists; continue it with "
+                          "`kcs run --resume %s` (or start over with --force)",
+                          jdir, s->o->out_path);
+        else if (!has_journal && s->o->resume)
+            rc = kcs_fail(err, KCS_E_IO, "%s: no journal to resume from", jdir);
         else if (stat(tmp, &st) == 0 && unlink(tmp) != 0)
             rc = kcs_fail(err, KCS_E_IO, "%s: cannot remove a stale partial output", tmp);
     }
     return kcs_agree(s->comm, rc, err);
+}
+
+/* Open this rank's journal: fresh, or (resume) read back what every rank
+ * finished before the interruption. */
+static int open_journal(run_state *s, kcs_error *err)
+{
+    kcs_journal_header h = {0};
+    h.plan_hash = s->plan.hash;
+    h.n_ranks = s->size;
+    h.rank = s->rank;
+    h.max_trials = s->plan.max_trials;
+    h.n_samples = s->study->n_samples;
+    h.n_cases = s->plan.n_cases;
+    if (!realpath(s->study->path, h.study_path))
+        snprintf(h.study_path, sizeof h.study_path, "%s", s->study->path);
+    if (!s->o->resume)
+        return kcs_journal_create(&s->journal, s->o->out_path, &h, err);
+    s->replay = calloc((size_t)s->plan.n_cases, sizeof *s->replay);
+    s->done = calloc((size_t)s->plan.n_cases, 1);
+    if (!s->replay || !s->done)
+        return kcs_fail(err, KCS_E_NOMEM, "out of memory reading the journal");
+    kcs_journal_header old;
+    int rc = kcs_journal_resume(&s->journal, s->o->out_path, s->rank, &old, s->replay,
+                                s->plan.n_cases, err);
+    if (rc)
+        return rc;
+    if (old.plan_hash != h.plan_hash || old.n_ranks != h.n_ranks || old.rank != h.rank ||
+        old.max_trials != h.max_trials || old.n_samples != h.n_samples)
+        return kcs_fail(err, KCS_E_INVAL,
+                        "%s: the journal belongs to another plan or rank count (plan %016llx on "
+                        "%d ranks; now %016llx on %d): resume with the same study and -n",
+                        s->journal.path, (unsigned long long)old.plan_hash, old.n_ranks,
+                        (unsigned long long)h.plan_hash, h.n_ranks);
+    for (int64_t c = 0; c < s->plan.n_cases; c++)
+        s->done[c] = (unsigned char)s->replay[c].present;
+    return 0;
+}
+
+/* Cases journaled by every rank are replayed; the rest run again. */
+static void agree_done(run_state *s)
+{
+    if (!s->done)
+        return;
+    const int64_t chunk = 1 << 20;
+    for (int64_t c = 0; c < s->plan.n_cases; c += chunk) {
+        int n = (int)(s->plan.n_cases - c < chunk ? s->plan.n_cases - c : chunk);
+        MPI_Allreduce(MPI_IN_PLACE, s->done + c, n, MPI_UNSIGNED_CHAR, MPI_MIN, s->comm);
+    }
+}
+
+static void remove_journal(run_state *s)
+{
+    kcs_journal_close(&s->journal);
+    char path[4096];
+    kcs_journal_file(s->o->out_path, s->rank, path, sizeof path);
+    unlink(path);
+    MPI_Barrier(s->comm);
+    if (s->rank == 0) {
+        kcs_journal_dir(s->o->out_path, path, sizeof path);
+        rmdir(path);
+    }
 }
 
 int kcs_runner_run(const kcs_run_opts *o, MPI_Comm comm, kcs_error *err)
@@ -261,8 +364,21 @@ int kcs_runner_run(const kcs_run_opts *o, MPI_Comm comm, kcs_error *err)
     MPI_Comm_size(comm, &s.size);
     char tmp[4096];
     snprintf(tmp, sizeof tmp, "%s.partial", o->out_path);
+    kcs_run_opts local = *o;
+    kcs_journal_header jh;
+    int rc = 0;
+    if (o->resume && !o->study_path) {
+        /* `kcs run --resume OUT`: the journal names its study. */
+        rc = kcs_journal_read_header(o->out_path, s.rank, &jh, err);
+        if (!rc)
+            local.study_path = jh.study_path;
+    }
+    if ((rc = kcs_agree(comm, rc, err)))
+        goto out;
+    o = &local;
+    s.o = o;
 
-    int rc = kcs_study_load(o->study_path, &s.study, err);
+    rc = kcs_study_load(o->study_path, &s.study, err);
     if ((rc = kcs_agree(comm, rc, err)))
         goto out;
     rc = kcs_plan_build(s.study, &s.plan, err);
@@ -280,6 +396,10 @@ int kcs_runner_run(const kcs_run_opts *o, MPI_Comm comm, kcs_error *err)
     }
     if ((rc = check_output(&s, tmp, err)))
         goto out_plan;
+    rc = open_journal(&s, err);
+    if ((rc = kcs_agree(comm, rc, err)))
+        goto out_journal;
+    agree_done(&s);
 
     kcs_binding_open(s.study, o->plugin, comm, o->verbose, &s.bind);
     if (!s.bind.ctx)
@@ -292,12 +412,18 @@ int kcs_runner_run(const kcs_run_opts *o, MPI_Comm comm, kcs_error *err)
     if ((rc = kcs_agree(comm, rc, err)))
         goto out_bind;
 
+    char backends[256] = "";
+    const kcs_backend_ops *const *all = kcs_backends_all();
+    for (int i = 0; all[i]; i++)
+        snprintf(backends + strlen(backends), sizeof backends - strlen(backends), "%s%s",
+                 i ? "," : "", all[i]->name);
     kcs_store_meta meta = {
         .command_line = o->command_line,
         .study = s.study,
         .plan = &s.plan,
         .n_ranks = s.size,
         .n_samples = s.study->n_samples,
+        .backends = backends,
     };
     rc = kcs_store_create(tmp, comm, &meta, &s.store, err);
     if ((rc = kcs_agree(comm, rc, err)))
@@ -313,6 +439,21 @@ int kcs_runner_run(const kcs_run_opts *o, MPI_Comm comm, kcs_error *err)
         if ((rc = run_case(&s, ci, err)))
             goto out_abort;
         kcs_progress_step(&prog, ci + 1);
+        int stop = stop_requested, any_stop;
+        MPI_Allreduce(&stop, &any_stop, 1, MPI_INT, MPI_MAX, comm);
+        if (any_stop && ci + 1 < s.plan.n_cases) {
+            kcs_progress_end(&prog);
+            kcs_fail(err, KCS_E_INTERNAL,
+                     "interrupted after %lld of %lld cases; the journal keeps them: continue "
+                     "with `kcs run --resume %s`",
+                     (long long)(ci + 1), (long long)s.plan.n_cases, o->out_path);
+            kcs_store_abort(s.store);
+            s.store = NULL;
+            if (s.rank == 0)
+                unlink(tmp);
+            rc = KCS_RUN_INTERRUPTED;
+            goto out_bind;
+        }
     }
     kcs_progress_end(&prog);
     if ((rc = kcs_store_write_cases(s.store, s.case_recs, err)))
@@ -325,6 +466,7 @@ int kcs_runner_run(const kcs_run_opts *o, MPI_Comm comm, kcs_error *err)
         rc = kcs_fail(err, KCS_E_IO, "%s: cannot rename %s into place", o->out_path, tmp);
     if ((rc = kcs_agree(comm, rc, err)))
         goto out_unlink;
+    remove_journal(&s);
     int degraded = s.degraded, any;
     MPI_Allreduce(&degraded, &any, 1, MPI_INT, MPI_MAX, comm);
     rc = any ? KCS_RUN_DEGRADED : KCS_RUN_OK;
@@ -341,6 +483,10 @@ out_bind:
     free(s.case_recs);
     free(s.recs);
     free(s.samples);
+out_journal:
+    kcs_journal_close(&s.journal);
+    kcs_journal_entries_free(s.replay, s.plan.n_cases);
+    free(s.done);
 out_plan:
     kcs_plan_free(&s.plan);
 out_study:

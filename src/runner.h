@@ -13,6 +13,7 @@ typedef struct kcs_run_opts {
     const char *plugin;       /* --plugin lib.so: every rank runs that plugin */
     const char *command_line;
     int force;                /* replace an existing output file */
+    int resume;               /* continue from OUT.h5.journal (study_path may be NULL) */
     int verbose;
     int quiet;
 } kcs_run_opts;
@@ -23,7 +24,12 @@ enum {
     KCS_RUN_FAILED = 1,      /* internal, I/O or MPI failure: no output file */
     KCS_RUN_BAD_INPUT = 2,   /* bad study/contract/flags, output exists: no output file */
     KCS_RUN_DEGRADED = 3,    /* dataset complete, but some ranks were unavailable or errored */
+    KCS_RUN_INTERRUPTED = 4, /* stopped by SIGTERM/SIGINT: journals kept, resume with --resume */
 };
+
+/* Install SIGTERM/SIGINT handlers that ask the runner to stop after the
+ * current case (a scheduler's preemption), keeping the journals. */
+void kcs_runner_handle_signals(void);
 
 /* Collective over comm. Returns one of the exit statuses above; err holds
  * the message (the same on every rank). */

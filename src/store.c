@@ -24,6 +24,8 @@ static int agree(MPI_Comm comm, int rank, int size, int rc, kcs_error *err)
 {
     int mine = rc ? rank : size, first;
     MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, comm);
+    if (rc && first > rank) /* cannot happen; keeps a local failure a failure */
+        first = rank;
     if (first == size)
         return 0;
     struct {
@@ -47,21 +49,25 @@ static int st_agree(kcs_store *st, int rc, kcs_error *err)
     return agree(st->comm, st->rank, st->size, rc, err);
 }
 
-/* Rank 0's string, on every rank (malloc'd; NULL if out of memory). */
+/* Rank 0's string, on every rank (malloc'd; NULL if out of memory, after
+ * taking part in every broadcast all the same). */
 static char *bcast_str(MPI_Comm comm, int rank, const char *s)
 {
-    long long len = rank == 0 ? (long long)strlen(s ? s : "") : 0;
+    const char *src = s ? s : "";
+    long long len = rank == 0 ? (long long)strlen(src) : 0;
     MPI_Bcast(&len, 1, MPI_LONG_LONG, 0, comm);
     char *out = malloc((size_t)len + 1);
-    char *buf = out;
-    if (!buf) /* still take part in the broadcast */
-        buf = malloc((size_t)len + 1);
-    if (rank == 0 && buf)
-        memcpy(buf, s ? s : "", (size_t)len + 1);
-    if (buf)
-        MPI_Bcast(buf, (int)len + 1, MPI_CHAR, 0, comm);
-    if (buf != out)
-        free(buf);
+    char chunk[4096];
+    for (long long off = 0; off < len; off += (long long)sizeof chunk) {
+        long long n = len - off < (long long)sizeof chunk ? len - off : (long long)sizeof chunk;
+        if (rank == 0)
+            memcpy(chunk, src + off, (size_t)n);
+        MPI_Bcast(chunk, (int)n, MPI_CHAR, 0, comm);
+        if (out)
+            memcpy(out + off, chunk, (size_t)n);
+    }
+    if (out)
+        out[len] = '\0';
     return out;
 }
 
@@ -168,16 +174,16 @@ static void free_store(kcs_store *st)
 static int open_file(kcs_store *st, kcs_error *err)
 {
     hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
+    int rc = 0;
     if (fapl < 0 || H5Pset_fapl_mpio(fapl, st->comm, MPI_INFO_NULL) < 0 ||
-        H5Pset_all_coll_metadata_ops(fapl, 1) < 0 || H5Pset_coll_metadata_write(fapl, 1) < 0) {
-        if (fapl >= 0)
-            H5Pclose(fapl);
-        return kcs_h5_fail(err, KCS_E_IO, st->path, NULL, "cannot set up parallel HDF5 access");
-    }
-    st->file = H5Fcreate(st->path, H5F_ACC_EXCL, H5P_DEFAULT, fapl);
-    H5Pclose(fapl);
-    if (st->file < 0)
-        return kcs_h5_fail(err, KCS_E_IO, st->path, NULL, "cannot create the HDF5 file");
+        H5Pset_all_coll_metadata_ops(fapl, 1) < 0 || H5Pset_coll_metadata_write(fapl, 1) < 0)
+        rc = kcs_h5_fail(err, KCS_E_IO, st->path, NULL, "cannot set up parallel HDF5 access");
+    else if ((st->file = H5Fcreate(st->path, H5F_ACC_EXCL, H5P_DEFAULT, fapl)) < 0)
+        rc = kcs_h5_fail(err, KCS_E_IO, st->path, NULL, "cannot create the HDF5 file");
+    if (fapl >= 0)
+        H5Pclose(fapl);
+    if (rc)
+        return rc;
     st->dxpl = H5Pcreate(H5P_DATASET_XFER);
     if (st->dxpl < 0 || H5Pset_dxpl_mpio(st->dxpl, H5FD_MPIO_COLLECTIVE) < 0)
         return kcs_h5_fail(err, KCS_E_IO, st->path, NULL, "cannot set collective transfers");

@@ -80,15 +80,12 @@ int kcs_store_analysis_open(const char *path, int create, kcs_store_analysis **a
     hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
     if (fapl < 0 || H5Pset_fapl_sec2(fapl) < 0)
         rc = kcs_h5_fail(err, KCS_E_IO, path, NULL, "cannot set up file access");
-    else if (create)
-        a->file = H5Fcreate(path, H5F_ACC_EXCL, H5P_DEFAULT, fapl);
-    else
-        a->file = H5Fopen(path, H5F_ACC_RDWR, fapl);
-    if (fapl >= 0)
-        H5Pclose(fapl);
-    if (!rc && a->file < 0)
+    else if ((a->file = create ? H5Fcreate(path, H5F_ACC_EXCL, H5P_DEFAULT, fapl)
+                               : H5Fopen(path, H5F_ACC_RDWR, fapl)) < 0)
         rc = kcs_h5_fail(err, KCS_E_IO, path, NULL,
                          create ? "cannot create" : "cannot open for writing");
+    if (fapl >= 0)
+        H5Pclose(fapl);
     if (!rc)
         rc = create ? write_root(a, err) : check_schema(a, err);
     if (!rc) {

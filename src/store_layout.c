@@ -96,10 +96,13 @@ static hid_t make_table(kcs_store *st, const char *name, hid_t type, hsize_t n, 
     hid_t d = -1;
     if (sp >= 0 && dcpl >= 0 && (chunk == 0 || n == 0 || H5Pset_chunk(dcpl, 1, &chunk) >= 0))
         d = H5Dcreate2(st->file, name, type, sp, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+    hid_t es = H5Eget_current_stack(); /* keep the failure's stack past the closes */
     if (dcpl >= 0)
         H5Pclose(dcpl);
     if (sp >= 0)
         H5Sclose(sp);
+    if (es >= 0)
+        H5Eset_current_stack(es);
     return d;
 }
 

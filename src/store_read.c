@@ -459,8 +459,10 @@ int kcs_store_read_contract_ids(kcs_store_reader *r, char ***ids_p, int *n_p, kc
     }
     int rc = 0, n = (int)gi.nlinks;
     char **ids = calloc((size_t)n + 1, sizeof *ids);
-    if (!ids)
-        rc = kcs_fail(err, KCS_E_NOMEM, "%s: out of memory", r->path);
+    if (!ids) {
+        H5Gclose(g);
+        return kcs_fail(err, KCS_E_NOMEM, "%s: out of memory", r->path);
+    }
     for (int i = 0; !rc && i < n; i++) {
         ssize_t len = H5Lget_name_by_idx(g, ".", H5_INDEX_NAME, H5_ITER_INC, (hsize_t)i, NULL, 0,
                                          H5P_DEFAULT);

@@ -8,13 +8,13 @@
  *
  * Strictness: one document per file, the root is a mapping, duplicate keys
  * are syntax errors (libfyaml), anchors/aliases are rejected (they would let
- * a small file expand into a huge one and make positions ambiguous). */
+ * a small file expand into a huge one and make positions ambiguous), the
+ * text and every scalar value must be well-formed UTF-8 without NULs.
+ * Typed reading of the parsed tree is in yamlx_read.c. */
 #include "yamlx.h"
 
 #include <errno.h>
-#include <inttypes.h>
 #include <limits.h>
-#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -228,8 +228,54 @@ static int count_documents(const char *text, size_t len, int *line_p)
     return docs;
 }
 
-/* Reject aliases anywhere in the tree; bounded recursion. */
-static bool find_alias(kcs_yctx *y, struct fy_node *n, int depth)
+/* Offset of the first byte that is not well-formed UTF-8 (RFC 3629: no
+ * overlong forms, no surrogates, nothing above U+10FFFF), or -1. Checked
+ * before libfyaml sees the text: 0.7.12 loops forever on some malformed
+ * bytes in a directive line (found by fuzzing, e.g. "%\xff\n"). */
+static long bad_utf8(const unsigned char *s, size_t len)
+{
+    size_t i = 0;
+    while (i < len) {
+        unsigned char c = s[i];
+        size_t n;
+        unsigned char lo = 0x80, hi = 0xBF;
+        if (c < 0x80) {
+            i++;
+            continue;
+        } else if (c >= 0xC2 && c <= 0xDF) {
+            n = 1;
+        } else if (c >= 0xE0 && c <= 0xEF) {
+            n = 2;
+            if (c == 0xE0)
+                lo = 0xA0;
+            else if (c == 0xED)
+                hi = 0x9F;
+        } else if (c >= 0xF0 && c <= 0xF4) {
+            n = 3;
+            if (c == 0xF0)
+                lo = 0x90;
+            else if (c == 0xF4)
+                hi = 0x8F;
+        } else {
+            return (long)i;
+        }
+        if (i + n >= len)
+            return (long)i;
+        if (s[i + 1] < lo || s[i + 1] > hi)
+            return (long)i;
+        for (size_t k = 2; k <= n; k++)
+            if (s[i + k] < 0x80 || s[i + k] > 0xBF)
+                return (long)i;
+        i += n + 1;
+    }
+    return -1;
+}
+
+/* Reject aliases anywhere in the tree, and scalars whose value is not
+ * well-formed UTF-8 or holds a NUL (a "\0" escape would cut C strings
+ * short; libfyaml 0.7.12 can hand back uninitialised bytes for some
+ * mis-indented block scalars, found by fuzzing). Bounded recursion. */
+static bool check_tree(kcs_yctx *y, struct fy_node *n, int depth)
 {
     if (!n)
         return false;
@@ -242,17 +288,30 @@ static bool find_alias(kcs_yctx *y, struct fy_node *n, int depth)
                        fy_node_get_scalar0(n) ? fy_node_get_scalar0(n) : "?");
         return true;
     }
+    if (fy_node_get_type(n) == FYNT_SCALAR) {
+        size_t len = 0;
+        const char *s = fy_node_get_scalar(n, &len);
+        if (s && memchr(s, '\0', len)) {
+            kcs_yaml_error(y, n, NULL, "a scalar contains a NUL character");
+            return true;
+        }
+        if (s && bad_utf8((const unsigned char *)s, len) >= 0) {
+            kcs_yaml_error(y, n, NULL, "a scalar's value is not valid UTF-8");
+            return true;
+        }
+        return false;
+    }
     void *it = NULL;
     if (fy_node_get_type(n) == FYNT_SEQUENCE) {
         struct fy_node *c;
         while ((c = fy_node_sequence_iterate(n, &it)))
-            if (find_alias(y, c, depth + 1))
+            if (check_tree(y, c, depth + 1))
                 return true;
     } else if (fy_node_get_type(n) == FYNT_MAPPING) {
         struct fy_node_pair *p;
         while ((p = fy_node_mapping_iterate(n, &it)))
-            if (find_alias(y, fy_node_pair_key(p), depth + 1) ||
-                find_alias(y, fy_node_pair_value(p), depth + 1))
+            if (check_tree(y, fy_node_pair_key(p), depth + 1) ||
+                check_tree(y, fy_node_pair_value(p), depth + 1))
                 return true;
     }
     return false;
@@ -262,6 +321,21 @@ static bool find_alias(kcs_yctx *y, struct fy_node *n, int depth)
 static int parse_text(kcs_yctx *y, kcs_error *err)
 {
     size_t len = strlen(y->text);
+    long bad = bad_utf8((const unsigned char *)y->text, len);
+    if (bad >= 0) {
+        int line = 1, col = 1;
+        for (long i = 0; i < bad; i++) {
+            unsigned char ch = (unsigned char)y->text[i];
+            if (ch == '\n') {
+                line++;
+                col = 1;
+            } else if ((ch & 0xC0) != 0x80) {
+                col++;
+            }
+        }
+        add_error(y, line, col, NULL, "invalid UTF-8 (byte 0x%02x)", (unsigned char)y->text[bad]);
+        return kcs_yaml_finish(y, err);
+    }
     struct fy_diag_cfg dcfg;
     fy_diag_cfg_default(&dcfg);
     dcfg.fp = NULL;
@@ -306,7 +380,7 @@ static int parse_text(kcs_yctx *y, kcs_error *err)
         add_error(y, line2, 1, NULL, "only one YAML document per file is allowed");
         return kcs_yaml_finish(y, err);
     }
-    if (find_alias(y, root, 0))
+    if (check_tree(y, root, 0))
         return kcs_yaml_finish(y, err);
     return 0;
 }
@@ -409,245 +483,4 @@ void kcs_yaml_close(kcs_yctx *y)
 struct fy_node *kcs_yaml_root(kcs_yctx *y)
 {
     return y->doc ? fy_document_root(y->doc) : NULL;
-}
-
-/* ---- mappings ----------------------------------------------------------- */
-
-static void join_field(char *buf, size_t len, const char *field, const char *key)
-{
-    if (field && *field)
-        snprintf(buf, len, "%s.%s", field, key);
-    else
-        snprintf(buf, len, "%s", key);
-}
-
-void kcs_yaml_check_keys(kcs_yctx *y, struct fy_node *map, const char *field,
-                         const char *const *allowed)
-{
-    if (!map)
-        return;
-    if (fy_node_get_type(map) != FYNT_MAPPING) {
-        kcs_yaml_error(y, map, field, "expected a mapping");
-        return;
-    }
-    void *it = NULL;
-    struct fy_node_pair *p;
-    while ((p = fy_node_mapping_iterate(map, &it))) {
-        struct fy_node *k = fy_node_pair_key(p);
-        const char *ks = (k && fy_node_get_type(k) == FYNT_SCALAR) ? fy_node_get_scalar0(k) : NULL;
-        if (!ks) {
-            kcs_yaml_error(y, k ? k : map, field, "keys must be plain strings");
-            continue;
-        }
-        bool ok = false;
-        for (const char *const *a = allowed; a && *a; a++)
-            if (strcmp(*a, ks) == 0) {
-                ok = true;
-                break;
-            }
-        if (ok)
-            continue;
-        char set[160];
-        size_t used = 0;
-        set[0] = '\0';
-        for (const char *const *a = allowed; a && *a && used < sizeof set - 8; a++) {
-            int w = snprintf(set + used, sizeof set - used, "%s%s", a == allowed ? "" : ", ", *a);
-            if (w < 0 || (size_t)w >= sizeof set - used) {
-                snprintf(set + (sizeof set - 5), 5, "...");
-                break;
-            }
-            used += (size_t)w;
-        }
-        char f[128];
-        join_field(f, sizeof f, field, ks);
-        kcs_yaml_error(y, k, f, "unknown key (allowed: %s)", set);
-    }
-}
-
-struct fy_node *kcs_yaml_get(kcs_yctx *y, struct fy_node *map, const char *key, bool required,
-                             const char *field)
-{
-    if (!map)
-        return NULL;
-    char f[128];
-    join_field(f, sizeof f, field, key);
-    if (fy_node_get_type(map) != FYNT_MAPPING) {
-        if (required)
-            kcs_yaml_error(y, map, field, "expected a mapping");
-        return NULL;
-    }
-    struct fy_node_pair *p = fy_node_mapping_lookup_pair_by_string(map, key, FY_NT);
-    if (!p) {
-        if (required)
-            kcs_yaml_error(y, map, f, "missing required key");
-        return NULL;
-    }
-    return fy_node_pair_value(p);
-}
-
-/* ---- scalars ------------------------------------------------------------ */
-
-static const char *type_word(struct fy_node *n)
-{
-    switch (fy_node_get_type(n)) {
-    case FYNT_SEQUENCE: return "a sequence";
-    case FYNT_MAPPING: return "a mapping";
-    default: return "a scalar";
-    }
-}
-
-static bool is_null_plain(struct fy_node *n, const char *s)
-{
-    if (fy_node_get_style(n) != FYNS_PLAIN)
-        return false;
-    return !s || !*s || !strcmp(s, "~") || !strcmp(s, "null") || !strcmp(s, "Null") ||
-           !strcmp(s, "NULL");
-}
-
-/* The text of a scalar node, or NULL after recording why not. */
-static const char *scalar_text(kcs_yctx *y, struct fy_node *n, const char *field, const char *want,
-                               bool plain_only)
-{
-    if (fy_node_get_type(n) != FYNT_SCALAR) {
-        kcs_yaml_error(y, n, field, "expected %s, got %s", want, type_word(n));
-        return NULL;
-    }
-    size_t len = 0;
-    const char *s = fy_node_get_scalar(n, &len);
-    if (is_null_plain(n, s)) {
-        kcs_yaml_error(y, n, field, "expected %s, got an empty value", want);
-        return NULL;
-    }
-    if (!s || memchr(s, '\0', len)) {
-        kcs_yaml_error(y, n, field, "expected %s", want);
-        return NULL;
-    }
-    if (plain_only && fy_node_get_style(n) != FYNS_PLAIN) {
-        kcs_yaml_error(y, n, field, "expected %s, got a quoted string", want);
-        return NULL;
-    }
-    return fy_node_get_scalar0(n);
-}
-
-bool kcs_yaml_str(kcs_yctx *y, struct fy_node *n, const char *field, char *buf, size_t len)
-{
-    if (!n)
-        return false;
-    const char *s = scalar_text(y, n, field, "a string", false);
-    if (!s)
-        return false;
-    if (strlen(s) >= len) {
-        kcs_yaml_error(y, n, field, "string longer than %zu characters", len ? len - 1 : 0);
-        return false;
-    }
-    memcpy(buf, s, strlen(s) + 1);
-    return true;
-}
-
-char *kcs_yaml_strdup(kcs_yctx *y, struct fy_node *n, const char *field)
-{
-    if (!n)
-        return NULL;
-    const char *s = scalar_text(y, n, field, "a string", false);
-    if (!s)
-        return NULL;
-    char *d = strdup(s);
-    if (!d)
-        kcs_yaml_error(y, n, field, "out of memory");
-    return d;
-}
-
-bool kcs_yaml_int(kcs_yctx *y, struct fy_node *n, const char *field, int64_t lo, int64_t hi,
-                  int64_t *v_p)
-{
-    if (!n)
-        return false;
-    const char *s = scalar_text(y, n, field, "an integer", true);
-    if (!s)
-        return false;
-    const char *d = s + ((*s == '-' || *s == '+') ? 1 : 0);
-    if (!*d || strspn(d, "0123456789") != strlen(d)) {
-        kcs_yaml_error(y, n, field, "expected an integer, got '%.40s'", s);
-        return false;
-    }
-    errno = 0;
-    char *end = NULL;
-    long long v = strtoll(s, &end, 10);
-    if (errno == ERANGE || v < lo || v > hi) {
-        kcs_yaml_error(y, n, field, "%.40s is out of range [%" PRId64 ", %" PRId64 "]", s, lo, hi);
-        return false;
-    }
-    *v_p = (int64_t)v;
-    return true;
-}
-
-bool kcs_yaml_num(kcs_yctx *y, struct fy_node *n, const char *field, double *v_p)
-{
-    if (!n)
-        return false;
-    const char *s = scalar_text(y, n, field, "a number", true);
-    if (!s)
-        return false;
-    /* YAML 1.2 core schema: decimal/scientific numbers and .inf/.nan. */
-    static const struct { const char *t; double v; } special[] = {
-        {".inf", INFINITY}, {".Inf", INFINITY}, {".INF", INFINITY}, {"+.inf", INFINITY},
-        {"+.Inf", INFINITY}, {"+.INF", INFINITY}, {"-.inf", -INFINITY}, {"-.Inf", -INFINITY},
-        {"-.INF", -INFINITY}, {".nan", NAN}, {".NaN", NAN}, {".NAN", NAN},
-    };
-    for (size_t i = 0; i < sizeof special / sizeof special[0]; i++)
-        if (!strcmp(s, special[i].t)) {
-            *v_p = special[i].v;
-            return true;
-        }
-    /* strtod also takes hex floats, "inf" and "nan": demand the plain
-     * decimal shape [+-]digits[.digits][(e|E)[+-]digits]. */
-    const char *c = s + ((*s == '-' || *s == '+') ? 1 : 0);
-    size_t int_digits = strspn(c, "0123456789");
-    c += int_digits;
-    size_t frac_digits = 0;
-    if (*c == '.') {
-        c++;
-        frac_digits = strspn(c, "0123456789");
-        c += frac_digits;
-    }
-    bool ok = int_digits + frac_digits > 0;
-    if (ok && (*c == 'e' || *c == 'E')) {
-        c++;
-        if (*c == '+' || *c == '-')
-            c++;
-        size_t exp_digits = strspn(c, "0123456789");
-        ok = exp_digits > 0;
-        c += exp_digits;
-    }
-    if (!ok || *c) {
-        kcs_yaml_error(y, n, field, "expected a number, got '%.40s'", s);
-        return false;
-    }
-    errno = 0;
-    double v = strtod(s, NULL);
-    if (errno == ERANGE && isinf(v)) {
-        kcs_yaml_error(y, n, field, "%.40s is out of the range of a double", s);
-        return false;
-    }
-    *v_p = v;
-    return true;
-}
-
-bool kcs_yaml_bool(kcs_yctx *y, struct fy_node *n, const char *field, bool *v_p)
-{
-    if (!n)
-        return false;
-    const char *s = scalar_text(y, n, field, "a boolean (true or false)", true);
-    if (!s)
-        return false;
-    if (!strcmp(s, "true") || !strcmp(s, "True") || !strcmp(s, "TRUE")) {
-        *v_p = true;
-        return true;
-    }
-    if (!strcmp(s, "false") || !strcmp(s, "False") || !strcmp(s, "FALSE")) {
-        *v_p = false;
-        return true;
-    }
-    kcs_yaml_error(y, n, field, "expected a boolean (true or false), got '%.40s'", s);
-    return false;
 }

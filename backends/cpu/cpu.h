@@ -29,4 +29,24 @@ typedef int (*kcs_cpu_op_fn)(kcs_backend_ctx *ctx, const kcs_call *call, kcs_err
 
 int kcs_cpu_gemm(kcs_backend_ctx *ctx, const kcs_call *call, kcs_error *err);
 
+/* Row ops, reductions and gather (one file each: reduce.c, softmax.c,
+ * norm.c, attention.c, gather.c); variants native / own (+ fused for
+ * attention). */
+int kcs_cpu_reduce_sum(kcs_backend_ctx *ctx, const kcs_call *call, kcs_error *err);
+int kcs_cpu_dot(kcs_backend_ctx *ctx, const kcs_call *call, kcs_error *err);
+int kcs_cpu_allreduce(kcs_backend_ctx *ctx, const kcs_call *call, kcs_error *err);
+int kcs_cpu_softmax(kcs_backend_ctx *ctx, const kcs_call *call, kcs_error *err);
+int kcs_cpu_layernorm(kcs_backend_ctx *ctx, const kcs_call *call, kcs_error *err);
+int kcs_cpu_rmsnorm(kcs_backend_ctx *ctx, const kcs_call *call, kcs_error *err);
+int kcs_cpu_attention(kcs_backend_ctx *ctx, const kcs_call *call, kcs_error *err);
+int kcs_cpu_gather(kcs_backend_ctx *ctx, const kcs_call *call, kcs_error *err);
+
+/* One softmax row y = softmax(x) of length k in working format w
+ * (cpu/work.h): own = the denominator under s/acc (e, scratch: k doubles);
+ * native = OpenBLAS asum denominator (fe: k floats, unused for fp64). */
+void kcs_cpu_softmax_row(const double *x, int64_t k, kcs_format w, const kcs_schedule *s,
+                         const kcs_acc *acc, uint64_t seed, double *e, double *scratch, double *y);
+void kcs_cpu_softmax_row_native(const double *x, int64_t k, kcs_format w, double *e, float *fe,
+                                double *y);
+
 #endif

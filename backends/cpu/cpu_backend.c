@@ -14,6 +14,14 @@
 static const kcs_cpu_op_fn cpu_ops[KCS_OP_COUNT] = {
     [KCS_OP_GEMM] = kcs_cpu_gemm,
     [KCS_OP_BATCHED_GEMM] = kcs_cpu_gemm,
+    [KCS_OP_REDUCE_SUM] = kcs_cpu_reduce_sum,
+    [KCS_OP_DOT] = kcs_cpu_dot,
+    [KCS_OP_SOFTMAX] = kcs_cpu_softmax,
+    [KCS_OP_LAYERNORM] = kcs_cpu_layernorm,
+    [KCS_OP_RMSNORM] = kcs_cpu_rmsnorm,
+    [KCS_OP_ATTENTION] = kcs_cpu_attention,
+    [KCS_OP_GATHER] = kcs_cpu_gather,
+    [KCS_OP_ALLREDUCE] = kcs_cpu_allreduce,
 };
 
 static void cpu_model(char *buf, size_t len)

@@ -152,10 +152,9 @@ __global__ void gemm_tiled(kcs_gpu_red r, int64_t m, int64_t n, int64_t k, const
 
 /* ---- row ops (rows.cl) ----------------------------------------------------- */
 
-/* reduce_sum_own (y == NULL) and dot: one thread per row */
+/* reduce_sum_own: one thread per row */
 template <int TIN, int TACC>
-__global__ void reduce_own(kcs_gpu_red r, int64_t m, int64_t k, const void *X, const void *Y,
-                           void *out)
+__global__ void reduce_own(kcs_gpu_red r, int64_t m, int64_t k, const void *X, void *out)
 {
     typedef Ar<TIN, TACC> AR;
     typedef typename AR::acc acc;
@@ -164,26 +163,16 @@ __global__ void reduce_own(kcs_gpu_red r, int64_t m, int64_t k, const void *X, c
         return;
     AR ar(r);
     int64_t o = i * k;
-    acc s;
-    if (Y)
-        s = kcs_reduce(
-            ar, k, r.sched, r.param,
-            [&](acc s0, int64_t t) {
-                return ar.step(s0, In<TIN>::ld(X, o + t), In<TIN>::ld(Y, o + t));
-            },
-            [&](int64_t t) { return ar.prod(In<TIN>::ld(X, o + t), In<TIN>::ld(Y, o + t)); });
-    else
-        s = kcs_reduce(
-            ar, k, r.sched, r.param,
-            [&](acc s0, int64_t t) { return ar.step1(s0, In<TIN>::ld(X, o + t)); },
-            [&](int64_t t) { return ar.load(In<TIN>::ld(X, o + t)); });
+    acc s = kcs_reduce(
+        ar, k, r.sched, r.param,
+        [&](acc s0, int64_t t) { return ar.step1(s0, In<TIN>::ld(X, o + t)); },
+        [&](int64_t t) { return ar.load(In<TIN>::ld(X, o + t)); });
     ((acc *)out)[i] = s;
 }
 
 /* reduce_sum_native: a block of 64 per row, strided sums, tree */
 template <int TIN, int TACC>
-__global__ void reduce_tree(kcs_gpu_red r, int64_t m, int64_t k, const void *X, const void *Y,
-                            void *out)
+__global__ void reduce_tree(kcs_gpu_red r, int64_t m, int64_t k, const void *X, void *out)
 {
     typedef typename AccT<TACC>::t acc;
     __shared__ acc l[KCS_GPU_TREE_THREADS];
@@ -192,12 +181,8 @@ __global__ void reduce_tree(kcs_gpu_red r, int64_t m, int64_t k, const void *X, 
     int64_t i = blockIdx.x, o = i * k;
     int lid = threadIdx.x;
     acc s = 0;
-    for (int64_t t = lid; t < k; t += KCS_GPU_TREE_THREADS) {
-        if (Y)
-            s = kfma((acc)In<TIN>::ld(X, o + t), (acc)In<TIN>::ld(Y, o + t), s);
-        else
-            s += (acc)In<TIN>::ld(X, o + t);
-    }
+    for (int64_t t = lid; t < k; t += KCS_GPU_TREE_THREADS)
+        s += (acc)In<TIN>::ld(X, o + t);
     s = tree_reduce(l, s, 0);
     if (lid == 0)
         ((acc *)out)[i] = s;
@@ -205,7 +190,7 @@ __global__ void reduce_tree(kcs_gpu_red r, int64_t m, int64_t k, const void *X, 
 
 template <int TIN, int TACC>
 __global__ void reduce_atomic(kcs_gpu_red r, int64_t m, int64_t k, int64_t nch, const void *X,
-                              const void *Y, void *out)
+                              void *out)
 {
     typedef Ar<TIN, TACC> AR;
     typedef typename AR::acc acc;
@@ -217,8 +202,7 @@ __global__ void reduce_atomic(kcs_gpu_red r, int64_t m, int64_t k, int64_t nch, 
     int64_t lo = ch * KCS_GPU_ATOMIC_CHUNK, hi = lo + KCS_GPU_ATOMIC_CHUNK < k ? lo + KCS_GPU_ATOMIC_CHUNK : k;
     acc s = 0;
     for (int64_t t = lo; t < hi; t++)
-        s = Y ? ar.step(s, In<TIN>::ld(X, o + t), In<TIN>::ld(Y, o + t))
-              : ar.step1(s, In<TIN>::ld(X, o + t));
+        s = ar.step1(s, In<TIN>::ld(X, o + t));
     atomicAdd((acc *)out + i, s);
 }
 
@@ -406,21 +390,20 @@ static void launch_gemm_tiled(void *st, const kcs_gpu_red *r, int64_t batch, int
 
 template <int TIN, int TACC>
 static void launch_reduce(void *st, const kcs_gpu_red *r, int64_t m, int64_t k, const void *x,
-                          const void *y, void *out)
+                          void *out)
 {
     typedef typename AccT<TACC>::t acc;
     if (r->sched == KCS_GPU_SCHED_TREE) {
         reduce_tree<TIN, TACC><<<(unsigned)m, KCS_GPU_TREE_THREADS, 0, KCS_GPU_STREAM(st)>>>(
-            *r, m, k, x, y, out);
+            *r, m, k, x, out);
     } else if (r->sched == KCS_GPU_SCHED_ATOMIC) {
         int64_t nch = (k + KCS_GPU_ATOMIC_CHUNK - 1) / KCS_GPU_ATOMIC_CHUNK;
         fill_zero<acc><<<kcs_blocks(m, 256), 256, 0, KCS_GPU_STREAM(st)>>>((acc *)out, m);
         if (nch > 0)
             reduce_atomic<TIN, TACC><<<kcs_blocks(m * nch, 256), 256, 0, KCS_GPU_STREAM(st)>>>(
-                *r, m, k, nch, x, y, out);
+                *r, m, k, nch, x, out);
     } else {
-        reduce_own<TIN, TACC><<<kcs_blocks(m, 64), 64, 0, KCS_GPU_STREAM(st)>>>(*r, m, k, x, y,
-                                                                               out);
+        reduce_own<TIN, TACC><<<kcs_blocks(m, 64), 64, 0, KCS_GPU_STREAM(st)>>>(*r, m, k, x, out);
     }
 }
 
@@ -468,9 +451,9 @@ extern "C" int KCS_GPU_FN(gemm_tiled)(void *stream, const kcs_gpu_red *r, int64_
 }
 
 extern "C" int KCS_GPU_FN(reduce_rows)(void *stream, const kcs_gpu_red *r, int64_t m, int64_t k,
-                                       const void *x, const void *y, void *out)
+                                       const void *x, void *out)
 {
-    KCS_GPU_DISPATCH(r, KCS_GPU_NS::launch_reduce, stream, r, m, k, x, y, out);
+    KCS_GPU_DISPATCH(r, KCS_GPU_NS::launch_reduce, stream, r, m, k, x, out);
     return KCS_GPU_LAST_ERROR();
 }
 

@@ -19,7 +19,7 @@
  *   KCS_GPU_SCHED_TREE   the "native" row ops: 64 threads per row, thread t
  *                        sums terms t, t+64, ... in order, then a shared-
  *                        memory halving tree (common.cl kcs_wg_reduce).
- *   KCS_SCHED_ATOMIC     gemm / reduce_sum / dot: chunks of
+ *   KCS_GPU_SCHED_ATOMIC gemm / reduce_sum / dot: chunks of
  *                        KCS_GPU_ATOMIC_CHUNK terms summed sequentially,
  *                        committed with hardware atomicAdd in whatever
  *                        order the device runs them (real nondeterminism,
@@ -75,9 +75,9 @@ int KCS_GPU_FN(gemm)(void *stream, const kcs_gpu_red *r, int64_t batch, int64_t 
 int KCS_GPU_FN(gemm_tiled)(void *stream, const kcs_gpu_red *r, int64_t batch, int64_t m,
                            int64_t n, int64_t k, const void *a, const void *b, const double *c,
                            void *d);
-/* out[i] = sum_j x[i,j] (y == NULL) or x[i,j]*y[i,j]: reduce_sum, dot. */
+/* out[i] = sum_j x[i,j] (reduce_sum; dot runs as a 1×k·k×1 gemm). */
 int KCS_GPU_FN(reduce_rows)(void *stream, const kcs_gpu_red *r, int64_t m, int64_t k,
-                            const void *x, const void *y, void *out);
+                            const void *x, void *out);
 /* Row-wise softmax of x (m×k) into out (accumulator type). */
 int KCS_GPU_FN(softmax)(void *stream, const kcs_gpu_red *r, int64_t m, int64_t k, const void *x,
                         void *out);

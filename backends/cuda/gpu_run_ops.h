@@ -1,5 +1,16 @@
-/* gpu_run_ops.h: one function per op for the CUDA and HIP backends (part
- * of gpu_run.h, included once per backend; see there). */
+/* gpu_run_ops.h: how the CUDA and HIP backends execute one kcs_call with
+ * the shared kernels (gpu_launch.h). An implementation header included
+ * once, by cuda_backend.c and by hip_backend.c, after gpu_run.h and after
+ * they define KCS_GPU_FN, so each gets its own static copy bound to its own
+ * launchers.
+ *
+ * Variants: "native" (CUDA: cuBLAS gemm; HIP: the tiled kernel; row ops:
+ * the 64-thread tree kernels; attention: fused online softmax) and "own"
+ * (call->schedule and call->acc honoured; attention unfused); "fused" and
+ * "unfused" name the two attention paths directly. dot runs as the
+ * 1×k·k×1 gemm (as on opencl). Attributes: eps=<x> (layernorm/rmsnorm,
+ * default 1e-5, the value rows.cl uses), oob=raise|clamp|zero|undefined
+ * (gather, default raise; undefined clamps). */
 #ifndef KCS_GPU_RUN_OPS_H
 #define KCS_GPU_RUN_OPS_H
 
@@ -53,7 +64,7 @@ static int gpu_gemm(const kcs_gpu_dev *dev, const kcs_call *c, int tiled, kcs_er
         return err->code;
     size_t sa = (size_t)(c->m * c->k), sb = (size_t)(c->k * c->n), sd = (size_t)(c->m * c->n);
     gpu_bufs b = {.dev = dev};
-    void *A, *B, *C = NULL, *D;
+    void *A = NULL, *B = NULL, *C = NULL, *D = NULL;
     int rc = gpu_upload(&b, r.tin, c->dtype_in, c->in[0], (size_t)batch * sa, &A, err);
     if (!rc)
         rc = gpu_upload(&b, r.tin, c->dtype_in, c->in[1], (size_t)batch * sb, &B, err);
@@ -73,7 +84,7 @@ out:
     return rc;
 }
 
-/* reduce_sum (m rows of k) and dot (one row, x·y) */
+/* reduce_sum: m rows of k -> m sums */
 static int gpu_reduce(const kcs_gpu_dev *dev, const kcs_call *c, int native, kcs_error *err)
 {
     kcs_gpu_red r;
@@ -83,23 +94,18 @@ static int gpu_reduce(const kcs_gpu_dev *dev, const kcs_call *c, int native, kcs
                                    native ? "the native reduction accumulates in fp32 or fp64"
                                           : "atomics exist for fp32 and fp64 only",
                                    err);
-    int dot = c->op == KCS_OP_DOT;
-    int64_t m = dot ? 1 : c->m;
-    size_t len = (size_t)(m * c->k);
+    size_t len = (size_t)(c->m * c->k);
     gpu_bufs b = {.dev = dev};
-    void *X, *Y = NULL, *O;
+    void *X = NULL, *O = NULL;
     int rc = gpu_upload(&b, r.tin, c->dtype_in, c->in[0], len, &X, err);
-    if (!rc && dot)
-        rc = gpu_upload(&b, r.tin, c->dtype_in, c->in[1], len, &Y, err);
     if (!rc)
-        rc = gpu_alloc(&b, (size_t)m * gpu_acc_size(&r), &O, err);
-    if (rc)
+        rc = gpu_alloc(&b, (size_t)c->m * gpu_acc_size(&r), &O, err);
+    if (rc || !c->m)
         goto out;
-    rc = m ? dev->launched(KCS_GPU_FN(reduce_rows)(dev->stream, &r, m, c->k, X, Y, O),
-                           kcs_op_name(c->op), err)
-           : 0;
+    rc = dev->launched(KCS_GPU_FN(reduce_rows)(dev->stream, &r, c->m, c->k, X, O),
+                       "reduce_sum", err);
     if (!rc)
-        rc = gpu_download(&b, c, r.tacc, O, (size_t)m, err);
+        rc = gpu_download(&b, c, r.tacc, O, (size_t)c->m, err);
 out:
     gpu_bufs_free(&b);
     return rc;
@@ -127,7 +133,7 @@ static int gpu_rows(const kcs_gpu_dev *dev, const kcs_call *c, int native, kcs_e
     }
     size_t len = (size_t)(c->m * c->k);
     gpu_bufs b = {.dev = dev};
-    void *X, *G = NULL, *Bt = NULL, *O;
+    void *X = NULL, *G = NULL, *Bt = NULL, *O = NULL;
     int rc = gpu_upload(&b, r.tin, c->dtype_in, c->in[0], len, &X, err);
     if (!rc && c->op != KCS_OP_SOFTMAX && c->in[1])
         rc = gpu_upload_f64(&b, c->in[1], (size_t)c->k, &G, err);
@@ -169,7 +175,7 @@ static int gpu_attention(const kcs_gpu_dev *dev, const kcs_call *c, int fused, k
     size_t nq = (size_t)(batch * c->m * c->k), nk = (size_t)(batch * c->n * c->k);
     double scale = gpu_acc_round(c, 1.0 / sqrt((double)(c->k > 0 ? c->k : 1)));
     gpu_bufs b = {.dev = dev};
-    void *Q, *K, *V, *S = NULL, *O;
+    void *Q = NULL, *K = NULL, *V = NULL, *S = NULL, *O = NULL;
     int rc = gpu_upload(&b, r.tin, c->dtype_in, c->in[0], nq, &Q, err);
     if (!rc)
         rc = gpu_upload(&b, r.tin, c->dtype_in, c->in[1], nk, &K, err);
@@ -219,7 +225,7 @@ static int gpu_gather(const kcs_gpu_dev *dev, const kcs_call *c, kcs_error *err)
         idx[p] = v < -0x1p62 ? (int64_t)-0x1p62 : v > 0x1p62 ? (int64_t)0x1p62 : (int64_t)v;
     }
     gpu_bufs b = {.dev = dev};
-    void *T, *I = NULL, *O, *bad;
+    void *T = NULL, *I = NULL, *O = NULL, *bad = NULL;
     unsigned long long bad_h = ~0ull;
     int rc = gpu_upload_f64(&b, c->in[0], nt, &T, err);
     if (!rc)
@@ -261,19 +267,27 @@ static int gpu_run_call(const kcs_gpu_dev *dev, const kcs_call *c,
                         int (*native_gemm)(void *ctx, const kcs_call *c, kcs_error *err),
                         void *ctx, kcs_error *err)
 {
-    int native, rc = gpu_check_call(dev->name, c, err);
+    int native = 0, rc = gpu_check_call(dev->name, c, err);
     if (!rc)
         rc = gpu_variant(dev->name, c, &native, err);
     if (rc)
         return rc;
+    kcs_call g;
     switch (c->op) {
+    case KCS_OP_DOT: /* the 1×k·k×1 gemm */
+        g = *c;
+        g.op = KCS_OP_GEMM;
+        g.m = g.n = 1;
+        g.batch = 0;
+        g.in[2] = NULL;
+        c = &g;
+        /* fall through */
     case KCS_OP_GEMM:
     case KCS_OP_BATCHED_GEMM:
         if (native && native_gemm)
             return native_gemm(ctx, c, err);
         return gpu_gemm(dev, c, native, err);
-    case KCS_OP_REDUCE_SUM:
-    case KCS_OP_DOT: return gpu_reduce(dev, c, native, err);
+    case KCS_OP_REDUCE_SUM: return gpu_reduce(dev, c, native, err);
     case KCS_OP_SOFTMAX:
     case KCS_OP_LAYERNORM:
     case KCS_OP_RMSNORM: return gpu_rows(dev, c, native, err);

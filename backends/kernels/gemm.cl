@@ -129,3 +129,82 @@ gemm_tiled(IN_PTR A, IN_PTR B, IN_PTR C, __global acc_t *D, long m, long n, long
         }
     }
 }
+
+/* native on CPU devices (PoCL): explicit vectors instead of local memory.
+ * A work-item computes KCS_VM rows × KCS_VW columns of D, one acc vector
+ * per row, stepping k in order with fma (the caches do the tiling).
+ * Global (ceil(m/VM), ceil(n/VW), batch): neighbouring work-items share
+ * one column strip of B, which stays in cache. */
+#ifndef KCS_VM
+#define KCS_VM 8
+#endif
+#if KCS_TACC == 1
+#define KCS_VW 8
+typedef double8 accv_t;
+#define VSTORE vstore8
+#define VLOAD vload8
+#else
+#define KCS_VW 16
+typedef float16 accv_t;
+#define VSTORE vstore16
+#define VLOAD vload16
+#endif
+#if KCS_TIN == 1 && KCS_TACC == 1
+#define LDV(p, off) vload8(0, (p) + (off))
+#elif KCS_TIN == 1
+#define LDV(p, off) convert_float16(vload16(0, (p) + (off)))
+#elif KCS_TIN == 2 && KCS_TACC == 1
+#define LDV(p, off) convert_double8(vload_half8(0, (p) + (off)))
+#elif KCS_TIN == 2
+#define LDV(p, off) vload_half16(0, (p) + (off))
+#elif KCS_TIN == 3 && KCS_TACC == 1
+#define LDV(p, off) convert_double8(as_float8(convert_uint8(vload8(0, (p) + (off))) << 16))
+#elif KCS_TIN == 3
+#define LDV(p, off) as_float16(convert_uint16(vload16(0, (p) + (off))) << 16)
+#elif KCS_TACC == 1
+#define LDV(p, off) convert_double8(vload8(0, (p) + (off)))
+#else
+#define LDV(p, off) vload16(0, (p) + (off))
+#endif
+
+__kernel void gemm_vec(IN_PTR A, IN_PTR B, IN_PTR C, __global acc_t *D, long m, long n, long k,
+                       long sa, long sb, long sd, int has_c)
+{
+    const long i0 = get_global_id(0) * KCS_VM, j0 = get_global_id(1) * KCS_VW;
+    const long b = get_global_id(2);
+    if (i0 >= m || j0 >= n)
+        return;
+    IN_PTR a = A + b * sa + i0 * k;
+    IN_PTR bm = B + b * sb + j0;
+    const int full = j0 + KCS_VW <= n;
+    const int rows = m - i0 < KCS_VM ? (int)(m - i0) : KCS_VM;
+    accv_t r[KCS_VM];
+    for (int w = 0; w < KCS_VM; w++)
+        r[w] = 0;
+    for (long t = 0; t < k; t++) {
+        accv_t bv;
+        if (full) {
+            bv = LDV(bm, t * n);
+        } else {
+            acc_t tmp[KCS_VW];
+            for (int e = 0; e < KCS_VW; e++)
+                tmp[e] = j0 + e < n ? (acc_t)LD(bm, t * n + e) : (acc_t)0;
+            bv = VLOAD(0, tmp);
+        }
+        for (int w = 0; w < KCS_VM; w++) {
+            acc_t av = w < rows ? (acc_t)LD(a, w * k + t) : (acc_t)0;
+            r[w] = fma((accv_t)av, bv, r[w]);
+        }
+    }
+    for (int w = 0; w < rows; w++) {
+        __global acc_t *d = D + b * sd + (i0 + w) * n + j0;
+        acc_t out[KCS_VW];
+        VSTORE(r[w], 0, out);
+        for (int e = 0; e < KCS_VW && j0 + e < n; e++) {
+            acc_t s = out[e];
+            if (has_c)
+                s = kcs_step1(s, LD(C, b * sd + (i0 + w) * n + j0 + e));
+            d[e] = s;
+        }
+    }
+}

@@ -86,6 +86,10 @@ static int ocl_open(int device_index, const kcs_backend_config *cfg, kcs_backend
         CL_SUCCESS)
         fp64 = 0;
     ctx->has_fp64 = fp64 != 0;
+    cl_device_type type = 0;
+    if (clGetDeviceInfo(ctx->device, CL_DEVICE_TYPE, sizeof type, &type, NULL) != CL_SUCCESS)
+        type = 0;
+    ctx->cpu = (type & CL_DEVICE_TYPE_CPU) != 0;
     cl_int cr = clGetDeviceInfo(ctx->device, CL_DEVICE_MAX_WORK_GROUP_SIZE,
                                 sizeof ctx->max_wg, &ctx->max_wg, NULL);
     if (cr != CL_SUCCESS) {
@@ -95,6 +99,7 @@ static int ocl_open(int device_index, const kcs_backend_config *cfg, kcs_backend
     /* gemm tiles: (TS/WPT)^2 work-items per group */
     ctx->wpt = 4;
     ctx->ts = ctx->max_wg >= 256 ? 64 : ctx->max_wg >= 64 ? 32 : 16;
+    if (getenv("KCS_OCL_TUNE_TS")) { ctx->ts = atoi(getenv("KCS_OCL_TUNE_TS")); ctx->wpt = atoi(getenv("KCS_OCL_TUNE_WPT")); } /* TEMP */
     ctx->rwg = ctx->awg = (int)pow2_floor(ctx->max_wg < 64 ? ctx->max_wg : 64);
     ctx->context = clCreateContext(NULL, 1, &ctx->device, NULL, NULL, &cr);
     if (cr != CL_SUCCESS) {
@@ -126,9 +131,10 @@ static int ocl_describe(kcs_backend_ctx *ctx, kcs_device_info *info, kcs_error *
     (void)err;
     *info = ctx->info;
     if (ctx->options[0]) {
-        /* Build options change the arithmetic: record them with the arch. */
+        /* Build options change the arithmetic: record them with the arch,
+         * first (the field is short). */
         char arch[sizeof info->arch + KCS_OCL_OPTS_MAX + 8];
-        snprintf(arch, sizeof arch, "%s [%s]", ctx->info.arch, ctx->options);
+        snprintf(arch, sizeof arch, "%s | %s", ctx->options, ctx->info.arch);
         kcs_ocl_copy(info->arch, sizeof info->arch, arch);
     }
     return 0;

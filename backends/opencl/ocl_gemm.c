@@ -1,5 +1,8 @@
 /* gemm, batched_gemm and dot on OpenCL (kernels/gemm.cl).
- *   native: gemm_tiled (local-memory tiles, register blocking, fma)
+ *   native: gemm_tiled (local-memory tiles, register blocking, fma) on
+ *           GPUs and accelerators, gemm_vec (explicit vectors) on CPU
+ *           devices; both add the k products in order with fma from 0, so
+ *           their values equal own sequential's (bit for bit)
  *   own:    gemm_own (one work-item per output, schedule inside it), or
  *           for splitk:S the S partial sums computed by separate
  *           work-items (gemm_splitk_part) then added in order
@@ -10,6 +13,11 @@
 #include "ocl.h"
 
 enum { BA, BB, BC, BD, BW, NBUF };
+
+/* gemm_vec blocking (gemm.cl KCS_VM, KCS_VW) */
+#define KCS_OCL_VM 8
+#define KCS_OCL_VW_F32 16
+#define KCS_OCL_VW_F64 8
 
 static int splitk(kcs_backend_ctx *ctx, const kcs_call *c, const kcs_ocl_types *ty,
                   cl_mem *buf, cl_long m, cl_long n, cl_long k, cl_long batch, cl_int has_c,
@@ -91,20 +99,29 @@ int kcs_ocl_gemm(kcs_backend_ctx *ctx, const kcs_call *c, const kcs_ocl_types *t
         if (!rc)
             rc = kcs_ocl_launch(ctx, kern, "gemm_own", 3, g, NULL, err);
     } else {
-        rc = kcs_ocl_kernel(ctx, "gemm.cl", "gemm_tiled", ty, &kern, err);
+        const char *name = ctx->cpu ? "gemm_vec" : "gemm_tiled";
+        rc = kcs_ocl_kernel(ctx, "gemm.cl", name, ty, &kern, err);
         if (rc)
             goto out;
         kcs_ocl_arg a[] = {KCS_OCL_ARG(buf[BA]), KCS_OCL_ARG(buf[BB]), KCS_OCL_ARG(buf[BC]),
                            KCS_OCL_ARG(buf[BD]), KCS_OCL_ARG(m),       KCS_OCL_ARG(n),
                            KCS_OCL_ARG(k),       KCS_OCL_ARG(sa),      KCS_OCL_ARG(sb),
                            KCS_OCL_ARG(sd),      KCS_OCL_ARG(has_c)};
-        size_t rts = (size_t)(ctx->ts / ctx->wpt), ts = (size_t)ctx->ts;
-        size_t g[3] = {((size_t)n + ts - 1) / ts * rts, ((size_t)m + ts - 1) / ts * rts,
-                       (size_t)batch};
-        size_t l[3] = {rts, rts, 1};
-        rc = kcs_ocl_set_args(kern, "gemm_tiled", a, 11, err);
-        if (!rc)
-            rc = kcs_ocl_launch(ctx, kern, "gemm_tiled", 3, g, l, err);
+        rc = kcs_ocl_set_args(kern, name, a, 11, err);
+        if (rc)
+            goto out;
+        if (ctx->cpu) {
+            size_t vw = ty->tacc ? KCS_OCL_VW_F64 : KCS_OCL_VW_F32;
+            size_t g[3] = {((size_t)m + KCS_OCL_VM - 1) / KCS_OCL_VM, ((size_t)n + vw - 1) / vw,
+                           (size_t)batch};
+            rc = kcs_ocl_launch(ctx, kern, name, 3, g, NULL, err);
+        } else {
+            size_t rts = (size_t)(ctx->ts / ctx->wpt), ts = (size_t)ctx->ts;
+            size_t g[3] = {((size_t)n + ts - 1) / ts * rts, ((size_t)m + ts - 1) / ts * rts,
+                           (size_t)batch};
+            size_t l[3] = {rts, rts, 1};
+            rc = kcs_ocl_launch(ctx, kern, name, 3, g, l, err);
+        }
     }
     if (!rc)
         rc = kcs_ocl_download(ctx, buf[BD], (size_t)(batch * sd), ty->tacc, c->dtype_out, c->out,

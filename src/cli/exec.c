@@ -1,5 +1,6 @@
 /* kcs exec: one op, one backend, inputs from raw little-endian float64
  * files (shared/PROFILES.md). */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,13 +16,26 @@ static const kcs_cmd_doc doc = {
     "Run one op on one backend with inputs from raw little-endian float64 files\n"
     "(row-major) and write the output the same way.",
     "gemm: D = C + A·B with A (m×k), B (k×n), optional C (m×n); D holds fp32 values.\n"
-    "Other ops take their inputs as --a, --b, --c in the order of src/op.h.\n"
+    "Other ops take their inputs as --a, --b, --c in the order of src/op.h:\n"
+    "  reduce_sum  -m M -k K --a X (m×k)               -> m sums\n"
+    "  dot         -k K --a X --b Y (k each)           -> 1 value\n"
+    "  softmax     -m M -k K --a X                     -> m×k (row-wise)\n"
+    "  layernorm   -m M -k K --a X [--b GAMMA] [--c BETA] (k each) -> m×k\n"
+    "  rmsnorm     -m M -k K --a X [--b GAMMA]         -> m×k\n"
+    "  attention   [--batch B] -m M -n N -k K --a Q (m×k) --b K (n×k) --c V (n×k) -> m×k\n"
+    "              (--variant native|own: unfused; fused: online softmax, attrs block=N)\n"
+    "  gather      -m M -k K -n N --a TABLE (m×k) --b IDX (n integers) -> n×k\n"
+    "              (--attrs oob=raise|clamp|zero; indices may be any integer)\n"
+    "  allreduce   -k K --a X                          -> k (one process: y = x)\n"
     "An input value that the input format cannot represent exactly is an error naming\n"
     "the file and element index (exit 2). Without --profile the backend's native variant\n"
     "runs. --out is refused if it exists and is not empty, unless --force."};
 
-/* Read exactly n doubles from path; each must be exact in fmt. */
-static int read_input(const char *path, size_t n, kcs_format fmt, double **x_p, kcs_error *err)
+/* Read exactly n doubles from path; each must be exact in fmt, or, when
+ * integer is set, an integer (of any magnitude: gather indices, where
+ * out-of-range values are the kernel's business). */
+static int read_input(const char *path, size_t n, kcs_format fmt, int integer, double **x_p,
+                      kcs_error *err)
 {
     FILE *f = fopen(path, "rb");
     if (!f)
@@ -44,7 +58,13 @@ static int read_input(const char *path, size_t n, kcs_format fmt, double **x_p, 
         return kcs_fail(err, KCS_E_IO, "%s: short read", path);
     }
     for (size_t i = 0; i < n; i++) {
-        if (!kcs_format_exact(fmt, x[i])) {
+        if (integer && !(x[i] == floor(x[i]) && isfinite(x[i]))) {
+            kcs_fail(err, KCS_E_INVAL, "%s: element %zu (%.17g) is not an integer index", path,
+                     i, x[i]);
+            free(x);
+            return err->code;
+        }
+        if (!integer && !kcs_format_exact(fmt, x[i])) {
             kcs_fail(err, KCS_E_INVAL, "%s: element %zu (%.17g) is not exactly representable in %s",
                      path, i, x[i], kcs_format_name(fmt));
             free(x);
@@ -149,7 +169,9 @@ int kcs_cmd_exec(int argc, char **argv)
     call.msg_len = sizeof msg;
     const char *files[3] = {fa, fb, fc};
     for (int i = 0; i < kcs_op_n_inputs(call.op) && i < 3; i++) {
-        int optional = (call.op == KCS_OP_GEMM || call.op == KCS_OP_BATCHED_GEMM) && i == 2;
+        /* gemm's C and the norms' gamma / beta may be left out. */
+        int optional = ((call.op == KCS_OP_GEMM || call.op == KCS_OP_BATCHED_GEMM) && i == 2) ||
+                       ((call.op == KCS_OP_LAYERNORM || call.op == KCS_OP_RMSNORM) && i >= 1);
         if (!files[i]) {
             if (optional)
                 continue;
@@ -160,9 +182,8 @@ int kcs_cmd_exec(int argc, char **argv)
         kcs_format f = call.dtype_in;
         if (call.op == KCS_OP_GEMM && i == 2)
             f = KCS_FMT_FP32; /* C is an fp32 accumulator input */
-        if (call.op == KCS_OP_GATHER && i == 1)
-            f = KCS_FMT_FP64; /* indices */
-        if ((rc = read_input(files[i], len, f, &in[i], &err)))
+        int integer = call.op == KCS_OP_GATHER && i == 1; /* indices */
+        if ((rc = read_input(files[i], len, f, integer, &in[i], &err)))
             goto out;
         call.in[i] = in[i];
         call.in_len[i] = len;

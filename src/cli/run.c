@@ -6,23 +6,29 @@
 #include "runner.h"
 
 static const kcs_cmd_doc doc = {
-    "run", "STUDY.yaml -o OUT.h5 [options]",
+    "run", "STUDY.yaml -o OUT.h5 [options]  |  --resume OUT.h5",
     "Run every case of a study on every MPI rank (each rank with its placement's\n"
     "backend and implementation) and write one HDF5 dataset. Launch under mpirun/srun.",
     "The dataset is written to OUT.h5.partial and renamed to OUT.h5 only when complete;\n"
-    "an existing OUT.h5 is never replaced without --force.\n\n"
+    "an existing OUT.h5 is never replaced without --force. Each rank journals every\n"
+    "finished case durably in OUT.h5.journal/; after a kill or preemption (SIGTERM stops\n"
+    "after the current case), `kcs run --resume OUT.h5` (same number of ranks) rebuilds\n"
+    "the dataset from the journals and runs only the missing cases.\n\n"
     "exit status: 0 all ranks ran every case; 3 dataset complete but some ranks were\n"
     "unavailable or failed cases (see /provenance/ranks and /results status); 2 bad\n"
-    "input (study, contract, flags, existing output); 1 internal, I/O or MPI failure."};
+    "input (study, contract, flags, existing output); 1 internal, I/O or MPI failure;\n"
+    "4 interrupted by SIGTERM/SIGINT (journals kept: resume)."};
 
 int kcs_cmd_run(int argc, char **argv)
 {
     const char *out = NULL, *plugin = NULL;
+    const char *resume = NULL;
     int force = 0, verbose = 0, quiet = 0;
     const kcs_opt opts[] = {
         {'o', "output", KCS_OPT_STR, &out, "FILE", "HDF5 dataset to write (required)"},
         {0, "plugin", KCS_OPT_STR, &plugin, "LIB.so", "run a user kernel library on every rank"},
-        {0, "force", KCS_OPT_FLAG, &force, NULL, "replace an existing output file"},
+        {0, "force", KCS_OPT_FLAG, &force, NULL, "replace an existing output file (and journal)"},
+        {0, "resume", KCS_OPT_STR, &resume, "OUT.h5", "continue an interrupted run from its journal"},
         {'v', "verbose", KCS_OPT_FLAG, &verbose, NULL, "per-rank log lines on stderr"},
         {'q', "quiet", KCS_OPT_FLAG, &quiet, NULL, "no progress or summary"},
         {0},
@@ -36,16 +42,25 @@ int kcs_cmd_run(int argc, char **argv)
     int rc = kcs_cli_parse(&doc, opts, argc, argv, &npos);
     if (rc)
         return rc == 1 ? 0 : 2;
-    if (npos != 1 || !out) {
-        fprintf(stderr, "kcs run: need one STUDY file and -o OUT.h5 (see kcs run --help)\n");
+    if (resume && out && strcmp(resume, out) != 0) {
+        fprintf(stderr, "kcs run: --resume %s and -o %s name different outputs\n", resume, out);
+        return 2;
+    }
+    if (resume)
+        out = resume;
+    if (npos > 1 || (!resume && npos != 1) || !out) {
+        fprintf(stderr, "kcs run: need one STUDY file and -o OUT.h5, or --resume OUT.h5 "
+                        "(see kcs run --help)\n");
         return 2;
     }
     MPI_Init(NULL, NULL);
+    kcs_runner_handle_signals();
     int rank, size;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     kcs_run_opts o = {
-        .study_path = argv[0],
+        .study_path = npos == 1 ? argv[0] : NULL,
+        .resume = resume != NULL,
         .out_path = out,
         .plugin = plugin,
         .command_line = cmdline,
@@ -56,7 +71,9 @@ int kcs_cmd_run(int argc, char **argv)
     kcs_error err = {0};
     rc = kcs_runner_run(&o, MPI_COMM_WORLD, &err);
     if (rank == 0) {
-        if (rc == KCS_RUN_OK || rc == KCS_RUN_DEGRADED) {
+        if (rc == KCS_RUN_INTERRUPTED) {
+            fprintf(stderr, "kcs run: %s\n", err.msg);
+        } else if (rc == KCS_RUN_OK || rc == KCS_RUN_DEGRADED) {
             if (!quiet)
                 printf("kcs run: %d ranks, dataset %s%s\n", size, out,
                        rc == KCS_RUN_DEGRADED ? " (some ranks unavailable or failed cases: exit 3)"

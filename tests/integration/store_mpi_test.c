@@ -118,6 +118,16 @@ static void make_rank(int r, kcs_rank_rec *x)
     snprintf(x->status, sizeof x->status, "ok");
 }
 
+/* longer than the writer's 4 KiB broadcast chunks */
+static char command_line[10000];
+
+static void make_command_line(void)
+{
+    size_t n = (size_t)snprintf(command_line, sizeof command_line, "kcs run itest.yaml");
+    for (int i = 0; n + 16 < sizeof command_line; i++)
+        n += (size_t)snprintf(command_line + n, sizeof command_line - n, " --opt%d", i);
+}
+
 static const char study_text[] = "name: itest\nseed: 7\ncontracts: [C-PRC-01, C-ORD-02]\n";
 static const char c1_text[] = "id: C-PRC-01\ntitle: Accumulator precision is preserved\n";
 static const char c2_text[] = "id: C-ORD-02\ntitle: run-to-run determinism\n";
@@ -204,10 +214,10 @@ static void check_file(const char *path, int n_ranks, uint64_t plan_hash)
           in->schema_version, in->n_ranks, in->n_cases, in->max_trials, in->n_samples,
           in->complete);
     CHECK(!strcmp(in->study_name, "itest") && !strcmp(in->plan_hash, hash) &&
-              !strcmp(in->command_line, "kcs run itest.yaml") && !strcmp(in->software, "kcs") &&
+              !strcmp(in->command_line, command_line) && !strcmp(in->software, "kcs") &&
               strlen(in->created) == 20 && in->created[19] == 'Z',
-          "info strings: %s %s %s %s", in->study_name, in->plan_hash, in->command_line,
-          in->created);
+          "info strings: %s %s (command line of %zu chars) %s", in->study_name, in->plan_hash,
+          strlen(in->command_line), in->created);
 
     kcs_case_rec cases[N_CASES];
     rc = kcs_store_read_cases(rd, 0, 2, cases, &err);
@@ -265,6 +275,7 @@ int main(int argc, char **argv)
     int keep = argc > 1 && !strcmp(argv[argc - 1], "--keep");
     int pid = (int)getpid();
     MPI_Bcast(&pid, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    make_command_line();
     char path[512], path2[512];
     snprintf(path, sizeof path, "%s/store_mpi_test.%d.h5", dir, pid);
     snprintf(path2, sizeof path2, "%s/store_mpi_test.%d.aborted.h5", dir, pid);
@@ -294,7 +305,7 @@ int main(int argc, char **argv)
                      .n_cases = N_CASES,
                      .max_trials = MAX_TRIALS,
                      .hash = 0xfedcba9876543210ull};
-    kcs_store_meta meta = {.command_line = "kcs run itest.yaml",
+    kcs_store_meta meta = {.command_line = command_line,
                            .study = &study,
                            .plan = &plan,
                            .n_ranks = size,

@@ -259,13 +259,39 @@ static void test_inline(void)
     CU_ASSERT_FALSE(c->guard_fresh_inputs);
     CU_ASSERT_EQUAL(c->value_dists, (1u << KCS_DIST_COUNT) - 1); /* default: any */
     CU_ASSERT(c->values_finite);
+    /* the normal form of this flow-style variant reads back identically */
+    char *p1 = NULL, *p2 = NULL;
+    size_t l1 = 0, l2 = 0;
+    FILE *f = open_memstream(&p1, &l1);
+    kcs_contract_print(c, f, false);
+    fclose(f);
+    kcs_contract *c2 = NULL;
+    rc = kcs_contract_load_string("v2.yaml", p1, &c2, &err);
+    if (rc)
+        fprintf(stderr, "\n%s\n---\n%s\n", err.msg, p1);
+    CU_ASSERT_EQUAL_FATAL(rc, 0);
+    f = open_memstream(&p2, &l2);
+    kcs_contract_print(c2, f, false);
+    fclose(f);
+    CU_ASSERT_STRING_EQUAL(p1, p2);
+    CU_ASSERT(strstr(p1, "oracle: {kind: model:nvidia-h100}\n") != NULL);
+    CU_ASSERT(strstr(p1, "  dtype_acc: bits:14\n") != NULL);
+    CU_ASSERT(strstr(p1, "  values: {dist: any, finite: true}\n") != NULL);
+    CU_ASSERT_STRING_EQUAL(c2->oracle_profile, "nvidia-h100");
+    CU_ASSERT_EQUAL(c2->dtype_acc.bits, 14);
+    free(p1);
+    free(p2);
+    kcs_contract_free(c2);
     kcs_contract_free(c);
 
-    static const struct { int line; const char *repl; const char *want; } bad[] = {
+    static const struct { int line; const char *repl; const char *want;
+    } bad[] = {
         /* derivation phrases match case-insensitively across line breaks */
-        {8, "tolerance: { structure: invariant, eta: 0, derivation: \"eta Measured  FROM\\n"
-            "the Candidate\" }", "v.yaml:8:57: tolerance.derivation: eta must come from first "
-                                 "principles"},
+        {8,
+         "tolerance: { structure: invariant, eta: 0, derivation: \"eta Measured  FROM\\n"
+         "the Candidate\" }",
+         "v.yaml:8:57: tolerance.derivation: eta must come from first "
+         "principles"},
         {8, "tolerance: { structure: invariant, eta: 0, derivation: \"  \" }",
          "tolerance.derivation: must not be empty"},
         /* eta may be a bare YAML number; negative is rejected */
@@ -275,11 +301,13 @@ static void test_inline(void)
          "tolerance.eta: is inf for shape"},
         {9, "oracle: { kind: 'model:' }", "v.yaml:9:18: oracle.kind: bad profile name"},
         {9, "oracle: { kind: exact, extra: 1 }", "v.yaml:9:24: oracle.extra: unknown key"},
-        {11, "  shapes: [64, 64, 256]", "v.yaml:11:12: measurement.shapes: expected a list of "
-                                        "shapes"},
+        {11, "  shapes: [64, 64, 256]",
+         "v.yaml:11:12: measurement.shapes: expected a list of "
+         "shapes"},
         {11, "  shapes: [[70000, 70000, 1]]", "more than 2^31 elements"},
-        {12, "  inputs: [normal, gaussian]", "v.yaml:12:20: measurement.inputs[1]: unknown "
-                                             "distribution 'gaussian'"},
+        {12, "  inputs: [normal, gaussian]",
+         "v.yaml:12:20: measurement.inputs[1]: unknown "
+         "distribution 'gaussian'"},
         {13, "  trials: 1.5", "measurement.trials: expected an integer, got '1.5'"},
         {14, "  guards: { poison: sentinel, fresh_inputs: yes, revalidate: true }",
          "v.yaml:14:45: measurement.guards.fresh_inputs: expected a boolean"},
@@ -289,7 +317,8 @@ static void test_inline(void)
         {16, "  - just text", "v.yaml:16:5: signature[0]: expected a mapping"},
         {16, "  []", "v.yaml:15:1: signature: must not be empty"},
         {5, "scope: { ops: [gemm, gemm] }", "v.yaml:5:22: scope.ops[1]: 'gemm' is listed twice"},
-        {6, "precondition: { dtype_in: fp32, dtype_acc: fp32, dtype_out: fp32, shape: { k: [9, 2] } }",
+        {6,
+         "precondition: { dtype_in: fp32, dtype_acc: fp32, dtype_out: fp32, shape: { k: [9, 2] } }",
          "precondition.shape.k: min 9 is larger than max 2"},
         {4, "primitive: nondeterminism", "v.yaml:4:12: primitive: unknown value 'nondeterminism'"},
         {2, "title: [a]", "v.yaml:2:9: title: expected a string, got a sequence"},
@@ -316,7 +345,7 @@ static void test_names_and_io(void)
     for (int d = 0; d < KCS_DIST_COUNT; d++) {
         kcs_dist back;
         CU_ASSERT_EQUAL(kcs_dist_parse(kcs_dist_name((kcs_dist)d), &back), 0);
-        CU_ASSERT_EQUAL(back, d);
+        CU_ASSERT_EQUAL((int)back, d);
     }
     kcs_dist dd = KCS_DIST_NORMAL;
     CU_ASSERT_EQUAL(kcs_dist_parse("gaussian", &dd), KCS_E_INVAL);

@@ -378,6 +378,13 @@ static void test_gemm_fp64(void)
     setin(&c, 1, B);
     gbuf g = galloc(m * n);
     int rc = run(&c, &g);
+    if (rc == KCS_E_UNSUPPORTED) { /* a device without cl_khr_fp64 */
+        fprintf(stderr, "\n  no fp64 on this device: skipped\n");
+        free(A);
+        free(B);
+        free(g.base);
+        return;
+    }
     CU_ASSERT_EQUAL_FATAL(rc, 0);
     int bad = 0;
     for (int64_t i = 0; i < m; i++)
@@ -507,7 +514,7 @@ static void check_softmax(const char *variant, const kcs_schedule *s, double shi
     const int64_t m = 6, k = 300;
     double *X = randv(m * k, 4);
     for (size_t i = 0; i < (size_t)(m * k); i++)
-        X[i] += shift; /* shift 100: exp(x) overflows fp32 without max-subtraction */
+        X[i] = (float)(X[i] + shift); /* 100: exp(x) overflows fp32 without max-subtraction */
     kcs_call c = mkcall(KCS_OP_SOFTMAX, variant, m, 0, k);
     if (s)
         c.schedule = *s;

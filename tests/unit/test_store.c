@@ -442,7 +442,14 @@ static void remove_dir(const char *path)
 int main(void)
 {
     const char *base = getenv("TMPDIR");
-    snprintf(dir, sizeof dir, "%s/kcs_test_store.XXXXXX", base && base[0] ? base : "/tmp");
+    snprintf(dir, sizeof dir, "%s/kcs_test_store.", base && base[0] ? base : "/tmp");
+    size_t n = strlen(dir);
+    if (n + 7 > sizeof dir) {
+        fprintf(stderr, "TMPDIR too long\n");
+        return 1;
+    }
+    memset(dir + n, 'X', 6); /* the mkdtemp template */
+    dir[n + 6] = '\0';
     if (!mkdtemp(dir)) {
         perror("mkdtemp");
         return 1;

@@ -201,6 +201,25 @@ static void test_open_errors(void)
     expect_open_fails("a: 1\n---\nb: 2\n", "bad.yaml:2:1: only one YAML document");
     expect_open_fails("a: &x 1\nb: *x\n", "bad.yaml:2:5: anchors and aliases are not supported");
     expect_open_fails("a:\n\tb: 1\n", "bad.yaml:2:1: YAML syntax error:");
+    /* malformed UTF-8 is refused before libfyaml sees it (0.7.12 hangs on
+     * "%\xff" in a directive) */
+    expect_open_fails("%\xff\n", "bad.yaml:1:2: invalid UTF-8 (byte 0xff)");
+    expect_open_fails("a: \xc3\xa9\xc3\n", "bad.yaml:1:5: invalid UTF-8 (byte 0xc3)");
+    expect_open_fails("a: 1\nb: \xed\xa0\x80\n", "bad.yaml:2:4: invalid UTF-8 (byte 0xed)");
+    expect_open_fails("a: \xc0\xaf\n", "bad.yaml:1:4: invalid UTF-8 (byte 0xc0)");
+    expect_open_fails("a: \xf4\x90\x80\x80\n", "bad.yaml:1:4: invalid UTF-8 (byte 0xf4)");
+    /* escapes can make a scalar invalid: "\0" and a lone surrogate */
+    expect_open_fails("a: 1\nb: \"x\\0y\"\n", "bad.yaml:2:5: a scalar contains a NUL character");
+    expect_open_fails("a: \"\\ud800\"\n", "bad.yaml:1:5:");
+    {
+        kcs_yctx y;
+        kcs_error err = {0};
+        /* well-formed multi-byte text is fine: e, euro sign, U+10FFFF */
+        CU_ASSERT_EQUAL(
+            kcs_yaml_open_string(&y, "u.yaml", "a: \xc3\xa9\xe2\x82\xac\xf4\x8f\xbf\xbf\n", &err),
+            0);
+        kcs_yaml_close(&y);
+    }
 
     kcs_yctx y;
     kcs_error err = {0};

@@ -1,0 +1,158 @@
+/* CPU reduce_sum (m rows of length k -> m sums), dot (x·y, length k) and
+ * the single-process allreduce.
+ *   native: OpenBLAS. reduce_sum = sgemv/dgemv of X with a vector of ones
+ *           (x·1 is exact, so the sum is OpenBLAS's own reduction order);
+ *           dot = sdot/ddot. fp32 arithmetic for fp32 and narrower
+ *           inputs, fp64 for fp64 inputs; the declared accumulator is not
+ *           consulted (what the library does is what is measured).
+ *   own:    kcs_cpu_sum of the exact terms (x, or x_i*y_i: exact for
+ *           inputs of <= 26 bits; for fp64 inputs the product is rounded
+ *           to double first) under call->schedule, every addition rounded
+ *           into call->acc.
+ * allreduce: the CPU backend has no communicator, so the op is the
+ *   one-rank allreduce (MPI_COMM_SELF): y = x rounded into the accumulator,
+ *   then to dtype_out. The multi-rank collective is kcs_allreduce
+ *   (src/allreduce.c), which the runner calls with its communicator. */
+#include <cblas.h>
+#include <limits.h>
+#include <stdlib.h>
+
+#include "cpu.h"
+#include "cpu/work.h"
+
+static int blas_fits(const kcs_call *c, int64_t rows, kcs_error *err)
+{
+    if (c->k > INT_MAX || rows > INT_MAX || (rows > 0 && c->k > INT_MAX / rows))
+        return kcs_fail(err, KCS_E_UNSUPPORTED, "cpu: %s native: shape beyond BLAS int range",
+                        kcs_op_name(c->op));
+    return 0;
+}
+
+static int reduce_native(const kcs_call *c, kcs_error *err)
+{
+    int rc = blas_fits(c, c->m, err);
+    if (rc)
+        return rc;
+    int m = (int)c->m, k = (int)c->k;
+    size_t mk = (size_t)m * (size_t)k;
+    const double *X = c->in[0];
+    if (c->dtype_in == KCS_FMT_FP64) {
+        double *ones = malloc(((size_t)k + 1) * sizeof *ones);
+        double *y = malloc(((size_t)m + 1) * sizeof *y);
+        if (!ones || !y) {
+            free(ones);
+            free(y);
+            return kcs_fail(err, KCS_E_NOMEM, "cpu reduce_sum: out of memory");
+        }
+        for (int i = 0; i < k; i++)
+            ones[i] = 1.0;
+        if (m > 0 && k > 0)
+            cblas_dgemv(CblasRowMajor, CblasNoTrans, m, k, 1.0, X, k, ones, 1, 0.0, y, 1);
+        for (int i = 0; i < m; i++)
+            c->out[i] = kcs_cpu_out(c, k > 0 ? y[i] : 0.0);
+        free(ones);
+        free(y);
+        return 0;
+    }
+    float *fx = malloc((mk + 1) * sizeof *fx), *ones = malloc(((size_t)k + 1) * sizeof *ones);
+    float *y = malloc(((size_t)m + 1) * sizeof *y);
+    if (!fx || !ones || !y) {
+        free(fx);
+        free(ones);
+        free(y);
+        return kcs_fail(err, KCS_E_NOMEM, "cpu reduce_sum: out of memory");
+    }
+    for (size_t i = 0; i < mk; i++)
+        fx[i] = (float)X[i];
+    for (int i = 0; i < k; i++)
+        ones[i] = 1.0f;
+    if (m > 0 && k > 0)
+        cblas_sgemv(CblasRowMajor, CblasNoTrans, m, k, 1.0f, fx, k, ones, 1, 0.0f, y, 1);
+    for (int i = 0; i < m; i++)
+        c->out[i] = kcs_cpu_out(c, k > 0 ? (double)y[i] : 0.0);
+    free(fx);
+    free(ones);
+    free(y);
+    return 0;
+}
+
+static int dot_native(const kcs_call *c, kcs_error *err)
+{
+    int rc = blas_fits(c, 1, err);
+    if (rc)
+        return rc;
+    int k = (int)c->k;
+    const double *x = c->in[0], *y = c->in[1];
+    if (c->dtype_in == KCS_FMT_FP64) {
+        c->out[0] = kcs_cpu_out(c, k > 0 ? cblas_ddot(k, x, 1, y, 1) : 0.0);
+        return 0;
+    }
+    float *fx = malloc(((size_t)k + 1) * 2 * sizeof *fx);
+    if (!fx)
+        return kcs_fail(err, KCS_E_NOMEM, "cpu dot: out of memory");
+    float *fy = fx + k;
+    for (int i = 0; i < k; i++) {
+        fx[i] = (float)x[i];
+        fy[i] = (float)y[i];
+    }
+    c->out[0] = kcs_cpu_out(c, k > 0 ? (double)cblas_sdot(k, fx, 1, fy, 1) : 0.0);
+    free(fx);
+    return 0;
+}
+
+/* own: rows of X (reduce_sum) or the products x_i*y_i (dot). */
+static int sum_own(const kcs_call *c, kcs_error *err)
+{
+    size_t k = (size_t)c->k;
+    double *terms = malloc((k + 1) * sizeof *terms), *scratch = malloc((k + 1) * sizeof *scratch);
+    if (!terms || !scratch) {
+        free(terms);
+        free(scratch);
+        return kcs_fail(err, KCS_E_NOMEM, "cpu %s: out of memory (k=%zu)", kcs_op_name(c->op), k);
+    }
+    if (c->op == KCS_OP_DOT) {
+        for (size_t t = 0; t < k; t++)
+            terms[t] = c->in[0][t] * c->in[1][t];
+        double s = kcs_cpu_sum(terms, c->k, &c->schedule, &c->acc, kcs_cpu_row_seed(c, 0, 0),
+                               scratch);
+        c->out[0] = kcs_cpu_out(c, s);
+    } else {
+        for (int64_t i = 0; i < c->m; i++) {
+            double s = kcs_cpu_sum(c->in[0] + (size_t)i * k, c->k, &c->schedule, &c->acc,
+                                   kcs_cpu_row_seed(c, (uint64_t)i, 0), scratch);
+            c->out[i] = kcs_cpu_out(c, s);
+        }
+    }
+    free(terms);
+    free(scratch);
+    return 0;
+}
+
+int kcs_cpu_reduce_sum(kcs_backend_ctx *ctx, const kcs_call *c, kcs_error *err)
+{
+    (void)ctx;
+    int v = kcs_cpu_variant(c, 0, err);
+    if (v < 0)
+        return v;
+    return v == 0 ? reduce_native(c, err) : sum_own(c, err);
+}
+
+int kcs_cpu_dot(kcs_backend_ctx *ctx, const kcs_call *c, kcs_error *err)
+{
+    (void)ctx;
+    int v = kcs_cpu_variant(c, 0, err);
+    if (v < 0)
+        return v;
+    return v == 0 ? dot_native(c, err) : sum_own(c, err);
+}
+
+int kcs_cpu_allreduce(kcs_backend_ctx *ctx, const kcs_call *c, kcs_error *err)
+{
+    (void)ctx;
+    int v = kcs_cpu_variant(c, 0, err);
+    if (v < 0)
+        return v;
+    for (int64_t i = 0; i < c->k; i++)
+        c->out[i] = kcs_cpu_out(c, kcs_acc_round(&c->acc, c->in[0][i]));
+    return 0;
+}

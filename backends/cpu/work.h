@@ -1,0 +1,64 @@
+/* Working precision of the elementwise steps of the CPU row ops (softmax,
+ * layernorm, rmsnorm, attention): fp64 for fp64 inputs, fp32 for fp32 and
+ * every narrower input format. Each elementwise step (subtract, exp,
+ * divide, sqrt, scale by gamma, add beta) is one operation rounded once
+ * into the working format: computed in double and rounded to fp32, which
+ * for fp32 operands is exactly the fp32 operation (double carries more than
+ * 2p + 2 bits, so the double rounding is innocuous for + - * / sqrt). exp
+ * is expf for fp32 and exp for fp64. Reductions (sums) are not elementwise:
+ * they run under the call's schedule and accumulator (cpu/acc.c). */
+#ifndef KCS_CPU_WORK_H
+#define KCS_CPU_WORK_H
+
+#include <math.h>
+#include <string.h>
+
+#include "cpu.h"
+
+static inline kcs_format kcs_cpu_work_fmt(kcs_format in)
+{
+    return in == KCS_FMT_FP64 ? KCS_FMT_FP64 : KCS_FMT_FP32;
+}
+
+static inline double kcs_cpu_wround(kcs_format w, double x)
+{
+    return w == KCS_FMT_FP64 ? x : (double)(float)x;
+}
+
+static inline double kcs_cpu_wexp(kcs_format w, double x)
+{
+    return w == KCS_FMT_FP64 ? exp(x) : (double)expf((float)x);
+}
+
+static inline double kcs_cpu_wsqrt(kcs_format w, double x)
+{
+    return w == KCS_FMT_FP64 ? sqrt(x) : (double)sqrtf((float)x);
+}
+
+/* The variant of a call: 0 native, 1 own, 2 fused (when allowed); else
+ * KCS_E_UNSUPPORTED with a message naming the op. */
+static inline int kcs_cpu_variant(const kcs_call *c, int allow_fused, kcs_error *err)
+{
+    const char *v = c->variant ? c->variant : "native";
+    if (strcmp(v, "native") == 0)
+        return 0;
+    if (strcmp(v, "own") == 0)
+        return 1;
+    if (allow_fused && strcmp(v, "fused") == 0)
+        return 2;
+    return kcs_fail(err, KCS_E_UNSUPPORTED, "cpu: %s has no variant '%s' (native, own%s)",
+                    kcs_op_name(c->op), v, allow_fused ? ", fused" : "");
+}
+
+static inline double kcs_cpu_out(const kcs_call *c, double x)
+{
+    return kcs_format_round(c->dtype_out, x, KCS_ROUND_DEFAULT);
+}
+
+/* Per-row seed of the atomic schedule (the same mixing as cpu/gemm.c). */
+static inline uint64_t kcs_cpu_row_seed(const kcs_call *c, uint64_t i, uint64_t j)
+{
+    return c->seed ^ (i << 32) ^ j;
+}
+
+#endif

@@ -1,0 +1,38 @@
+/* Private to the contract loader (contract.c, contract_tolerance.c): the
+ * loading state and the helpers both halves use. Not part of the API. */
+#ifndef KCS_CONTRACT_LOAD_H
+#define KCS_CONTRACT_LOAD_H
+
+#include "contract.h"
+#include "yamlx.h"
+
+typedef struct kcs_contract_loader {
+    kcs_yctx *y;
+    kcs_contract *c;
+    const kcs_expr_symtab *tab;
+    bool shapes_ok, pre_ok; /* parts the cross-checks depend on parsed cleanly */
+} loader;
+
+/* Record an error at an explicit position (same format and cap as
+ * kcs_yaml_error). */
+void kcs_contract_error_at(kcs_yctx *y, int line, int col, const char *field, const char *fmt,
+                           ...) __attribute__((format(printf, 5, 6)));
+/* File position of column ecol (1-based) of the expression in scalar n. */
+void kcs_contract_expr_pos(kcs_yctx *y, struct fy_node *n, const char *text, int ecol,
+                           int *line_p, int *col_p);
+/* Parse the number-typed expression in scalar n (text kept in *text_p). */
+bool kcs_contract_expr(loader *L, struct fy_node *n, const char *field, kcs_expr **e_p,
+                       char **text_p);
+/* Index of the keyword among names[0..count), or -1 (recorded). */
+int kcs_contract_keyword(loader *L, struct fy_node *n, const char *field,
+                         const char *const *names, int count);
+/* Child mapping of map with only the allowed keys, or NULL (recorded). */
+struct fy_node *kcs_contract_section(loader *L, struct fy_node *map, const char *key,
+                                     bool required, const char *parent,
+                                     const char *const *allowed);
+
+/* contract_tolerance.c */
+void kcs_contract_load_tolerance(loader *L, struct fy_node *root);
+void kcs_contract_check_eta(loader *L, struct fy_node *root);
+
+#endif

@@ -1,0 +1,612 @@
+/* Batched Freivalds verification of a claimed GEMM  C ~= A B.
+ *
+ * Freivalds (1977, "Probabilistic machines can use less running time",
+ * IFIP Congress) checks A(Br) = Cr for random r in O(n^2); here R is n x k
+ * (k probes at once) and equality is replaced by a per-row threshold T_i
+ * derived from the GEMM's declared accumulator precision.
+ *
+ * Notation: A m x K, B K x n, C (claimed) m x n, K the reduction length,
+ * u = u_acc (accumulation unit roundoff), v = u_out (rounding of the
+ * accumulator into the stored output, 0 if none), gamma_N(u) = Nu/(1-Nu)
+ * (Higham, Accuracy and Stability of Numerical Algorithms, 2nd ed., 2002,
+ * Lemma 3.1 and eq. (3.5): any summation order, products rounded or fused),
+ * beta_p = sum_l |B_pl|, S_il = (|A||B|)_il, r_ij = (A(BR))_ij - (CR)_ij.
+ *
+ * Probes: R is Rademacher (+-1, Philox4x32-10). Then |R| = 1 and R o R = 1,
+ * so every bound term is a matrix-vector product independent of j (one T_i
+ * per row), B*R and C*R are computed with exact products, and a corruption
+ * d of one element C_il moves every r_ij by exactly |d|: it is caught with
+ * certainty once |d| > 2 T_i (uniform(-1,1) probes, as in the paper
+ * author's torch harness, scale it by |R_lj|, so detection near the
+ * threshold is a coin toss). A nonzero error vector e passes one
+ * Rademacher probe with probability <= 1/2, all k with <= 2^-k.
+ *
+ * Rigorous (no conforming GEMM can fail, for any R). With |R| = 1:
+ *   |r_ij| <= sum_l |C_il - (AB)_il|
+ *          <= gamma_K(u) (|A| beta)_i + v/(1-v) (|C| 1)_i + (2K eta_a + eta_o) n
+ * (accumulation error <= gamma_K(u) S_il; output rounding
+ * |C_il - Cacc_il| <= v |Cacc_il| <= v/(1-v) |C_il|; eta_a, eta_o bound the
+ * absolute error one rounding can make through underflow, Higham eq. (2.8),
+ * for the <= 2K accumulation roundings and the output rounding).
+ *
+ * Probabilistic. Model of Higham & Mary, "A new approach to probabilistic
+ * rounding error analysis", SIAM J. Sci. Comput. 41(5) A2815-A2835 (2019):
+ * the relative rounding errors delta_t of the GEMM are mean independent,
+ * mean zero, |delta_t| <= u. Every rounding in an inner product of length K
+ * (K products if not fused, K-1 additions, any tree) contributes exactly
+ * delta_t w_t to the result, w_t the exact result of that operation on
+ * computed operands, |w_t| <= (1+gamma_K(u)) S_il for partial sums and
+ * |w_t| = |a_p b_p| for products (sum_p (a_p b_p)^2 <= S_il^2). So the
+ * accumulation part of r_ij, E1 = sum_l R_lj sum_t delta_t w_t, is a
+ * martingale with increments bounded by constants c whose squares add to
+ * <= K u^2 (1+gamma_K)^2 sum_l S_il^2 <= K u^2 (1+gamma_K)^2 |a_i|^2 |B|_F^2
+ * (Cauchy-Schwarz on S_il); Azuma-Hoeffding (as in Higham-Mary's Lemma 2.4)
+ * gives P(|E1| > lambda sqrt(that)) <= 2 exp(-lambda^2/2). The output part
+ * E2 = sum_l R_lj eps_il, |eps_il| <= v/(1-v)|C_il|, needs no model: R is
+ * drawn independently of the GEMM, so Hoeffding over R gives
+ * P(|E2| > lambda v/(1-v) |c_i|_2) <= 2 exp(-lambda^2/2). Hence
+ *   T_i = lambda [ sqrt(K) u (1+gamma_K(u)) |a_i|_2 |B|_F + v/(1-v) |c_i|_2 ]
+ *         + (2K eta_a + eta_o) n   (underflow terms kept worst case),
+ * and by a union bound over the m k pairs (i,j) a conforming GEMM fails a
+ * call with probability <= 4 m k exp(-lambda^2/2) =: p, i.e.
+ *   lambda = sqrt(2 ln(4 m k / p)),   p = 1e-9 by default
+ * (m = 4096, k = 10: lambda = 8.09). No assumption on the data is made
+ * (all-positive inputs included); the model itself fails for stagnating
+ * sums (K > 2^p with RN: Higham-Mary Sec. 4.3), where only the rigorous
+ * mode holds. The variance form K u^2 (A o A)((B o B)(R o R)) suggested in
+ * the issue assumes random mean-zero data as well (Higham & Mary, "Sharper
+ * probabilistic backward error analysis for basic linear algebra kernels
+ * with random data", SISC 42(5) 2020) and is up to sqrt(K) smaller; it
+ * does not hold for all-positive inputs, so it is not used.
+ *
+ * Check arithmetic: fp64 throughout, from fp32 data (exact in fp64).
+ * |fl(BR) - BR| <= gamma_n(2^-53) beta (exact +-1 products), so the
+ * computed A(BR) is within gamma_{K+n}(2^-53)(|A| beta)_i of the exact one,
+ * CR within gamma_n(2^-53)(|C| 1)_i, and the final subtraction adds a
+ * factor (1 + 2^-53). All bound terms are sums of non-negative fp64 terms
+ * (relative error < (K+n+64) 2^-53, absorbed by the factor F below). So
+ *   T_i = (1+2^-53) F (G_i + gamma_{K+n}(2^-53)(|A|beta)_i + gamma_n(2^-53)(|C|1)_i)
+ * with G_i the rigorous or probabilistic GEMM bound above and
+ * F = 1 + 4 (K+n+64) 2^-53.
+ *
+ * Passes: B is read once (B R, beta, |B|_F^2 from the same loads), then A
+ * and C once, two rows at a time (A(BR), (|A| beta), |a_i|^2; C R, (|C|1),
+ * |c_i|^2), threads over rows. The kernels keep their accumulators in
+ * GCC/Clang vector-extension registers (plain C loops kept the accumulator
+ * arrays in memory at -O2, 2x slower) and are compiled for baseline
+ * x86-64, x86-64-v3 and x86-64-v4 with runtime dispatch (target_clones);
+ * the summation order is fixed by the C source, so every clone and thread
+ * count returns bitwise the same result. */
+#include "freivalds.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "rng.h"
+
+#define FV_U64 0x1.0p-53
+#define FV_RNG_TAG 0x46524549u /* "FREI": the probe stream's second key */
+
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 11 && \
+    !defined(KCS_FV_NO_CLONES)
+#define FV_CLONES __attribute__((target_clones("default", "arch=x86-64-v3", "arch=x86-64-v4")))
+#else
+#define FV_CLONES
+#endif
+/* The probe loops must be unrolled for the accumulators to stay in registers. */
+#if defined(__GNUC__) && !defined(__clang__)
+#define FV_UNROLL _Pragma("GCC unroll 8")
+#elif defined(__clang__)
+#define FV_UNROLL _Pragma("unroll")
+#else
+#define FV_UNROLL
+#endif
+
+void kcs_fv_params_default(kcs_fv_params *p)
+{
+    memset(p, 0, sizeof *p);
+    p->mode = KCS_FV_RIGOROUS;
+    p->probes = 10;
+    p->seed = 0x5eed;
+    p->u_acc = 0x1.0p-24;
+    p->u_out = 0;
+    p->eta_acc = 0x1.0p-150;
+    p->eta_out = 0;
+}
+
+int kcs_fv_mode_parse(const char *s, kcs_fv_mode *mode_p)
+{
+    if (!strcmp(s, "rigorous") || !strcmp(s, "rig")) {
+        *mode_p = KCS_FV_RIGOROUS;
+        return 0;
+    }
+    if (!strcmp(s, "probabilistic") || !strcmp(s, "prob")) {
+        *mode_p = KCS_FV_PROBABILISTIC;
+        return 0;
+    }
+    return KCS_E_INVAL;
+}
+
+const char *kcs_fv_mode_name(kcs_fv_mode mode)
+{
+    return mode == KCS_FV_PROBABILISTIC ? "probabilistic" : "rigorous";
+}
+
+static double gamma_n(double nn, double u)
+{
+    double nu = nn * u;
+    return nu < 1 ? nu / (1 - nu) : INFINITY;
+}
+
+double kcs_freivalds_lambda(long m, int k, double fail_prob)
+{
+    if (!(fail_prob > 0))
+        fail_prob = 1e-9;
+    double r = 4.0 * (double)m * k / fail_prob;
+    return r > 1 ? sqrt(2 * log(r)) : 0;
+}
+
+void kcs_freivalds_probes(uint64_t seed, uint64_t stream, long n, int k, double *Rt)
+{
+    kcs_rng r;
+    kcs_rng_init(&r, seed, stream, FV_RNG_TAG);
+    long total = n * k;
+    for (long i = 0; i < total; i += 32) {
+        uint32_t bits = kcs_rng_u32(&r);
+        for (long b = 0; b < 32 && i + b < total; b++)
+            Rt[i + b] = (bits >> b) & 1 ? -1.0 : 1.0;
+    }
+}
+
+/* ---- kernels ----------------------------------------------------------- */
+
+#if defined(__GNUC__)
+typedef double fv_vd __attribute__((vector_size(64)));
+typedef float fv_vf __attribute__((vector_size(32)));
+#define FV_LANES 8
+
+/* Helpers take pointers: 64-byte vectors by value trip -Wpsabi. */
+static inline void fv_load_x(fv_vd *d, const float *x)
+{
+    fv_vf f;
+    memcpy(&f, x, sizeof f);
+    *d = __builtin_convertvector(f, fv_vd);
+}
+
+static inline void fv_load_absx(fv_vd *d, const float *x)
+{
+    typedef unsigned fv_vu __attribute__((vector_size(32)));
+    fv_vu b;
+    fv_vf f;
+    memcpy(&b, x, sizeof b);
+    b &= 0x7fffffffu;
+    memcpy(&f, &b, sizeof f);
+    *d = __builtin_convertvector(f, fv_vd);
+}
+
+static inline void fv_load_v(fv_vd *d, const double *v)
+{
+    memcpy(d, v, sizeof *d);
+}
+
+static inline double fv_hsum(const fv_vd *p)
+{
+    const double *a = (const double *)p;
+    return ((a[0] + a[4]) + (a[2] + a[6])) + ((a[1] + a[5]) + (a[3] + a[7]));
+}
+
+/* y0[j] = sum_l x0[l] V[j ldv + l], y1 likewise, for j < JB. */
+#define FV_DOT2(JB)                                                                          \
+    FV_CLONES static void fv_dot2_##JB(const float *x0, const float *x1, long L,            \
+                                       const double *V, long ldv, double *y0, double *y1)   \
+    {                                                                                        \
+        fv_vd a0[JB], a1[JB];                                                                \
+        FV_UNROLL                                                                            \
+        for (int j = 0; j < JB; j++)                                                         \
+            a0[j] = a1[j] = (fv_vd){0};                                                      \
+        long l = 0;                                                                          \
+        for (; l + FV_LANES <= L; l += FV_LANES) {                                           \
+            fv_vd u0, u1;                                                                    \
+            fv_load_x(&u0, x0 + l);                                                          \
+            fv_load_x(&u1, x1 + l);                                                          \
+            FV_UNROLL                                                                        \
+            for (int j = 0; j < JB; j++) {                                                   \
+                fv_vd w;                                                                     \
+                fv_load_v(&w, V + j * ldv + l);                                              \
+                a0[j] += u0 * w;                                                             \
+                a1[j] += u1 * w;                                                             \
+            }                                                                                \
+        }                                                                                    \
+        for (; l < L; l++)                                                                   \
+            for (int j = 0; j < JB; j++) {                                                   \
+                a0[j][0] += (double)x0[l] * V[j * ldv + l];                                  \
+                a1[j][0] += (double)x1[l] * V[j * ldv + l];                                  \
+            }                                                                                \
+        FV_UNROLL                                                                            \
+        for (int j = 0; j < JB; j++) {                                                       \
+            y0[j] = fv_hsum(&a0[j]);                                                         \
+            y1[j] = fv_hsum(&a1[j]);                                                         \
+        }                                                                                    \
+    }
+
+/* *wabs = sum_l |x_l| w_l (w NULL: w = 1), *sq = sum_l x_l^2. */
+FV_CLONES static void fv_aux(const float *x, long L, const double *w, double *wabs, double *sq)
+{
+    fv_vd s0 = {0}, s1 = {0}, q0 = {0}, q1 = {0};
+    long l = 0;
+    for (; l + 2 * FV_LANES <= L; l += 2 * FV_LANES) {
+        fv_vd u0, u1, b0, b1;
+        fv_load_x(&u0, x + l);
+        fv_load_x(&u1, x + l + FV_LANES);
+        fv_load_absx(&b0, x + l);
+        fv_load_absx(&b1, x + l + FV_LANES);
+        if (w) {
+            fv_vd w0, w1;
+            fv_load_v(&w0, w + l);
+            fv_load_v(&w1, w + l + FV_LANES);
+            b0 *= w0;
+            b1 *= w1;
+        }
+        s0 += b0;
+        s1 += b1;
+        q0 += u0 * u0;
+        q1 += u1 * u1;
+    }
+    for (; l < L; l++) {
+        double u = x[l];
+        s0[0] += fabs(u) * (w ? w[l] : 1.0);
+        q0[0] += u * u;
+    }
+    s0 += s1;
+    q0 += q1;
+    *wabs = fv_hsum(&s0);
+    *sq = fv_hsum(&q0);
+}
+#else
+#define FV_DOT2(JB)                                                                          \
+    static void fv_dot2_##JB(const float *x0, const float *x1, long L, const double *V,     \
+                             long ldv, double *y0, double *y1)                               \
+    {                                                                                        \
+        for (int j = 0; j < JB; j++) {                                                       \
+            double s0 = 0, s1 = 0;                                                           \
+            for (long l = 0; l < L; l++) {                                                   \
+                s0 += (double)x0[l] * V[j * ldv + l];                                        \
+                s1 += (double)x1[l] * V[j * ldv + l];                                        \
+            }                                                                                \
+            y0[j] = s0;                                                                      \
+            y1[j] = s1;                                                                      \
+        }                                                                                    \
+    }
+
+static void fv_aux(const float *x, long L, const double *w, double *wabs, double *sq)
+{
+    double s = 0, q = 0;
+    for (long l = 0; l < L; l++) {
+        s += fabs((double)x[l]) * (w ? w[l] : 1.0);
+        q += (double)x[l] * x[l];
+    }
+    *wabs = s;
+    *sq = q;
+}
+#endif
+
+FV_DOT2(1)
+FV_DOT2(2)
+FV_DOT2(3)
+FV_DOT2(4)
+FV_DOT2(5)
+FV_DOT2(6)
+FV_DOT2(7)
+FV_DOT2(8)
+
+#define FV_JB_MAX 8
+
+/* All k probes for two rows: blocks of <= 8 probes, sizes balanced. */
+static void fv_dot2(const float *x0, const float *x1, long L, const double *V, int k,
+                    double *y0, double *y1)
+{
+    int nblk = (k + FV_JB_MAX - 1) / FV_JB_MAX;
+    int j0 = 0;
+    for (int b = 0; b < nblk; b++) {
+        int jb = (k - j0) / (nblk - b);
+        const double *Vb = V + (long)j0 * L;
+        double *z0 = y0 + j0, *z1 = y1 + j0;
+        switch (jb) {
+        case 1: fv_dot2_1(x0, x1, L, Vb, L, z0, z1); break;
+        case 2: fv_dot2_2(x0, x1, L, Vb, L, z0, z1); break;
+        case 3: fv_dot2_3(x0, x1, L, Vb, L, z0, z1); break;
+        case 4: fv_dot2_4(x0, x1, L, Vb, L, z0, z1); break;
+        case 5: fv_dot2_5(x0, x1, L, Vb, L, z0, z1); break;
+        case 6: fv_dot2_6(x0, x1, L, Vb, L, z0, z1); break;
+        case 7: fv_dot2_7(x0, x1, L, Vb, L, z0, z1); break;
+        default: fv_dot2_8(x0, x1, L, Vb, L, z0, z1); break;
+        }
+        j0 += jb;
+    }
+}
+
+/* ---- passes ------------------------------------------------------------ */
+
+typedef struct fv_ctx {
+    const float *A, *B, *C;
+    long m, kk, n;
+    int k;
+    const double *Rt; /* k x n */
+    double *BRt;      /* k x kk: (BR)^T */
+    double *beta;     /* kk: row abs sums of B */
+    double *sqB;      /* kk: row square sums of B */
+    /* threshold constants */
+    kcs_fv_mode mode;
+    double c_acc, c_out, c_eta, c_chkA, c_chkC, c_fin, lambda, normB;
+    /* per-row outputs */
+    double *ratio, *thresh, *rmax, *resid, *cr;
+    int *wprobe;
+    atomic_long next;
+    long chunk;
+    int pass; /* 0: B, 1: A and C */
+} fv_ctx;
+
+static void fv_rows_B(fv_ctx *c, long p0, long p1)
+{
+    double y0[KCS_FV_MAX_PROBES], y1[KCS_FV_MAX_PROBES];
+    for (long p = p0; p < p1; p += 2) {
+        long q = p + 1 < p1 ? p + 1 : p;
+        const float *x0 = c->B + p * c->n, *x1 = c->B + q * c->n;
+        fv_dot2(x0, x1, c->n, c->Rt, c->k, y0, y1);
+        for (int j = 0; j < c->k; j++) {
+            c->BRt[(long)j * c->kk + p] = y0[j];
+            c->BRt[(long)j * c->kk + q] = y1[j];
+        }
+        fv_aux(x0, c->n, NULL, &c->beta[p], &c->sqB[p]);
+        if (q != p)
+            fv_aux(x1, c->n, NULL, &c->beta[q], &c->sqB[q]);
+    }
+}
+
+static void fv_finish_row(fv_ctx *c, long i, const double *ya, const double *yc, double sAb,
+                          double nA2, double sC, double nC2)
+{
+    double rm = 0;
+    int nan = 0, jw = 0;
+    for (int j = 0; j < c->k; j++) {
+        double r = ya[j] - yc[j];
+        if (c->resid)
+            c->resid[i * c->k + j] = r;
+        if (c->cr)
+            c->cr[i * c->k + j] = yc[j];
+        if (isnan(r)) {
+            if (!nan)
+                jw = j;
+            nan = 1;
+        } else if (fabs(r) > rm) {
+            rm = fabs(r);
+            if (!nan)
+                jw = j;
+        }
+    }
+    c->wprobe[i] = jw;
+    double g;
+    if (c->mode == KCS_FV_RIGOROUS)
+        g = c->c_acc * sAb + c->c_out * sC;
+    else
+        g = c->lambda * (c->c_acc * sqrt(nA2) * c->normB + c->c_out * sqrt(nC2));
+    double t = c->c_fin * (g + c->c_eta + c->c_chkA * sAb + c->c_chkC * sC);
+    double ratio;
+    if (nan || isnan(t))
+        ratio = NAN;
+    else if (rm == 0)
+        ratio = 0;
+    else
+        ratio = t > 0 ? rm / t : INFINITY;
+    if (isinf(rm) && isinf(t))
+        ratio = NAN;
+    if (rm > t && ratio <= 1) /* keep ratio > 1 exactly when the row fails */
+        ratio = nextafter(1.0, 2.0);
+    c->ratio[i] = ratio;
+    if (c->thresh)
+        c->thresh[i] = t;
+    if (c->rmax)
+        c->rmax[i] = nan ? NAN : rm;
+}
+
+static void fv_rows_AC(fv_ctx *c, long i0, long i1)
+{
+    double ya0[KCS_FV_MAX_PROBES], ya1[KCS_FV_MAX_PROBES];
+    double yc0[KCS_FV_MAX_PROBES], yc1[KCS_FV_MAX_PROBES];
+    for (long i = i0; i < i1; i += 2) {
+        long q = i + 1 < i1 ? i + 1 : i;
+        const float *a0 = c->A + i * c->kk, *a1 = c->A + q * c->kk;
+        const float *r0 = c->C + i * c->n, *r1 = c->C + q * c->n;
+        fv_dot2(a0, a1, c->kk, c->BRt, c->k, ya0, ya1);
+        fv_dot2(r0, r1, c->n, c->Rt, c->k, yc0, yc1);
+        double sAb, nA2, sC, nC2;
+        fv_aux(a0, c->kk, c->beta, &sAb, &nA2);
+        fv_aux(r0, c->n, NULL, &sC, &nC2);
+        fv_finish_row(c, i, ya0, yc0, sAb, nA2, sC, nC2);
+        if (q != i) {
+            fv_aux(a1, c->kk, c->beta, &sAb, &nA2);
+            fv_aux(r1, c->n, NULL, &sC, &nC2);
+            fv_finish_row(c, q, ya1, yc1, sAb, nA2, sC, nC2);
+        }
+    }
+}
+
+static void *fv_worker(void *arg)
+{
+    fv_ctx *c = arg;
+    long rows = c->pass == 0 ? c->kk : c->m;
+    for (;;) {
+        long r0 = atomic_fetch_add(&c->next, c->chunk);
+        if (r0 >= rows)
+            break;
+        long r1 = r0 + c->chunk < rows ? r0 + c->chunk : rows;
+        if (c->pass == 0)
+            fv_rows_B(c, r0, r1);
+        else
+            fv_rows_AC(c, r0, r1);
+    }
+    return NULL;
+}
+
+/* Run one pass on nthr threads (the caller is one of them). */
+static int fv_run_pass(fv_ctx *c, int pass, int nthr)
+{
+    c->pass = pass;
+    c->chunk = 16;
+    atomic_store(&c->next, 0);
+    pthread_t th[64];
+    int started = 0;
+    for (int t = 1; t < nthr && t < 64; t++) {
+        if (pthread_create(&th[started], NULL, fv_worker, c) != 0)
+            break; /* fewer threads is still correct */
+        started++;
+    }
+    fv_worker(c);
+    for (int t = 0; t < started; t++)
+        pthread_join(th[t], NULL);
+    return 0;
+}
+
+static double fv_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static void *fv_alloc(size_t count, size_t size)
+{
+    size_t bytes = (count * size + 63) / 64 * 64;
+    return aligned_alloc(64, bytes ? bytes : 64);
+}
+
+int kcs_freivalds_verify(const float *A, const float *B, const float *C, long m, long kk,
+                         long n, const kcs_fv_params *p, const kcs_fv_detail *detail,
+                         kcs_fv_result *res_p, kcs_error *err)
+{
+    double t0 = fv_now();
+    if (!A || !B || !C || !p || !res_p)
+        return kcs_fail(err, KCS_E_INVAL, "freivalds: NULL argument");
+    if (m < 1 || kk < 1 || n < 1)
+        return kcs_fail(err, KCS_E_INVAL, "freivalds: bad shape %ldx%ld * %ldx%ld", m, kk, kk, n);
+    if (p->probes < 1 || p->probes > KCS_FV_MAX_PROBES)
+        return kcs_fail(err, KCS_E_INVAL, "freivalds: probes must be in 1..%d (got %d)",
+                        KCS_FV_MAX_PROBES, p->probes);
+    if (!(p->u_acc >= 0 && p->u_acc < 1) || !(p->u_out >= 0 && p->u_out < 1) ||
+        !(p->eta_acc >= 0) || !(p->eta_out >= 0) || p->reduction_len < 0 ||
+        p->fail_prob < 0 || p->fail_prob >= 1)
+        return kcs_fail(err, KCS_E_INVAL, "freivalds: bad precision parameters");
+    if (p->mode != KCS_FV_RIGOROUS && p->mode != KCS_FV_PROBABILISTIC)
+        return kcs_fail(err, KCS_E_INVAL, "freivalds: unknown mode %d", (int)p->mode);
+
+    int k = p->probes, rc = 0;
+    fv_ctx c = {.A = A, .B = B, .C = C, .m = m, .kk = kk, .n = n, .k = k, .mode = p->mode};
+    double *Rt = fv_alloc((size_t)n * k, sizeof *Rt);
+    c.BRt = fv_alloc((size_t)kk * k, sizeof *c.BRt);
+    c.beta = fv_alloc((size_t)kk, sizeof *c.beta);
+    c.sqB = fv_alloc((size_t)kk, sizeof *c.sqB);
+    c.wprobe = fv_alloc((size_t)m, sizeof *c.wprobe);
+    double *ratio_own = NULL;
+    c.ratio = detail && detail->row_ratio ? detail->row_ratio
+                                          : (ratio_own = fv_alloc((size_t)m, sizeof(double)));
+    if (!Rt || !c.BRt || !c.beta || !c.sqB || !c.wprobe || !c.ratio) {
+        rc = kcs_fail(err, KCS_E_NOMEM, "freivalds: out of memory (n=%ld, k=%d)", n, k);
+        goto out;
+    }
+    if (detail) {
+        c.thresh = detail->row_thresh;
+        c.rmax = detail->row_resid;
+        c.resid = detail->resid;
+        c.cr = detail->cr;
+    }
+    kcs_freivalds_probes(p->seed, p->stream, n, k, Rt);
+    c.Rt = Rt;
+
+    double K = (double)(p->reduction_len ? p->reduction_len : kk);
+    double gK = gamma_n(K, p->u_acc);
+    c.c_out = p->u_out / (1 - p->u_out);
+    c.c_eta = (2 * K * p->eta_acc + p->eta_out) * (double)n;
+    c.c_chkA = gamma_n((double)(kk + n), FV_U64);
+    c.c_chkC = gamma_n((double)n, FV_U64);
+    c.c_fin = (1 + FV_U64) * (1 + 4 * ((double)kk + (double)n + 64) * FV_U64);
+    if (p->mode == KCS_FV_RIGOROUS) {
+        c.c_acc = gK;
+    } else {
+        c.lambda = kcs_freivalds_lambda(m, k, p->fail_prob);
+        c.c_acc = sqrt(K) * p->u_acc * (1 + gK);
+    }
+
+    int nthr = p->threads > 0 ? p->threads : (int)sysconf(_SC_NPROCESSORS_ONLN);
+    if (nthr < 1)
+        nthr = 1;
+    if (nthr > 64)
+        nthr = 64;
+    fv_run_pass(&c, 0, nthr);
+    double nB2 = 0;
+    for (long q = 0; q < kk; q++)
+        nB2 += c.sqB[q];
+    c.normB = sqrt(nB2);
+    fv_run_pass(&c, 1, nthr);
+
+    kcs_fv_result res = {.pass = true, .worst_row = 0, .lambda = c.lambda};
+    for (long i = 0; i < m; i++) {
+        double r = c.ratio[i];
+        if (isnan(r)) {
+            if (!isnan(res.tau))
+                res.worst_row = i;
+            res.tau = NAN;
+            res.pass = false;
+        } else if (!isnan(res.tau) && r > res.tau) {
+            res.tau = r;
+            res.worst_row = i;
+        }
+    }
+    if (res.tau > 1)
+        res.pass = false;
+    res.worst_probe = c.wprobe[res.worst_row];
+    res.seconds = fv_now() - t0;
+    *res_p = res;
+out:
+    free(Rt);
+    free(c.BRt);
+    free(c.beta);
+    free(c.sqB);
+    free(c.wprobe);
+    free(ratio_own);
+    return rc;
+}
+
+void kcs_freivalds_fixed(const double *resid, const double *cr, long m, int k, double atol,
+                         double rtol, bool *pass_p, double *ratio_p)
+{
+    double worst = 0;
+    bool pass = true;
+    for (int j = 0; j < k; j++) {
+        double rmax = 0, cmax = 0;
+        bool nan = false;
+        for (long i = 0; i < m; i++) {
+            double r = fabs(resid[i * k + j]), q = fabs(cr[i * k + j]);
+            if (isnan(r) || isnan(q))
+                nan = true;
+            if (r > rmax)
+                rmax = r;
+            if (q > cmax)
+                cmax = q;
+        }
+        double t = atol + rtol * cmax;
+        double ratio = nan ? NAN : (rmax == 0 ? 0 : rmax / t);
+        if (isnan(ratio) || !(rmax <= t))
+            pass = false;
+        if (isnan(ratio) || ratio > worst)
+            worst = isnan(ratio) ? NAN : ratio;
+        if (isnan(worst))
+            break;
+    }
+    *pass_p = pass;
+    *ratio_p = worst;
+}

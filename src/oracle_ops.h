@@ -1,0 +1,18 @@
+/* fp64 and exact references of the ops other than gemm (oracle_ops.c,
+ * oracle_attention.c); kcs_oracle_run (oracle.c) dispatches here. Same
+ * contract as kcs_oracle_run: ref and absref (may be NULL) of
+ * kcs_op_out_len(call) elements, *scale_p the normwise denominator. */
+#ifndef KCS_ORACLE_OPS_H
+#define KCS_ORACLE_OPS_H
+
+#include "error.h"
+#include "op.h"
+
+int kcs_oracle_fp64_op(const kcs_call *call, double *ref, double *absref, double *scale_p,
+                       kcs_error *err);
+/* dot / reduce_sum: overwrite ref with the exact result rounded to dtype_out. */
+int kcs_oracle_exact_sum(const kcs_call *call, double *ref, kcs_error *err);
+int kcs_oracle_attention(const kcs_call *call, double *ref, double *absref, double *scale_p,
+                         kcs_error *err);
+
+#endif

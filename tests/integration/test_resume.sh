@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# Kill `mpirun -n 4 kcs run` at random points (SIGKILL to the whole job, and
+# once SIGTERM, a scheduler's preemption), resume each time, and compare the
+# final dataset with an uninterrupted run: identical results, no duplicate or
+# missing rows.
+source "$(dirname "$0")/lib.sh"
+study="$KCS_SRC/tests/studies/resume.yaml"
+mpirun4 "$KCS" run "$study" -o "$T/ref.h5" -q
+
+out="$T/out.h5"
+kills=0 attempt=0
+while [ ! -e "$out" ]; do
+  attempt=$((attempt + 1))
+  [ "$attempt" -le 40 ] || fail "no completion after 40 attempts"
+  if [ -d "$out.journal" ]; then args=(--resume "$out"); else args=("$study" -o "$out"); fi
+  setsid "$MPIEXEC" -n 4 --allow-run-as-root --oversubscribe "$KCS" run "${args[@]}" -q \
+    > "$T/log.$attempt" 2>&1 &
+  pid=$!
+  if [ "$kills" -lt 6 ]; then
+    # a random point in the first ~3 s of this attempt
+    sleep "$(awk -v r="$RANDOM" 'BEGIN { printf "%.2f", 0.3 + (r % 270) / 100 }')"
+    if kill -0 "$pid" 2>/dev/null; then
+      if [ "$kills" -eq 2 ]; then
+        kill -TERM "$pid"          # mpirun forwards SIGTERM to the ranks
+      else
+        kill -KILL -- "-$pid"      # the whole job, mid-write if it so happens
+      fi
+      kills=$((kills + 1))
+    fi
+  fi
+  wait "$pid" || true
+  pkill -KILL -f "$KCS run" 2>/dev/null || true
+done
+[ "$kills" -ge 5 ] || fail "only $kills kills landed before completion; the study is too short"
+[ ! -e "$out.journal" ] || fail "journal left behind after completion"
+echo "completed after $kills kills and $attempt attempts"
+
+"$PYTHON" - "$T/ref.h5" "$out" <<'PY'
+import sys, h5py, numpy as np
+with h5py.File(sys.argv[1], "r") as a, h5py.File(sys.argv[2], "r") as b:
+    assert int(b.attrs["complete"]) == 1
+    ra, rb = a["results"][:], b["results"][:]
+    assert len(ra) == len(rb), (len(ra), len(rb))
+    for name in ra.dtype.names:
+        if name == "time_ns":
+            continue
+        x, y = ra[name], rb[name]
+        if x.dtype.kind == "f":
+            same = np.array_equal(x, y, equal_nan=True)
+        else:
+            same = np.array_equal(x, y)
+        assert same, f"results.{name} differs after resume"
+    keys = set(zip(rb["case_id"], rb["rank"], rb["trial"]))
+    assert len(keys) == len(rb), "duplicate rows"
+    assert np.array_equal(a["cases"][:], b["cases"][:]), "cases differ"
+    for c in a["samples"]:
+        assert np.array_equal(a["samples"][c][:], b["samples"][c][:], equal_nan=True), c
+print("resume: identical to the uninterrupted run")
+PY
+echo "resume: ok"
