@@ -44,6 +44,8 @@ const char *kcs_strerror(int code)
     case KCS_E_INTERNAL: return "internal error";
     case KCS_E_RAISED: return "raised";
     case KCS_E_DEVICE: return "device error";
+    case KCS_E_TIMEOUT: return "timeout";
+    case KCS_E_CRASHED: return "crashed";
     default: return "unknown error";
     }
 }

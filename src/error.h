@@ -18,6 +18,8 @@ enum {
     KCS_E_INTERNAL = -8,
     KCS_E_RAISED = -9,      /* a kernel raised an error on purpose (e.g. OOB) */
     KCS_E_DEVICE = -10,     /* device runtime failed during a call */
+    KCS_E_TIMEOUT = -11,    /* a kernel call exceeded its time limit */
+    KCS_E_CRASHED = -12,    /* a kernel call died of a signal (SIGSEGV, ...) */
 };
 
 #define KCS_ERRMSG_MAX 1024

@@ -342,9 +342,9 @@ typedef struct fv_ctx {
     double *sqB;      /* kk: row square sums of B */
     /* threshold constants */
     kcs_fv_mode mode;
-    double c_acc, c_out, c_eta, c_chkA, c_chkC, c_fin, lambda, normB;
+    double c_rig, c_prob, c_out, c_eta, c_chkA, c_chkC, c_fin, lambda, normB;
     /* per-row outputs */
-    double *ratio, *thresh, *rmax, *resid, *cr;
+    double *ratio, *thresh, *thr_rig, *thr_prob, *rmax, *resid, *cr;
     int *wprobe;
     atomic_long next;
     long chunk;
@@ -366,6 +366,12 @@ static void fv_rows_B(fv_ctx *c, long p0, long p1)
         if (q != p)
             fv_aux(x1, c->n, NULL, &c->beta[q], &c->sqB[q]);
     }
+}
+
+/* c x with 0 * inf = 0: an all-zero row has no rounding error to bound. */
+static double mulz(double c, double x)
+{
+    return x == 0 ? 0 : c * x;
 }
 
 static void fv_finish_row(fv_ctx *c, long i, const double *ya, const double *yc, double sAb,
@@ -390,12 +396,15 @@ static void fv_finish_row(fv_ctx *c, long i, const double *ya, const double *yc,
         }
     }
     c->wprobe[i] = jw;
-    double g;
-    if (c->mode == KCS_FV_RIGOROUS)
-        g = c->c_acc * sAb + c->c_out * sC;
-    else
-        g = c->lambda * (c->c_acc * sqrt(nA2) * c->normB + c->c_out * sqrt(nC2));
-    double t = c->c_fin * (g + c->c_eta + c->c_chkA * sAb + c->c_chkC * sC);
+    double g_rig = mulz(c->c_rig, sAb) + mulz(c->c_out, sC);
+    double g_prob = c->lambda * (mulz(c->c_prob, sqrt(nA2) * c->normB) + mulz(c->c_out, sqrt(nC2)));
+    double chk = c->c_eta + c->c_chkA * sAb + c->c_chkC * sC;
+    double t_rig = c->c_fin * (g_rig + chk), t_prob = c->c_fin * (g_prob + chk);
+    double t = c->mode == KCS_FV_RIGOROUS ? t_rig : t_prob;
+    if (c->thr_rig)
+        c->thr_rig[i] = t_rig;
+    if (c->thr_prob)
+        c->thr_prob[i] = t_prob;
     double ratio;
     if (nan || isnan(t))
         ratio = NAN;
@@ -520,6 +529,8 @@ int kcs_freivalds_verify(const float *A, const float *B, const float *C, long m,
     }
     if (detail) {
         c.thresh = detail->row_thresh;
+        c.thr_rig = detail->row_thresh_rig;
+        c.thr_prob = detail->row_thresh_prob;
         c.rmax = detail->row_resid;
         c.resid = detail->resid;
         c.cr = detail->cr;
@@ -534,12 +545,9 @@ int kcs_freivalds_verify(const float *A, const float *B, const float *C, long m,
     c.c_chkA = gamma_n((double)(kk + n), FV_U64);
     c.c_chkC = gamma_n((double)n, FV_U64);
     c.c_fin = (1 + FV_U64) * (1 + 4 * ((double)kk + (double)n + 64) * FV_U64);
-    if (p->mode == KCS_FV_RIGOROUS) {
-        c.c_acc = gK;
-    } else {
-        c.lambda = kcs_freivalds_lambda(m, k, p->fail_prob);
-        c.c_acc = sqrt(K) * p->u_acc * (1 + gK);
-    }
+    c.c_rig = gK;
+    c.c_prob = sqrt(K) * p->u_acc * (1 + gK);
+    c.lambda = kcs_freivalds_lambda(m, k, p->fail_prob);
 
     int nthr = p->threads > 0 ? p->threads : (int)sysconf(_SC_NPROCESSORS_ONLN);
     if (nthr < 1)
@@ -553,7 +561,9 @@ int kcs_freivalds_verify(const float *A, const float *B, const float *C, long m,
     c.normB = sqrt(nB2);
     fv_run_pass(&c, 1, nthr);
 
-    kcs_fv_result res = {.pass = true, .worst_row = 0, .lambda = c.lambda};
+    kcs_fv_result res = {.pass = true,
+                         .worst_row = 0,
+                         .lambda = p->mode == KCS_FV_PROBABILISTIC ? c.lambda : 0};
     for (long i = 0; i < m; i++) {
         double r = c.ratio[i];
         if (isnan(r)) {

@@ -54,7 +54,9 @@ typedef struct kcs_fv_result {
 /* Optional per-row/per-probe outputs; any pointer may be NULL. */
 typedef struct kcs_fv_detail {
     double *row_ratio;  /* m: max_j |r_ij| / T_i */
-    double *row_thresh; /* m: T_i (the same for every probe: |R| = 1) */
+    double *row_thresh; /* m: T_i of p->mode (the same for every probe: |R| = 1) */
+    double *row_thresh_rig;  /* m: T_i of rigorous mode, whatever p->mode is */
+    double *row_thresh_prob; /* m: T_i of probabilistic mode (same data, same pass) */
     double *row_resid;  /* m: max_j |r_ij| */
     double *resid;      /* m*k row-major: r_ij = (A(BR))_ij - (CR)_ij */
     double *cr;         /* m*k row-major: (CR)_ij, for fixed-threshold checks */

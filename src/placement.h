@@ -19,6 +19,7 @@ typedef struct kcs_rank_binding {
     kcs_device_info info;
     char status[16];
     char why[256];
+    int broken; /* a call hung or crashed: the backend is not used again */
 } kcs_rank_binding;
 
 /* Collective (auto placement splits the communicator). Never fails: an

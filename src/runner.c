@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "backend.h"
+#include "callguard.h"
 #include "journal.h"
 #include "metrics.h"
 #include "oracle.h"
@@ -162,6 +163,11 @@ static int run_trial(run_state *s, const kcs_case *cs, int trial, kcs_result_rec
         blank_rec(rec, cs, s->rank, trial, "unavailable", "unavailable");
         goto out;
     }
+    if (s->bind.broken) {
+        blank_rec(rec, cs, s->rank, trial, "error", "error");
+        snprintf(rec->signature, sizeof rec->signature, "backend unusable: %.40s", s->bind.why);
+        goto out;
+    }
     double scale = 0.0;
     kcs_error oerr = {0};
     if (kcs_oracle_run(c->oracle, c->oracle_profile, &call, ref, absref, &scale, &oerr)) {
@@ -171,11 +177,27 @@ static int run_trial(run_state *s, const kcs_case *cs, int trial, kcs_result_rec
     }
     kcs_error kerr = {0};
     int64_t t0 = now_ns();
-    int krc = s->bind.ops->run(s->bind.ctx, &call, &kerr);
+    double limit = s->o->case_timeout > 0 ? s->o->case_timeout : s->study->timeout_s;
+    int krc = kcs_callguard_run(s->bind.ops, s->bind.ctx, &call, limit, &kerr);
     int64_t t1 = now_ns();
+    if (krc == KCS_E_TIMEOUT || krc == KCS_E_CRASHED) {
+        /* The backend is suspect from now on; a hung worker may still
+         * touch this call's buffers, so they are leaked, never freed. */
+        s->bind.broken = 1;
+        snprintf(s->bind.why, sizeof s->bind.why, "%s", kerr.msg);
+        fprintf(stderr, "kcs: rank %d: case %lld trial %d: %s\n", s->rank, (long long)cs->id,
+                trial, kerr.msg);
+        if (krc == KCS_E_TIMEOUT) {
+            for (int i = 0; i < n_in; i++)
+                inputs[i] = NULL;
+            out.base = NULL;
+        }
+    }
     if (krc) {
         const char *st = krc == KCS_E_UNSUPPORTED ? "unsupported"
                          : krc == KCS_E_RAISED    ? "raised"
+                         : krc == KCS_E_TIMEOUT   ? "timeout"
+                         : krc == KCS_E_CRASHED   ? "crashed"
                                                   : "error";
         blank_rec(rec, cs, s->rank, trial, st, "error");
         snprintf(rec->signature, sizeof rec->signature, "%.63s", kerr.msg);

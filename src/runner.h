@@ -14,6 +14,7 @@ typedef struct kcs_run_opts {
     const char *command_line;
     int force;                /* replace an existing output file */
     int resume;               /* continue from OUT.h5.journal (study_path may be NULL) */
+    double case_timeout;      /* > 0: overrides the study's per-call time limit */
     int verbose;
     int quiet;
 } kcs_run_opts;

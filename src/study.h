@@ -49,6 +49,7 @@ typedef struct kcs_study {
     kcs_sweep *sweeps;
     int n_sweeps;
     int n_samples; /* output values sampled per case into /samples */
+    double timeout_s; /* per kernel call; a hung call is marked timeout (default 600) */
 } kcs_study;
 
 int kcs_study_load(const char *path, kcs_study **s_p, kcs_error *err);

@@ -1,7 +1,9 @@
 /* The CPU backend's ops table: one device (this host), reference kernels,
  * and emulated silicon profiles selected at open time. */
 #include <cblas.h>
+#include <signal.h>
 #include <stdio.h>
+#include <time.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/utsname.h>
@@ -104,8 +106,27 @@ static int cpu_open(int device_index, const kcs_backend_config *cfg, kcs_backend
     return 0;
 }
 
+/* Fault-injection variants: instruments for testing the runner's timeout
+ * and crash isolation, never a real implementation. */
+static int cpu_fault(const kcs_call *call, kcs_error *err)
+{
+    if (strcmp(call->variant, "fault:hang") == 0) {
+        for (;;) {
+            struct timespec ts = {0, 50 * 1000 * 1000};
+            nanosleep(&ts, NULL);
+        }
+    }
+    if (strcmp(call->variant, "fault:segv") == 0) {
+        raise(SIGSEGV);
+        return kcs_fail(err, KCS_E_INTERNAL, "cpu: fault:segv survived its signal");
+    }
+    return kcs_fail(err, KCS_E_UNSUPPORTED, "cpu: unknown fault variant '%s'", call->variant);
+}
+
 static int cpu_run(kcs_backend_ctx *ctx, const kcs_call *call, kcs_error *err)
 {
+    if (call->variant && strncmp(call->variant, "fault:", 6) == 0)
+        return cpu_fault(call, err);
     if (call->op < 0 || call->op >= KCS_OP_COUNT || !cpu_ops[call->op])
         return kcs_fail(err, KCS_E_UNSUPPORTED, "cpu: op %s is not implemented",
                         kcs_op_name(call->op));

@@ -35,6 +35,7 @@ int kcs_cmd_reduce(int argc, char **argv);
 int kcs_cmd_lint(int argc, char **argv);
 int kcs_cmd_exec(int argc, char **argv);
 int kcs_cmd_devices(int argc, char **argv);
+int kcs_cmd_bench(int argc, char **argv);
 int kcs_cmd_version(int argc, char **argv);
 
 #endif

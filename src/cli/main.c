@@ -14,6 +14,7 @@ static const struct {
     {"reduce", kcs_cmd_reduce, "analyse datasets: verdicts, divergence, report"},
     {"lint", kcs_cmd_lint, "validate contract files and print them normalized"},
     {"exec", kcs_cmd_exec, "run one op on one backend with inputs from files"},
+    {"bench", kcs_cmd_bench, "performance: emulated matrix units vs native and own kernels"},
     {"devices", kcs_cmd_devices, "list backends compiled in and the devices they find"},
     {"version", kcs_cmd_version, "print version and build provenance"},
 };

@@ -23,12 +23,15 @@ int kcs_cmd_run(int argc, char **argv)
 {
     const char *out = NULL, *plugin = NULL;
     const char *resume = NULL;
+    long long timeout = 0;
     int force = 0, verbose = 0, quiet = 0;
     const kcs_opt opts[] = {
         {'o', "output", KCS_OPT_STR, &out, "FILE", "HDF5 dataset to write (required)"},
         {0, "plugin", KCS_OPT_STR, &plugin, "LIB.so", "run a user kernel library on every rank"},
         {0, "force", KCS_OPT_FLAG, &force, NULL, "replace an existing output file (and journal)"},
         {0, "resume", KCS_OPT_STR, &resume, "OUT.h5", "continue an interrupted run from its journal"},
+        {0, "case-timeout", KCS_OPT_INT, &timeout, "SECONDS",
+         "time limit of one kernel call (default: the study's `timeout`, 600)"},
         {'v', "verbose", KCS_OPT_FLAG, &verbose, NULL, "per-rank log lines on stderr"},
         {'q', "quiet", KCS_OPT_FLAG, &quiet, NULL, "no progress or summary"},
         {0},
@@ -61,6 +64,7 @@ int kcs_cmd_run(int argc, char **argv)
     kcs_run_opts o = {
         .study_path = npos == 1 ? argv[0] : NULL,
         .resume = resume != NULL,
+        .case_timeout = (double)timeout,
         .out_path = out,
         .plugin = plugin,
         .command_line = cmdline,

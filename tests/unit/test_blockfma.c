@@ -1,3 +1,4 @@
+#define _POSIX_C_SOURCE 200809L /* setenv */
 /* Unit tests for the block-FMA model (backends/cpu/blockfma.c, profile.c).
  * Every expected value below is derived by hand from shared/PROFILES.md; the
  * derivation is in the comment next to it. */
@@ -289,6 +290,14 @@ static void test_exact_block(void)
     double btn[2] = {P2(-12), -P2(-100)};
     CU_ASSERT_EQUAL(step("amd-mi100", KCS_FMT_BF16, 1 + P2(-23), at, bt, 2), 1 + P2(-23));
     CU_ASSERT_EQUAL(step("amd-mi100", KCS_FMT_BF16, 1 + P2(-23), at, btn, 2), 1.0);
+    /* the same through the GEMM (1x2 times 2x1; its fast path must notice
+     * that these terms span more than a double holds) */
+    double cg = 1 + P2(-23), dg = 0;
+    const kcs_profile_params *mi = prof("amd-mi100", KCS_FMT_BF16);
+    CU_ASSERT_EQUAL(kcs_emulated_gemm(mi, 1, 1, 2, at, bt, &cg, &dg), 0);
+    CU_ASSERT_EQUAL(dg, 1 + P2(-23));
+    CU_ASSERT_EQUAL(kcs_emulated_gemm(mi, 1, 1, 2, at, btn, &cg, &dg), 0);
+    CU_ASSERT_EQUAL(dg, 1.0);
     /* the same within 128 bits (int128 path): +-2^-60 */
     double am[2] = {-P2(-12), P2(-30)}, bm[2] = {P2(-12), P2(-30)}, bmn[2] = {P2(-12), -P2(-30)};
     CU_ASSERT_EQUAL(step("amd-mi100", KCS_FMT_BF16, 1 + P2(-23), am, bm, 2), 1 + P2(-23));
@@ -438,29 +447,42 @@ static double rnd_in(kcs_format f, int wide)
         x *= ldexp(1.0, -(int)((r >> 8) % 40));
     if (wide && r % 16 == 1)
         x = 0.0;
+    if (wide == 3) { /* the format's whole range, subnormals included */
+        const kcs_format_info *fi = kcs_format_get(f);
+        int span = fi->emax - fi->emin + fi->p;
+        x = (urand() * 2 - 1) * ldexp(1.0, fi->emin - fi->p + 1 + (int)(rnd64() % (uint64_t)span));
+    }
     return kcs_format_round(f, x, KCS_ROUND_DEFAULT);
 }
 
 /* The fast GEMM agrees bit for bit with the reference step, every row of
  * the table, odd k, random C, wide exponent ranges, NaN/Inf rows. */
-static void test_gemm_vs_step(void)
+static void gemm_vs_step(const char *isa)
 {
     const kcs_profile_params *rows;
     int nr;
     kcs_profile_table(&rows, &nr);
+    if (isa)
+        setenv("KCS_BLOCKFMA_ISA", isa, 1);
+    else
+        unsetenv("KCS_BLOCKFMA_ISA");
     for (int r = 0; r < nr; r++) {
         const kcs_profile_params *p = &rows[r];
         int m = 7, n = 9, k = 3 * p->F + 5;
         double *A = malloc(sizeof(double) * m * k), *B = malloc(sizeof(double) * k * n);
         double *C = malloc(sizeof(double) * m * n), *D = malloc(sizeof(double) * m * n);
         double *R = malloc(sizeof(double) * m * n);
-        for (int wide = 0; wide < 3; wide++) {
+        for (int rep = 0; rep < 12; rep++) {
+            int wide = rep % 4;
             for (int i = 0; i < m * k; i++)
                 A[i] = rnd_in(p->in, wide);
             for (int i = 0; i < k * n; i++)
                 B[i] = rnd_in(p->in, wide);
             for (int i = 0; i < m * n; i++)
-                C[i] = (float)((urand() * 2 - 1) * (wide ? ldexp(1.0, (int)(rnd64() % 60) - 30) : 4));
+                C[i] = (float)((urand() * 2 - 1) *
+                               (wide == 3   ? ldexp(1.0, (int)(rnd64() % 250) - 140)
+                                : wide != 0 ? ldexp(1.0, (int)(rnd64() % 60) - 30)
+                                            : 4));
             if (wide == 2) {
                 A[3] = INFINITY;
                 B[2 * n + 4] = NAN;
@@ -473,8 +495,8 @@ static void test_gemm_vs_step(void)
                 bad += !same(D[i], R[i]);
             CU_ASSERT_EQUAL(bad, 0);
             if (bad)
-                fprintf(stderr, "%s/%s wide=%d: %ld mismatches\n", p->profile,
-                        kcs_format_name(p->in), wide, bad);
+                fprintf(stderr, "%s/%s wide=%d isa=%s: %ld mismatches\n", p->profile,
+                        kcs_format_name(p->in), wide, isa ? isa : "auto", bad);
             for (int i = 0; i < m * n; i++) /* d is an fp32 value */
                 CU_ASSERT(kcs_format_exact(KCS_FMT_FP32, D[i]));
         }
@@ -484,6 +506,13 @@ static void test_gemm_vs_step(void)
         free(D);
         free(R);
     }
+}
+
+static void test_gemm_vs_step(void)
+{
+    gemm_vs_step("ref");  /* the driver's reference path */
+    gemm_vs_step("sse2"); /* baseline vector kernels */
+    gemm_vs_step(NULL);   /* what the CPU offers (AVX2 here when present) */
 }
 
 /* Error vs fp64: within 2*k*u32*(|A||B|)_ij for the fp32-accumulating

@@ -93,7 +93,8 @@ static void rows_alloc(rowdata *r, long m, int k)
     r->resid_max = calloc((size_t)m, sizeof(double));
     r->resid = calloc((size_t)(m * k), sizeof(double));
     r->cr = calloc((size_t)(m * k), sizeof(double));
-    r->d = (kcs_fv_detail){r->ratio, r->thresh, r->resid_max, r->resid, r->cr};
+    r->d = (kcs_fv_detail){.row_ratio = r->ratio, .row_thresh = r->thresh,
+                           .row_resid = r->resid_max, .resid = r->resid, .cr = r->cr};
 }
 
 static void rows_free(rowdata *r)
@@ -278,6 +279,10 @@ static void test_prob_smaller(void)
         kcs_fv_params p = params_for(KCS_FMT_FP32, KCS_FV_RIGOROUS);
         kcs_fv_result res;
         kcs_error err;
+        double *both_rig = malloc(sizeof(double) * (size_t)m);
+        double *both_prob = malloc(sizeof(double) * (size_t)m);
+        rr.d.row_thresh_rig = both_rig;
+        rr.d.row_thresh_prob = both_prob;
         CU_ASSERT_EQUAL(kcs_freivalds_verify(A, B, C, m, kk, n, &p, &rr.d, &res, &err), 0);
         p.mode = KCS_FV_PROBABILISTIC;
         CU_ASSERT_EQUAL(kcs_freivalds_verify(A, B, C, m, kk, n, &p, &rp.d, &res, &err), 0);
@@ -287,9 +292,13 @@ static void test_prob_smaller(void)
         for (long i = 0; i < m; i++) {
             CU_ASSERT(rp.thresh[i] < rr.thresh[i]);
             worst = fmax(worst, rp.thresh[i] / rr.thresh[i]);
-            /* same residuals in both modes */
+            /* same residuals in both modes; both thresholds from one call */
             CU_ASSERT_EQUAL(rp.resid_max[i], rr.resid_max[i]);
+            CU_ASSERT_EQUAL(both_rig[i], rr.thresh[i]);
+            CU_ASSERT_EQUAL(both_prob[i], rp.thresh[i]);
         }
+        free(both_rig);
+        free(both_prob);
         CU_ASSERT(worst < 2 * expect); /* the sqrt(K n) gain is there */
         rows_free(&rr);
         rows_free(&rp);
@@ -436,6 +445,24 @@ static void test_nonfinite_and_args(void)
     kcs_fv_params_default(&p);
     kcs_fv_result res = {.tau = -7}, res2;
     kcs_error err;
+    /* K u >= 1: gamma is infinite; a zero row of A and C still has T = 0
+     * (with the underflow term off) */
+    p.u_acc = 0.25;
+    p.eta_acc = 0;
+    memset(A, 0, sizeof(float) * (size_t)kk);
+    memset(C, 0, sizeof(float) * (size_t)n);
+    double thr[6];
+    kcs_fv_detail d = {.row_thresh = thr};
+    for (int mode = 0; mode < 2; mode++) {
+        p.mode = (kcs_fv_mode)mode;
+        CU_ASSERT_EQUAL(kcs_freivalds_verify(A, B, C, m, kk, n, &p, &d, &res2, &err), 0);
+        CU_ASSERT(res2.pass);
+        CU_ASSERT_EQUAL(thr[0], 0);
+        CU_ASSERT(isinf(thr[1]));
+    }
+    p.mode = KCS_FV_RIGOROUS;
+    p.u_acc = 0x1.0p-24;
+    p.eta_acc = 0x1.0p-150;
     C[3 * n + 2] = NAN;
     CU_ASSERT_EQUAL(kcs_freivalds_verify(A, B, C, m, kk, n, &p, NULL, &res2, &err), 0);
     CU_ASSERT(!res2.pass);

@@ -1,0 +1,255 @@
+/* kcs bench: performance measurements, one sub-benchmark per entry of the
+ * benches[] table ({name, fn, help}); `kcs bench <name> --help` for each.
+ *   arith  GFLOP/s of the emulated matrix units (every row of the profile
+ *          table), of OpenBLAS sgemm and of the own kernel (sequential,
+ *          fp32 accumulator), measured side by side in one run: medians
+ *          over repetitions, with ratios. */
+#include <cblas.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cli.h"
+#include "cpu/cpu.h"
+#include "cpu/profile.h"
+#include "rng.h"
+
+typedef struct kcs_bench {
+    const char *name;
+    int (*fn)(int argc, char **argv);
+    const char *help;
+} kcs_bench;
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double median(double *t, int n)
+{
+    qsort(t, (size_t)n, sizeof *t, cmp_double);
+    return n % 2 ? t[n / 2] : 0.5 * (t[n / 2 - 1] + t[n / 2]);
+}
+
+static void fill_fmt(double *x, size_t n, kcs_format f, uint64_t stream)
+{
+    kcs_rng r;
+    kcs_rng_init(&r, 2024, stream, (uint64_t)n);
+    for (size_t i = 0; i < n; i++)
+        x[i] = kcs_format_round(f, kcs_rng_normal(&r), KCS_ROUND_DEFAULT);
+}
+
+/* ---- arith ----------------------------------------------------------------- */
+
+typedef struct arith_row {
+    char kernel[80];
+    const char *format;
+    double seconds; /* median */
+} arith_row;
+
+typedef struct arith_state {
+    int64_t N;
+    int reps;
+    double *A, *B, *D;
+    float *fa, *fb, *fd;
+} arith_state;
+
+static double time_sgemm(arith_state *s)
+{
+    int N = (int)s->N;
+    double t0 = now_s();
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, N, N, N, 1.0f, s->fa, N, s->fb, N,
+                0.0f, s->fd, N);
+    return now_s() - t0;
+}
+
+static double time_own(arith_state *s, int *rc_p)
+{
+    kcs_call c = {0};
+    c.op = KCS_OP_GEMM;
+    c.variant = "own";
+    c.schedule.kind = KCS_SCHED_SEQUENTIAL;
+    c.dtype_in = c.dtype_out = KCS_FMT_FP32;
+    c.acc.fmt = KCS_FMT_FP32;
+    c.m = c.n = c.k = s->N;
+    c.in[0] = s->A;
+    c.in[1] = s->B;
+    c.out = s->D;
+    c.out_len = (size_t)(s->N * s->N);
+    kcs_backend_ctx ctx = {0};
+    kcs_error err = {0};
+    double t0 = now_s();
+    *rc_p = kcs_cpu_gemm(&ctx, &c, &err);
+    double t = now_s() - t0;
+    if (*rc_p)
+        fprintf(stderr, "kcs bench arith: own kernel: %s\n", err.msg);
+    return t;
+}
+
+static double time_emulated(arith_state *s, const kcs_profile_params *p, int *rc_p)
+{
+    double t0 = now_s();
+    *rc_p = kcs_emulated_gemm(p, s->N, s->N, s->N, s->A, s->B, NULL, s->D);
+    double t = now_s() - t0;
+    if (*rc_p)
+        fprintf(stderr, "kcs bench arith: %s: out of memory\n", p->profile);
+    return t;
+}
+
+static int bench_arith(int argc, char **argv)
+{
+    static const kcs_cmd_doc doc = {
+        "bench arith", "[--size N] [--reps R] [--profile P]",
+        "GFLOP/s of the emulated matrix units (every profile/format row of the profile table),\n"
+        "of OpenBLAS sgemm and of kcs's own gemm kernel (sequential schedule, fp32 accumulator),\n"
+        "measured side by side in one run on m = n = k = N, medians over R repetitions.",
+        "GFLOP/s counts 2 N^3 flops per gemm. /sgemm and /own are speed ratios (this row's\n"
+        "GFLOP/s over the sgemm or own row's). OpenBLAS uses its own thread count (shown);\n"
+        "the own and emulated kernels run on one thread."};
+    long long size = 512, reps = 3;
+    const char *only = NULL;
+    const kcs_opt opts[] = {
+        {0, "size", KCS_OPT_INT, &size, "N", "m = n = k (default 512)"},
+        {0, "reps", KCS_OPT_INT, &reps, "R", "repetitions per kernel, median reported (default 3)"},
+        {0, "profile", KCS_OPT_STR, &only, "P", "only the rows of this profile"},
+        {0},
+    };
+    int npos = 0;
+    int rc = kcs_cli_parse(&doc, opts, argc, argv, &npos);
+    if (rc)
+        return rc == 1 ? 0 : 2;
+    if (npos != 0 || size < 1 || size > 8192 || reps < 1 || reps > 1000) {
+        fprintf(stderr, "kcs bench arith: --size in [1, 8192], --reps in [1, 1000], no "
+                        "positional arguments\n");
+        return 2;
+    }
+    const kcs_profile_params *table;
+    int nt = 0;
+    kcs_profile_table(&table, &nt);
+    int nrows = 0;
+    for (int i = 0; i < nt; i++)
+        nrows += !only || strcmp(table[i].profile, only) == 0;
+    if (only && nrows == 0) {
+        fprintf(stderr, "kcs bench arith: no profile '%s' in the table\n", only);
+        return 2;
+    }
+    size_t nn = (size_t)size * (size_t)size;
+    arith_state s = {.N = size, .reps = (int)reps};
+    s.A = malloc(nn * sizeof *s.A);
+    s.B = malloc(nn * sizeof *s.B);
+    s.D = malloc(nn * sizeof *s.D);
+    s.fa = malloc(nn * sizeof *s.fa);
+    s.fb = malloc(nn * sizeof *s.fb);
+    s.fd = malloc(nn * sizeof *s.fd);
+    arith_row *rows = calloc((size_t)nrows + 2, sizeof *rows);
+    double *t = malloc((size_t)reps * sizeof *t);
+    rc = 0;
+    if (!s.A || !s.B || !s.D || !s.fa || !s.fb || !s.fd || !rows || !t) {
+        fprintf(stderr, "kcs bench arith: out of memory for N = %lld\n", size);
+        rc = 1;
+        goto out;
+    }
+    double flops = 2.0 * (double)size * (double)size * (double)size;
+    printf("kcs bench arith: m = n = k = %lld, median of %lld runs; OpenBLAS %s, %d threads\n",
+           size, reps, openblas_get_config(), openblas_get_num_threads());
+    /* native sgemm and own kernel on fp32 inputs */
+    fill_fmt(s.A, nn, KCS_FMT_FP32, 1);
+    fill_fmt(s.B, nn, KCS_FMT_FP32, 2);
+    for (size_t i = 0; i < nn; i++) {
+        s.fa[i] = (float)s.A[i];
+        s.fb[i] = (float)s.B[i];
+    }
+    time_sgemm(&s); /* warm-up: thread pool, pages */
+    for (int r = 0; r < reps; r++)
+        t[r] = time_sgemm(&s);
+    snprintf(rows[0].kernel, sizeof rows[0].kernel, "native sgemm (OpenBLAS)");
+    rows[0].format = "fp32";
+    rows[0].seconds = median(t, (int)reps);
+    for (int r = 0; r < reps && !rc; r++)
+        t[r] = time_own(&s, &rc);
+    if (rc)
+        goto out;
+    snprintf(rows[1].kernel, sizeof rows[1].kernel, "own (sequential, fp32 acc)");
+    rows[1].format = "fp32";
+    rows[1].seconds = median(t, (int)reps);
+    int n = 2;
+    for (int i = 0; i < nt && !rc; i++) {
+        const kcs_profile_params *p = &table[i];
+        if (only && strcmp(p->profile, only) != 0)
+            continue;
+        fill_fmt(s.A, nn, p->in, 3);
+        fill_fmt(s.B, nn, p->in, 4);
+        for (int r = 0; r < reps && !rc; r++)
+            t[r] = time_emulated(&s, p, &rc);
+        char neab[16];
+        if (p->step == KCS_STEP_PAIRWISE)
+            snprintf(neab, sizeof neab, "-");
+        else if (p->neab == KCS_NEAB_INF)
+            snprintf(neab, sizeof neab, "inf");
+        else
+            snprintf(neab, sizeof neab, "%d", p->neab);
+        snprintf(rows[n].kernel, sizeof rows[n].kernel, "emulated %s (F=%d neab=%s %s)",
+                 p->profile, p->F, neab, kcs_step_kind_name(p->step));
+        rows[n].format = kcs_format_name(p->in);
+        rows[n].seconds = median(t, (int)reps);
+        n++;
+    }
+    if (rc)
+        goto out;
+    printf("%-48s %-9s %10s %9s %9s\n", "kernel", "format", "GFLOP/s", "/sgemm", "/own");
+    for (int i = 0; i < n; i++)
+        printf("%-48s %-9s %10.4g %9.3g %9.3g\n", rows[i].kernel, rows[i].format,
+               flops / rows[i].seconds / 1e9, rows[0].seconds / rows[i].seconds,
+               rows[1].seconds / rows[i].seconds);
+out:
+    free(s.A);
+    free(s.B);
+    free(s.D);
+    free(s.fa);
+    free(s.fb);
+    free(s.fd);
+    free(rows);
+    free(t);
+    return rc ? 1 : 0;
+}
+
+/* ---- the sub-benchmark table ------------------------------------------------ */
+
+static const kcs_bench benches[] = {
+    {"arith", bench_arith, "GFLOP/s: emulated matrix units vs OpenBLAS sgemm vs own kernel"},
+};
+
+static void bench_usage(FILE *f)
+{
+    fprintf(f, "usage: kcs bench <benchmark> [options]  (kcs bench <benchmark> --help)\n\n"
+               "benchmarks:\n");
+    for (size_t i = 0; i < sizeof benches / sizeof benches[0]; i++)
+        fprintf(f, "  %-10s %s\n", benches[i].name, benches[i].help);
+}
+
+int kcs_cmd_bench(int argc, char **argv)
+{
+    if (argc < 2) {
+        bench_usage(stderr);
+        return 2;
+    }
+    if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
+        bench_usage(stdout);
+        return 0;
+    }
+    for (size_t i = 0; i < sizeof benches / sizeof benches[0]; i++)
+        if (strcmp(argv[1], benches[i].name) == 0)
+            return benches[i].fn(argc - 1, argv + 1);
+    fprintf(stderr, "kcs bench: unknown benchmark '%s'\n", argv[1]);
+    bench_usage(stderr);
+    return 2;
+}
