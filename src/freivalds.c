@@ -92,11 +92,20 @@
 #define FV_U64 0x1.0p-53
 #define FV_RNG_TAG 0x46524549u /* "FREI": the probe stream's second key */
 
+/* x86-64 with GCC: the 32-byte-lane kernels are compiled for baseline
+ * x86-64 and x86-64-v3 (runtime dispatch by target_clones), the 64-byte-lane
+ * kernels for x86-64-v4 and called only where the CPU has it. */
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 11 && \
     !defined(KCS_FV_NO_CLONES)
-#define FV_CLONES __attribute__((target_clones("default", "arch=x86-64-v3", "arch=x86-64-v4")))
+#define FV_X86V4 1
+#define FV_CLONES __attribute__((target_clones("default", "arch=x86-64-v3")))
+#define FV_CLONES3 __attribute__((target_clones("default", "arch=x86-64-v3", "arch=x86-64-v4")))
+#define FV_V4 __attribute__((target("arch=x86-64-v4")))
 #else
+#define FV_X86V4 0
 #define FV_CLONES
+#define FV_CLONES3
+#define FV_V4
 #endif
 /* The probe loops must be unrolled for the accumulators to stay in registers. */
 #if defined(__GNUC__) && !defined(__clang__)
@@ -165,90 +174,132 @@ void kcs_freivalds_probes(uint64_t seed, uint64_t stream, long n, int k, double 
 
 /* ---- kernels ----------------------------------------------------------- */
 
-#if defined(__GNUC__)
-typedef double fv_vd __attribute__((vector_size(64)));
-typedef float fv_vf __attribute__((vector_size(32)));
-#define FV_LANES 8
+/* Every dot product is summed in 8 interleaved lanes (lane v takes the
+ * terms l = v mod 8, in order; the L mod 8 tail goes to lane 0) and the
+ * lanes are then added in one fixed tree. The x86-64-v4 kernels hold the 8
+ * lanes in one 64-byte vector and do 4 rows x <= 5 probes per sweep (25 of
+ * 32 registers); the others hold them in two 32-byte halves and do 2 rows
+ * x <= 3 probes (16 registers). Same operations in the same order, so both
+ * return bitwise the same sums. Rows x[r] (fp32, converted exactly), probe
+ * vectors V[j L + l] (fp64), y[r k + j]. */
+#define FV_W8_RB 4
+#define FV_W8_JB 5
+#define FV_W4_RB 2
+#define FV_W4_JB 3
 
-/* Helpers take pointers: 64-byte vectors by value trip -Wpsabi. */
-static inline void fv_load_x(fv_vd *d, const float *x)
+static inline double fv_tree8(const double *a)
 {
-    fv_vf f;
-    memcpy(&f, x, sizeof f);
-    *d = __builtin_convertvector(f, fv_vd);
-}
-
-static inline void fv_load_absx(fv_vd *d, const float *x)
-{
-    typedef unsigned fv_vu __attribute__((vector_size(32)));
-    fv_vu b;
-    fv_vf f;
-    memcpy(&b, x, sizeof b);
-    b &= 0x7fffffffu;
-    memcpy(&f, &b, sizeof f);
-    *d = __builtin_convertvector(f, fv_vd);
-}
-
-static inline void fv_load_v(fv_vd *d, const double *v)
-{
-    memcpy(d, v, sizeof *d);
-}
-
-static inline double fv_hsum(const fv_vd *p)
-{
-    const double *a = (const double *)p;
     return ((a[0] + a[4]) + (a[2] + a[6])) + ((a[1] + a[5]) + (a[3] + a[7]));
 }
 
-/* y0[j] = sum_l x0[l] V[j ldv + l], y1 likewise, for j < JB. */
-#define FV_DOT2(JB)                                                                          \
-    FV_CLONES static void fv_dot2_##JB(const float *x0, const float *x1, long L,            \
-                                       const double *V, long ldv, double *y0, double *y1)   \
+#if defined(__GNUC__)
+typedef double fv_v8d __attribute__((vector_size(64)));
+typedef float fv_v8f __attribute__((vector_size(32)));
+typedef double fv_v4d __attribute__((vector_size(32)));
+typedef float fv_v4f __attribute__((vector_size(16)));
+typedef unsigned fv_v8u __attribute__((vector_size(32)));
+
+/* Helpers take pointers: 64-byte vectors by value trip -Wpsabi. */
+static inline void fv_ld8(fv_v8d *d, const float *x)
+{
+    fv_v8f f;
+    memcpy(&f, x, sizeof f);
+    *d = __builtin_convertvector(f, fv_v8d);
+}
+
+static inline void fv_ld8abs(fv_v8d *d, const float *x)
+{
+    fv_v8u b;
+    fv_v8f f;
+    memcpy(&b, x, sizeof b);
+    b &= 0x7fffffffu;
+    memcpy(&f, &b, sizeof f);
+    *d = __builtin_convertvector(f, fv_v8d);
+}
+
+static inline void fv_ld4(fv_v4d *d, const float *x)
+{
+    fv_v4f f;
+    memcpy(&f, x, sizeof f);
+    *d = __builtin_convertvector(f, fv_v4d);
+}
+
+#define FV_DOT_W8(JB)                                                                        \
+    FV_V4 static void fv_w8_##JB(const float *const *x, long L, const double *V, int k,      \
+                                 double *y)                                                  \
     {                                                                                        \
-        fv_vd a0[JB], a1[JB];                                                                \
-        FV_UNROLL                                                                            \
-        for (int j = 0; j < JB; j++)                                                         \
-            a0[j] = a1[j] = (fv_vd){0};                                                      \
+        fv_v8d a[FV_W8_RB][JB];                                                              \
+        FV_UNROLL for (int r = 0; r < FV_W8_RB; r++)                                         \
+            FV_UNROLL for (int j = 0; j < JB; j++) a[r][j] = (fv_v8d){0};                    \
         long l = 0;                                                                          \
-        for (; l + FV_LANES <= L; l += FV_LANES) {                                           \
-            fv_vd u0, u1;                                                                    \
-            fv_load_x(&u0, x0 + l);                                                          \
-            fv_load_x(&u1, x1 + l);                                                          \
-            FV_UNROLL                                                                        \
-            for (int j = 0; j < JB; j++) {                                                   \
-                fv_vd w;                                                                     \
-                fv_load_v(&w, V + j * ldv + l);                                              \
-                a0[j] += u0 * w;                                                             \
-                a1[j] += u1 * w;                                                             \
+        for (; l + 8 <= L; l += 8) {                                                         \
+            fv_v8d u[FV_W8_RB];                                                              \
+            FV_UNROLL for (int r = 0; r < FV_W8_RB; r++) fv_ld8(&u[r], x[r] + l);            \
+            FV_UNROLL for (int j = 0; j < JB; j++) {                                         \
+                fv_v8d w;                                                                    \
+                memcpy(&w, V + j * L + l, sizeof w);                                         \
+                FV_UNROLL for (int r = 0; r < FV_W8_RB; r++) a[r][j] += u[r] * w;            \
             }                                                                                \
         }                                                                                    \
         for (; l < L; l++)                                                                   \
+            for (int r = 0; r < FV_W8_RB; r++)                                               \
+                for (int j = 0; j < JB; j++)                                                 \
+                    a[r][j][0] += (double)x[r][l] * V[j * L + l];                            \
+        for (int r = 0; r < FV_W8_RB; r++)                                                   \
             for (int j = 0; j < JB; j++) {                                                   \
-                a0[j][0] += (double)x0[l] * V[j * ldv + l];                                  \
-                a1[j][0] += (double)x1[l] * V[j * ldv + l];                                  \
+                double t[8];                                                                 \
+                memcpy(t, &a[r][j], sizeof t);                                               \
+                y[r * k + j] = fv_tree8(t);                                                  \
             }                                                                                \
-        FV_UNROLL                                                                            \
-        for (int j = 0; j < JB; j++) {                                                       \
-            y0[j] = fv_hsum(&a0[j]);                                                         \
-            y1[j] = fv_hsum(&a1[j]);                                                         \
-        }                                                                                    \
     }
 
-/* *wabs = sum_l |x_l| w_l (w NULL: w = 1), *sq = sum_l x_l^2. */
-FV_CLONES static void fv_aux(const float *x, long L, const double *w, double *wabs, double *sq)
+#define FV_DOT_W4(JB)                                                                        \
+    FV_CLONES static void fv_w4_##JB(const float *const *x, long L, const double *V, int k,  \
+                                     double *y)                                              \
+    {                                                                                        \
+        fv_v4d a[FV_W4_RB][JB][2];                                                           \
+        FV_UNROLL for (int r = 0; r < FV_W4_RB; r++)                                         \
+            FV_UNROLL for (int j = 0; j < JB; j++) a[r][j][0] = a[r][j][1] = (fv_v4d){0};    \
+        long l = 0;                                                                          \
+        for (; l + 8 <= L; l += 8) {                                                         \
+            FV_UNROLL for (int h = 0; h < 2; h++) {                                          \
+                fv_v4d u[FV_W4_RB];                                                          \
+                FV_UNROLL for (int r = 0; r < FV_W4_RB; r++) fv_ld4(&u[r], x[r] + l + 4 * h); \
+                FV_UNROLL for (int j = 0; j < JB; j++) {                                     \
+                    fv_v4d w;                                                                \
+                    memcpy(&w, V + j * L + l + 4 * h, sizeof w);                             \
+                    FV_UNROLL for (int r = 0; r < FV_W4_RB; r++) a[r][j][h] += u[r] * w;     \
+                }                                                                            \
+            }                                                                                \
+        }                                                                                    \
+        for (; l < L; l++)                                                                   \
+            for (int r = 0; r < FV_W4_RB; r++)                                               \
+                for (int j = 0; j < JB; j++)                                                 \
+                    a[r][j][0][0] += (double)x[r][l] * V[j * L + l];                         \
+        for (int r = 0; r < FV_W4_RB; r++)                                                   \
+            for (int j = 0; j < JB; j++) {                                                   \
+                double t[8];                                                                 \
+                memcpy(t, &a[r][j][0], 4 * sizeof(double));                                  \
+                memcpy(t + 4, &a[r][j][1], 4 * sizeof(double));                             \
+                y[r * k + j] = fv_tree8(t);                                                  \
+            }                                                                                \
+    }
+
+/* *wabs = sum_l |x_l| w_l (w NULL: w = 1), *sq = sum_l x_l^2 (16 lanes). */
+FV_CLONES3 static void fv_aux(const float *x, long L, const double *w, double *wabs, double *sq)
 {
-    fv_vd s0 = {0}, s1 = {0}, q0 = {0}, q1 = {0};
+    fv_v8d s0 = {0}, s1 = {0}, q0 = {0}, q1 = {0};
     long l = 0;
-    for (; l + 2 * FV_LANES <= L; l += 2 * FV_LANES) {
-        fv_vd u0, u1, b0, b1;
-        fv_load_x(&u0, x + l);
-        fv_load_x(&u1, x + l + FV_LANES);
-        fv_load_absx(&b0, x + l);
-        fv_load_absx(&b1, x + l + FV_LANES);
+    for (; l + 16 <= L; l += 16) {
+        fv_v8d u0, u1, b0, b1;
+        fv_ld8(&u0, x + l);
+        fv_ld8(&u1, x + l + 8);
+        fv_ld8abs(&b0, x + l);
+        fv_ld8abs(&b1, x + l + 8);
         if (w) {
-            fv_vd w0, w1;
-            fv_load_v(&w0, w + l);
-            fv_load_v(&w1, w + l + FV_LANES);
+            fv_v8d w0, w1;
+            memcpy(&w0, w + l, sizeof w0);
+            memcpy(&w1, w + l + 8, sizeof w1);
             b0 *= w0;
             b1 *= w1;
         }
@@ -264,70 +315,107 @@ FV_CLONES static void fv_aux(const float *x, long L, const double *w, double *wa
     }
     s0 += s1;
     q0 += q1;
-    *wabs = fv_hsum(&s0);
-    *sq = fv_hsum(&q0);
+    double t[8];
+    memcpy(t, &s0, sizeof t);
+    *wabs = fv_tree8(t);
+    memcpy(t, &q0, sizeof t);
+    *sq = fv_tree8(t);
 }
 #else
-#define FV_DOT2(JB)                                                                          \
-    static void fv_dot2_##JB(const float *x0, const float *x1, long L, const double *V,     \
-                             long ldv, double *y0, double *y1)                               \
+/* Portable kernels: the same 8 lanes and tree in plain arrays. */
+#define FV_DOT_PLAIN(NAME, RB, JB)                                                           \
+    static void NAME(const float *const *x, long L, const double *V, int k, double *y)      \
     {                                                                                        \
-        for (int j = 0; j < JB; j++) {                                                       \
-            double s0 = 0, s1 = 0;                                                           \
-            for (long l = 0; l < L; l++) {                                                   \
-                s0 += (double)x0[l] * V[j * ldv + l];                                        \
-                s1 += (double)x1[l] * V[j * ldv + l];                                        \
-            }                                                                                \
-            y0[j] = s0;                                                                      \
-            y1[j] = s1;                                                                      \
-        }                                                                                    \
+        double a[RB][JB][8] = {{{0}}};                                                       \
+        long l = 0;                                                                          \
+        for (; l + 8 <= L; l += 8)                                                           \
+            for (int r = 0; r < RB; r++)                                                     \
+                for (int j = 0; j < JB; j++)                                                 \
+                    for (int v = 0; v < 8; v++)                                              \
+                        a[r][j][v] += (double)x[r][l + v] * V[j * L + l + v];                \
+        for (; l < L; l++)                                                                   \
+            for (int r = 0; r < RB; r++)                                                     \
+                for (int j = 0; j < JB; j++)                                                 \
+                    a[r][j][0] += (double)x[r][l] * V[j * L + l];                            \
+        for (int r = 0; r < RB; r++)                                                         \
+            for (int j = 0; j < JB; j++)                                                     \
+                y[r * k + j] = fv_tree8(a[r][j]);                                            \
     }
+#define FV_DOT_W8(JB) FV_DOT_PLAIN(fv_w8_##JB, FV_W8_RB, JB)
+#define FV_DOT_W4(JB) FV_DOT_PLAIN(fv_w4_##JB, FV_W4_RB, JB)
 
 static void fv_aux(const float *x, long L, const double *w, double *wabs, double *sq)
 {
-    double s = 0, q = 0;
-    for (long l = 0; l < L; l++) {
-        s += fabs((double)x[l]) * (w ? w[l] : 1.0);
-        q += (double)x[l] * x[l];
+    double s[2][8] = {{0}}, q[2][8] = {{0}};
+    long l = 0;
+    for (; l + 16 <= L; l += 16)
+        for (int h = 0; h < 2; h++)
+            for (int v = 0; v < 8; v++) {
+                double u = x[l + 8 * h + v];
+                s[h][v] += fabs(u) * (w ? w[l + 8 * h + v] : 1.0);
+                q[h][v] += u * u;
+            }
+    for (; l < L; l++) {
+        double u = x[l];
+        s[0][0] += fabs(u) * (w ? w[l] : 1.0);
+        q[0][0] += u * u;
     }
-    *wabs = s;
-    *sq = q;
+    for (int v = 0; v < 8; v++) {
+        s[0][v] += s[1][v];
+        q[0][v] += q[1][v];
+    }
+    *wabs = fv_tree8(s[0]);
+    *sq = fv_tree8(q[0]);
 }
 #endif
 
-FV_DOT2(1)
-FV_DOT2(2)
-FV_DOT2(3)
-FV_DOT2(4)
-FV_DOT2(5)
-FV_DOT2(6)
-FV_DOT2(7)
-FV_DOT2(8)
+FV_DOT_W8(1)
+FV_DOT_W8(2)
+FV_DOT_W8(3)
+FV_DOT_W8(4)
+FV_DOT_W8(5)
+FV_DOT_W4(1)
+FV_DOT_W4(2)
+FV_DOT_W4(3)
 
-#define FV_JB_MAX 8
-
-/* All k probes for two rows: blocks of <= 8 probes, sizes balanced. */
-static void fv_dot2(const float *x0, const float *x1, long L, const double *V, int k,
-                    double *y0, double *y1)
+/* All k probes for one group of rows (FV_W8_RB or FV_W4_RB of them), in
+ * blocks of at most FV_W8_JB / FV_W4_JB probes with balanced sizes. */
+static void fv_dot_rows(const float *const *x, bool w8, long L, const double *V, int k,
+                        double *y)
 {
-    int nblk = (k + FV_JB_MAX - 1) / FV_JB_MAX;
-    int j0 = 0;
+    int jmax = w8 ? FV_W8_JB : FV_W4_JB;
+    int nblk = (k + jmax - 1) / jmax, j0 = 0;
     for (int b = 0; b < nblk; b++) {
         int jb = (k - j0) / (nblk - b);
         const double *Vb = V + (long)j0 * L;
-        double *z0 = y0 + j0, *z1 = y1 + j0;
-        switch (jb) {
-        case 1: fv_dot2_1(x0, x1, L, Vb, L, z0, z1); break;
-        case 2: fv_dot2_2(x0, x1, L, Vb, L, z0, z1); break;
-        case 3: fv_dot2_3(x0, x1, L, Vb, L, z0, z1); break;
-        case 4: fv_dot2_4(x0, x1, L, Vb, L, z0, z1); break;
-        case 5: fv_dot2_5(x0, x1, L, Vb, L, z0, z1); break;
-        case 6: fv_dot2_6(x0, x1, L, Vb, L, z0, z1); break;
-        case 7: fv_dot2_7(x0, x1, L, Vb, L, z0, z1); break;
-        default: fv_dot2_8(x0, x1, L, Vb, L, z0, z1); break;
+        double *yb = y + j0;
+        if (w8) {
+            switch (jb) {
+            case 1: fv_w8_1(x, L, Vb, k, yb); break;
+            case 2: fv_w8_2(x, L, Vb, k, yb); break;
+            case 3: fv_w8_3(x, L, Vb, k, yb); break;
+            case 4: fv_w8_4(x, L, Vb, k, yb); break;
+            default: fv_w8_5(x, L, Vb, k, yb); break;
+            }
+        } else {
+            switch (jb) {
+            case 1: fv_w4_1(x, L, Vb, k, yb); break;
+            case 2: fv_w4_2(x, L, Vb, k, yb); break;
+            default: fv_w4_3(x, L, Vb, k, yb); break;
+            }
         }
         j0 += jb;
     }
+}
+
+static bool fv_have_v4(void)
+{
+#if FV_X86V4
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("x86-64-v4");
+#else
+    return false;
+#endif
 }
 
 /* ---- passes ------------------------------------------------------------ */
@@ -349,22 +437,35 @@ typedef struct fv_ctx {
     atomic_long next;
     long chunk;
     int pass; /* 0: B, 1: A and C */
+    bool w8;  /* use the x86-64-v4 kernels */
 } fv_ctx;
+
+/* Row pointers for the group starting at row i0 of X (ld columns), the
+ * last valid row repeated to fill the kernel's row count. */
+static int fv_group(const fv_ctx *c, const float *X, long ld, long i0, long i1,
+                    const float **x)
+{
+    int rb = c->w8 ? FV_W8_RB : FV_W4_RB;
+    int valid = i1 - i0 < rb ? (int)(i1 - i0) : rb;
+    for (int r = 0; r < rb; r++)
+        x[r] = X + (i0 + (r < valid ? r : valid - 1)) * ld;
+    return valid;
+}
 
 static void fv_rows_B(fv_ctx *c, long p0, long p1)
 {
-    double y0[KCS_FV_MAX_PROBES], y1[KCS_FV_MAX_PROBES];
-    for (long p = p0; p < p1; p += 2) {
-        long q = p + 1 < p1 ? p + 1 : p;
-        const float *x0 = c->B + p * c->n, *x1 = c->B + q * c->n;
-        fv_dot2(x0, x1, c->n, c->Rt, c->k, y0, y1);
-        for (int j = 0; j < c->k; j++) {
-            c->BRt[(long)j * c->kk + p] = y0[j];
-            c->BRt[(long)j * c->kk + q] = y1[j];
+    double y[FV_W8_RB * KCS_FV_MAX_PROBES];
+    const float *x[FV_W8_RB];
+    int k = c->k;
+    for (long p = p0; p < p1;) {
+        int valid = fv_group(c, c->B, c->n, p, p1, x);
+        fv_dot_rows(x, c->w8, c->n, c->Rt, k, y);
+        for (int r = 0; r < valid; r++) {
+            for (int j = 0; j < k; j++)
+                c->BRt[(long)j * c->kk + p + r] = y[r * k + j];
+            fv_aux(x[r], c->n, NULL, &c->beta[p + r], &c->sqB[p + r]);
         }
-        fv_aux(x0, c->n, NULL, &c->beta[p], &c->sqB[p]);
-        if (q != p)
-            fv_aux(x1, c->n, NULL, &c->beta[q], &c->sqB[q]);
+        p += valid;
     }
 }
 
@@ -425,23 +526,21 @@ static void fv_finish_row(fv_ctx *c, long i, const double *ya, const double *yc,
 
 static void fv_rows_AC(fv_ctx *c, long i0, long i1)
 {
-    double ya0[KCS_FV_MAX_PROBES], ya1[KCS_FV_MAX_PROBES];
-    double yc0[KCS_FV_MAX_PROBES], yc1[KCS_FV_MAX_PROBES];
-    for (long i = i0; i < i1; i += 2) {
-        long q = i + 1 < i1 ? i + 1 : i;
-        const float *a0 = c->A + i * c->kk, *a1 = c->A + q * c->kk;
-        const float *r0 = c->C + i * c->n, *r1 = c->C + q * c->n;
-        fv_dot2(a0, a1, c->kk, c->BRt, c->k, ya0, ya1);
-        fv_dot2(r0, r1, c->n, c->Rt, c->k, yc0, yc1);
-        double sAb, nA2, sC, nC2;
-        fv_aux(a0, c->kk, c->beta, &sAb, &nA2);
-        fv_aux(r0, c->n, NULL, &sC, &nC2);
-        fv_finish_row(c, i, ya0, yc0, sAb, nA2, sC, nC2);
-        if (q != i) {
-            fv_aux(a1, c->kk, c->beta, &sAb, &nA2);
-            fv_aux(r1, c->n, NULL, &sC, &nC2);
-            fv_finish_row(c, q, ya1, yc1, sAb, nA2, sC, nC2);
+    double ya[FV_W8_RB * KCS_FV_MAX_PROBES], yc[FV_W8_RB * KCS_FV_MAX_PROBES];
+    const float *xa[FV_W8_RB], *xc[FV_W8_RB];
+    int k = c->k;
+    for (long i = i0; i < i1;) {
+        int valid = fv_group(c, c->A, c->kk, i, i1, xa);
+        fv_group(c, c->C, c->n, i, i1, xc);
+        fv_dot_rows(xa, c->w8, c->kk, c->BRt, k, ya);
+        fv_dot_rows(xc, c->w8, c->n, c->Rt, k, yc);
+        for (int r = 0; r < valid; r++) {
+            double sAb, nA2, sC, nC2;
+            fv_aux(xa[r], c->kk, c->beta, &sAb, &nA2);
+            fv_aux(xc[r], c->n, NULL, &sC, &nC2);
+            fv_finish_row(c, i + r, ya + r * k, yc + r * k, sAb, nA2, sC, nC2);
         }
+        i += valid;
     }
 }
 
@@ -515,6 +614,7 @@ int kcs_freivalds_verify(const float *A, const float *B, const float *C, long m,
 
     int k = p->probes, rc = 0;
     fv_ctx c = {.A = A, .B = B, .C = C, .m = m, .kk = kk, .n = n, .k = k, .mode = p->mode};
+    c.w8 = !p->portable_kernels && fv_have_v4();
     double *Rt = fv_alloc((size_t)n * k, sizeof *Rt);
     c.BRt = fv_alloc((size_t)kk * k, sizeof *c.BRt);
     c.beta = fv_alloc((size_t)kk, sizeof *c.beta);

@@ -34,6 +34,7 @@ typedef struct kcs_fv_params {
     double fail_prob;    /* probabilistic: bound on the probability that a
                           * conforming GEMM fails one call; 0 means 1e-9 */
     int threads;         /* 0: all online CPUs */
+    bool portable_kernels; /* skip the x86-64-v4 kernels (same results; for tests) */
 } kcs_fv_params;
 
 /* Defaults for an fp32-accumulating, fp32-output GEMM, rigorous, k = 10. */

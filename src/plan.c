@@ -17,6 +17,28 @@ static uint64_t mix64(uint64_t x)
     return x ^ (x >> 31);
 }
 
+/* Bytes one case needs on a rank: its inputs, the output with guards, the
+ * reference and magnitudes, plus backend scratch of the size of the
+ * largest input (transposes, term buffers). Computed in double so absurd
+ * shapes cannot overflow. */
+static double case_bytes(const kcs_case *cs)
+{
+    kcs_call c = {0};
+    c.op = cs->op;
+    c.m = cs->shape.m;
+    c.n = cs->shape.n;
+    c.k = cs->shape.k;
+    c.batch = cs->shape.batch;
+    double elems = 0.0, largest = 0.0;
+    for (int i = 0; i < kcs_op_n_inputs(cs->op); i++) {
+        double len = (double)kcs_op_in_len(&c, i);
+        elems += len;
+        largest = len > largest ? len : largest;
+    }
+    elems += 3.0 * (double)kcs_op_out_len(&c) + largest;
+    return elems * sizeof(double);
+}
+
 int kcs_plan_build(const kcs_study *s, kcs_plan *plan_p, kcs_error *err)
 {
     int64_t total = 0;
@@ -73,6 +95,19 @@ int kcs_plan_build(const kcs_study *s, kcs_plan *plan_p, kcs_error *err)
                 cs->seed = mix64(s->seed ^ mix64((uint64_t)cs->id));
                 if (cs->trials > p.max_trials)
                     p.max_trials = cs->trials;
+                double need = case_bytes(cs) / (1024.0 * 1024.0);
+                if (need > (double)s->max_memory_mib) {
+                    kcs_fail(err, KCS_E_INVAL,
+                             "%s: cases[%d]: shape [%lld, %lld, %lld, %lld] of %s needs %.0f MiB "
+                             "per rank, above the cap of %lld MiB (max_memory_mib or "
+                             "KCS_MAX_MEMORY_MIB)",
+                             s->path, i, (long long)cs->shape.m, (long long)cs->shape.n,
+                             (long long)cs->shape.k, (long long)cs->shape.batch,
+                             kcs_op_name(cs->op), need, (long long)s->max_memory_mib);
+                    free(p.cases);
+                    XXH3_freeState(h);
+                    return err->code;
+                }
                 char acc[16];
                 len = snprintf(line, sizeof line,
                                "%lld %s %s %s %s %s %lld %lld %lld %lld %s %d %llu\n",

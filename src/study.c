@@ -11,7 +11,7 @@
 #include "yamlx.h"
 
 static const char *const study_keys[] = {"name",  "seed",    "samples",     "contracts", "placement",
-                                         "cases", "timeout", "description", NULL};
+                                         "cases", "timeout", "description", "max_memory_mib", NULL};
 static const char *const placement_keys[] = {"backend", "device", "profile", "variant", "schedule",
                                              "acc", "options", "plugin", NULL};
 static const char *const case_keys[] = {"contract", "op", "dtype_in", "dtype_out", "shapes",
@@ -348,6 +348,10 @@ int kcs_study_load(const char *path, kcs_study **s_p, kcs_error *err)
     s->seed = 20260601;
     s->n_samples = 64;
     s->timeout_s = 600.0;
+    s->max_memory_mib = 8192;
+    const char *cap = getenv("KCS_MAX_MEMORY_MIB");
+    if (cap && atoll(cap) > 0)
+        s->max_memory_mib = atoll(cap);
     snprintf(s->name, sizeof s->name, "study");
     struct fy_node *root = kcs_yaml_root(&y), *v;
     kcs_yaml_check_keys(&y, root, "study", study_keys);
@@ -372,6 +376,8 @@ int kcs_study_load(const char *path, kcs_study **s_p, kcs_error *err)
                 s->timeout_s = t;
         }
     }
+    if ((v = kcs_yaml_get(&y, root, "max_memory_mib", false, "max_memory_mib")))
+        kcs_yaml_int(&y, v, "max_memory_mib", 1, (int64_t)1 << 30, &s->max_memory_mib);
     if ((v = kcs_yaml_get(&y, root, "contracts", true, "contracts")))
         load_contracts(&y, v, s);
     if ((v = kcs_yaml_get(&y, root, "placement", true, "placement")))

@@ -67,6 +67,10 @@ HOT vd vfloor(vd x) /* |x| < 2^51 */
     vd r = (x + 0x1.8p52) - 0x1.8p52; /* round to nearest integer */
     return r - vsel(r > x, (vd){} + 1.0, (vd){});
 }
+HOT vd vrecip2(vd x) /* 1/x for x = 2^e, |e| <= 1022: exact, by exponent bits */
+{
+    return (vd)(((vl){} + 0x7FE0000000000000) - (vl)x);
+}
 HOT bool vany(vl m)
 {
     int64_t o = 0;
@@ -155,7 +159,7 @@ HOT vd block_step(const kcs_bfma_ctx *g, const int kind, vd c, const double *a, 
         vd s = cin * qs;                        /* integers: exact sums */
         for (int kk = 0; kk < F; kk++)
             s += a[kk] * vload(b + kk * NJ) * qs;
-        d = vfinal(g, s / qs);
+        d = vfinal(g, s * vrecip2(qs));
         vl wide = (m != INFINITY) & ~(qs <= m * g->lim);
         if (vany(wide))
             for (int j = 0; j < VW; j++)
@@ -170,15 +174,16 @@ HOT vd block_step(const kcs_bfma_ctx *g, const int kind, vd c, const double *a, 
         vd s = kind == K_LATE ? (vd){} : vtrunc32(cin * sc);
         for (int kk = 0; kk < F; kk++)
             s += vtrunc32(a[kk] * vload(b + kk * NJ) * sc);
-        vd S = s / sc;
+        vd rsc = vrecip2(sc); /* q */
+        vd S = s * rsc;
         if (kind == K_GLOBAL) {
             d = vfinal(g, S);
         } else {
             /* late c: ic = 2^-e_c (e_c = -126 for c = 0); m = 2^-E_p */
             vd ic = vsel(cin == 0.0, (vd){} + 0x1p126, vinv_scale_c(cin));
-            vd d1 = S + vfloor(cin * sc) / sc;        /* E_p > e_c: RD(c, q_p) */
+            vd d1 = S + vfloor(cin * sc) * rsc;       /* E_p > e_c: RD(c, q_p) */
             vd us = ic * g->sck * 0x1p7;               /* 2^-(e_c-23-neab-7) */
-            vd d2 = vfloor(S * us) / us + cin;         /* E_p < e_c: RD(P, u) */
+            vd d2 = vfloor(S * us) * vrecip2(us) + cin; /* E_p < e_c: RD(P, u) */
             vd d3 = S + cin;                           /* equal */
             d = vsel(m < ic, d1, vsel(m > ic, d2, d3));
             d = __builtin_convertvector(__builtin_convertvector(d, vf), vd);

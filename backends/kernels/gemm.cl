@@ -181,19 +181,22 @@ __kernel void gemm_vec(IN_PTR A, IN_PTR B, IN_PTR C, __global acc_t *D, long m, 
     accv_t r[KCS_VM];
     for (int w = 0; w < KCS_VM; w++)
         r[w] = 0;
-    for (long t = 0; t < k; t++) {
-        accv_t bv;
-        if (full) {
-            bv = LDV(bm, t * n);
-        } else {
+    if (full && rows == KCS_VM) {
+        for (long t = 0; t < k; t++) {
+            accv_t bv = LDV(bm, t * n);
+            for (int w = 0; w < KCS_VM; w++)
+                r[w] = fma((accv_t)(acc_t)LD(a, w * k + t), bv, r[w]);
+        }
+    } else { /* edge tiles: missing rows and columns read as 0 */
+        for (long t = 0; t < k; t++) {
             acc_t tmp[KCS_VW];
             for (int e = 0; e < KCS_VW; e++)
                 tmp[e] = j0 + e < n ? (acc_t)LD(bm, t * n + e) : (acc_t)0;
-            bv = VLOAD(0, tmp);
-        }
-        for (int w = 0; w < KCS_VM; w++) {
-            acc_t av = w < rows ? (acc_t)LD(a, w * k + t) : (acc_t)0;
-            r[w] = fma((accv_t)av, bv, r[w]);
+            accv_t bv = VLOAD(0, tmp);
+            for (int w = 0; w < KCS_VM; w++) {
+                acc_t av = w < rows ? (acc_t)LD(a, w * k + t) : (acc_t)0;
+                r[w] = fma((accv_t)av, bv, r[w]);
+            }
         }
     }
     for (int w = 0; w < rows; w++) {

@@ -42,6 +42,10 @@ expect_bad missing "nope.yaml" "$T/s/nope.yaml"
 sed "s|$KCS_SRC/contracts/C-PRC-01.yaml|$T/none/C-PRC-01.yaml|" "$T/s/good.yaml" > "$T/s/contract.yaml"
 expect_bad contract "contract.yaml:[0-9]+:[0-9]+: contracts\[0\].*none/C-PRC-01.yaml" "$T/s/contract.yaml"
 
+# a shape beyond the memory cap is refused up front
+sed 's/shapes: \[\[16, 16, 256\], \[8, 12, 1024\]\]/shapes: [[16777216, 16777216, 16777216]]/' "$T/s/good.yaml" > "$T/s/huge.yaml"
+expect_bad huge "huge.yaml: cases\[0\]: shape .* MiB per rank, above the cap" "$T/s/huge.yaml"
+
 # the flags themselves
 set +e
 "$KCS" run 2> "$T/flags.err"; rc=$?
