@@ -127,17 +127,15 @@ KCS_PLUGIN_EXPORT const kcs_plugin *kcs_plugin_get(void);   /* the one exported 
 /* Bytes per element of a dtype (0 for a value outside the enum). */
 static inline size_t kcs_plugin_dtype_size(kcs_dtype t)
 {
-    switch (t) {
-    case KCS_DT_F64:
-    case KCS_DT_I64: return 8;
-    case KCS_DT_F32:
-    case KCS_DT_TF32: return 4;
-    case KCS_DT_BF16:
-    case KCS_DT_F16: return 2;
-    case KCS_DT_F8_E4M3:
-    case KCS_DT_F8_E5M2: return 1;
-    default: return 0;
-    }
+    if (t == KCS_DT_F64 || t == KCS_DT_I64)
+        return 8;
+    if (t == KCS_DT_F32 || t == KCS_DT_TF32)
+        return 4;
+    if (t == KCS_DT_BF16 || t == KCS_DT_F16)
+        return 2;
+    if (t == KCS_DT_F8_E4M3 || t == KCS_DT_F8_E5M2)
+        return 1;
+    return 0;
 }
 
 #ifdef __cplusplus

@@ -12,6 +12,7 @@
 #define TAG_AG 0x4B02
 #define TAG_RED 0x4B03
 #define TAG_BC 0x4B04
+#define KCS_ALLREDUCE_SEG ((int64_t)1 << 16)
 
 static const char *const names[] = {"ring", "tree", "library"};
 
@@ -43,10 +44,35 @@ static int64_t chunk_lo(int64_t k, int P, int c)
     return (int64_t)(((__int128)k * c) / P);
 }
 
+/* Send ns doubles to next while receiving nr from prev, in nseg segments
+ * of at most KCS_ALLREDUCE_SEG doubles (bounded messages). nseg is the same
+ * on every rank (from the largest chunk), so segment i of a sender always
+ * meets segment i of its receiver, with the same count. The order of
+ * additions is per element and does not depend on the segmenting. */
+static int exchange(const double *sb, int64_t ns, double *rb, int64_t nr, int64_t nseg, int next,
+                    int prev, int tag, MPI_Comm comm)
+{
+    for (int64_t i = 0; i < nseg; i++) {
+        int64_t off = i * KCS_ALLREDUCE_SEG;
+        int64_t cs = ns - off < KCS_ALLREDUCE_SEG ? ns - off : KCS_ALLREDUCE_SEG;
+        int64_t cr = nr - off < KCS_ALLREDUCE_SEG ? nr - off : KCS_ALLREDUCE_SEG;
+        cs = cs < 0 ? 0 : cs;
+        cr = cr < 0 ? 0 : cr;
+        int mrc = MPI_Sendrecv(sb + (cs ? off : 0), (int)cs, MPI_DOUBLE, next, tag,
+                               rb + (cr ? off : 0), (int)cr, MPI_DOUBLE, prev, tag, comm,
+                               MPI_STATUS_IGNORE);
+        if (mrc != MPI_SUCCESS)
+            return mrc;
+    }
+    return MPI_SUCCESS;
+}
+
 static int ring(double *y, int64_t k, const kcs_acc *acc, MPI_Comm comm, int P, int r,
                 double *tmp, kcs_error *err)
 {
     int next = (r + 1) % P, prev = (r + P - 1) % P;
+    int64_t maxc = (k + P - 1) / P; /* the largest chunk: floor bounds differ by <= 1 */
+    int64_t nseg = maxc > 0 ? (maxc + KCS_ALLREDUCE_SEG - 1) / KCS_ALLREDUCE_SEG : 1;
     /* Reduce-scatter. Before step s, rank r holds the partial of chunk
      * (r - 1 - s) mod P, which started at rank (r - s) ... ; it sends that
      * partial on and receives chunk (r - 2 - s) mod P, adding its own x. */
@@ -54,9 +80,7 @@ static int ring(double *y, int64_t k, const kcs_acc *acc, MPI_Comm comm, int P, 
         int cs = ((r - 1 - s) % P + 2 * P) % P, cr = ((r - 2 - s) % P + 2 * P) % P;
         int64_t slo = chunk_lo(k, P, cs), shi = chunk_lo(k, P, cs + 1);
         int64_t rlo = chunk_lo(k, P, cr), rhi = chunk_lo(k, P, cr + 1);
-        int mrc = MPI_Sendrecv(y + slo, (int)(shi - slo), MPI_DOUBLE, next, TAG_RS, tmp,
-                               (int)(rhi - rlo), MPI_DOUBLE, prev, TAG_RS, comm,
-                               MPI_STATUS_IGNORE);
+        int mrc = exchange(y + slo, shi - slo, tmp, rhi - rlo, nseg, next, prev, TAG_RS, comm);
         if (mrc != MPI_SUCCESS)
             return mpi_fail(err, mrc, "MPI_Sendrecv (ring reduce-scatter)");
         for (int64_t i = rlo; i < rhi; i++)
@@ -68,9 +92,8 @@ static int ring(double *y, int64_t k, const kcs_acc *acc, MPI_Comm comm, int P, 
         int cs = ((r - s) % P + P) % P, cr = ((r - 1 - s) % P + 2 * P) % P;
         int64_t slo = chunk_lo(k, P, cs), shi = chunk_lo(k, P, cs + 1);
         int64_t rlo = chunk_lo(k, P, cr), rhi = chunk_lo(k, P, cr + 1);
-        int mrc = MPI_Sendrecv(y + slo, (int)(shi - slo), MPI_DOUBLE, next, TAG_AG, y + rlo,
-                               (int)(rhi - rlo), MPI_DOUBLE, prev, TAG_AG, comm,
-                               MPI_STATUS_IGNORE);
+        int mrc = exchange(y + slo, shi - slo, y + rlo, rhi - rlo, nseg, next, prev, TAG_AG,
+                           comm);
         if (mrc != MPI_SUCCESS)
             return mpi_fail(err, mrc, "MPI_Sendrecv (ring allgather)");
     }
@@ -124,7 +147,7 @@ int kcs_allreduce(const double *x, double *y, int64_t k, kcs_allreduce_algo algo
     if (mrc != MPI_SUCCESS)
         return mpi_fail(err, mrc, "MPI_Comm_size/rank");
     if (algo == KCS_ALLREDUCE_LIBRARY) {
-        mrc = MPI_Allreduce(x, y, (int)k, MPI_DOUBLE, MPI_SUM, comm);
+        mrc = MPI_Allreduce(x == y ? MPI_IN_PLACE : x, y, (int)k, MPI_DOUBLE, MPI_SUM, comm);
         if (mrc != MPI_SUCCESS)
             return mpi_fail(err, mrc, "MPI_Allreduce");
         for (int64_t i = 0; i < k; i++)

@@ -14,7 +14,8 @@
  *            so rank c ends with chunk c; an allgather around the same
  *            ring copies every finished chunk to every rank. Messages go
  *            by MPI_Sendrecv (point-to-point; a blocking MPI_Send ring can
- *            deadlock on large messages).
+ *            deadlock on large messages), in segments of at most 2^16
+ *            doubles.
  *   tree     binomial reduce to rank 0, then binomial broadcast
  *            (MPI_Send/MPI_Recv). In round d = 1, 2, 4, ... rank r with
  *            r mod 2d == 0 receives the partial of rank r + d (if it
@@ -44,7 +45,7 @@ int kcs_allreduce_algo_parse(const char *text, kcs_allreduce_algo *algo_p);
 const char *kcs_allreduce_algo_name(kcs_allreduce_algo algo);
 
 /* y = sum over the ranks of comm of x (k doubles each), every addition
- * rounded into acc. x and y may not alias. Collective: every rank calls it
+ * rounded into acc. y may be x (in place). Collective: every rank calls it
  * with the same k, algo and acc. Returns 0, KCS_E_NOMEM or KCS_E_MPI. */
 int kcs_allreduce(const double *x, double *y, int64_t k, kcs_allreduce_algo algo,
                   const kcs_acc *acc, MPI_Comm comm, kcs_error *err);

@@ -14,14 +14,22 @@
 #include "contract_load.h"
 #include "verdict.h"
 
-#define DIM_MAX INT32_MAX            /* largest m, n, k, batch of a measured shape */
-#define OPERAND_MAX (INT64_C(1) << 31) /* largest operand (elements) of a measured shape */
-#define TRIALS_MAX 10000
-
 static const char *const dist_names[KCS_DIST_COUNT] = {
     [KCS_DIST_NORMAL] = "normal", [KCS_DIST_UNIFORM_PM1] = "uniform_pm1",
     [KCS_DIST_WIDE_RANGE] = "wide_range", [KCS_DIST_CANCELLATION] = "cancellation",
+    [KCS_DIST_LARGE] = "large", [KCS_DIST_OFFSET] = "offset",
+    [KCS_DIST_SUBNORMAL] = "subnormal", [KCS_DIST_POSITIVE] = "positive",
 };
+
+static const char *const protocol_names[] = {
+    [KCS_PROTO_ORACLE] = "oracle", [KCS_PROTO_REPEAT] = "repeat",
+    [KCS_PROTO_BATCH_INVARIANCE] = "batch_invariance",
+};
+
+const char *kcs_protocol_name(kcs_protocol_kind p)
+{
+    return (p >= 0 && p <= KCS_PROTO_BATCH_INVARIANCE) ? protocol_names[p] : "?";
+}
 
 const char *kcs_dist_name(kcs_dist d)
 {
@@ -46,10 +54,7 @@ void kcs_contract_free(kcs_contract *c)
     free(c->text);
     free(c->title);
     free(c->postcondition);
-    free(c->eta_text);
-    if (c->eta)
-        kcs_expr_free(c->eta);
-    free(c->derivation);
+    kcs_contract_free_tolerance(c);
     for (int i = 0; i < c->n_sigs; i++) {
         free(c->sigs[i].when_text);
         if (c->sigs[i].when)
@@ -127,8 +132,8 @@ bool kcs_contract_expr(loader *L, struct fy_node *n, const char *field, kcs_expr
 
 /* Items of a list field: a sequence, or one scalar standing for a list of
  * one. Returns the count (<= max) or -1 after recording an error. */
-static int list_items(loader *L, struct fy_node *n, const char *field, struct fy_node **items,
-                      int max)
+int kcs_contract_list_items(loader *L, struct fy_node *n, const char *field,
+                            struct fy_node **items, int max)
 {
     if (!n)
         return -1;
@@ -178,8 +183,8 @@ int kcs_contract_keyword(loader *L, struct fy_node *n, const char *field, const 
 }
 
 /* A name through a kcs_*_parse function. */
-static bool parse_name(loader *L, struct fy_node *n, const char *field, const char *what,
-                       int (*parse)(const char *, void *), void *out)
+bool kcs_contract_parse_name(loader *L, struct fy_node *n, const char *field, const char *what,
+                             int (*parse)(const char *, void *), void *out)
 {
     char buf[64];
     if (!kcs_yaml_str(L->y, n, field, buf, sizeof buf))
@@ -274,13 +279,13 @@ static void load_scope(loader *L, struct fy_node *root)
     if (!s)
         return;
     struct fy_node *items[KCS_OP_COUNT * 2];
-    int n = list_items(L, kcs_yaml_get(L->y, s, "ops", true, "scope"), "scope.ops", items,
-                       KCS_OP_COUNT * 2);
+    int n = kcs_contract_list_items(L, kcs_yaml_get(L->y, s, "ops", true, "scope"),
+                                    "scope.ops", items, KCS_OP_COUNT * 2);
     for (int i = 0; i < n; i++) {
         char f[32];
         snprintf(f, sizeof f, "scope.ops[%d]", i);
         kcs_op op;
-        if (!parse_name(L, items[i], f, "op", parse_op_v, &op))
+        if (!kcs_contract_parse_name(L, items[i], f, "op", parse_op_v, &op))
             continue;
         if (L->c->ops & (1u << op))
             kcs_yaml_error(L->y, items[i], f, "'%s' is listed twice", kcs_op_name(op));
@@ -300,22 +305,23 @@ static void load_precondition(loader *L, struct fy_node *root)
     if (!p)
         return;
     struct fy_node *items[KCS_FMT_COUNT * 2];
-    int n = list_items(L, kcs_yaml_get(L->y, p, "dtype_in", true, "precondition"),
-                       "precondition.dtype_in", items, KCS_FMT_COUNT * 2);
+    int n = kcs_contract_list_items(L, kcs_yaml_get(L->y, p, "dtype_in", true, "precondition"),
+                                    "precondition.dtype_in", items, KCS_FMT_COUNT * 2);
     for (int i = 0; i < n; i++) {
         char f[40];
         snprintf(f, sizeof f, "precondition.dtype_in[%d]", i);
         kcs_format fmt;
-        if (parse_name(L, items[i], f, "format", parse_format_v, &fmt))
+        if (kcs_contract_parse_name(L, items[i], f, "format", parse_format_v, &fmt))
             c->dtype_in |= 1u << fmt;
     }
     struct fy_node *acc = kcs_yaml_get(L->y, p, "dtype_acc", true, "precondition");
     if (acc)
-        parse_name(L, acc, "precondition.dtype_acc", "accumulator (a format or bits:N)",
-                   parse_acc_v, &c->dtype_acc);
+        kcs_contract_parse_name(L, acc, "precondition.dtype_acc",
+                                "accumulator (a format or bits:N)", parse_acc_v, &c->dtype_acc);
     struct fy_node *out = kcs_yaml_get(L->y, p, "dtype_out", true, "precondition");
     if (out)
-        parse_name(L, out, "precondition.dtype_out", "format", parse_format_v, &c->dtype_out);
+        kcs_contract_parse_name(L, out, "precondition.dtype_out", "format", parse_format_v,
+                                &c->dtype_out);
 
     struct fy_node *sh = kcs_contract_section(L, p, "shape", false, "precondition", shape_keys);
     if (sh) {
@@ -333,7 +339,9 @@ static void load_precondition(loader *L, struct fy_node *root)
     if (v) {
         struct fy_node *d = kcs_yaml_get(L->y, v, "dist", false, "precondition.values");
         struct fy_node *ditems[KCS_DIST_COUNT + 1];
-        int nd = d ? list_items(L, d, "precondition.values.dist", ditems, KCS_DIST_COUNT + 1) : 0;
+        int nd = d ? kcs_contract_list_items(L, d, "precondition.values.dist", ditems,
+                                             KCS_DIST_COUNT + 1)
+                   : 0;
         if (nd > 0)
             c->value_dists = 0;
         for (int i = 0; i < nd; i++) {
@@ -342,7 +350,8 @@ static void load_precondition(loader *L, struct fy_node *root)
             kcs_dist dist;
             if (kcs_yaml_str(L->y, ditems[i], f, buf, sizeof buf) && !strcmp(buf, "any"))
                 c->value_dists = (1u << KCS_DIST_COUNT) - 1;
-            else if (parse_name(L, ditems[i], f, "distribution", parse_dist_v, &dist))
+            else if (kcs_contract_parse_name(L, ditems[i], f, "distribution", parse_dist_v,
+                                             &dist))
                 c->value_dists |= 1u << dist;
         }
         kcs_yaml_bool(L->y, kcs_yaml_get(L->y, v, "finite", false, "precondition.values"),
@@ -388,83 +397,6 @@ static void load_oracle(loader *L, struct fy_node *root)
     }
 }
 
-static void load_shape(loader *L, struct fy_node *n, const char *field, kcs_shape *s)
-{
-    int count = fy_node_get_type(n) == FYNT_SEQUENCE ? fy_node_sequence_item_count(n) : -1;
-    if (count != 3 && count != 4) {
-        kcs_yaml_error(L->y, n, field, "expected [m, n, k] or [m, n, k, batch]");
-        L->shapes_ok = false;
-        return;
-    }
-    int64_t v[4] = {0, 0, 0, 0};
-    for (int i = 0; i < count; i++)
-        if (!kcs_yaml_int(L->y, fy_node_sequence_get_by_index(n, i), field, 1, DIM_MAX, &v[i]))
-            L->shapes_ok = false;
-    *s = (kcs_shape){v[0], v[1], v[2], v[3]};
-    int64_t b = v[3] ? v[3] : 1;
-    if (L->shapes_ok && (v[0] * v[2] * b > OPERAND_MAX || v[2] * v[1] * b > OPERAND_MAX ||
-                         v[0] * v[1] * b > OPERAND_MAX)) {
-        kcs_yaml_error(L->y, n, field, "an operand has more than 2^31 elements");
-        L->shapes_ok = false;
-    }
-}
-
-static void load_measurement(loader *L, struct fy_node *root)
-{
-    static const char *const keys[] = {"shapes", "inputs", "trials", "guards", NULL};
-    static const char *const guard_keys[] = {"poison", "fresh_inputs", "revalidate", NULL};
-    static const char *const poisons[] = {"sentinel", "none"};
-    kcs_contract *c = L->c;
-    struct fy_node *m = kcs_contract_section(L, root, "measurement", true, "", keys);
-    if (!m)
-        return;
-
-    struct fy_node *sh = kcs_yaml_get(L->y, m, "shapes", true, "measurement");
-    struct fy_node *items[KCS_MAX_SHAPES];
-    L->shapes_ok = true;
-    int n = -1;
-    if (sh && (fy_node_get_type(sh) == FYNT_SCALAR ||
-               (fy_node_get_type(sh) == FYNT_SEQUENCE && fy_node_sequence_item_count(sh) > 0 &&
-                fy_node_get_type(fy_node_sequence_get_by_index(sh, 0)) == FYNT_SCALAR)))
-        kcs_yaml_error(L->y, sh, "measurement.shapes", "expected a list of shapes, e.g. "
-                       "[[64, 64, 256]]");
-    else
-        n = list_items(L, sh, "measurement.shapes", items, KCS_MAX_SHAPES);
-    for (int i = 0; i < n; i++) {
-        char f[40];
-        snprintf(f, sizeof f, "measurement.shapes[%d]", i);
-        load_shape(L, items[i], f, &c->shapes[i]);
-    }
-    if (n > 0)
-        c->n_shapes = n;
-    else
-        L->shapes_ok = false;
-
-    struct fy_node *in = kcs_yaml_get(L->y, m, "inputs", true, "measurement");
-    n = list_items(L, in, "measurement.inputs", items, KCS_MAX_DISTS);
-    for (int i = 0; i < n; i++) {
-        char f[40];
-        snprintf(f, sizeof f, "measurement.inputs[%d]", i);
-        if (parse_name(L, items[i], f, "distribution", parse_dist_v, &c->dists[c->n_dists]))
-            c->n_dists++;
-    }
-    int64_t trials;
-    if (kcs_yaml_int(L->y, kcs_yaml_get(L->y, m, "trials", true, "measurement"),
-                     "measurement.trials", 1, TRIALS_MAX, &trials))
-        c->trials = (int)trials;
-
-    struct fy_node *g = kcs_contract_section(L, m, "guards", true, "measurement", guard_keys);
-    if (g) {
-        struct fy_node *p = kcs_yaml_get(L->y, g, "poison", true, "measurement.guards");
-        int pk = p ? kcs_contract_keyword(L, p, "measurement.guards.poison", poisons, 2) : -1;
-        c->guard_poison = pk == 0;
-        kcs_yaml_bool(L->y, kcs_yaml_get(L->y, g, "fresh_inputs", true, "measurement.guards"),
-                      "measurement.guards.fresh_inputs", &c->guard_fresh_inputs);
-        kcs_yaml_bool(L->y, kcs_yaml_get(L->y, g, "revalidate", true, "measurement.guards"),
-                      "measurement.guards.revalidate", &c->guard_revalidate);
-    }
-}
-
 static void load_signatures(loader *L, struct fy_node *root)
 {
     static const char *const keys[] = {"name", "when", "explain", NULL};
@@ -477,7 +409,7 @@ static void load_signatures(loader *L, struct fy_node *root)
         return;
     }
     struct fy_node *items[KCS_MAX_SIGNATURES];
-    int n = list_items(L, s, "signature", items, KCS_MAX_SIGNATURES);
+    int n = kcs_contract_list_items(L, s, "signature", items, KCS_MAX_SIGNATURES);
     for (int i = 0; i < n; i++) {
         kcs_signature *sig = &c->sigs[c->n_sigs++];
         char f[40], ff[56];
@@ -515,21 +447,17 @@ static bool in_range(int64_t v, int64_t lo, int64_t hi)
     return v >= lo && v <= hi;
 }
 
-/* Measured shapes lie inside the precondition (eta's checks are in
- * contract_tolerance.c). */
+/* Measured shapes (held-out ones too) lie inside the precondition; eta's
+ * checks are in contract_tolerance.c, the protocol's in contract_measure.c. */
 static void cross_check(loader *L, struct fy_node *root)
 {
     kcs_contract *c = L->c;
     if (!L->shapes_ok || !L->pre_ok)
         return;
-    struct fy_node *meas = kcs_yaml_get(L->y, root, "measurement", false, "");
-    struct fy_node *shn = kcs_yaml_get(L->y, meas, "shapes", false, "measurement");
-    for (int i = 0; i < c->n_shapes; i++) {
-        const kcs_shape *s = &c->shapes[i];
-        struct fy_node *n = fy_node_get_type(shn) == FYNT_SEQUENCE
-                                ? fy_node_sequence_get_by_index(shn, i) : shn;
+    for (int i = 0; i < c->n_shapes + c->n_held_out; i++) {
+        struct fy_node *n;
         char f[40];
-        snprintf(f, sizeof f, "measurement.shapes[%d]", i);
+        const kcs_shape *s = kcs_contract_measured_shape(L, root, i, &n, f, sizeof f);
         const char *dim = !in_range(s->m, c->m_min, c->m_max)   ? "m"
                           : !in_range(s->n, c->n_min, c->n_max) ? "n"
                           : !in_range(s->k, c->k_min, c->k_max) ? "k"
@@ -554,6 +482,8 @@ static int load(kcs_yctx *y, kcs_contract **c_p, kcs_error *err)
     c->k_max = c->m_max = c->n_max = c->batch_max = INT64_MAX;
     c->value_dists = (1u << KCS_DIST_COUNT) - 1;
     c->values_finite = true;
+    c->protocol = KCS_PROTO_ORACLE;
+    c->repetitions = 1;
     loader L = {.y = y, .c = c, .tab = kcs_verdict_symtab()};
     struct fy_node *root = kcs_yaml_root(y);
     kcs_yaml_check_keys(y, root, "", top);
@@ -564,9 +494,10 @@ static int load(kcs_yctx *y, kcs_contract **c_p, kcs_error *err)
                                        "postcondition");
     kcs_contract_load_tolerance(&L, root);
     load_oracle(&L, root);
-    load_measurement(&L, root);
+    kcs_contract_load_measurement(&L, root);
     load_signatures(&L, root);
     cross_check(&L, root);
+    kcs_contract_check_measurement(&L, root);
     kcs_contract_check_eta(&L, root);
     int rc = kcs_yaml_finish(y, err);
     if (rc)

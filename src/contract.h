@@ -18,6 +18,7 @@
 #define KCS_MAX_SHAPES 32
 #define KCS_MAX_DISTS 8
 #define KCS_MAX_SIGNATURES 8
+#define KCS_MAX_CLAUSES 4
 
 typedef enum kcs_tol_structure {
     KCS_TOL_BACKWARD_ERROR = 0,
@@ -41,6 +42,10 @@ typedef enum kcs_dist {
     KCS_DIST_UNIFORM_PM1,
     KCS_DIST_WIDE_RANGE,
     KCS_DIST_CANCELLATION,
+    KCS_DIST_LARGE,       /* |x| in [64, 128): exp(x) overflows fp32 without max-subtraction */
+    KCS_DIST_OFFSET,      /* 4096 + N(0,1): mean far above the spread (variance cancellation) */
+    KCS_DIST_SUBNORMAL,   /* subnormal values of the input format (random sign) */
+    KCS_DIST_POSITIVE,    /* |N(0,1)|: no cancellation, maximal error growth */
     KCS_DIST_COUNT
 } kcs_dist;
 
@@ -50,6 +55,27 @@ int kcs_dist_parse(const char *name, kcs_dist *d_p);
 typedef struct kcs_shape {
     int64_t m, n, k, batch;
 } kcs_shape;
+
+/* How a case is measured. */
+typedef enum kcs_protocol_kind {
+    KCS_PROTO_ORACLE = 0,      /* each trial's output against the reference oracle */
+    KCS_PROTO_REPEAT,          /* + `repetitions` runs on identical inputs: digests, ULP spread */
+    KCS_PROTO_BATCH_INVARIANCE,/* + op(x[:1]) against op(x)[:1], bitwise (ULP spread) */
+} kcs_protocol_kind;
+
+const char *kcs_protocol_name(kcs_protocol_kind p);
+
+/* One tolerance clause. For invariant clauses the measured quantity is an
+ * expression over metrics (e.g. "distinct_digests - 1", "rowsum_err") and
+ * eta may be 0 (an exact invariant); for the others it is the metric the
+ * structure names and eta must be finite and positive. */
+typedef struct kcs_tol_clause {
+    kcs_tol_structure structure; /* never composite */
+    char *eta_text;
+    kcs_expr *eta;
+    char *quantity_text;         /* invariant only */
+    kcs_expr *quantity;
+} kcs_tol_clause;
 
 typedef struct kcs_signature {
     char name[64];
@@ -81,10 +107,13 @@ typedef struct kcs_contract {
     bool values_finite;   /* precondition.values.finite (default true) */
     /* 4. postcondition */
     char *postcondition;
-    /* 5. tolerance */
+    /* 5. tolerance: structure, and its clauses (one, or the `all:` list of
+     * a composite; eta/eta_text below mirror clause 0 for convenience). */
     kcs_tol_structure tol_structure;
     char *eta_text;
     kcs_expr *eta;
+    kcs_tol_clause clauses[KCS_MAX_CLAUSES];
+    int n_clauses;
     char *derivation;
     /* 6. reference oracle */
     kcs_oracle_kind oracle;
@@ -96,6 +125,14 @@ typedef struct kcs_contract {
     int n_dists;
     int trials;
     bool guard_poison, guard_fresh_inputs, guard_revalidate;
+    kcs_protocol_kind protocol;
+    int repetitions;            /* runs per trial on identical inputs (repeat; >= 2) */
+    kcs_shape held_out[KCS_MAX_SHAPES]; /* shape classes kept out of `shapes` (CMP-03) */
+    int n_held_out;
+    char attrs[128];            /* declared semantics handed to kernels: "oob=raise" */
+    double special_nan, special_inf, special_subnormal; /* injected fractions of inputs */
+    double special_oob;         /* fraction of gather indices out of range */
+    uint64_t seed;              /* mixed into every case seed of this contract */
     /* 8. violation signatures */
     kcs_signature sigs[KCS_MAX_SIGNATURES];
     int n_sigs;

@@ -11,6 +11,7 @@ typedef struct kcs_contract_loader {
     kcs_contract *c;
     const kcs_expr_symtab *tab;
     bool shapes_ok, pre_ok; /* parts the cross-checks depend on parsed cleanly */
+    bool tol_ok;            /* the tolerance parsed cleanly */
 } loader;
 
 /* Record an error at an explicit position (same format and cap as
@@ -30,9 +31,25 @@ int kcs_contract_keyword(loader *L, struct fy_node *n, const char *field,
 struct fy_node *kcs_contract_section(loader *L, struct fy_node *map, const char *key,
                                      bool required, const char *parent,
                                      const char *const *allowed);
+/* Items of a list field (a sequence, or one scalar standing for a list of
+ * one) into items[0..max): the count, or -1 (recorded). */
+int kcs_contract_list_items(loader *L, struct fy_node *n, const char *field,
+                            struct fy_node **items, int max);
+/* A name through a kcs_*_parse function (what: "format", "op", ...). */
+bool kcs_contract_parse_name(loader *L, struct fy_node *n, const char *field, const char *what,
+                             int (*parse)(const char *, void *), void *out);
+/* The measured shapes: measurement.shapes then measurement.held_out, with
+ * the node and field name of shape i (i < c->n_shapes + c->n_held_out). */
+const kcs_shape *kcs_contract_measured_shape(loader *L, struct fy_node *root, int i,
+                                             struct fy_node **node_p, char *field, size_t len);
 
 /* contract_tolerance.c */
 void kcs_contract_load_tolerance(loader *L, struct fy_node *root);
 void kcs_contract_check_eta(loader *L, struct fy_node *root);
+void kcs_contract_free_tolerance(kcs_contract *c);
+
+/* contract_measure.c */
+void kcs_contract_load_measurement(loader *L, struct fy_node *root);
+void kcs_contract_check_measurement(loader *L, struct fy_node *root);
 
 #endif

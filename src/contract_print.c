@@ -6,6 +6,7 @@
 
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 typedef struct out {
     FILE *f;
@@ -92,6 +93,48 @@ static void range(const out *o, bool *first, const char *k, int64_t lo, int64_t 
     *first = false;
 }
 
+/* A tolerance clause: inline {structure, eta, quantity} in a composite's
+ * list, else the eta (and quantity) keys of the tolerance mapping. */
+static void clause(const out *o, const kcs_tol_clause *t, bool inline_map)
+{
+    if (inline_map) {
+        ikey(o, true, "structure"), name(o, kcs_tol_structure_name(t->structure));
+        ikey(o, false, "eta"), qstr(o->f, t->eta_text);
+        if (t->quantity_text)
+            ikey(o, false, "quantity"), qstr(o->f, t->quantity_text);
+        return;
+    }
+    key(o, 2, false, "eta"), qstr(o->f, t->eta_text), eol(o);
+    if (t->quantity_text)
+        key(o, 2, false, "quantity"), qstr(o->f, t->quantity_text), eol(o);
+}
+
+/* A list of shapes: [[m, n, k], [m, n, k, batch], ...]. */
+static void shapes(FILE *f, const kcs_shape *s, int n)
+{
+    fputc('[', f);
+    for (int i = 0; i < n; i++) {
+        fprintf(f, "%s[%" PRId64 ", %" PRId64 ", %" PRId64, i ? ", " : "", s[i].m, s[i].n,
+                s[i].k);
+        if (s[i].batch)
+            fprintf(f, ", %" PRId64, s[i].batch);
+        fputc(']', f);
+    }
+    fputc(']', f);
+}
+
+/* The shortest decimal that reads back as x. */
+static void num(FILE *f, double x)
+{
+    char buf[32];
+    for (int prec = 1; prec <= 17; prec++) {
+        snprintf(buf, sizeof buf, "%.*g", prec, x);
+        if (strtod(buf, NULL) == x)
+            break;
+    }
+    fputs(buf, f);
+}
+
 static bool has_shape(const kcs_contract *c)
 {
     return c->m_min != 1 || c->m_max != INT64_MAX || c->n_min != 1 || c->n_max != INT64_MAX ||
@@ -164,7 +207,21 @@ int kcs_contract_print(const kcs_contract *c, FILE *f, bool json)
 
     open_map(p, "tolerance");
     key(p, 2, true, "structure"), name(p, kcs_tol_structure_name(c->tol_structure)), eol(p);
-    key(p, 2, false, "eta"), qstr(f, c->eta_text), eol(p);
+    if (c->tol_structure == KCS_TOL_COMPOSITE) {
+        if (json)
+            key(p, 2, false, "all"), fputc('[', f);
+        else
+            fputs("  all:\n", f);
+        for (int i = 0; i < c->n_clauses; i++) {
+            fputs(json ? (i ? ", {" : "{") : "    - {", f);
+            clause(p, &c->clauses[i], true);
+            fputc('}', f), eol(p);
+        }
+        if (json)
+            fputc(']', f);
+    } else if (c->n_clauses > 0) {
+        clause(p, &c->clauses[0], false);
+    }
     key(p, 2, false, "derivation"), qstr(f, c->derivation), eol(p);
     close_map(p);
 
@@ -180,15 +237,9 @@ int kcs_contract_print(const kcs_contract *c, FILE *f, bool json)
     fputc('}', f), eol(p);
 
     open_map(p, "measurement");
-    key(p, 2, true, "shapes"), fputc('[', f);
-    for (int i = 0; i < c->n_shapes; i++) {
-        const kcs_shape *s = &c->shapes[i];
-        fprintf(f, "%s[%" PRId64 ", %" PRId64 ", %" PRId64, i ? ", " : "", s->m, s->n, s->k);
-        if (s->batch)
-            fprintf(f, ", %" PRId64, s->batch);
-        fputc(']', f);
-    }
-    fputc(']', f), eol(p);
+    key(p, 2, true, "shapes"), shapes(f, c->shapes, c->n_shapes), eol(p);
+    if (c->n_held_out || json)
+        key(p, 2, false, "held_out"), shapes(f, c->held_out, c->n_held_out), eol(p);
     key(p, 2, false, "inputs"), fputc('[', f);
     for (int i = 0; i < c->n_dists; i++)
         fputs(i ? ", " : "", f), name(p, kcs_dist_name(c->dists[i]));
@@ -201,6 +252,24 @@ int kcs_contract_print(const kcs_contract *c, FILE *f, bool json)
     ikey(p, false, "revalidate");
     fputs(c->guard_revalidate ? "true" : "false", f);
     fputc('}', f), eol(p);
+    key(p, 2, false, "protocol"), name(p, kcs_protocol_name(c->protocol)), eol(p);
+    if (c->protocol == KCS_PROTO_REPEAT || c->repetitions != 1 || json)
+        key(p, 2, false, "repetitions"), fprintf(f, "%d", c->repetitions), eol(p);
+    if (c->attrs[0] || json)
+        key(p, 2, false, "attrs"), qstr(f, c->attrs), eol(p);
+    const double sp[] = {c->special_nan, c->special_inf, c->special_subnormal, c->special_oob};
+    static const char *const sp_names[] = {"nan", "inf", "subnormal", "oob"};
+    if (sp[0] > 0 || sp[1] > 0 || sp[2] > 0 || sp[3] > 0 || json) {
+        key(p, 2, false, "special"), fputc('{', f);
+        first = true;
+        for (int i = 0; i < 4; i++)
+            if (sp[i] > 0 || json) {
+                ikey(p, first, sp_names[i]), num(f, sp[i]);
+                first = false;
+            }
+        fputc('}', f), eol(p);
+    }
+    key(p, 2, false, "seed"), fprintf(f, "%" PRIu64, c->seed), eol(p);
     close_map(p);
 
     fputs(json ? ", \"signature\": [" : "signature:\n", f);

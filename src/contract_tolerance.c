@@ -76,10 +76,151 @@ static bool measured_derivation(const char *text, const char **phrase_p)
     return hit;
 }
 
+void kcs_contract_free_tolerance(kcs_contract *c)
+{
+    for (int i = 0; i < KCS_MAX_CLAUSES; i++) {
+        kcs_tol_clause *t = &c->clauses[i];
+        free(t->eta_text);
+        if (t->eta)
+            kcs_expr_free(t->eta);
+        free(t->quantity_text);
+        if (t->quantity)
+            kcs_expr_free(t->quantity);
+    }
+    memset(c->clauses, 0, sizeof c->clauses);
+    c->n_clauses = 0;
+    c->eta = NULL; /* mirrors of clause 0 */
+    c->eta_text = NULL;
+    free(c->derivation);
+    c->derivation = NULL;
+}
+
+/* eta of a clause: a magnitude built only from what a case binds. */
+static bool load_eta(loader *L, struct fy_node *en, const char *field, kcs_tol_clause *t)
+{
+    if (!kcs_contract_expr(L, en, field, &t->eta, &t->eta_text))
+        return false;
+    bool ok = true;
+    if (kcs_expr_is_condition(t->eta)) {
+        kcs_yaml_error(L->y, en, field, "must be a magnitude, not a condition (\"%.60s\")",
+                       t->eta_text);
+        ok = false;
+    }
+    for (int i = 0; i < L->tab->n; i++) {
+        const char *nm = L->tab->syms[i].name;
+        if (!kcs_expr_uses(t->eta, i))
+            continue;
+        bool bound = false;
+        kcs_format f;
+        for (const char *const *v = eta_vars; *v && !bound; v++)
+            bound = !strcmp(*v, nm);
+        if (!bound && L->tab->syms[i].type == KCS_EXPR_FORMAT && !kcs_format_parse(nm, &f))
+            bound = true;
+        if (!bound) {
+            int line, col, ecol = word_col(t->eta_text, nm);
+            kcs_contract_expr_pos(L->y, en, t->eta_text, ecol, &line, &col);
+            kcs_contract_error_at(L->y, line, col, field,
+                                  "'%s' is measured, eta may use only m n k batch dtype_in "
+                                  "dtype_acc dtype_out and formats (column %d)", nm, ecol);
+            ok = false;
+        }
+    }
+    return ok;
+}
+
+/* The measured quantity of an invariant clause: a number over the whole
+ * symbol table that depends on at least one measurement. */
+static bool load_quantity(loader *L, struct fy_node *qn, const char *field, kcs_tol_clause *t)
+{
+    if (!kcs_contract_expr(L, qn, field, &t->quantity, &t->quantity_text))
+        return false;
+    for (int i = 0; i < L->tab->n; i++) {
+        if (!kcs_expr_uses(t->quantity, i) || L->tab->syms[i].type != KCS_EXPR_NUMBER)
+            continue;
+        bool bound = false;
+        for (const char *const *v = eta_vars; *v && !bound; v++)
+            bound = !strcmp(*v, L->tab->syms[i].name);
+        if (!bound)
+            return true;
+    }
+    kcs_yaml_error(L->y, qn, field, "uses no measured quantity (\"%.60s\"); an invariant "
+                   "bounds something a run measures", t->quantity_text);
+    return false;
+}
+
+/* One clause {structure, eta, quantity?} from mapping t (the tolerance
+ * itself or an item of `all`); prefix names its fields. Returns whether it
+ * loaded cleanly. */
+static bool load_clause(loader *L, struct fy_node *t, const char *prefix, int st,
+                        kcs_tol_clause *cl)
+{
+    char f[64];
+    bool ok = st >= 0;
+    cl->structure = st >= 0 ? (kcs_tol_structure)st : KCS_TOL_BACKWARD_ERROR;
+    snprintf(f, sizeof f, "%s.eta", prefix);
+    struct fy_node *en = kcs_yaml_get(L->y, t, "eta", true, prefix);
+    ok = en && load_eta(L, en, f, cl) && ok;
+    snprintf(f, sizeof f, "%s.quantity", prefix);
+    struct fy_node *qn = kcs_yaml_get(L->y, t, "quantity", false, prefix);
+    if (st == KCS_TOL_INVARIANT && !qn) {
+        kcs_yaml_error(L->y, t, f, "missing required key (an invariant clause names the "
+                       "quantity it bounds, e.g. \"distinct_digests - 1\")");
+        ok = false;
+    } else if (st >= 0 && st != KCS_TOL_INVARIANT && qn) {
+        kcs_yaml_error(L->y, qn, f, "only invariant clauses take a quantity; %s bounds its own "
+                       "metric", kcs_tol_structure_name((kcs_tol_structure)st));
+        ok = false;
+    } else if (qn) {
+        ok = load_quantity(L, qn, f, cl) && ok;
+    }
+    return ok;
+}
+
+/* The clauses of a composite: tolerance.all, 1..KCS_MAX_CLAUSES mappings
+ * of non-composite structure. */
+static bool load_composite(loader *L, struct fy_node *t)
+{
+    static const char *const keys[] = {"structure", "eta", "quantity", NULL};
+    kcs_contract *c = L->c;
+    struct fy_node *all = kcs_yaml_get(L->y, t, "all", true, "tolerance");
+    if (!all)
+        return false;
+    if (fy_node_get_type(all) != FYNT_SEQUENCE) {
+        kcs_yaml_error(L->y, all, "tolerance.all", "expected a list of clauses "
+                       "{structure, eta, quantity}");
+        return false;
+    }
+    struct fy_node *items[KCS_MAX_CLAUSES];
+    int n = kcs_contract_list_items(L, all, "tolerance.all", items, KCS_MAX_CLAUSES);
+    bool ok = n > 0;
+    for (int i = 0; i < n; i++) {
+        char f[40], fs[56];
+        snprintf(f, sizeof f, "tolerance.all[%d]", i);
+        if (fy_node_get_type(items[i]) != FYNT_MAPPING) {
+            kcs_yaml_error(L->y, items[i], f, "expected a mapping {structure, eta, quantity}");
+            ok = false;
+            continue;
+        }
+        kcs_yaml_check_keys(L->y, items[i], f, keys);
+        snprintf(fs, sizeof fs, "%s.structure", f);
+        struct fy_node *s = kcs_yaml_get(L->y, items[i], "structure", true, f);
+        int st = s ? kcs_contract_keyword(L, s, fs, tol_names, KCS_TOL_COMPOSITE + 1) : -1;
+        if (st == KCS_TOL_COMPOSITE) {
+            kcs_yaml_error(L->y, s, fs, "a composite clause cannot nest another composite");
+            st = -1;
+        }
+        ok = load_clause(L, items[i], f, st, &c->clauses[i]) && ok;
+        c->n_clauses = i + 1;
+    }
+    return ok;
+}
+
 void kcs_contract_load_tolerance(loader *L, struct fy_node *root)
 {
-    static const char *const keys[] = {"structure", "eta", "derivation", NULL};
+    static const char *const keys[] = {"structure", "eta", "quantity", "all", "derivation",
+                                       NULL};
     kcs_contract *c = L->c;
+    int before = L->y->n_errors;
     struct fy_node *t = kcs_contract_section(L, root, "tolerance", true, "", keys);
     if (!t)
         return;
@@ -89,30 +230,29 @@ void kcs_contract_load_tolerance(loader *L, struct fy_node *root)
     if (st >= 0)
         c->tol_structure = (kcs_tol_structure)st;
 
-    struct fy_node *en = kcs_yaml_get(L->y, t, "eta", true, "tolerance");
-    if (en && kcs_contract_expr(L, en, "tolerance.eta", &c->eta, &c->eta_text)) {
-        if (kcs_expr_is_condition(c->eta))
-            kcs_yaml_error(L->y, en, "tolerance.eta",
-                           "must be a magnitude, not a condition (\"%.60s\")", c->eta_text);
-        for (int i = 0; i < L->tab->n; i++) {
-            const char *nm = L->tab->syms[i].name;
-            if (!kcs_expr_uses(c->eta, i))
-                continue;
-            bool ok = false;
-            kcs_format f;
-            for (const char *const *v = eta_vars; *v && !ok; v++)
-                ok = !strcmp(*v, nm);
-            if (!ok && L->tab->syms[i].type == KCS_EXPR_FORMAT && !kcs_format_parse(nm, &f))
-                ok = true;
-            if (!ok) {
-                int line, col, ecol = word_col(c->eta_text, nm);
-                kcs_contract_expr_pos(L->y, en, c->eta_text, ecol, &line, &col);
-                kcs_contract_error_at(L->y, line, col, "tolerance.eta",
-                         "'%s' is measured, eta may use only m n k batch dtype_in dtype_acc "
-                         "dtype_out and formats (column %d)", nm, ecol);
+    if (st == KCS_TOL_COMPOSITE) {
+        static const char *const single[] = {"eta", "quantity"};
+        for (int i = 0; i < 2; i++) {
+            struct fy_node *x = kcs_yaml_get(L->y, t, single[i], false, "tolerance");
+            if (x) {
+                char f[32];
+                snprintf(f, sizeof f, "tolerance.%s", single[i]);
+                kcs_yaml_error(L->y, x, f, "a composite tolerance has its clauses in `all`; "
+                               "give each clause its own %s", single[i]);
             }
         }
+        load_composite(L, t);
+    } else {
+        struct fy_node *all = kcs_yaml_get(L->y, t, "all", false, "tolerance");
+        if (all && st >= 0)
+            kcs_yaml_error(L->y, all, "tolerance.all", "only structure composite takes a "
+                           "list of clauses (structure is %s)", tol_names[st]);
+        load_clause(L, t, "tolerance", st, &c->clauses[0]);
+        c->n_clauses = 1;
     }
+    c->eta = c->clauses[0].eta;
+    c->eta_text = c->clauses[0].eta_text;
+
     struct fy_node *dn = kcs_yaml_get(L->y, t, "derivation", true, "tolerance");
     c->derivation = kcs_yaml_strdup(L->y, dn, "tolerance.derivation");
     const char *phrase = NULL;
@@ -122,16 +262,29 @@ void kcs_contract_load_tolerance(loader *L, struct fy_node *root)
         kcs_yaml_error(L->y, dn, "tolerance.derivation",
                        "eta must come from first principles, not be measured from the "
                        "candidate under test (says '%s')", phrase);
+    L->tol_ok = L->y->n_errors == before;
 }
 
-/* eta is finite and positive (>= 0 for invariant structures) for every
- * measured case: each shape with each declared input format. */
+/* The eta node of clause i (for diagnostics). */
+static struct fy_node *eta_node(loader *L, struct fy_node *root, int i, char *field, size_t len)
+{
+    struct fy_node *t = kcs_yaml_get(L->y, root, "tolerance", false, "");
+    if (L->c->tol_structure != KCS_TOL_COMPOSITE) {
+        snprintf(field, len, "tolerance.eta");
+        return kcs_yaml_get(L->y, t, "eta", false, "tolerance");
+    }
+    snprintf(field, len, "tolerance.all[%d].eta", i);
+    struct fy_node *all = kcs_yaml_get(L->y, t, "all", false, "tolerance");
+    return kcs_yaml_get(L->y, fy_node_sequence_get_by_index(all, i), "eta", false, "tolerance");
+}
+
+/* Every clause's eta is finite and positive (>= 0 for invariant clauses:
+ * an exact invariant) for every measured case: each measured shape, the
+ * held-out ones too, with each declared input format. */
 void kcs_contract_check_eta(loader *L, struct fy_node *root)
 {
     kcs_contract *c = L->c;
-    if (!L->shapes_ok || !L->pre_ok)
-        return;
-    if (!c->eta || L->y->n_errors)
+    if (!L->shapes_ok || !L->pre_ok || !L->tol_ok || c->n_clauses < 1)
         return;
     double *v = calloc((size_t)L->tab->n, sizeof *v);
     if (!v)
@@ -148,35 +301,36 @@ void kcs_contract_check_eta(loader *L, struct fy_node *root)
         if (L->tab->syms[i].type == KCS_EXPR_FORMAT && !kcs_format_parse(L->tab->syms[i].name, &f))
             v[i] = (double)f;
     }
-    struct fy_node *en = kcs_yaml_get(L->y, kcs_yaml_get(L->y, root, "tolerance", false, ""), "eta",
-                                      false, "tolerance");
-    bool zero_ok = c->tol_structure == KCS_TOL_INVARIANT;
-    for (int i = 0; i < c->n_shapes; i++) {
-        for (int f = 0; f < KCS_FMT_COUNT; f++) {
-            if (!(c->dtype_in & (1u << f)))
-                continue;
-            const kcs_shape *s = &c->shapes[i];
-            double bind[7] = {(double)s->m, (double)s->n, (double)s->k,
-                              (double)(s->batch ? s->batch : 1), (double)f,
-                              c->dtype_acc.bits > 0 ? -(double)c->dtype_acc.bits
-                                                    : (double)c->dtype_acc.fmt,
-                              (double)c->dtype_out};
-            for (int j = 0; j < 7; j++)
-                if (idx[j] >= 0)
-                    v[idx[j]] = bind[j];
-            double eta = kcs_expr_eval(c->eta, v);
-            if (!isfinite(eta) || eta < 0 || (eta == 0 && !zero_ok)) {
-                kcs_yaml_error(L->y, en, "tolerance.eta",
+    for (int ci = 0; ci < c->n_clauses; ci++) {
+        const kcs_tol_clause *cl = &c->clauses[ci];
+        bool zero_ok = cl->structure == KCS_TOL_INVARIANT;
+        bool bad = false;
+        for (int i = 0; i < c->n_shapes + c->n_held_out && !bad; i++) {
+            const kcs_shape *s = i < c->n_shapes ? &c->shapes[i] : &c->held_out[i - c->n_shapes];
+            for (int f = 0; f < KCS_FMT_COUNT && !bad; f++) {
+                if (!(c->dtype_in & (1u << f)))
+                    continue;
+                double bind[7] = {(double)s->m, (double)s->n, (double)s->k,
+                                  (double)(s->batch ? s->batch : 1), (double)f,
+                                  c->dtype_acc.bits > 0 ? -(double)c->dtype_acc.bits
+                                                        : (double)c->dtype_acc.fmt,
+                                  (double)c->dtype_out};
+                for (int j = 0; j < 7; j++)
+                    if (idx[j] >= 0)
+                        v[idx[j]] = bind[j];
+                double eta = kcs_expr_eval(cl->eta, v);
+                if (isfinite(eta) && eta >= 0 && (eta > 0 || zero_ok))
+                    continue;
+                char field[40];
+                struct fy_node *en = eta_node(L, root, ci, field, sizeof field);
+                kcs_yaml_error(L->y, en, field,
                                "is %g for shape [%" PRId64 ", %" PRId64 ", %" PRId64
                                "] with dtype_in %s; it must be finite and %s",
                                eta, s->m, s->n, s->k, kcs_format_name((kcs_format)f),
                                zero_ok ? "non-negative" : "positive");
-                free(v);
-                return;
+                bad = true;
             }
         }
     }
     free(v);
 }
-
-

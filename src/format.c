@@ -105,15 +105,35 @@ double kcs_format_eps(kcs_format f)
     return valid(f) ? ldexp(1.0, 1 - infos[f].p) : NAN;
 }
 
+/* x * 2^k, exact here: the results are normal doubles (or k is out of the
+ * fast range and ldexp, exact for these operands, does it). */
+static inline double scale2(double x, int k)
+{
+    if (k < -1022 || k > 1023)
+        return ldexp(x, k);
+    uint64_t b = (uint64_t)(k + 1023) << 52;
+    double s;
+    memcpy(&s, &b, sizeof s);
+    return x * s;
+}
+
+static inline int exponent_of(double ax) /* floor(log2 ax), ax > 0 finite */
+{
+    uint64_t b;
+    memcpy(&b, &ax, sizeof b);
+    int ef = (int)(b >> 52); /* ax > 0: no sign bit */
+    return ef ? ef - 1023 : ilogb(ax);
+}
+
 /* Round |x| (finite, > 0) to p significant bits with exponent floor emin and
  * no upper exponent bound. neg says which way RD/RU go. */
 static double round_mag(double ax, int p, int emin, kcs_rounding r, bool neg)
 {
-    int e = ilogb(ax);
+    int e = exponent_of(ax);
     if (e < emin)
         e = emin;
     int sc = p - 1 - e;
-    double m = ldexp(ax, sc); /* exact: < 2^p, power-of-two scaling */
+    double m = scale2(ax, sc); /* exact: < 2^p, power-of-two scaling */
     double fl = floor(m);
     double frac = m - fl; /* exact */
     if (frac != 0.0) {
@@ -130,7 +150,7 @@ static double round_mag(double ax, int p, int emin, kcs_rounding r, bool neg)
         if (up)
             fl += 1.0;
     }
-    return ldexp(fl, -sc);
+    return scale2(fl, -sc);
 }
 
 /* The value an overflow produces: RZ and the "inward" directed mode give

@@ -67,16 +67,18 @@
  * (relative error < (K+n+64) 2^-53, absorbed by the factor F below). So
  *   T_i = (1+2^-53) F (G_i + gamma_{K+n}(2^-53)(|A|beta)_i + gamma_n(2^-53)(|C|1)_i)
  * with G_i the rigorous or probabilistic GEMM bound above and
- * F = 1 + 4 (K+n+64) 2^-53.
+ * F = 1 + 4 (K+n+64) 2^-53 (in the check terms K is the inner dimension kk
+ * of the arrays, whatever reduction_len says about the GEMM).
  *
  * Passes: B is read once (B R, beta, |B|_F^2 from the same loads), then A
- * and C once, two rows at a time (A(BR), (|A| beta), |a_i|^2; C R, (|C|1),
- * |c_i|^2), threads over rows. The kernels keep their accumulators in
- * GCC/Clang vector-extension registers (plain C loops kept the accumulator
- * arrays in memory at -O2, 2x slower) and are compiled for baseline
- * x86-64, x86-64-v3 and x86-64-v4 with runtime dispatch (target_clones);
- * the summation order is fixed by the C source, so every clone and thread
- * count returns bitwise the same result. */
+ * and C once, 4 (or 2) rows at a time (A(BR), (|A| beta), |a_i|^2; C R,
+ * (|C|1), |c_i|^2), threads over rows; only R (k x n) and BR (k x kk) are
+ * re-read, from cache. The kernels keep their accumulators in GCC/Clang
+ * vector-extension registers (plain C loops kept the accumulator arrays in
+ * memory at -O2, 2x slower); the summation order is fixed by the C source
+ * (8 interleaved lanes, a fixed tree), so every ISA variant and thread
+ * count returns bitwise the same result. The binary runs on any x86-64:
+ * variants for x86-64-v3/v4 are picked at run time. */
 #include "freivalds.h"
 
 #include <math.h>
@@ -141,6 +143,29 @@ int kcs_fv_mode_parse(const char *s, kcs_fv_mode *mode_p)
     return KCS_E_INVAL;
 }
 
+int kcs_fv_oracle_parse(const char *s, kcs_fv_params *p, kcs_error *err)
+{
+    int k = 10;
+    kcs_fv_mode mode = KCS_FV_RIGOROUS;
+    if (strncmp(s, "freivalds", 9) != 0 || (s[9] && s[9] != ':'))
+        return kcs_fail(err, KCS_E_INVAL, "oracle '%s': expected freivalds[:k[:mode]]", s);
+    const char *q = s + 9;
+    if (*q == ':') {
+        char *end;
+        long v = strtol(q + 1, &end, 10);
+        if (end == q + 1 || v < 1 || v > KCS_FV_MAX_PROBES || (*end && *end != ':'))
+            return kcs_fail(err, KCS_E_INVAL, "oracle '%s': k must be 1..%d", s,
+                            KCS_FV_MAX_PROBES);
+        k = (int)v;
+        if (*end == ':' && kcs_fv_mode_parse(end + 1, &mode) != 0)
+            return kcs_fail(err, KCS_E_INVAL,
+                            "oracle '%s': mode must be rigorous or probabilistic", s);
+    }
+    p->probes = k;
+    p->mode = mode;
+    return 0;
+}
+
 const char *kcs_fv_mode_name(kcs_fv_mode mode)
 {
     return mode == KCS_FV_PROBABILISTIC ? "probabilistic" : "rigorous";
@@ -192,7 +217,7 @@ static inline double fv_tree8(const double *a)
     return ((a[0] + a[4]) + (a[2] + a[6])) + ((a[1] + a[5]) + (a[3] + a[7]));
 }
 
-#if defined(__GNUC__)
+/* GCC/Clang vector extensions (the project needs a GNU C compiler anyway). */
 typedef double fv_v8d __attribute__((vector_size(64)));
 typedef float fv_v8f __attribute__((vector_size(32)));
 typedef double fv_v4d __attribute__((vector_size(32)));
@@ -321,53 +346,6 @@ FV_CLONES3 static void fv_aux(const float *x, long L, const double *w, double *w
     memcpy(t, &q0, sizeof t);
     *sq = fv_tree8(t);
 }
-#else
-/* Portable kernels: the same 8 lanes and tree in plain arrays. */
-#define FV_DOT_PLAIN(NAME, RB, JB)                                                           \
-    static void NAME(const float *const *x, long L, const double *V, int k, double *y)      \
-    {                                                                                        \
-        double a[RB][JB][8] = {{{0}}};                                                       \
-        long l = 0;                                                                          \
-        for (; l + 8 <= L; l += 8)                                                           \
-            for (int r = 0; r < RB; r++)                                                     \
-                for (int j = 0; j < JB; j++)                                                 \
-                    for (int v = 0; v < 8; v++)                                              \
-                        a[r][j][v] += (double)x[r][l + v] * V[j * L + l + v];                \
-        for (; l < L; l++)                                                                   \
-            for (int r = 0; r < RB; r++)                                                     \
-                for (int j = 0; j < JB; j++)                                                 \
-                    a[r][j][0] += (double)x[r][l] * V[j * L + l];                            \
-        for (int r = 0; r < RB; r++)                                                         \
-            for (int j = 0; j < JB; j++)                                                     \
-                y[r * k + j] = fv_tree8(a[r][j]);                                            \
-    }
-#define FV_DOT_W8(JB) FV_DOT_PLAIN(fv_w8_##JB, FV_W8_RB, JB)
-#define FV_DOT_W4(JB) FV_DOT_PLAIN(fv_w4_##JB, FV_W4_RB, JB)
-
-static void fv_aux(const float *x, long L, const double *w, double *wabs, double *sq)
-{
-    double s[2][8] = {{0}}, q[2][8] = {{0}};
-    long l = 0;
-    for (; l + 16 <= L; l += 16)
-        for (int h = 0; h < 2; h++)
-            for (int v = 0; v < 8; v++) {
-                double u = x[l + 8 * h + v];
-                s[h][v] += fabs(u) * (w ? w[l + 8 * h + v] : 1.0);
-                q[h][v] += u * u;
-            }
-    for (; l < L; l++) {
-        double u = x[l];
-        s[0][0] += fabs(u) * (w ? w[l] : 1.0);
-        q[0][0] += u * u;
-    }
-    for (int v = 0; v < 8; v++) {
-        s[0][v] += s[1][v];
-        q[0][v] += q[1][v];
-    }
-    *wabs = fv_tree8(s[0]);
-    *sq = fv_tree8(q[0]);
-}
-#endif
 
 FV_DOT_W8(1)
 FV_DOT_W8(2)
@@ -593,15 +571,11 @@ static void *fv_alloc(size_t count, size_t size)
     return aligned_alloc(64, bytes ? bytes : 64);
 }
 
-int kcs_freivalds_verify(const float *A, const float *B, const float *C, long m, long kk,
-                         long n, const kcs_fv_params *p, const kcs_fv_detail *detail,
-                         kcs_fv_result *res_p, kcs_error *err)
+static int fv_check_args(long m, long kk, long n, const kcs_fv_params *p, kcs_error *err)
 {
-    double t0 = fv_now();
-    if (!A || !B || !C || !p || !res_p)
-        return kcs_fail(err, KCS_E_INVAL, "freivalds: NULL argument");
     if (m < 1 || kk < 1 || n < 1)
-        return kcs_fail(err, KCS_E_INVAL, "freivalds: bad shape %ldx%ld * %ldx%ld", m, kk, kk, n);
+        return kcs_fail(err, KCS_E_INVAL, "freivalds: bad shape %ldx%ld * %ldx%ld", m, kk, kk,
+                        n);
     if (p->probes < 1 || p->probes > KCS_FV_MAX_PROBES)
         return kcs_fail(err, KCS_E_INVAL, "freivalds: probes must be in 1..%d (got %d)",
                         KCS_FV_MAX_PROBES, p->probes);
@@ -611,74 +585,95 @@ int kcs_freivalds_verify(const float *A, const float *B, const float *C, long m,
         return kcs_fail(err, KCS_E_INVAL, "freivalds: bad precision parameters");
     if (p->mode != KCS_FV_RIGOROUS && p->mode != KCS_FV_PROBABILISTIC)
         return kcs_fail(err, KCS_E_INVAL, "freivalds: unknown mode %d", (int)p->mode);
+    return 0;
+}
 
-    int k = p->probes, rc = 0;
-    fv_ctx c = {.A = A, .B = B, .C = C, .m = m, .kk = kk, .n = n, .k = k, .mode = p->mode};
+/* Threshold constants (see the comment at the top) and per-row outputs. */
+static int fv_setup(fv_ctx *c, const kcs_fv_params *p, const kcs_fv_detail *detail,
+                    double **ratio_own)
+{
+    long m = c->m, kk = c->kk, n = c->n;
+    double K = (double)(p->reduction_len ? p->reduction_len : kk);
+    double gK = gamma_n(K, p->u_acc);
+    c->mode = p->mode;
+    c->c_out = p->u_out / (1 - p->u_out);
+    c->c_eta = (2 * K * p->eta_acc + p->eta_out) * (double)n;
+    c->c_chkA = gamma_n((double)(kk + n), FV_U64);
+    c->c_chkC = gamma_n((double)n, FV_U64);
+    c->c_fin = (1 + FV_U64) * (1 + 4 * ((double)kk + (double)n + 64) * FV_U64);
+    c->c_rig = gK;
+    c->c_prob = sqrt(K) * p->u_acc * (1 + gK);
+    c->lambda = kcs_freivalds_lambda(m, c->k, p->fail_prob);
+    c->wprobe = fv_alloc((size_t)m, sizeof *c->wprobe);
+    *ratio_own = NULL;
+    c->ratio = detail && detail->row_ratio ? detail->row_ratio
+                                           : (*ratio_own = fv_alloc((size_t)m, sizeof(double)));
+    if (detail) {
+        c->thresh = detail->row_thresh;
+        c->thr_rig = detail->row_thresh_rig;
+        c->thr_prob = detail->row_thresh_prob;
+        c->rmax = detail->row_resid;
+        c->resid = detail->resid;
+        c->cr = detail->cr;
+    }
+    return c->wprobe && c->ratio ? 0 : KCS_E_NOMEM;
+}
+
+static void fv_result(const fv_ctx *c, kcs_fv_result *res)
+{
+    *res = (kcs_fv_result){.pass = true,
+                           .worst_row = 0,
+                           .lambda = c->mode == KCS_FV_PROBABILISTIC ? c->lambda : 0};
+    for (long i = 0; i < c->m; i++) {
+        double r = c->ratio[i];
+        if (isnan(r)) {
+            if (!isnan(res->tau))
+                res->worst_row = i;
+            res->tau = NAN;
+            res->pass = false;
+        } else if (!isnan(res->tau) && r > res->tau) {
+            res->tau = r;
+            res->worst_row = i;
+        }
+    }
+    if (res->tau > 1)
+        res->pass = false;
+    res->worst_probe = c->wprobe[res->worst_row];
+}
+
+int kcs_freivalds_verify(const float *A, const float *B, const float *C, long m, long kk,
+                         long n, const kcs_fv_params *p, const kcs_fv_detail *detail,
+                         kcs_fv_result *res_p, kcs_error *err)
+{
+    double t0 = fv_now();
+    if (!A || !B || !C || !p || !res_p)
+        return kcs_fail(err, KCS_E_INVAL, "freivalds: NULL argument");
+    int rc = fv_check_args(m, kk, n, p, err);
+    if (rc)
+        return rc;
+    int k = p->probes;
+    fv_ctx c = {.A = A, .B = B, .C = C, .m = m, .kk = kk, .n = n, .k = k};
     c.w8 = !p->portable_kernels && fv_have_v4();
-    double *Rt = fv_alloc((size_t)n * k, sizeof *Rt);
+    double *ratio_own = NULL, *Rt = fv_alloc((size_t)n * k, sizeof *Rt);
     c.BRt = fv_alloc((size_t)kk * k, sizeof *c.BRt);
     c.beta = fv_alloc((size_t)kk, sizeof *c.beta);
     c.sqB = fv_alloc((size_t)kk, sizeof *c.sqB);
-    c.wprobe = fv_alloc((size_t)m, sizeof *c.wprobe);
-    double *ratio_own = NULL;
-    c.ratio = detail && detail->row_ratio ? detail->row_ratio
-                                          : (ratio_own = fv_alloc((size_t)m, sizeof(double)));
-    if (!Rt || !c.BRt || !c.beta || !c.sqB || !c.wprobe || !c.ratio) {
+    if (fv_setup(&c, p, detail, &ratio_own) || !Rt || !c.BRt || !c.beta || !c.sqB) {
         rc = kcs_fail(err, KCS_E_NOMEM, "freivalds: out of memory (n=%ld, k=%d)", n, k);
         goto out;
     }
-    if (detail) {
-        c.thresh = detail->row_thresh;
-        c.thr_rig = detail->row_thresh_rig;
-        c.thr_prob = detail->row_thresh_prob;
-        c.rmax = detail->row_resid;
-        c.resid = detail->resid;
-        c.cr = detail->cr;
-    }
     kcs_freivalds_probes(p->seed, p->stream, n, k, Rt);
     c.Rt = Rt;
-
-    double K = (double)(p->reduction_len ? p->reduction_len : kk);
-    double gK = gamma_n(K, p->u_acc);
-    c.c_out = p->u_out / (1 - p->u_out);
-    c.c_eta = (2 * K * p->eta_acc + p->eta_out) * (double)n;
-    c.c_chkA = gamma_n((double)(kk + n), FV_U64);
-    c.c_chkC = gamma_n((double)n, FV_U64);
-    c.c_fin = (1 + FV_U64) * (1 + 4 * ((double)kk + (double)n + 64) * FV_U64);
-    c.c_rig = gK;
-    c.c_prob = sqrt(K) * p->u_acc * (1 + gK);
-    c.lambda = kcs_freivalds_lambda(m, k, p->fail_prob);
-
     int nthr = p->threads > 0 ? p->threads : (int)sysconf(_SC_NPROCESSORS_ONLN);
-    if (nthr < 1)
-        nthr = 1;
-    if (nthr > 64)
-        nthr = 64;
+    nthr = nthr < 1 ? 1 : nthr > 64 ? 64 : nthr;
     fv_run_pass(&c, 0, nthr);
     double nB2 = 0;
     for (long q = 0; q < kk; q++)
         nB2 += c.sqB[q];
     c.normB = sqrt(nB2);
     fv_run_pass(&c, 1, nthr);
-
-    kcs_fv_result res = {.pass = true,
-                         .worst_row = 0,
-                         .lambda = p->mode == KCS_FV_PROBABILISTIC ? c.lambda : 0};
-    for (long i = 0; i < m; i++) {
-        double r = c.ratio[i];
-        if (isnan(r)) {
-            if (!isnan(res.tau))
-                res.worst_row = i;
-            res.tau = NAN;
-            res.pass = false;
-        } else if (!isnan(res.tau) && r > res.tau) {
-            res.tau = r;
-            res.worst_row = i;
-        }
-    }
-    if (res.tau > 1)
-        res.pass = false;
-    res.worst_probe = c.wprobe[res.worst_row];
+    kcs_fv_result res;
+    fv_result(&c, &res);
     res.seconds = fv_now() - t0;
     *res_p = res;
 out:
@@ -686,6 +681,35 @@ out:
     free(c.BRt);
     free(c.beta);
     free(c.sqB);
+    free(c.wprobe);
+    free(ratio_own);
+    return rc;
+}
+
+int kcs_freivalds_finish(const double *ya, const double *yc, const double *sab,
+                         const double *na2, const double *sc, const double *nc2, double nb2,
+                         long m, long kk, long n, const kcs_fv_params *p,
+                         const kcs_fv_detail *detail, kcs_fv_result *res_p, kcs_error *err)
+{
+    double t0 = fv_now();
+    if (!ya || !yc || !sab || !na2 || !sc || !nc2 || !p || !res_p)
+        return kcs_fail(err, KCS_E_INVAL, "freivalds: NULL argument");
+    int rc = fv_check_args(m, kk, n, p, err);
+    if (rc)
+        return rc;
+    fv_ctx c = {.m = m, .kk = kk, .n = n, .k = p->probes, .normB = sqrt(nb2)};
+    double *ratio_own = NULL;
+    if (fv_setup(&c, p, detail, &ratio_own)) {
+        rc = kcs_fail(err, KCS_E_NOMEM, "freivalds: out of memory (m=%ld)", m);
+        goto out;
+    }
+    for (long i = 0; i < m; i++)
+        fv_finish_row(&c, i, ya + i * c.k, yc + i * c.k, sab[i], na2[i], sc[i], nc2[i]);
+    kcs_fv_result res;
+    fv_result(&c, &res);
+    res.seconds = fv_now() - t0;
+    *res_p = res;
+out:
     free(c.wprobe);
     free(ratio_own);
     return rc;

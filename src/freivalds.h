@@ -41,6 +41,9 @@ typedef struct kcs_fv_params {
 void kcs_fv_params_default(kcs_fv_params *p);
 /* "rigorous" / "probabilistic" (also "rig" / "prob"). */
 int kcs_fv_mode_parse(const char *s, kcs_fv_mode *mode_p);
+/* A contract's oracle string "freivalds[:k[:mode]]" (defaults k = 10,
+ * rigorous): sets p->probes and p->mode; 0 or KCS_E_INVAL. */
+int kcs_fv_oracle_parse(const char *s, kcs_fv_params *p, kcs_error *err);
 const char *kcs_fv_mode_name(kcs_fv_mode mode);
 
 typedef struct kcs_fv_result {
@@ -70,7 +73,19 @@ int kcs_freivalds_verify(const float *A, const float *B, const float *C, long m,
                          long n, const kcs_fv_params *p, const kcs_fv_detail *detail,
                          kcs_fv_result *res_p, kcs_error *err);
 
-/* The probes the call above uses: Rt[j*n + l] = R_lj in {-1, +1}. */
+/* Thresholds and verdict from per-row terms computed elsewhere (the CUDA /
+ * HIP kernels in backends/{cuda,hip}/freivalds.*), all fp64, row-major:
+ * ya[i*k+j] = (A(BR))_ij, yc[i*k+j] = (CR)_ij, sab[i] = (|A| beta)_i with
+ * beta_p = sum_l |B_pl|, na2[i] = |a_i|_2^2, sc[i] = sum_l |C_il|,
+ * nc2[i] = |c_i|_2^2, nb2 = |B|_F^2, with R = kcs_freivalds_probes(p->seed,
+ * p->stream, n, p->probes). Any summation order is allowed: the check-error
+ * terms hold for all of them. */
+int kcs_freivalds_finish(const double *ya, const double *yc, const double *sab,
+                         const double *na2, const double *sc, const double *nc2, double nb2,
+                         long m, long kk, long n, const kcs_fv_params *p,
+                         const kcs_fv_detail *detail, kcs_fv_result *res_p, kcs_error *err);
+
+/* The probes both use: Rt[j*n + l] = R_lj in {-1, +1}. */
 void kcs_freivalds_probes(uint64_t seed, uint64_t stream, long n, int k, double *Rt);
 
 /* lambda for probabilistic mode: sqrt(2 ln(4 m k / fail_prob)). */

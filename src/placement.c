@@ -18,6 +18,8 @@ static void auto_placement(MPI_Comm comm, kcs_placement *p)
     const kcs_backend_ops *const *all = kcs_backends_all();
     for (int pass = 0; pass < 2; pass++) {
         for (int i = 0; all[i]; i++) {
+            if (strcmp(all[i]->name, "plugin") == 0)
+                continue; /* a plugin needs a path: never an automatic choice */
             int is_cpu = strcmp(all[i]->name, "cpu") == 0;
             if (is_cpu != (pass == 1))
                 continue;

@@ -45,7 +45,7 @@ int kcs_plan_build(const kcs_study *s, kcs_plan *plan_p, kcs_error *err)
     for (int i = 0; i < s->n_sweeps; i++) {
         const kcs_sweep *w = &s->sweeps[i];
         const kcs_contract *c = s->contracts[w->contract];
-        int ns = w->n_shapes ? w->n_shapes : c->n_shapes;
+        int ns = w->n_shapes ? w->n_shapes : c->n_shapes + c->n_held_out;
         int nd = w->n_dists ? w->n_dists : c->n_dists;
         total += (int64_t)ns * nd;
     }
@@ -76,11 +76,16 @@ int kcs_plan_build(const kcs_study *s, kcs_plan *plan_p, kcs_error *err)
     for (int i = 0; i < s->n_sweeps; i++) {
         const kcs_sweep *w = &s->sweeps[i];
         const kcs_contract *c = s->contracts[w->contract];
-        int ns = w->n_shapes ? w->n_shapes : c->n_shapes;
+        /* The contract's own shapes are followed by its held-out classes;
+         * a study that names its shapes measures exactly those. */
+        int ns = w->n_shapes ? w->n_shapes : c->n_shapes + c->n_held_out;
         int nd = w->n_dists ? w->n_dists : c->n_dists;
-        const kcs_shape *shapes = w->n_shapes ? w->shapes : c->shapes;
         const kcs_dist *dists = w->n_dists ? w->dists : c->dists;
         for (int a = 0; a < ns; a++) {
+            int held = !w->n_shapes && a >= c->n_shapes;
+            kcs_shape shape = w->n_shapes ? w->shapes[a]
+                              : held      ? c->held_out[a - c->n_shapes]
+                                          : c->shapes[a];
             for (int b = 0; b < nd; b++) {
                 kcs_case *cs = &p.cases[p.n_cases];
                 cs->id = p.n_cases;
@@ -89,10 +94,11 @@ int kcs_plan_build(const kcs_study *s, kcs_plan *plan_p, kcs_error *err)
                 cs->dtype_in = w->dtype_in;
                 cs->dtype_out = w->dtype_out;
                 cs->acc = c->dtype_acc;
-                cs->shape = shapes[a];
+                cs->shape = shape;
+                cs->held_out = held;
                 cs->dist = dists[b];
                 cs->trials = w->trials ? w->trials : c->trials;
-                cs->seed = mix64(s->seed ^ mix64((uint64_t)cs->id));
+                cs->seed = mix64(s->seed ^ mix64((uint64_t)cs->id) ^ mix64(c->seed));
                 if (cs->trials > p.max_trials)
                     p.max_trials = cs->trials;
                 double need = case_bytes(cs) / (1024.0 * 1024.0);
@@ -110,13 +116,13 @@ int kcs_plan_build(const kcs_study *s, kcs_plan *plan_p, kcs_error *err)
                 }
                 char acc[16];
                 len = snprintf(line, sizeof line,
-                               "%lld %s %s %s %s %s %lld %lld %lld %lld %s %d %llu\n",
+                               "%lld %s %s %s %s %s %lld %lld %lld %lld %s %d %llu %d\n",
                                (long long)cs->id, c->id, kcs_op_name(cs->op),
                                kcs_format_name(cs->dtype_in), kcs_format_name(cs->dtype_out),
                                kcs_acc_str(&cs->acc, acc, sizeof acc), (long long)cs->shape.m,
                                (long long)cs->shape.n, (long long)cs->shape.k,
                                (long long)cs->shape.batch, kcs_dist_name(cs->dist), cs->trials,
-                               (unsigned long long)cs->seed);
+                               (unsigned long long)cs->seed, cs->held_out);
                 XXH3_64bits_update(h, line, (size_t)len);
                 p.n_cases++;
             }

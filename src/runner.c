@@ -14,11 +14,10 @@
 #include <unistd.h>
 
 #include "backend.h"
-#include "callguard.h"
 #include "journal.h"
 #include "metrics.h"
-#include "oracle.h"
 #include "placement.h"
+#include "protocol.h"
 #include "progress.h"
 #include "store.h"
 #include "study.h"
@@ -60,13 +59,6 @@ void kcs_runner_handle_signals(void)
     sigaction(SIGINT, &sa, NULL);
 }
 
-static int64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 static void fill_case_rec(const run_state *s, const kcs_case *cs, kcs_case_rec *r)
 {
     memset(r, 0, sizeof *r);
@@ -87,170 +79,6 @@ static void fill_case_rec(const run_state *s, const kcs_case *cs, kcs_case_rec *
     r->trials = cs->trials;
 }
 
-static void blank_rec(kcs_result_rec *r, const kcs_case *cs, int rank, int trial,
-                      const char *status, const char *verdict)
-{
-    memset(r, 0, sizeof *r);
-    r->case_id = cs->id;
-    r->rank = rank;
-    r->trial = trial;
-    snprintf(r->status, sizeof r->status, "%s", status);
-    snprintf(r->verdict, sizeof r->verdict, "%s", verdict);
-    r->tau = r->eta = r->max_abs = r->max_rel = r->max_ulp = r->mean_ulp = NAN;
-    r->backward_err = r->max_scaled = r->effective_acc_bits = NAN;
-}
-
-/* One trial of one case on this rank. Fills rec; returns 0, or an error
- * that is the run's own fault (out of memory), not the kernel's. */
-static int run_trial(run_state *s, const kcs_case *cs, int trial, kcs_result_rec *rec,
-                     uint64_t *input_digest, double *sample_row, kcs_error *err)
-{
-    const kcs_contract *c = s->study->contracts[cs->contract];
-    kcs_call call = {0};
-    call.op = cs->op;
-    call.dtype_in = cs->dtype_in;
-    call.dtype_out = cs->dtype_out;
-    call.acc = cs->acc;
-    call.m = cs->shape.m;
-    call.n = cs->shape.n;
-    call.k = cs->shape.k;
-    call.batch = cs->shape.batch;
-    call.seed = cs->seed ^ (uint64_t)trial;
-    kcs_binding_apply(&s->bind, &call);
-    char msg[256] = "";
-    call.msg = msg;
-    call.msg_len = sizeof msg;
-
-    int rc = 0;
-    int n_in = kcs_op_n_inputs(cs->op);
-    double *inputs[KCS_MAX_INPUTS] = {0};
-    double *ref = NULL, *absref = NULL;
-    kcs_tensor out = {0};
-    for (int i = 0; i < n_in; i++) {
-        size_t len = kcs_op_in_len(&call, i);
-        if (cs->op == KCS_OP_GEMM || cs->op == KCS_OP_BATCHED_GEMM) {
-            if (i == 2)
-                continue; /* D = A·B: no C operand in these cases */
-        }
-        inputs[i] = malloc((len ? len : 1) * sizeof(double));
-        if (!inputs[i]) {
-            rc = kcs_fail(err, KCS_E_NOMEM, "out of memory for input %d of case %lld", i,
-                          (long long)cs->id);
-            goto out;
-        }
-        /* Fresh inputs per trial, keyed by (seed, case, tensor, trial). */
-        kcs_fill(inputs[i], len, cs->dist, cs->dtype_in, s->study->seed, (uint64_t)cs->id,
-                 ((uint64_t)i << 32) | (uint64_t)trial);
-        *input_digest ^= kcs_digest_values(inputs[i], len, cs->dtype_in) +
-                         0x9E3779B97F4A7C15ull * (uint64_t)(i + 1 + trial * KCS_MAX_INPUTS);
-        call.in[i] = inputs[i];
-        call.in_len[i] = len;
-    }
-    size_t out_len = kcs_op_out_len(&call);
-    rc = kcs_tensor_alloc(&out, out_len, cs->dtype_out, err);
-    if (rc)
-        goto out;
-    call.out = out.data;
-    call.out_len = out_len;
-    ref = malloc((out_len ? out_len : 1) * sizeof *ref);
-    absref = malloc((out_len ? out_len : 1) * sizeof *absref);
-    if (!ref || !absref) {
-        rc = kcs_fail(err, KCS_E_NOMEM, "out of memory for the reference of case %lld",
-                      (long long)cs->id);
-        goto out;
-    }
-    if (!s->bind.ctx) {
-        blank_rec(rec, cs, s->rank, trial, "unavailable", "unavailable");
-        goto out;
-    }
-    if (s->bind.broken) {
-        blank_rec(rec, cs, s->rank, trial, "error", "error");
-        snprintf(rec->signature, sizeof rec->signature, "backend unusable: %.40s", s->bind.why);
-        goto out;
-    }
-    double scale = 0.0;
-    kcs_error oerr = {0};
-    if (kcs_oracle_run(c->oracle, c->oracle_profile, &call, ref, absref, &scale, &oerr)) {
-        blank_rec(rec, cs, s->rank, trial, "error", "error");
-        snprintf(rec->signature, sizeof rec->signature, "oracle: %.54s", oerr.msg);
-        goto out;
-    }
-    kcs_error kerr = {0};
-    int64_t t0 = now_ns();
-    double limit = s->o->case_timeout > 0 ? s->o->case_timeout : s->study->timeout_s;
-    int krc = kcs_callguard_run(s->bind.ops, s->bind.ctx, &call, limit, &kerr);
-    int64_t t1 = now_ns();
-    if (krc == KCS_E_TIMEOUT || krc == KCS_E_CRASHED) {
-        /* The backend is suspect from now on; a hung worker may still
-         * touch this call's buffers, so they are leaked, never freed. */
-        s->bind.broken = 1;
-        snprintf(s->bind.why, sizeof s->bind.why, "%s", kerr.msg);
-        fprintf(stderr, "kcs: rank %d: case %lld trial %d: %s\n", s->rank, (long long)cs->id,
-                trial, kerr.msg);
-        if (krc == KCS_E_TIMEOUT) {
-            for (int i = 0; i < n_in; i++)
-                inputs[i] = NULL;
-            out.base = NULL;
-        }
-    }
-    if (krc) {
-        const char *st = krc == KCS_E_UNSUPPORTED ? "unsupported"
-                         : krc == KCS_E_RAISED    ? "raised"
-                         : krc == KCS_E_TIMEOUT   ? "timeout"
-                         : krc == KCS_E_CRASHED   ? "crashed"
-                                                  : "error";
-        blank_rec(rec, cs, s->rank, trial, st, "error");
-        snprintf(rec->signature, sizeof rec->signature, "%.63s", kerr.msg);
-        rec->time_ns = t1 - t0;
-        if (s->o->verbose)
-            fprintf(stderr, "[rank %d] case %lld trial %d: %s\n", s->rank, (long long)cs->id,
-                    trial, kerr.msg);
-        s->degraded = 1;
-        goto out;
-    }
-    kcs_metrics m;
-    kcs_metrics_compute(out.data, ref, absref, out_len, cs->dtype_out, scale, cs->shape.k,
-                        out.sentinel, &m);
-    int guard_ok = kcs_tensor_guards_ok(&out);
-    kcs_verdict v;
-    kcs_verdict_judge(c, cs, &m, guard_ok, &v);
-    memset(rec, 0, sizeof *rec);
-    rec->case_id = cs->id;
-    rec->rank = s->rank;
-    rec->trial = trial;
-    snprintf(rec->status, sizeof rec->status, "ok");
-    rec->output_digest = kcs_digest_values(out.data, out_len, cs->dtype_out);
-    rec->tau = v.tau;
-    rec->eta = v.eta;
-    rec->max_abs = m.max_abs;
-    rec->max_rel = m.max_rel;
-    rec->max_ulp = m.max_ulp;
-    rec->mean_ulp = m.mean_ulp;
-    rec->backward_err = m.backward_err;
-    rec->max_scaled = m.max_scaled;
-    rec->effective_acc_bits = m.effective_acc_bits;
-    rec->nan_count = m.nan_count;
-    rec->inf_count = m.inf_count;
-    rec->guard_ok = guard_ok;
-    rec->time_ns = t1 - t0;
-    snprintf(rec->verdict, sizeof rec->verdict, "%s", kcs_verdict_name(v.kind));
-    snprintf(rec->signature, sizeof rec->signature, "%s", v.signature);
-    if (trial == 0 && sample_row) {
-        int ns = s->study->n_samples;
-        for (int j = 0; j < ns; j++) {
-            size_t idx = out_len ? (size_t)((double)j * (double)out_len / ns) : 0;
-            sample_row[j] = idx < out_len ? out.data[idx] : NAN;
-        }
-    }
-out:
-    for (int i = 0; i < n_in; i++)
-        free(inputs[i]);
-    free(ref);
-    free(absref);
-    kcs_tensor_free(&out);
-    return rc;
-}
-
 static int run_case(run_state *s, int64_t ci, kcs_error *err)
 {
     const kcs_case *cs = &s->plan.cases[ci];
@@ -266,11 +94,26 @@ static int run_case(run_state *s, int64_t ci, kcs_error *err)
     } else {
         for (int j = 0; j < ns; j++)
             s->samples[j] = NAN;
+        kcs_case_memory mem = {0};
+        kcs_trial_io io = {
+            .study_seed = s->study->seed,
+            .timeout_s = s->o->case_timeout > 0 ? s->o->case_timeout : s->study->timeout_s,
+            .rank = s->rank,
+            .verbose = s->o->verbose,
+            .memory = &mem,
+            .input_digest = &digest,
+            .samples = s->samples,
+            .n_samples = ns,
+        };
+        const kcs_contract *c = s->study->contracts[cs->contract];
         for (int t = 0; t < T && !rc; t++) {
             if (t >= cs->trials)
-                blank_rec(&s->recs[t], cs, s->rank, t, "skipped", "");
+                kcs_protocol_blank(&s->recs[t], cs, s->rank, t, "skipped", "");
             else
-                rc = run_trial(s, cs, t, &s->recs[t], &digest, s->samples, err);
+                rc = kcs_protocol_trial(c, cs, t, &s->bind, &io, &s->recs[t], err);
+            if (!rc && strcmp(s->recs[t].status, "ok") && strcmp(s->recs[t].status, "raised") &&
+                strcmp(s->recs[t].status, "skipped"))
+                s->degraded = 1;
         }
         if (!rc)
             rc = kcs_journal_append(&s->journal, ci, digest, s->recs, s->samples, err);

@@ -158,6 +158,16 @@ static void load_placement_entry(kcs_yctx *y, struct fy_node *n, const char *fie
     }
     if (strcmp(p->backend, "plugin") == 0 && !p->path[0])
         kcs_yaml_error(y, n, field, "a plugin placement needs `plugin: PATH`");
+    /* like contracts, a relative plugin path is relative to the study file */
+    if (p->path[0] && p->path[0] != '/') {
+        char dir[4096], full[8192];
+        snprintf(dir, sizeof dir, "%s", y->path);
+        snprintf(full, sizeof full, "%s/%s", dirname(dir), p->path);
+        if (strlen(full) >= sizeof p->path)
+            kcs_yaml_error(y, n, field, "plugin path too long");
+        else
+            snprintf(p->path, sizeof p->path, "%s", full);
+    }
 }
 
 static void load_placement(kcs_yctx *y, struct fy_node *n, kcs_study *s)

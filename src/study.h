@@ -67,6 +67,7 @@ typedef struct kcs_case {
     kcs_dist dist;
     int trials;
     uint64_t seed;      /* derived from study seed and case id */
+    int held_out;       /* the shape is one of the contract's held-out classes */
 } kcs_case;
 
 typedef struct kcs_plan {

@@ -107,6 +107,24 @@ void kcs_fill(double *x, size_t len, kcs_dist d, kcs_format fmt, uint64_t seed, 
                 v = -prev + kcs_rng_normal(&r);
             }
             break;
+        case KCS_DIST_LARGE: {
+            double mag = 64.0 + 64.0 * kcs_rng_uniform(&r);
+            v = kcs_rng_u32(&r) & 1 ? -mag : mag;
+            break;
+        }
+        case KCS_DIST_OFFSET:
+            v = 4096.0 + kcs_rng_normal(&r);
+            break;
+        case KCS_DIST_SUBNORMAL: {
+            /* uniform over the subnormal range (0, 2^emin) of the format */
+            const kcs_format_info *fi = kcs_format_get(fmt);
+            double mag = kcs_rng_uniform(&r) * exp2(fi->emin);
+            v = kcs_rng_u32(&r) & 1 ? -mag : mag;
+            break;
+        }
+        case KCS_DIST_POSITIVE:
+            v = fabs(kcs_rng_normal(&r));
+            break;
         case KCS_DIST_NORMAL:
         default:
             v = kcs_rng_normal(&r);

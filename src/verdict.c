@@ -39,6 +39,16 @@ static kcs_expr_sym syms[KCS_SYM_COUNT] = {
     [KCS_SYM_SENTINEL_COUNT] = {"sentinel_count", KCS_EXPR_NUMBER},
     [KCS_SYM_GUARD_OK] = {"guard_ok", KCS_EXPR_NUMBER},
     [KCS_SYM_MISMATCH_NONFINITE] = {"mismatch_nonfinite", KCS_EXPR_NUMBER},
+    [KCS_SYM_RAISED] = {"raised", KCS_EXPR_NUMBER},
+    [KCS_SYM_OOB_COUNT] = {"oob_count", KCS_EXPR_NUMBER},
+    [KCS_SYM_NAN_REF_COUNT] = {"nan_ref_count", KCS_EXPR_NUMBER},
+    [KCS_SYM_DISTINCT_DIGESTS] = {"distinct_digests", KCS_EXPR_NUMBER},
+    [KCS_SYM_SPREAD_ULP] = {"spread_ulp", KCS_EXPR_NUMBER},
+    [KCS_SYM_ROWSUM_ERR] = {"rowsum_err", KCS_EXPR_NUMBER},
+    [KCS_SYM_HELD_OUT] = {"held_out", KCS_EXPR_NUMBER},
+    [KCS_SYM_BAD_FRAC] = {"bad_frac", KCS_EXPR_NUMBER},
+    [KCS_SYM_REPLAYED] = {"replayed", KCS_EXPR_NUMBER},
+    [KCS_SYM_TRIAL] = {"trial", KCS_EXPR_NUMBER},
 };
 
 const kcs_expr_symtab *kcs_verdict_symtab(void)
@@ -54,8 +64,8 @@ const kcs_expr_symtab *kcs_verdict_symtab(void)
     return &tab;
 }
 
-void kcs_verdict_bind(const kcs_case *cs, const kcs_metrics *m, double tau, double eta,
-                      int guard_ok, double v[KCS_SYM_COUNT])
+void kcs_verdict_bind(const kcs_case *cs, const kcs_observation *o, double tau, double eta,
+                      double v[KCS_SYM_COUNT])
 {
     memset(v, 0, sizeof(double) * KCS_SYM_COUNT);
     v[KCS_SYM_M] = (double)cs->shape.m;
@@ -63,14 +73,17 @@ void kcs_verdict_bind(const kcs_case *cs, const kcs_metrics *m, double tau, doub
     v[KCS_SYM_K] = (double)cs->shape.k;
     v[KCS_SYM_BATCH] = (double)(cs->shape.batch > 0 ? cs->shape.batch : 1);
     v[KCS_SYM_DTYPE_IN] = (double)cs->dtype_in;
-    /* A bits:N accumulator has fp32's range: u()/bits() of it are taken as
-     * those of fp32 with N bits (the expression language sees formats
-     * only, so bind the nearest format and let metrics carry the rest). */
+    /* A bits:N accumulator has fp32's range; the expression language sees
+     * formats only, so it binds as fp32 (metrics carry the rest). */
     v[KCS_SYM_DTYPE_ACC] = (double)cs->acc.fmt;
     v[KCS_SYM_DTYPE_OUT] = (double)cs->dtype_out;
     v[KCS_SYM_TAU] = tau;
     v[KCS_SYM_ETA] = eta;
-    if (m) {
+    v[KCS_SYM_GUARD_OK] = 1.0;
+    v[KCS_SYM_DISTINCT_DIGESTS] = 1.0;
+    v[KCS_SYM_HELD_OUT] = cs->held_out ? 1.0 : 0.0;
+    if (o) {
+        const kcs_metrics *m = &o->m;
         v[KCS_SYM_MAX_ABS] = m->max_abs;
         v[KCS_SYM_MAX_REL] = m->max_rel;
         v[KCS_SYM_MAX_ULP] = m->max_ulp;
@@ -83,51 +96,90 @@ void kcs_verdict_bind(const kcs_case *cs, const kcs_metrics *m, double tau, doub
         v[KCS_SYM_INF_COUNT] = (double)m->inf_count;
         v[KCS_SYM_SENTINEL_COUNT] = (double)m->sentinel_count;
         v[KCS_SYM_MISMATCH_NONFINITE] = (double)m->mismatch_nonfinite;
+        v[KCS_SYM_GUARD_OK] = o->guard_ok ? 1.0 : 0.0;
+        v[KCS_SYM_RAISED] = o->raised ? 1.0 : 0.0;
+        v[KCS_SYM_OOB_COUNT] = (double)o->oob_count;
+        v[KCS_SYM_NAN_REF_COUNT] = (double)o->nan_ref_count;
+        v[KCS_SYM_DISTINCT_DIGESTS] = (double)o->distinct_digests;
+        v[KCS_SYM_SPREAD_ULP] = o->spread_ulp;
+        v[KCS_SYM_ROWSUM_ERR] = o->rowsum_err;
+        v[KCS_SYM_BAD_FRAC] = o->bad_frac;
+        v[KCS_SYM_REPLAYED] = o->replayed ? 1.0 : 0.0;
+        v[KCS_SYM_TRIAL] = (double)o->trial;
     }
-    v[KCS_SYM_GUARD_OK] = guard_ok ? 1.0 : 0.0;
     for (int f = 0; f < KCS_FMT_COUNT; f++)
         v[KCS_SYM_FMT_FIRST + f] = (double)f;
 }
 
-double kcs_verdict_eta(const kcs_contract *c, const kcs_case *cs)
+double kcs_verdict_clause_eta(const kcs_tol_clause *cl, const kcs_case *cs)
 {
     double v[KCS_SYM_COUNT];
-    kcs_verdict_bind(cs, NULL, 0.0, 0.0, 1, v);
+    kcs_verdict_bind(cs, NULL, 0.0, 0.0, v);
+    return kcs_expr_eval(cl->eta, v);
+}
+
+double kcs_verdict_eta(const kcs_contract *c, const kcs_case *cs)
+{
+    if (c->n_clauses > 0)
+        return kcs_verdict_clause_eta(&c->clauses[0], cs);
+    double v[KCS_SYM_COUNT];
+    kcs_verdict_bind(cs, NULL, 0.0, 0.0, v);
     return kcs_expr_eval(c->eta, v);
 }
 
-/* The measured quantity the tolerance structure bounds. */
-static double measured(kcs_tol_structure s, const kcs_metrics *m)
+/* The measured quantity a clause bounds. */
+static double measured(const kcs_tol_clause *cl, const kcs_observation *o, const double *vals)
 {
-    switch (s) {
+    const kcs_metrics *m = &o->m;
+    switch (cl->structure) {
     case KCS_TOL_BACKWARD_ERROR: return m->backward_err;
-    case KCS_TOL_POINTWISE_RELATIVE: return m->max_rel;
+    case KCS_TOL_POINTWISE_RELATIVE: return m->max_scaled;
     case KCS_TOL_POINTWISE_ABSOLUTE: return m->max_abs;
     case KCS_TOL_ULP: return m->max_ulp;
-    default: return m->backward_err;
+    case KCS_TOL_INVARIANT: return cl->quantity ? kcs_expr_eval(cl->quantity, vals) : NAN;
+    default: return NAN;
     }
 }
 
-void kcs_verdict_judge(const kcs_contract *c, const kcs_case *cs, const kcs_metrics *m,
-                       int guard_ok, kcs_verdict *out)
+static double ratio(double q, double eta)
+{
+    if (isnan(q))
+        return INFINITY;
+    if (eta > 0.0)
+        return q / eta;
+    return q > 0.0 ? INFINITY : 0.0;
+}
+
+void kcs_verdict_judge(const kcs_contract *c, const kcs_case *cs, const kcs_observation *o,
+                       kcs_verdict *out)
 {
     kcs_verdict v = {0};
-    v.eta = kcs_verdict_eta(c, cs);
-    double q = measured(c->tol_structure, m);
-    if (v.eta > 0.0)
-        v.tau = q / v.eta;
-    else
-        v.tau = q > 0.0 ? INFINITY : 0.0;
-    if (isnan(v.tau))
-        v.tau = INFINITY;
-    int fails = v.tau > 1.0 || !guard_ok || m->sentinel_count > 0 || m->mismatch_nonfinite > 0;
+    double vals[KCS_SYM_COUNT];
+    kcs_verdict_bind(cs, o, 0.0, 0.0, vals);
+    kcs_tol_clause legacy = {.structure = c->tol_structure, .eta = c->eta};
+    const kcs_tol_clause *cls = c->n_clauses > 0 ? c->clauses : &legacy;
+    int n = c->n_clauses > 0 ? c->n_clauses : 1;
+    v.tau = 0.0;
+    for (int i = 0; i < n; i++) {
+        double eta = kcs_expr_eval(cls[i].eta, vals);
+        if (i == 0)
+            v.eta = eta;
+        /* A raised call produced no output: only invariant clauses (which
+         * can say whether raising was due) have something to measure. */
+        double q = o->raised && cls[i].structure != KCS_TOL_INVARIANT ? NAN
+                                                                        : measured(&cls[i], o, vals);
+        double t = ratio(q, eta);
+        if (t > v.tau)
+            v.tau = t;
+    }
+    int fails = v.tau > 1.0 || !o->guard_ok || (!o->raised && o->m.sentinel_count > 0);
     if (!fails) {
         v.kind = KCS_VERDICT_WITHIN;
         *out = v;
         return;
     }
-    double vals[KCS_SYM_COUNT];
-    kcs_verdict_bind(cs, m, v.tau, v.eta, guard_ok, vals);
+    vals[KCS_SYM_TAU] = v.tau;
+    vals[KCS_SYM_ETA] = v.eta;
     size_t used = 0;
     for (int i = 0; i < c->n_sigs; i++) {
         if (kcs_expr_eval(c->sigs[i].when, vals) != 0.0) {

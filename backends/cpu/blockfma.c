@@ -1,20 +1,13 @@
-/* The block-FMA model of matrix units (shared/PROFILES.md): one step
- * d = c + sum a_i*b_i in three architectures (global alignment, late c
- * addition, pairwise) and a GEMM that applies the step along k in blocks
- * of F.
+/* The block-FMA model of matrix units (shared/PROFILES.md): the reference
+ * step d = c + sum a_i*b_i in its three architectures (global alignment,
+ * late c addition, pairwise). kcs_emulated_gemm (blockfma_gemm.c) applies
+ * the step along k with fast vector kernels that the unit tests check
+ * against this reference bit for bit.
  *
- * Exactness. kcs_blockfma_step is the reference: it forms the terms the
- * model prescribes (exact products, truncated to multiples of q), sums them
- * exactly (128-bit fixed point, MPFR when the terms span more than ~120
- * bits) and rounds once. kcs_emulated_gemm takes a fast path that the unit
- * tests check against the reference bit for bit:
- *   with E the block exponent and q = 2^(E-23-neab), every term t obeys
- *   |t| < 2^(E+2) (a product's significand is < 4 relative to 2^(e(a)+e(b)),
- *   c's is < 2 relative to 2^e(c) <= 2^E), so t/q is exact (power-of-two
- *   scaling), |t/q| < 2^(25+neab) <= 2^30 for neab <= 5, and its truncation
- *   fits an int32. The sum of F+1 <= 33 such integers is < 2^36 in an int64,
- *   and S = sum*q is an exact double. So S is the exact sum of the truncated
- *   terms; d = round(S) is then a single rounding of a double. */
+ * Exactness: the step forms the terms the model prescribes (exact products
+ * of doubles that hold <= 11-bit significands, truncated to multiples of q
+ * by power-of-two scaling), sums them exactly (128-bit fixed point when the
+ * terms span <= 112 bits, MPFR otherwise) and rounds once. */
 #include "profile.h"
 
 #include <float.h>
@@ -24,16 +17,6 @@
 #include <string.h>
 
 #define KCS_BLOCKFMA_MAX_TERMS 4096
-#define ESENT (-(1 << 20)) /* exponent of a zero: takes no part in max */
-#define EVALID (-100000)   /* any real block exponent is above this */
-
-static inline double pow2i(int e) /* 2^e for -1022 <= e <= 1023 */
-{
-    uint64_t b = (uint64_t)(e + 1023) << 52;
-    double d;
-    memcpy(&d, &b, sizeof d);
-    return d;
-}
 
 /* e(x) = max(floor(log2|x|), emin), x finite and non-zero. */
 static inline int exp_clamped(double x, int emin)

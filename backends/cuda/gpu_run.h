@@ -191,6 +191,22 @@ static inline size_t gpu_acc_size(const kcs_gpu_red *r)
     return r->tacc == KCS_GPU_ACC_F32 ? 4 : 8;
 }
 
+/* 1: native, 0: own; unknown variants are KCS_E_UNSUPPORTED */
+static inline int gpu_variant(const char *bn, const kcs_call *c, int *native_p, kcs_error *err)
+{
+    const char *v = c->variant ? c->variant : "native";
+    if (strcmp(v, "native") == 0 || (c->op == KCS_OP_ATTENTION && strcmp(v, "fused") == 0))
+        *native_p = 1;
+    else if (strcmp(v, "own") == 0 || (c->op == KCS_OP_ATTENTION && strcmp(v, "unfused") == 0))
+        *native_p = 0;
+    else
+        return kcs_fail(err, KCS_E_UNSUPPORTED,
+                        "%s: %s has no variant '%s' (native, own; calibration variants run on the "
+                        "cpu backend)",
+                        bn, kcs_op_name(c->op), v);
+    return 0;
+}
+
 /* Checks that do not depend on the device. */
 static inline int gpu_check_call(const char *bn, const kcs_call *c, kcs_error *err)
 {

@@ -14,22 +14,6 @@
 #ifndef KCS_GPU_RUN_OPS_H
 #define KCS_GPU_RUN_OPS_H
 
-/* 1: native, 0: own; unknown variants are KCS_E_UNSUPPORTED */
-static int gpu_variant(const char *bn, const kcs_call *c, int *native_p, kcs_error *err)
-{
-    const char *v = c->variant ? c->variant : "native";
-    if (strcmp(v, "native") == 0 || (c->op == KCS_OP_ATTENTION && strcmp(v, "fused") == 0))
-        *native_p = 1;
-    else if (strcmp(v, "own") == 0 || (c->op == KCS_OP_ATTENTION && strcmp(v, "unfused") == 0))
-        *native_p = 0;
-    else
-        return kcs_fail(err, KCS_E_UNSUPPORTED,
-                        "%s: %s has no variant '%s' (native, own; calibration variants run on the "
-                        "cpu backend)",
-                        bn, kcs_op_name(c->op), v);
-    return 0;
-}
-
 static int gpu_unsupported_acc(const char *bn, const kcs_call *c, const char *what,
                                kcs_error *err)
 {
@@ -217,12 +201,13 @@ static int gpu_gather(const kcs_gpu_dev *dev, const kcs_call *c, kcs_error *err)
         return kcs_fail(err, KCS_E_NOMEM, "%s: gather: out of memory", dev->name);
     for (size_t p = 0; p < n; p++) {
         double v = c->in[1][p];
-        if (!isfinite(v) || v != floor(v)) {
+        if (v != floor(v)) { /* also NaN */
             free(idx);
-            return kcs_fail(err, KCS_E_INVAL, "%s: gather: index %zu (%g) is not an integer",
+            return kcs_fail(err, KCS_E_INVAL, "%s: gather: index %zu = %g is not an integer",
                             dev->name, p, v);
         }
-        idx[p] = v < -0x1p62 ? (int64_t)-0x1p62 : v > 0x1p62 ? (int64_t)0x1p62 : (int64_t)v;
+        /* beyond +-2^62 (and +-Inf): out of range either way, on the same side */
+        idx[p] = v <= -0x1p62 ? -(int64_t)0x1p62 : v >= 0x1p62 ? (int64_t)0x1p62 : (int64_t)v;
     }
     gpu_bufs b = {.dev = dev};
     void *T = NULL, *I = NULL, *O = NULL, *bad = NULL;
@@ -246,12 +231,12 @@ static int gpu_gather(const kcs_gpu_dev *dev, const kcs_call *c, kcs_error *err)
     if (rc)
         goto out;
     if (bad_h != ~0ull) {
-        char msg[160];
-        snprintf(msg, sizeof msg, "gather: index %lld at position %llu is outside [0, %lld)",
-                 (long long)idx[bad_h], bad_h, (long long)c->m);
+        char msg[256];
+        snprintf(msg, sizeof msg, "gather: index %.17g at position %llu is outside [0, %lld)",
+                 c->in[1][bad_h], bad_h, (long long)c->m);
         if (c->msg && c->msg_len)
             snprintf(c->msg, c->msg_len, "%s", msg);
-        rc = kcs_fail(err, KCS_E_RAISED, "%s: %s", dev->name, msg);
+        rc = kcs_fail(err, KCS_E_RAISED, "%s: %s (oob=raise)", dev->name, msg);
         goto out;
     }
     rc = gpu_download(&b, c, KCS_GPU_ACC_F64, O, no, err);

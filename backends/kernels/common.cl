@@ -44,7 +44,11 @@ typedef double acc_t;
 typedef float acc_t;
 #endif
 
-/* val_t: the type an input element is loaded into (exact). */
+/* val_t: the type an input element is loaded into (exact), and the working
+ * format of elementwise steps (subtract, exp, divide, sqrt, scale): double
+ * for double inputs, float otherwise (as the cpu backend's cpu/work.h).
+ * wide_t holds acc_t and val_t values exactly; out_t, the element type of
+ * every output buffer, is wide_t (the host rounds to dtype_out). */
 #if KCS_TIN == 1
 typedef double val_t;
 #define IN_PTR __global const double *
@@ -63,6 +67,19 @@ typedef float val_t;
 #define LD(p, i) ((p)[i])
 #endif
 
+#if KCS_TIN == 1 || KCS_TACC == 1
+typedef double wide_t;
+#else
+typedef float wide_t;
+#endif
+typedef wide_t out_t;
+/* RN_w(a / b), RN_w(a * b) for operands in val_t or acc_t: computed in
+ * wide_t, rounded once more into val_t (innocuous for float operands). */
+#define KCS_WDIV(a, b) ((val_t)((wide_t)(a) / (wide_t)(b)))
+#define KCS_WMUL(a, b) ((val_t)((wide_t)(a) * (wide_t)(b)))
+/* RN_acc(a * b) */
+#define KCS_AMUL(a, b) ((acc_t)((wide_t)(a) * (wide_t)(b)))
+
 #if KCS_TIN == 1 && KCS_TACC == 0
 /* RN_float(s + t) for a double t, rounded once: TwoSum gives the exact
  * error e of the double sum; nudging the sum one double ulp toward e keeps
@@ -74,7 +91,7 @@ inline float kcs_add_fd(float s, double t)
         double bp = r - x;
         double e = (x - (r - bp)) + (t - bp);
         if (e != 0.0)
-            r = nextafter(r, e > 0.0 ? INFINITY : -INFINITY);
+            r = nextafter(r, e > 0.0 ? (double)INFINITY : -(double)INFINITY);
     }
     return (float)r;
 }
@@ -192,19 +209,35 @@ inline acc_t kcs_prod(val_t a, val_t b)
         }                                                                                         \
     }
 
-/* Tree over the wg (a power of two) values v of a 1-D work-group, in local
- * memory l[wg]: sum (op 0) or max (op 1); every work-item gets the result. */
-inline acc_t kcs_wg_reduce(__local acc_t *l, acc_t v, int op, int wg)
+/* Tree over the wg (a power of two) values v of a 1-D work-group in local
+ * memory l[wg]; every work-item gets the result. kcs_wg_sum adds in the
+ * accumulator, kcs_wg_max takes the maximum (exact, any order). */
+inline acc_t kcs_wg_sum(__local acc_t *l, acc_t v, int wg)
 {
     int lid = get_local_id(0);
     l[lid] = v;
     barrier(CLK_LOCAL_MEM_FENCE);
     for (int off = wg / 2; off > 0; off >>= 1) {
         if (lid < off)
-            l[lid] = op ? fmax(l[lid], l[lid + off]) : l[lid] + l[lid + off];
+            l[lid] = l[lid] + l[lid + off];
         barrier(CLK_LOCAL_MEM_FENCE);
     }
     acc_t r = l[0];
+    barrier(CLK_LOCAL_MEM_FENCE);
+    return r;
+}
+
+inline val_t kcs_wg_max(__local val_t *l, val_t v, int wg)
+{
+    int lid = get_local_id(0);
+    l[lid] = v;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int off = wg / 2; off > 0; off >>= 1) {
+        if (lid < off)
+            l[lid] = fmax(l[lid], l[lid + off]);
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    val_t r = l[0];
     barrier(CLK_LOCAL_MEM_FENCE);
     return r;
 }

@@ -5,7 +5,7 @@
 
 /* own, sequential / pairwise / blocked / splitk inside one work-item:
  * one work-item per output element, global (n, m, batch). */
-__kernel void gemm_own(IN_PTR A, IN_PTR B, IN_PTR C, __global acc_t *D, long m, long n, long k,
+__kernel void gemm_own(IN_PTR A, IN_PTR B, IN_PTR C, __global out_t *D, long m, long n, long k,
                        long sa, long sb, long sd, int has_c, int kind, long param)
 {
     long j = get_global_id(0), i = get_global_id(1), b = get_global_id(2);
@@ -44,7 +44,7 @@ __kernel void gemm_splitk_part(IN_PTR A, IN_PTR B, __global acc_t *W, long m, lo
     W[(p * batch + b) * m * n + i * n + j] = s;
 }
 
-__kernel void gemm_splitk_sum(__global const acc_t *W, IN_PTR C, __global acc_t *D, long m,
+__kernel void gemm_splitk_sum(__global const acc_t *W, IN_PTR C, __global out_t *D, long m,
                               long n, long sd, long batch, long splits, int has_c)
 {
     long j = get_global_id(0), i = get_global_id(1), b = get_global_id(2);
@@ -76,7 +76,7 @@ __kernel void gemm_splitk_sum(__global const acc_t *W, IN_PTR C, __global acc_t 
 #define KCS_RTS (KCS_TS / KCS_WPT)
 
 __kernel __attribute__((reqd_work_group_size(KCS_RTS, KCS_RTS, 1))) void
-gemm_tiled(IN_PTR A, IN_PTR B, IN_PTR C, __global acc_t *D, long m, long n, long k, long sa,
+gemm_tiled(IN_PTR A, IN_PTR B, IN_PTR C, __global out_t *D, long m, long n, long k, long sa,
            long sb, long sd, int has_c)
 {
     __local acc_t As[KCS_TSK][KCS_TS];
@@ -167,7 +167,7 @@ typedef float16 accv_t;
 #define LDV(p, off) vload16(0, (p) + (off))
 #endif
 
-__kernel void gemm_vec(IN_PTR A, IN_PTR B, IN_PTR C, __global acc_t *D, long m, long n, long k,
+__kernel void gemm_vec(IN_PTR A, IN_PTR B, IN_PTR C, __global out_t *D, long m, long n, long k,
                        long sa, long sb, long sd, int has_c)
 {
     const long i0 = get_global_id(0) * KCS_VM, j0 = get_global_id(1) * KCS_VW;
@@ -200,7 +200,7 @@ __kernel void gemm_vec(IN_PTR A, IN_PTR B, IN_PTR C, __global acc_t *D, long m, 
         }
     }
     for (int w = 0; w < rows; w++) {
-        __global acc_t *d = D + b * sd + (i0 + w) * n + j0;
+        __global out_t *d = D + b * sd + (i0 + w) * n + j0;
         acc_t out[KCS_VW];
         VSTORE(r[w], 0, out);
         for (int e = 0; e < KCS_VW && j0 + e < n; e++) {

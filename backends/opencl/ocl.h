@@ -31,7 +31,7 @@ struct kcs_backend_ctx {
     char options[KCS_OCL_OPTS_MAX]; /* the user's build options (cfg->options) */
     int contract;                   /* options allow a*b+c contraction */
     int has_fp64;
-    int cpu; /* a CPU device: native gemm uses gemm_vec, not gemm_tiled */
+    int cpu; /* native gemm uses gemm_vec (CPU devices), not gemm_tiled */
     size_t max_wg;
     int ts, wpt, rwg, awg; /* gemm tile, per-work-item block, row and attention groups */
     kcs_ocl_prog progs[KCS_OCL_MAX_PROGS];

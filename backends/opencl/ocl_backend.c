@@ -89,7 +89,8 @@ static int ocl_open(int device_index, const kcs_backend_config *cfg, kcs_backend
     cl_device_type type = 0;
     if (clGetDeviceInfo(ctx->device, CL_DEVICE_TYPE, sizeof type, &type, NULL) != CL_SUCCESS)
         type = 0;
-    ctx->cpu = (type & CL_DEVICE_TYPE_CPU) != 0;
+    /* -DKCS_GEMM_TILED in the options: the GPU kernel on a CPU device too */
+    ctx->cpu = (type & CL_DEVICE_TYPE_CPU) != 0 && !strstr(opts, "-DKCS_GEMM_TILED");
     cl_int cr = clGetDeviceInfo(ctx->device, CL_DEVICE_MAX_WORK_GROUP_SIZE,
                                 sizeof ctx->max_wg, &ctx->max_wg, NULL);
     if (cr != CL_SUCCESS) {
@@ -99,7 +100,6 @@ static int ocl_open(int device_index, const kcs_backend_config *cfg, kcs_backend
     /* gemm tiles: (TS/WPT)^2 work-items per group */
     ctx->wpt = 4;
     ctx->ts = ctx->max_wg >= 256 ? 64 : ctx->max_wg >= 64 ? 32 : 16;
-    if (getenv("KCS_OCL_TUNE_TS")) { ctx->ts = atoi(getenv("KCS_OCL_TUNE_TS")); ctx->wpt = atoi(getenv("KCS_OCL_TUNE_WPT")); } /* TEMP */
     ctx->rwg = ctx->awg = (int)pow2_floor(ctx->max_wg < 64 ? ctx->max_wg : 64);
     ctx->context = clCreateContext(NULL, 1, &ctx->device, NULL, NULL, &cr);
     if (cr != CL_SUCCESS) {

@@ -37,7 +37,7 @@ int kcs_ocl_devices(cl_platform_id *plats, cl_device_id *devs, int max, int *cou
             count++;
         }
     }
-    if (count == 0)
+    if (count == 0 && max > 0)
         return kcs_fail(err, KCS_E_NODEV,
                         "opencl: %u platform(s) but no GPU, CPU or accelerator device", np);
     *count_p = count;

@@ -12,7 +12,8 @@
  *   2. integers with an fp64 accumulator: every partial sum is exact, so
  *      tree and library are bitwise equal (and equal to the exact sum).
  *   3. ring and tree give bitwise identical results on every rank
- *      (MPI_Allreduce MIN/MAX of XXH3 digests).
+ *      (MPI_Allreduce MIN/MAX of XXH3 digests); in place (y = x) equals
+ *      separate buffers; a k whose ring chunks need two message segments.
  *   4. hand-derived, P = 4, fp16 accumulator (spacing 2 at 2048; 2049 is a
  *      tie that rounds to the even 2048): element 0 of x_0..x_3 =
  *      2048, 1, 1, 0 lies in ring chunk 0, summed from rank 1:
@@ -141,6 +142,26 @@ static void check_integers(int64_t k)
     free(yl);
 }
 
+/* y = x (in place) gives the same bits as separate buffers. */
+static void check_in_place(int64_t k)
+{
+    kcs_acc acc = {KCS_FMT_BF16, 0};
+    double *all = malloc((size_t)(P * k) * sizeof *all), *y = malloc((size_t)k * sizeof *y);
+    kcs_error err = {0};
+    inputs(all, k, KCS_FMT_BF16, 0, 9);
+    for (int a = 0; a < 3; a++) {
+        double *x = all + rank * k;
+        int rc = kcs_allreduce(x, y, k, (kcs_allreduce_algo)a, &acc, MPI_COMM_WORLD, &err);
+        rc |= kcs_allreduce(x, x, k, (kcs_allreduce_algo)a, &acc, MPI_COMM_WORLD, &err);
+        CHECK(rc == 0, "%s", err.msg);
+        CHECK(memcmp(x, y, (size_t)k * sizeof *y) == 0, "%s: in place differs",
+              kcs_allreduce_algo_name((kcs_allreduce_algo)a));
+        inputs(all, k, KCS_FMT_BF16, 0, 9);
+    }
+    free(all);
+    free(y);
+}
+
 static void check_hand_derived(void)
 {
     if (P != 4)
@@ -173,7 +194,10 @@ int main(int argc, char **argv)
     for (int a = 0; a < 5; a++)
         for (int i = 0; i < 4; i++)
             check_bound(accs[a], fmts[a], ks[i]);
+    /* chunks of 65537..65538 doubles: two message segments per ring step */
+    check_bound("fp32", KCS_FMT_FP32, 4 * 65536 + 5);
     check_integers(1000);
+    check_in_place(1001);
     check_hand_derived();
     kcs_allreduce_algo al;
     CHECK(kcs_allreduce_algo_parse("ring", &al) == 0 && al == KCS_ALLREDUCE_RING, "parse ring");

@@ -29,7 +29,8 @@ while [ ! -e "$out" ]; do
     fi
   fi
   wait "$pid" || true
-  pkill -KILL -f "$KCS run" 2>/dev/null || true
+  # leftovers of this job only (other tests may be running kcs too)
+  pkill -KILL -f -- "$out" 2>/dev/null || true
 done
 [ "$kills" -ge 5 ] || fail "only $kills kills landed before completion; the study is too short"
 [ ! -e "$out.journal" ] || fail "journal left behind after completion"

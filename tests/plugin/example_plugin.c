@@ -22,8 +22,10 @@
  *         path for long reductions" that rounds the running sum to bf16
  *         after every add, while fp32 accumulation is declared. Small
  *         shapes (8x8x8, 16x16x16) take the exact fp32 path and pass a
- *         torch-style allclose; at k = 4096 the backward error is about
- *         0.4·u(bf16), far above 2·k·u(fp32).
+ *         torch-style allclose; for k > 64 its backward error
+ *         ||D - Dref||_F / (||A||_F·||B||_F) is about u(bf16)/sqrt(12)
+ *         = 1.1e-3 on normal inputs, above 2·k·u(fp32) up to k of about
+ *         9000 (35x at k = 256, 2.3x at k = 4096).
  *       - C-EXC-02 (out-of-bounds semantics): under oob=raise its gather
  *         answers an out-of-range index with table[idx mod m] instead of
  *         raising ("the bounds check was too slow").

@@ -436,6 +436,87 @@ static void test_threads_deterministic(void)
     free(C);
 }
 
+/* The x86-64-v4 and the portable kernels sum in the same order; the
+ * device path's finishing step gives the verdict of the host path. */
+static void test_kernels_and_finish(void)
+{
+    const long m = 45, kk = 301, n = 67; /* odd sizes: padded rows, lane tails */
+    const int k = 11;
+    float *A = fill_normal(m * kk, 91, KCS_FMT_BF16), *B = fill_normal(kk * n, 92, KCS_FMT_BF16);
+    float *C = gemm_blas(A, B, m, kk, n);
+    round_output(C, m * n, KCS_FMT_BF16);
+    rowdata r[2];
+    kcs_fv_params p = params_for(KCS_FMT_BF16, KCS_FV_PROBABILISTIC);
+    p.probes = k;
+    kcs_fv_result res[2];
+    kcs_error err;
+    for (int t = 0; t < 2; t++) {
+        rows_alloc(&r[t], m, k);
+        p.portable_kernels = t;
+        CU_ASSERT_EQUAL(kcs_freivalds_verify(A, B, C, m, kk, n, &p, &r[t].d, &res[t], &err), 0);
+    }
+    CU_ASSERT(memcmp(r[0].resid, r[1].resid, sizeof(double) * (size_t)(m * k)) == 0);
+    CU_ASSERT(memcmp(r[0].thresh, r[1].thresh, sizeof(double) * (size_t)m) == 0);
+
+    /* per-row terms by plain loops (another summation order) */
+    double *Rt = malloc(sizeof(double) * (size_t)(n * k));
+    kcs_freivalds_probes(p.seed, p.stream, n, k, Rt);
+    size_t D = sizeof(double);
+    double *ya = calloc((size_t)(m * k), D), *yc = calloc((size_t)(m * k), D);
+    double *sab = calloc((size_t)m, D), *na2 = calloc((size_t)m, D);
+    double *sc = calloc((size_t)m, D), *nc2 = calloc((size_t)m, D), nb2 = 0;
+    double *br = calloc((size_t)(kk * k), D), *beta = calloc((size_t)kk, D);
+    for (long q = 0; q < kk; q++)
+        for (long l = 0; l < n; l++) {
+            double b = B[q * n + l];
+            for (int j = 0; j < k; j++)
+                br[q * k + j] += b * Rt[j * n + l];
+            beta[q] += fabs(b);
+            nb2 += b * b;
+        }
+    for (long i = 0; i < m; i++) {
+        for (long q = 0; q < kk; q++) {
+            double a = A[i * kk + q];
+            for (int j = 0; j < k; j++)
+                ya[i * k + j] += a * br[q * k + j];
+            sab[i] += fabs(a) * beta[q];
+            na2[i] += a * a;
+        }
+        for (long l = 0; l < n; l++) {
+            double c = C[i * n + l];
+            for (int j = 0; j < k; j++)
+                yc[i * k + j] += c * Rt[j * n + l];
+            sc[i] += fabs(c);
+            nc2[i] += c * c;
+        }
+    }
+    kcs_fv_result fres;
+    double *fthr = malloc(sizeof(double) * (size_t)m);
+    kcs_fv_detail fd = {.row_thresh = fthr};
+    p.portable_kernels = false;
+    CU_ASSERT_EQUAL(kcs_freivalds_finish(ya, yc, sab, na2, sc, nc2, nb2, m, kk, n, &p, &fd,
+                                         &fres, &err), 0);
+    CU_ASSERT_EQUAL(fres.pass, res[0].pass);
+    CU_ASSERT(fabs(fres.tau - res[0].tau) <= 1e-6 * res[0].tau + 1e-12);
+    for (long i = 0; i < m; i++) /* sums in another order: relative 1e-12 */
+        CU_ASSERT(fabs(fthr[i] - r[0].thresh[i]) <= 1e-12 * r[0].thresh[i]);
+    free(fthr);
+    free(Rt);
+    free(ya);
+    free(yc);
+    free(sab);
+    free(na2);
+    free(sc);
+    free(nc2);
+    free(br);
+    free(beta);
+    rows_free(&r[0]);
+    rows_free(&r[1]);
+    free(A);
+    free(B);
+    free(C);
+}
+
 static void test_nonfinite_and_args(void)
 {
     const long m = 6, kk = 9, n = 5;
@@ -483,6 +564,19 @@ static void test_nonfinite_and_args(void)
     CU_ASSERT_EQUAL(kcs_fv_mode_parse("prob", &mode), 0);
     CU_ASSERT_EQUAL(mode, KCS_FV_PROBABILISTIC);
     CU_ASSERT_EQUAL(kcs_fv_mode_parse("exact", &mode), KCS_E_INVAL);
+    kcs_fv_params q;
+    kcs_fv_params_default(&q);
+    CU_ASSERT_EQUAL(kcs_fv_oracle_parse("freivalds:16:probabilistic", &q, &err), 0);
+    CU_ASSERT(q.probes == 16 && q.mode == KCS_FV_PROBABILISTIC);
+    CU_ASSERT_EQUAL(kcs_fv_oracle_parse("freivalds", &q, &err), 0);
+    CU_ASSERT(q.probes == 10 && q.mode == KCS_FV_RIGOROUS);
+    CU_ASSERT_EQUAL(kcs_fv_oracle_parse("freivalds:3", &q, &err), 0);
+    CU_ASSERT(q.probes == 3 && q.mode == KCS_FV_RIGOROUS);
+    CU_ASSERT_EQUAL(kcs_fv_oracle_parse("freivalds:0:rig", &q, &err), KCS_E_INVAL);
+    CU_ASSERT_EQUAL(kcs_fv_oracle_parse("freivalds:4:fast", &q, &err), KCS_E_INVAL);
+    CU_ASSERT_EQUAL(kcs_fv_oracle_parse("freivaldsx", &q, &err), KCS_E_INVAL);
+    CU_ASSERT_EQUAL(kcs_fv_oracle_parse("fp64", &q, &err), KCS_E_INVAL);
+    CU_ASSERT(q.probes == 3); /* untouched on error */
     free(A);
     free(B);
     free(C);
@@ -544,6 +638,7 @@ int main(void)
     CU_add_test(s, "probabilistic model limit (stagnation)", test_prob_model_limit);
     CU_add_test(s, "check arithmetic within its bound", test_check_arithmetic);
     CU_add_test(s, "thread count does not change results", test_threads_deterministic);
+    CU_add_test(s, "v4 and portable kernels agree; finish from terms", test_kernels_and_finish);
     CU_add_test(s, "NaN/Inf and argument checks", test_nonfinite_and_args);
     CU_add_test(s, "Rademacher probes and lambda", test_probes_and_lambda);
     CU_add_test(s, "fixed threshold criterion", test_fixed_threshold);

@@ -41,11 +41,18 @@ static double unif(void) /* [-1, 1) with 24 random bits: exact in fp32 */
     rng_state = rng_state * 6364136223846793005ull + 1442695040888963407ull;
     return ldexp((double)(int64_t)((rng_state >> 40) & 0xffffff) - 8388608.0, -23);
 }
+/* Types of the calls mkcall makes (test_types varies them); inputs are
+ * rounded to t_in (fp64 inputs stay fp32 values, exact either way). */
+static kcs_format t_in = KCS_FMT_FP32, t_out = KCS_FMT_FP32;
+static kcs_format t_acc = KCS_FMT_FP32;
 static double *randv(size_t n, double scale)
 {
     double *v = malloc((n ? n : 1) * sizeof *v);
-    for (size_t i = 0; i < n; i++)
+    for (size_t i = 0; i < n; i++) {
         v[i] = unif() * scale;
+        if (t_in != KCS_FMT_FP32 && t_in != KCS_FMT_FP64)
+            v[i] = kcs_format_round(t_in, v[i], KCS_ROUND_DEFAULT);
+    }
     return v;
 }
 
@@ -87,8 +94,9 @@ static kcs_call mkcall(kcs_op op, const char *variant, int64_t m, int64_t n, int
     c.op = op;
     c.variant = variant;
     c.schedule.kind = KCS_SCHED_SEQUENTIAL;
-    c.dtype_in = c.dtype_out = KCS_FMT_FP32;
-    c.acc.fmt = KCS_FMT_FP32;
+    c.dtype_in = t_in;
+    c.dtype_out = t_out;
+    c.acc.fmt = t_acc;
     c.m = m;
     c.n = n;
     c.k = k;
@@ -274,7 +282,7 @@ static void check_gemm_bound(const char *variant, const kcs_schedule *s, int64_t
                 double d = g.out[(b * m + i) * n + j];
                 if (!(fabs(d - ref) <= 2.0 * (double)(k + 1) * U32 * mag))
                     bad++;
-                if ((double)(float)d != d)
+                if (t_out == KCS_FMT_FP32 && (double)(float)d != d)
                     bad++; /* dtype_out fp32 */
             }
     CU_ASSERT_EQUAL(bad, 0);
@@ -360,6 +368,61 @@ static void test_gemm_bitwise(void)
     free(fa);
     free(fb);
     free(fc);
+}
+
+/* Both native gemm kernels (gemm_vec on CPU devices, gemm_tiled on GPUs;
+ * -DKCS_GEMM_TILED selects the latter anywhere) add the k products in order
+ * with fma from 0, then C: the value of own sequential, bit for bit, on
+ * tile-edge shapes, batched, for each input storage and accumulator. */
+static void test_gemm_native_is_sequential(void)
+{
+    kcs_error err = {0};
+    kcs_backend_ctx *tiled = NULL;
+    kcs_backend_config cfg = {0};
+    cfg.options = "-DKCS_GEMM_TILED";
+    CU_ASSERT_EQUAL_FATAL(ops->open(dev, &cfg, &tiled, &err), 0);
+    const int64_t batch = 2, m = 67, n = 45, k = 83;
+    const kcs_format fin[4] = {KCS_FMT_FP32, KCS_FMT_FP16, KCS_FMT_BF16, KCS_FMT_FP64};
+    for (int f = 0; f < 4; f++) {
+        for (int acc = 0; acc < 2; acc++) {
+            double *A = randv(batch * m * k, 1), *B = randv(batch * k * n, 1),
+                   *C = randv(batch * m * n, 3);
+            for (size_t i = 0; i < (size_t)(batch * m * k); i++)
+                A[i] = kcs_format_round(fin[f], A[i], KCS_ROUND_DEFAULT);
+            for (size_t i = 0; i < (size_t)(batch * k * n); i++)
+                B[i] = kcs_format_round(fin[f], B[i], KCS_ROUND_DEFAULT);
+            for (size_t i = 0; i < (size_t)(batch * m * n); i++)
+                C[i] = kcs_format_round(fin[f], C[i], KCS_ROUND_DEFAULT);
+            kcs_call c = mkcall(KCS_OP_BATCHED_GEMM, "own", m, n, k);
+            c.batch = batch;
+            c.dtype_in = fin[f];
+            c.dtype_out = KCS_FMT_FP64;
+            c.acc.fmt = acc ? KCS_FMT_FP64 : KCS_FMT_FP32;
+            setin(&c, 0, A);
+            setin(&c, 1, B);
+            setin(&c, 2, C);
+            gbuf gs = galloc(batch * m * n), gv = galloc(batch * m * n), gt = galloc(batch * m * n);
+            int rc = run(&c, &gs);
+            if (rc == KCS_E_UNSUPPORTED) /* no fp64 */
+                goto next;
+            CU_ASSERT_EQUAL(rc, 0);
+            c.variant = "native";
+            CU_ASSERT_EQUAL(run(&c, &gv), 0);
+            c.out = gt.out;
+            CU_ASSERT_EQUAL(ops->run(tiled, &c, &err), 0);
+            CU_ASSERT_EQUAL(memcmp(gs.out, gv.out, gs.n * sizeof(double)), 0);
+            CU_ASSERT_EQUAL(memcmp(gs.out, gt.out, gs.n * sizeof(double)), 0);
+            CU_ASSERT(guards_ok(&gs) && guards_ok(&gv) && guards_ok(&gt));
+        next:
+            free(gs.base);
+            free(gv.base);
+            free(gt.base);
+            free(A);
+            free(B);
+            free(C);
+        }
+    }
+    ops->close(tiled);
 }
 
 /* fp64 inputs + fp64 accumulator: s = s + RN(a*b) (the cpu backend's own
@@ -757,6 +820,52 @@ static void test_gather(void)
     free(T);
 }
 
+/* ---- every (input storage, accumulator) build of every kernel file ------ */
+static void test_types(void)
+{
+    const kcs_format fin[4] = {KCS_FMT_FP32, KCS_FMT_FP16, KCS_FMT_BF16, KCS_FMT_FP64};
+    const kcs_format facc[2] = {KCS_FMT_FP32, KCS_FMT_FP64};
+    for (int f = 0; f < 4; f++)
+        for (int a = 0; a < 2; a++) {
+            t_in = fin[f];
+            t_acc = facc[a];
+            t_out = KCS_FMT_FP64;
+            /* probe fp64 support once per combination */
+            double one = 1;
+            kcs_call p = mkcall(KCS_OP_REDUCE_SUM, "own", 1, 0, 1);
+            setin(&p, 0, &one);
+            gbuf gp = galloc(1);
+            int rc = run(&p, &gp);
+            double got = gp.out[0];
+            free(gp.base);
+            if (rc == KCS_E_UNSUPPORTED)
+                continue; /* no cl_khr_fp64 */
+            CU_ASSERT_EQUAL(rc, 0);
+            CU_ASSERT_EQUAL(got, 1.0);
+            const kcs_schedule pw = {KCS_SCHED_PAIRWISE, 0};
+            check_softmax("own", &pw, 0);
+            check_softmax("native", NULL, 0);
+            check_norm(KCS_OP_LAYERNORM, "own", &pw, 1);
+            check_norm(KCS_OP_RMSNORM, "native", NULL, 1);
+            check_attention("own", &pw, 1, 3, 20, 8);
+            check_attention("native", NULL, 1, 3, 70, 8);
+            check_gemm_bound("own", &pw, 1, 5, 6, 30, 1);
+            check_gemm_bound("native", NULL, 2, 19, 17, 30, 1);
+            /* gather copies values exactly */
+            double *T = randv(4 * 3, 1), idx[2] = {3, 1};
+            kcs_call g = mkcall(KCS_OP_GATHER, "native", 4, 2, 3);
+            setin(&g, 0, T);
+            setin(&g, 1, idx);
+            gbuf go = galloc(6);
+            CU_ASSERT_EQUAL(run(&g, &go), 0);
+            CU_ASSERT_EQUAL(memcmp(go.out, T + 9, 3 * sizeof(double)), 0);
+            CU_ASSERT_EQUAL(memcmp(go.out + 3, T + 3, 3 * sizeof(double)), 0);
+            free(go.base);
+            free(T);
+        }
+    t_in = t_out = t_acc = KCS_FMT_FP32;
+}
+
 /* ---- refusals and bounds ----------------------------------------------- */
 static void test_refusals(void)
 {
@@ -818,6 +927,27 @@ static void test_options(void)
     kcs_device_info info;
     CU_ASSERT_EQUAL(ops->describe(c2, &info, &err), 0);
     CU_ASSERT_PTR_NOT_NULL(strstr(info.arch, "-cl-mad-enable")); /* recorded */
+    /* The kernels keep a*b+c as two roundings (#pragma OPENCL FP_CONTRACT OFF)
+     * unless the options allow contraction; PoCL then fuses the variance
+     * sum's s + d*d into fma, and the results change (checked on PoCL only:
+     * whether a compiler contracts is its choice). */
+    const int64_t m = 16, k = 999;
+    double *X = randv(m * k, 1);
+    kcs_call c = mkcall(KCS_OP_LAYERNORM, "own", m, 0, k);
+    setin(&c, 0, X);
+    gbuf g1 = galloc(m * k), g2 = galloc(m * k);
+    CU_ASSERT_EQUAL(run(&c, &g1), 0);
+    c.out = g2.out;
+    CU_ASSERT_EQUAL(ops->run(c2, &c, &err), 0);
+    size_t diff = 0;
+    for (size_t i = 0; i < g1.n; i++)
+        diff += g1.out[i] != g2.out[i];
+    fprintf(stderr, "\n  -cl-mad-enable changed %zu of %zu layernorm outputs\n", diff, g1.n);
+    if (strstr(info.runtime, "PoCL"))
+        CU_ASSERT(diff > 0);
+    free(X);
+    free(g1.base);
+    free(g2.base);
     ops->close(c2);
     c2 = NULL;
     cfg.options = "-D"; /* malformed: the build fails at open, with a message */
@@ -857,6 +987,7 @@ int main(void)
     CU_add_test(s, "discover", test_discover);
     CU_add_test(s, "gemm_bound", test_gemm_bound);
     CU_add_test(s, "gemm_bitwise", test_gemm_bitwise);
+    CU_add_test(s, "gemm_native_is_sequential", test_gemm_native_is_sequential);
     CU_add_test(s, "gemm_fp64", test_gemm_fp64);
     CU_add_test(s, "gemm_half", test_gemm_half);
     CU_add_test(s, "reduce_sum", test_reduce_sum);
@@ -864,6 +995,7 @@ int main(void)
     CU_add_test(s, "norms", test_norms);
     CU_add_test(s, "attention", test_attention);
     CU_add_test(s, "gather", test_gather);
+    CU_add_test(s, "types", test_types);
     CU_add_test(s, "refusals", test_refusals);
     CU_add_test(s, "options", test_options);
     CU_basic_set_mode(CU_BRM_VERBOSE);

@@ -231,10 +231,14 @@ static void test_gemm_broken_passes_small(void)
 }
 
 /* ... yet fails C-PRC-01's bound ||D - Dref||_F / (||A||_F ||B||_F) <=
- * 2·k·u(fp32) at k = 4096, where the correct one stays within it. bf16
- * accumulation errs by about 0.4·u(bf16) = 0.4·2^-8 in this measure (a
- * random walk of k roundings of partial sums of size ~sqrt(j)); the bound
- * is 2·4096·2^-24 = 2^-11, about 3x smaller. */
+ * 2·k·u(fp32) at k = 4096, where the correct one stays within it.
+ * Derivation: rounding a partial sum s_j to bf16 errs by at most
+ * u·2^floor(log2|s_j|), uniformly, so by about (u·s_j)^2/6 in mean square;
+ * with normal inputs E[s_j^2] = j, the k roundings add up to a mean square
+ * of u^2·k^2/12 per element, while ||A||_F·||B||_F is about k·sqrt(m·n).
+ * The backward error is thus about u(bf16)/sqrt(12) = 0.29·2^-8 = 1.1e-3
+ * whatever k, and the bound is 2·4096·2^-24 = 2^-11 = 4.9e-4. (The bound
+ * grows with k: past k of about 9000 it no longer separates the two.) */
 static void test_gemm_broken_fails_prc01(void)
 {
     const int64_t m = 16, n = 16, k = 4096;

@@ -1,0 +1,99 @@
+#include "inputs.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "metrics.h"
+#include "rng.h"
+#include "tensor.h"
+
+/* Stream ids: tensor i of trial t draws from stream (case, i << 32 | t);
+ * injections use a separate stream per tensor. */
+static uint64_t stream(int tensor, int trial, int purpose)
+{
+    return ((uint64_t)(tensor + 16 * purpose) << 32) | (uint32_t)trial;
+}
+
+static void inject(double *x, size_t len, const kcs_contract *c, kcs_format fmt, uint64_t seed,
+                   uint64_t case_id, int tensor, int trial)
+{
+    if (c->special_nan <= 0 && c->special_inf <= 0 && c->special_subnormal <= 0)
+        return;
+    kcs_rng r;
+    kcs_rng_init(&r, seed, case_id, stream(tensor, trial, 1));
+    double sub = exp2(kcs_format_get(fmt)->emin) * 0.5; /* a subnormal of fmt */
+    for (size_t i = 0; i < len; i++) {
+        double u = kcs_rng_uniform(&r);
+        if (u < c->special_nan)
+            x[i] = NAN;
+        else if (u < c->special_nan + c->special_inf)
+            x[i] = (kcs_rng_u32(&r) & 1) ? -INFINITY : INFINITY;
+        else if (u < c->special_nan + c->special_inf + c->special_subnormal)
+            x[i] = kcs_format_round(fmt, sub * (0.25 + kcs_rng_uniform(&r)), KCS_ROUND_DEFAULT);
+    }
+}
+
+int kcs_inputs_make(const kcs_contract *c, const kcs_case *cs, int trial, uint64_t study_seed,
+                    kcs_call *call, kcs_inputs *in, kcs_error *err)
+{
+    memset(in, 0, sizeof *in);
+    int n_in = kcs_op_n_inputs(cs->op);
+    for (int i = 0; i < n_in; i++) {
+        size_t len = kcs_op_in_len(call, i);
+        int is_gemm = cs->op == KCS_OP_GEMM || cs->op == KCS_OP_BATCHED_GEMM;
+        if (is_gemm && i == 2)
+            continue; /* D = A·B: no C operand */
+        double *x = malloc((len ? len : 1) * sizeof *x);
+        if (!x) {
+            kcs_inputs_free(in);
+            return kcs_fail(err, KCS_E_NOMEM, "out of memory for input %d of case %lld", i,
+                            (long long)cs->id);
+        }
+        in->t[i] = x;
+        in->len[i] = len;
+        uint64_t sa = (uint64_t)cs->id, sb = stream(i, trial, 0);
+        int is_param = (cs->op == KCS_OP_LAYERNORM || cs->op == KCS_OP_RMSNORM) && i > 0;
+        if (cs->op == KCS_OP_GATHER && i == 1) {
+            /* indices: uniform in [0, m), a fraction out of range on
+             * either side */
+            kcs_rng r;
+            kcs_rng_init(&r, study_seed, sa, sb);
+            for (size_t j = 0; j < len; j++) {
+                int64_t idx = (int64_t)(kcs_rng_uniform(&r) * (double)cs->shape.m);
+                if (kcs_rng_uniform(&r) < c->special_oob) {
+                    idx = (kcs_rng_u32(&r) & 1) ? cs->shape.m + (int64_t)(kcs_rng_u32(&r) % 64)
+                                                : -1 - (int64_t)(kcs_rng_u32(&r) % 64);
+                    in->oob_count++;
+                }
+                x[j] = (double)idx;
+            }
+            in->digest ^= kcs_digest_values(x, len, KCS_FMT_FP64) + 0x9E37ull * (uint64_t)(i + 1);
+        } else if (is_param) {
+            /* gamma ~ 1 + N/4, beta ~ N/4: benign scale and shift */
+            kcs_fill(x, len, KCS_DIST_NORMAL, cs->dtype_in, study_seed, sa, sb);
+            for (size_t j = 0; j < len; j++)
+                x[j] = kcs_format_round(cs->dtype_in, (i == 1 ? 1.0 : 0.0) + 0.25 * x[j],
+                                        KCS_ROUND_DEFAULT);
+        } else {
+            kcs_fill(x, len, cs->dist, cs->dtype_in, study_seed, sa, sb);
+            if (i == 0)
+                inject(x, len, c, cs->dtype_in, study_seed, sa, i, trial);
+        }
+        if (!(cs->op == KCS_OP_GATHER && i == 1))
+            in->digest ^= kcs_digest_values(x, len, cs->dtype_in) +
+                          0x9E3779B97F4A7C15ull * (uint64_t)(i + 1);
+        call->in[i] = x;
+        call->in_len[i] = len;
+    }
+    /* distinguish trials in the digest even when a tensor repeats */
+    in->digest = kcs_digest_bytes(&in->digest, sizeof in->digest, (uint64_t)trial);
+    return 0;
+}
+
+void kcs_inputs_free(kcs_inputs *in)
+{
+    for (int i = 0; i < KCS_MAX_INPUTS; i++)
+        free(in->t[i]);
+    memset(in, 0, sizeof *in);
+}

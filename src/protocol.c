@@ -1,0 +1,309 @@
+#include "protocol.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "callguard.h"
+#include "inputs.h"
+#include "metrics.h"
+#include "oracle.h"
+#include "tensor.h"
+#include "verdict.h"
+
+static int64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+void kcs_protocol_blank(kcs_result_rec *r, const kcs_case *cs, int rank, int trial,
+                        const char *status, const char *verdict)
+{
+    memset(r, 0, sizeof *r);
+    r->case_id = cs->id;
+    r->rank = rank;
+    r->trial = trial;
+    snprintf(r->status, sizeof r->status, "%s", status);
+    snprintf(r->verdict, sizeof r->verdict, "%s", verdict);
+    r->tau = r->eta = r->max_abs = r->max_rel = r->max_ulp = r->mean_ulp = NAN;
+    r->backward_err = r->max_scaled = r->effective_acc_bits = NAN;
+}
+
+/* One guarded kernel call into a freshly poisoned output. On a timeout the
+ * output is leaked (a hung worker may still write it) and *out zeroed. */
+static int guarded(kcs_rank_binding *b, kcs_call *call, kcs_tensor *out, double timeout_s,
+                   int64_t *ns_p, kcs_error *err)
+{
+    kcs_tensor_poison(out);
+    call->out = out->data;
+    call->out_len = out->len;
+    int64_t t0 = now_ns();
+    int rc = kcs_callguard_run(b->ops, b->ctx, call, timeout_s, err);
+    if (ns_p)
+        *ns_p = now_ns() - t0;
+    if (rc == KCS_E_TIMEOUT || rc == KCS_E_CRASHED) {
+        b->broken = 1;
+        snprintf(b->why, sizeof b->why, "%s", err->msg);
+        if (rc == KCS_E_TIMEOUT)
+            memset(out, 0, sizeof *out);
+    }
+    return rc;
+}
+
+/* Max ULP distance between two outputs (NaN positions must agree). */
+static double spread(const double *a, const double *b, size_t n, kcs_format f)
+{
+    double s = 0.0;
+    for (size_t i = 0; i < n; i++) {
+        if (isnan(a[i]) && isnan(b[i]))
+            continue;
+        double d = kcs_format_ulp_distance(f, a[i], b[i]);
+        if (!(d <= s))
+            s = d;
+    }
+    return s;
+}
+
+/* repeat: more runs on the same inputs (a runtime may reorder between
+ * runs: each repetition gets its own seed). */
+static int run_repeats(const kcs_contract *c, kcs_rank_binding *b, kcs_call *call,
+                       const kcs_tensor *first, double timeout_s, kcs_observation *o,
+                       kcs_error *err)
+{
+    uint64_t digests[64];
+    int nd = 1;
+    digests[0] = kcs_digest_values(first->data, first->len, call->dtype_out);
+    kcs_tensor rep;
+    int rc = kcs_tensor_alloc(&rep, first->len, call->dtype_out, err);
+    if (rc)
+        return rc;
+    uint64_t seed0 = call->seed;
+    for (int r = 1; r < c->repetitions; r++) {
+        call->seed = seed0 ^ (0x9E3779B97F4A7C15ull * (uint64_t)r);
+        kcs_error e = {0};
+        if ((rc = guarded(b, call, &rep, timeout_s, NULL, &e)) != 0) {
+            *err = e;
+            break;
+        }
+        o->guard_ok &= kcs_tensor_guards_ok(&rep);
+        uint64_t d = kcs_digest_values(rep.data, rep.len, call->dtype_out);
+        int seen = 0;
+        for (int i = 0; i < nd; i++)
+            seen |= digests[i] == d;
+        if (!seen && nd < 64)
+            digests[nd++] = d;
+        double sp = spread(first->data, rep.data, rep.len, call->dtype_out);
+        if (!(sp <= o->spread_ulp))
+            o->spread_ulp = sp;
+    }
+    call->seed = seed0;
+    o->distinct_digests = nd;
+    kcs_tensor_free(&rep);
+    return rc;
+}
+
+/* batch_invariance: op on the first row alone against the first row of the
+ * full output, bitwise (ULP spread). Rows are along m. */
+static int run_first_row(kcs_rank_binding *b, const kcs_call *full, const kcs_tensor *out,
+                         double timeout_s, kcs_observation *o, kcs_error *err)
+{
+    kcs_call one = *full;
+    one.m = 1;
+    size_t row = kcs_op_out_len(&one);
+    if (row == 0 || row > out->len)
+        return kcs_fail(err, KCS_E_UNSUPPORTED, "batch invariance: op %s has no rows",
+                        kcs_op_name(full->op));
+    for (int i = 0; i < KCS_MAX_INPUTS; i++)
+        one.in_len[i] = kcs_op_in_len(&one, i); /* row-major: the first row is a prefix */
+    kcs_tensor t;
+    int rc = kcs_tensor_alloc(&t, row, full->dtype_out, err);
+    if (rc)
+        return rc;
+    if ((rc = guarded(b, &one, &t, timeout_s, NULL, err)) == 0) {
+        o->guard_ok &= kcs_tensor_guards_ok(&t);
+        o->spread_ulp = spread(out->data, t.data, row, full->dtype_out);
+    }
+    kcs_tensor_free(&t);
+    return rc;
+}
+
+static double rowsum_err(const double *y, int64_t m, int64_t k)
+{
+    double worst = 0.0;
+    for (int64_t i = 0; i < m; i++) {
+        double s = 0.0;
+        for (int64_t j = 0; j < k; j++)
+            s += y[i * k + j];
+        double e = fabs(s - 1.0);
+        if (!(e <= worst))
+            worst = e;
+    }
+    return worst;
+}
+
+static void fill_rec(kcs_result_rec *rec, const kcs_case *cs, int rank, int trial,
+                     const kcs_observation *o, const kcs_verdict *v, uint64_t digest,
+                     int64_t ns)
+{
+    memset(rec, 0, sizeof *rec);
+    rec->case_id = cs->id;
+    rec->rank = rank;
+    rec->trial = trial;
+    snprintf(rec->status, sizeof rec->status, "%s", o->raised ? "raised" : "ok");
+    rec->output_digest = digest;
+    rec->tau = v->tau;
+    rec->eta = v->eta;
+    rec->max_abs = o->m.max_abs;
+    rec->max_rel = o->m.max_rel;
+    rec->max_ulp = o->m.max_ulp;
+    rec->mean_ulp = o->m.mean_ulp;
+    rec->backward_err = o->m.backward_err;
+    rec->max_scaled = o->m.max_scaled;
+    rec->effective_acc_bits = o->m.effective_acc_bits;
+    rec->nan_count = o->m.nan_count;
+    rec->inf_count = o->m.inf_count;
+    rec->guard_ok = o->guard_ok;
+    rec->time_ns = ns;
+    snprintf(rec->verdict, sizeof rec->verdict, "%s", kcs_verdict_name(v->kind));
+    snprintf(rec->signature, sizeof rec->signature, "%s", v->signature);
+}
+
+int kcs_protocol_trial(const kcs_contract *c, const kcs_case *cs, int trial,
+                       kcs_rank_binding *b, const kcs_trial_io *io, kcs_result_rec *rec,
+                       kcs_error *err)
+{
+    kcs_call call = {0};
+    call.op = cs->op;
+    call.dtype_in = cs->dtype_in;
+    call.dtype_out = cs->dtype_out;
+    call.acc = cs->acc;
+    call.m = cs->shape.m;
+    call.n = cs->shape.n;
+    call.k = cs->shape.k;
+    call.batch = cs->shape.batch;
+    call.attrs = c->attrs;
+    call.seed = cs->seed ^ (uint64_t)trial;
+    kcs_binding_apply(b, &call);
+    char msg[256] = "";
+    call.msg = msg;
+    call.msg_len = sizeof msg;
+
+    kcs_inputs in;
+    int rc = kcs_inputs_make(c, cs, trial, io->study_seed, &call, &in, err);
+    if (rc)
+        return rc;
+    *io->input_digest ^= in.digest + 0x9E3779B97F4A7C15ull * (uint64_t)(trial + 1);
+    size_t out_len = kcs_op_out_len(&call);
+    double *ref = malloc((out_len ? out_len : 1) * sizeof *ref);
+    double *absref = malloc((out_len ? out_len : 1) * sizeof *absref);
+    kcs_tensor out = {0};
+    if (!ref || !absref || (rc = kcs_tensor_alloc(&out, out_len, cs->dtype_out, err))) {
+        rc = rc ? rc : kcs_fail(err, KCS_E_NOMEM, "out of memory for case %lld", (long long)cs->id);
+        goto done;
+    }
+    if (!b->ctx) {
+        kcs_protocol_blank(rec, cs, io->rank, trial, "unavailable", "unavailable");
+        goto done;
+    }
+    if (b->broken) {
+        kcs_protocol_blank(rec, cs, io->rank, trial, "error", "error");
+        snprintf(rec->signature, sizeof rec->signature, "backend unusable: %.40s", b->why);
+        goto done;
+    }
+    double scale = 0.0;
+    kcs_error oerr = {0};
+    int orc = kcs_oracle_run(c->oracle, c->oracle_profile, &call, ref, absref, &scale, &oerr);
+    int ref_raises = orc == KCS_E_RAISED;
+    if (orc && !ref_raises) {
+        kcs_protocol_blank(rec, cs, io->rank, trial, "error", "error");
+        snprintf(rec->signature, sizeof rec->signature, "oracle: %.54s", oerr.msg);
+        goto done;
+    }
+
+    kcs_error kerr = {0};
+    int64_t ns = 0;
+    int krc = guarded(b, &call, &out, io->timeout_s, &ns, &kerr);
+    kcs_observation o = {0};
+    o.trial = trial;
+    o.held_out = cs->held_out;
+    o.oob_count = in.oob_count;
+    o.distinct_digests = 1;
+    if (krc == KCS_E_RAISED) {
+        o.raised = 1;
+        o.guard_ok = out.base ? kcs_tensor_guards_ok(&out) : 1;
+    } else if (krc) {
+        const char *st = krc == KCS_E_UNSUPPORTED ? "unsupported"
+                         : krc == KCS_E_TIMEOUT   ? "timeout"
+                         : krc == KCS_E_CRASHED   ? "crashed"
+                                                  : "error";
+        kcs_protocol_blank(rec, cs, io->rank, trial, st, "error");
+        snprintf(rec->signature, sizeof rec->signature, "%.63s", kerr.msg);
+        rec->time_ns = ns;
+        if (krc == KCS_E_TIMEOUT || krc == KCS_E_CRASHED || io->verbose)
+            fprintf(stderr, "kcs: rank %d: case %lld trial %d: %s\n", io->rank,
+                    (long long)cs->id, trial, kerr.msg);
+        if (krc == KCS_E_TIMEOUT)
+            memset(&in, 0, sizeof in); /* the hung worker may still read them */
+        goto done;
+    } else {
+        o.guard_ok = kcs_tensor_guards_ok(&out);
+        if (ref_raises) {
+            /* the reference raises (e.g. an out-of-range index under
+             * oob=raise) and the kernel answered: nothing to compare */
+            for (size_t i = 0; i < out_len; i++)
+                ref[i] = NAN;
+        }
+        kcs_metrics_compute(out.data, ref, absref, out_len, cs->dtype_out, scale, cs->shape.k,
+                            out.sentinel, &o.m);
+        for (size_t i = 0; i < out_len; i++)
+            o.nan_ref_count += isnan(ref[i]);
+        double eta0 = kcs_verdict_eta(c, cs);
+        size_t above = 0;
+        for (size_t i = 0; i < out_len; i++) {
+            double d = fabs(out.data[i] - ref[i]);
+            above += absref[i] > 0.0 ? d > eta0 * absref[i] : d > 0.0;
+        }
+        o.bad_frac = out_len ? (double)above / (double)out_len : 0.0;
+        if (cs->op == KCS_OP_SOFTMAX)
+            o.rowsum_err = rowsum_err(out.data, cs->shape.m, cs->shape.k);
+        if (c->protocol == KCS_PROTO_REPEAT && c->repetitions > 1)
+            run_repeats(c, b, &call, &out, io->timeout_s, &o, &kerr);
+        else if (c->protocol == KCS_PROTO_BATCH_INVARIANCE && cs->shape.m > 1)
+            run_first_row(b, &call, &out, io->timeout_s, &o, &kerr);
+        if (b->broken) {
+            kcs_protocol_blank(rec, cs, io->rank, trial, "error", "error");
+            snprintf(rec->signature, sizeof rec->signature, "%.63s", kerr.msg);
+            goto done;
+        }
+    }
+    uint64_t digest = o.raised ? 0 : kcs_digest_values(out.data, out_len, cs->dtype_out);
+    /* stale-result replay: the same output for different inputs */
+    kcs_case_memory *mem = io->memory;
+    if (mem && !o.raised) {
+        for (int i = 0; i < mem->n; i++)
+            o.replayed |= mem->output_digest[i] == digest && mem->input_digest[i] != in.digest;
+        if (mem->n < KCS_REPLAY_MAX) {
+            mem->input_digest[mem->n] = in.digest;
+            mem->output_digest[mem->n++] = digest;
+        }
+    }
+    kcs_verdict v;
+    kcs_verdict_judge(c, cs, &o, &v);
+    fill_rec(rec, cs, io->rank, trial, &o, &v, digest, ns);
+    if (trial == 0 && io->samples) {
+        for (int j = 0; j < io->n_samples; j++) {
+            size_t idx = out_len ? (size_t)((double)j * (double)out_len / io->n_samples) : 0;
+            io->samples[j] = !o.raised && idx < out_len ? out.data[idx] : NAN;
+        }
+    }
+done:
+    kcs_inputs_free(&in);
+    free(ref);
+    free(absref);
+    kcs_tensor_free(&out);
+    return rc;
+}
