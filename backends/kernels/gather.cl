@@ -2,10 +2,11 @@
  * the input's value type. An index outside [0, m) is handled by mode:
  *   0 raise: nothing is written for that row; the smallest such position
  *            is recorded with atomic_min in *bad (the host then raises)
- *   1 clamp: the index is clamped to [0, m-1] (m == 0: the row is zero)
+ *   1 clamp: the index is clamped to [0, m-1] (m == 0, which the host
+ *            refuses: the row is zero, never a read outside the table)
  *   2 zero:  the row is zero
  * global (max(k, 1), n): with k == 0 a bad index still raises. */
-__kernel void gather_rows(IN_PTR T, __global const long *idx, __global val_t *Y, long m, long n,
+__kernel void gather_rows(IN_PTR T, __global const long *idx, __global out_t *Y, long m, long n,
                           long k, int mode, volatile __global int *bad)
 {
     long c = get_global_id(0), p = get_global_id(1);

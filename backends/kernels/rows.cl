@@ -1,88 +1,103 @@
 /* rows.cl: row-wise ops on x (m rows of length k): reduce_sum, softmax,
- * layernorm, rmsnorm. Outputs in the accumulator type.
+ * layernorm, rmsnorm. Sums in the accumulator (acc_t), elementwise steps in
+ * the working format (val_t), each rounded once, in this order:
+ *   softmax    mx = max x; e = exp(x - mx); s = sum e; y = e / s
+ *   layernorm  mu = sum(x) / k; d = x - mu; var = sum(d*d) / k;
+ *              y = d / sqrt(var + eps) * gamma + beta
+ *   rmsnorm    d = x; ms = sum(d*d) / k; y = d / sqrt(ms + eps) * gamma
+ * with eps = RN_w(1e-5) and the d*d terms added with one rounding (fma)
+ * into the accumulator: the definitions of the cpu backend's own kernels.
  *   own:    one work-item per row, sums under the call's schedule
  *           (KCS_REDUCE), global (m).
  *   native: one work-group of KCS_RWG (a power of two) work-items per row:
- *           strided partial sums, then a tree in local memory; global
- *           (m*RWG), local (RWG).
- * Definitions (evaluated in acc_t, left to right):
- *   softmax    y = exp(x - max) / sum(exp(x - max))
- *   layernorm  mu = sum(x)/k, var = sum((x-mu)^2)/k,
- *              y = (x - mu) / sqrt(var + eps) * gamma + beta
- *   rmsnorm    ms = sum(x^2)/k, y = x / sqrt(ms + eps) * gamma
- * has_g / has_b == 0: gamma = 1 / beta = 0 (the pointer may be NULL). */
+ *           strided partial sums, a tree in local memory, y = d * rsqrt(.)
+ *           (softmax: e * (1/s)); global (m*RWG), local (RWG).
+ * has_g / has_b == 0: gamma = 1 / beta = 0 (the pointer may be NULL); gamma
+ * and beta together are written as one expression z * gamma + beta, which
+ * -cl-mad-enable may contract. */
 
 #ifndef KCS_RWG
 #define KCS_RWG 64
 #endif
-#define KCS_EPS ((acc_t)1e-5)
+#define KCS_EPS ((val_t)1e-5f)
 
-#define ROW_TERM_STEP(s, t) kcs_step1((s), LD(xr, (t)))
-#define ROW_TERM_LEAF(t) ((acc_t)LD(xr, (t)))
+#define ROW_X(t) ((val_t)LD(xr, (t)))
+#define ROW_STEP(s, t) kcs_step1((s), ROW_X(t))
+#define ROW_LEAF(t) ((acc_t)ROW_X(t))
 
-__kernel void reduce_sum_own(IN_PTR X, __global acc_t *Y, long m, long k, int kind, long param)
+__kernel void reduce_sum_own(IN_PTR X, __global out_t *Y, long m, long k, int kind, long param)
 {
     long i = get_global_id(0);
     if (i >= m)
         return;
     IN_PTR xr = X + i * k;
     acc_t s;
-    KCS_REDUCE(s, k, kind, param, ROW_TERM_STEP, ROW_TERM_LEAF)
+    KCS_REDUCE(s, k, kind, param, ROW_STEP, ROW_LEAF)
     Y[i] = s;
 }
 
-__kernel void softmax_own(IN_PTR X, __global acc_t *Y, long m, long k, int kind, long param)
+__kernel void softmax_own(IN_PTR X, __global out_t *Y, long m, long k, int kind, long param)
 {
     long i = get_global_id(0);
     if (i >= m)
         return;
     IN_PTR xr = X + i * k;
-    acc_t mx = -INFINITY;
+    val_t mx = -INFINITY;
     for (long t = 0; t < k; t++)
-        mx = fmax(mx, (acc_t)LD(xr, t));
-#define SM_LEAF(t) exp((acc_t)LD(xr, (t)) - mx)
-#define SM_STEP(s, t) ((s) + SM_LEAF(t))
+        mx = fmax(mx, ROW_X(t));
+#define SM_E(t) exp((val_t)(ROW_X(t) - mx))
+#define SM_STEP(s, t) kcs_step1((s), SM_E(t))
+#define SM_LEAF(t) ((acc_t)SM_E(t))
     acc_t s;
     KCS_REDUCE(s, k, kind, param, SM_STEP, SM_LEAF)
     for (long t = 0; t < k; t++)
-        Y[i * k + t] = SM_LEAF(t) / s;
-#undef SM_LEAF
+        Y[i * k + t] = KCS_WDIV(SM_E(t), s);
+#undef SM_E
 #undef SM_STEP
+#undef SM_LEAF
 }
 
+/* y = z * gamma + beta with the absent parts left out */
+#define NORM_AFFINE(z, t)                                                                         \
+    (has_g && has_b ? (z) * (val_t)LD(G, (t)) + (val_t)LD(Bt, (t))                                \
+     : has_g        ? (z) * (val_t)LD(G, (t))                                                     \
+     : has_b        ? (z) + (val_t)LD(Bt, (t))                                                    \
+                    : (z))
+
 /* rms == 0: layernorm, 1: rmsnorm (beta unused) */
-__kernel void norm_own(IN_PTR X, IN_PTR G, IN_PTR Bt, __global acc_t *Y, long m, long k,
+__kernel void norm_own(IN_PTR X, IN_PTR G, IN_PTR Bt, __global out_t *Y, long m, long k,
                        int has_g, int has_b, int rms, int kind, long param)
 {
     long i = get_global_id(0);
     if (i >= m)
         return;
+    if (rms)
+        has_b = 0;
     IN_PTR xr = X + i * k;
-    acc_t mu = 0, var;
+    val_t mu = 0;
     if (!rms) {
         acc_t s;
-        KCS_REDUCE(s, k, kind, param, ROW_TERM_STEP, ROW_TERM_LEAF)
-        mu = s / (acc_t)k;
+        KCS_REDUCE(s, k, kind, param, ROW_STEP, ROW_LEAF)
+        mu = KCS_WDIV(s, k);
     }
-#define NV_LEAF(t) (((acc_t)LD(xr, (t)) - mu) * ((acc_t)LD(xr, (t)) - mu))
-#define NV_STEP(s, t) ((s) + NV_LEAF(t))
-    KCS_REDUCE(var, k, kind, param, NV_STEP, NV_LEAF)
-#undef NV_LEAF
-#undef NV_STEP
-    var = var / (acc_t)k;
-    acc_t den = sqrt(var + KCS_EPS);
+#define NV_D(t) (rms ? ROW_X(t) : (val_t)(ROW_X(t) - mu))
+#define NV_STEP(s, t) kcs_step((s), NV_D(t), NV_D(t))
+#define NV_LEAF(t) kcs_prod(NV_D(t), NV_D(t))
+    acc_t v;
+    KCS_REDUCE(v, k, kind, param, NV_STEP, NV_LEAF)
+    val_t var = KCS_WDIV(v, k);
+    val_t den = sqrt((val_t)(var + KCS_EPS));
     for (long t = 0; t < k; t++) {
-        acc_t y = ((acc_t)LD(xr, t) - mu) / den;
-        if (has_g)
-            y = y * (acc_t)LD(G, t);
-        if (has_b && !rms)
-            y = y + (acc_t)LD(Bt, t);
-        Y[i * k + t] = y;
+        val_t z = NV_D(t) / den;
+        Y[i * k + t] = NORM_AFFINE(z, t);
     }
+#undef NV_D
+#undef NV_STEP
+#undef NV_LEAF
 }
 
 __kernel __attribute__((reqd_work_group_size(KCS_RWG, 1, 1))) void
-reduce_sum_native(IN_PTR X, __global acc_t *Y, long m, long k)
+reduce_sum_native(IN_PTR X, __global out_t *Y, long m, long k)
 {
     __local acc_t l[KCS_RWG];
     long i = get_group_id(0);
@@ -90,60 +105,59 @@ reduce_sum_native(IN_PTR X, __global acc_t *Y, long m, long k)
     IN_PTR xr = X + i * k;
     acc_t s = 0;
     for (long t = lid; t < k; t += KCS_RWG)
-        s += (acc_t)LD(xr, t);
-    s = kcs_wg_reduce(l, s, 0, KCS_RWG);
+        s = kcs_step1(s, ROW_X(t));
+    s = kcs_wg_sum(l, s, KCS_RWG);
     if (lid == 0)
         Y[i] = s;
 }
 
 __kernel __attribute__((reqd_work_group_size(KCS_RWG, 1, 1))) void
-softmax_native(IN_PTR X, __global acc_t *Y, long m, long k)
+softmax_native(IN_PTR X, __global out_t *Y, long m, long k)
 {
     __local acc_t l[KCS_RWG];
+    __local val_t lm[KCS_RWG];
     long i = get_group_id(0);
     int lid = get_local_id(0);
     IN_PTR xr = X + i * k;
-    acc_t mx = -INFINITY;
+    val_t mx = -INFINITY;
     for (long t = lid; t < k; t += KCS_RWG)
-        mx = fmax(mx, (acc_t)LD(xr, t));
-    mx = kcs_wg_reduce(l, mx, 1, KCS_RWG);
+        mx = fmax(mx, ROW_X(t));
+    mx = kcs_wg_max(lm, mx, KCS_RWG);
     acc_t s = 0;
     for (long t = lid; t < k; t += KCS_RWG)
-        s += exp((acc_t)LD(xr, t) - mx);
-    s = kcs_wg_reduce(l, s, 0, KCS_RWG);
-    acc_t inv = (acc_t)1 / s;
+        s = kcs_step1(s, exp((val_t)(ROW_X(t) - mx)));
+    s = kcs_wg_sum(l, s, KCS_RWG);
+    val_t inv = KCS_WDIV(1, s);
     for (long t = lid; t < k; t += KCS_RWG)
-        Y[i * k + t] = exp((acc_t)LD(xr, t) - mx) * inv;
+        Y[i * k + t] = exp((val_t)(ROW_X(t) - mx)) * inv;
 }
 
 __kernel __attribute__((reqd_work_group_size(KCS_RWG, 1, 1))) void
-norm_native(IN_PTR X, IN_PTR G, IN_PTR Bt, __global acc_t *Y, long m, long k, int has_g,
+norm_native(IN_PTR X, IN_PTR G, IN_PTR Bt, __global out_t *Y, long m, long k, int has_g,
             int has_b, int rms)
 {
     __local acc_t l[KCS_RWG];
     long i = get_group_id(0);
     int lid = get_local_id(0);
+    if (rms)
+        has_b = 0;
     IN_PTR xr = X + i * k;
-    acc_t mu = 0;
+    val_t mu = 0;
     if (!rms) {
         acc_t s = 0;
         for (long t = lid; t < k; t += KCS_RWG)
-            s += (acc_t)LD(xr, t);
-        mu = kcs_wg_reduce(l, s, 0, KCS_RWG) / (acc_t)k;
+            s = kcs_step1(s, ROW_X(t));
+        mu = KCS_WDIV(kcs_wg_sum(l, s, KCS_RWG), k);
     }
     acc_t v = 0;
     for (long t = lid; t < k; t += KCS_RWG) {
-        acc_t d = (acc_t)LD(xr, t) - mu;
-        v = fma(d, d, v);
+        val_t d = (val_t)(ROW_X(t) - mu);
+        v = kcs_step(v, d, d);
     }
-    v = kcs_wg_reduce(l, v, 0, KCS_RWG) / (acc_t)k;
-    acc_t rstd = rsqrt(v + KCS_EPS);
+    val_t var = KCS_WDIV(kcs_wg_sum(l, v, KCS_RWG), k);
+    val_t rstd = rsqrt((val_t)(var + KCS_EPS));
     for (long t = lid; t < k; t += KCS_RWG) {
-        acc_t y = ((acc_t)LD(xr, t) - mu) * rstd;
-        if (has_g)
-            y = y * (acc_t)LD(G, t);
-        if (has_b && !rms)
-            y = y + (acc_t)LD(Bt, t);
-        Y[i * k + t] = y;
+        val_t z = (val_t)(ROW_X(t) - mu) * rstd;
+        Y[i * k + t] = NORM_AFFINE(z, t);
     }
 }

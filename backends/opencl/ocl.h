@@ -33,6 +33,7 @@ struct kcs_backend_ctx {
     int has_fp64;
     int cpu; /* native gemm uses gemm_vec (CPU devices), not gemm_tiled */
     size_t max_wg;
+    cl_ulong local_mem;
     int ts, wpt, rwg, awg; /* gemm tile, per-work-item block, row and attention groups */
     kcs_ocl_prog progs[KCS_OCL_MAX_PROGS];
     int n_progs;
@@ -44,6 +45,12 @@ typedef struct kcs_ocl_types {
     int tin;
     int tacc;
 } kcs_ocl_types;
+
+/* Output buffers hold common.cl's out_t: double when the input or the
+ * accumulator is double; val_t (the working format) likewise. */
+#define KCS_OCL_OUT_DBL(ty) ((ty)->tin == KCS_OCL_F64 || (ty)->tacc)
+#define KCS_OCL_OUT_SIZE(ty) (KCS_OCL_OUT_DBL(ty) ? sizeof(cl_double) : sizeof(cl_float))
+#define KCS_OCL_VAL_SIZE(ty) ((ty)->tin == KCS_OCL_F64 ? sizeof(cl_double) : sizeof(cl_float))
 
 /* One kernel argument. */
 typedef struct kcs_ocl_arg {
@@ -90,8 +97,9 @@ int kcs_ocl_gemm(kcs_backend_ctx *ctx, const kcs_call *c, const kcs_ocl_types *t
                  kcs_error *err);
 int kcs_ocl_rows(kcs_backend_ctx *ctx, const kcs_call *c, const kcs_ocl_types *ty, int own,
                  kcs_error *err);
-int kcs_ocl_attention(kcs_backend_ctx *ctx, const kcs_call *c, const kcs_ocl_types *ty, int own,
-                      kcs_error *err);
+/* attention: variant 0 native, 1 own, 2 fused */
+int kcs_ocl_attention(kcs_backend_ctx *ctx, const kcs_call *c, const kcs_ocl_types *ty,
+                      int variant, kcs_error *err);
 int kcs_ocl_gather(kcs_backend_ctx *ctx, const kcs_call *c, const kcs_ocl_types *ty,
                    kcs_error *err);
 

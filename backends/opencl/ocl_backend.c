@@ -93,8 +93,11 @@ static int ocl_open(int device_index, const kcs_backend_config *cfg, kcs_backend
     ctx->cpu = (type & CL_DEVICE_TYPE_CPU) != 0 && !strstr(opts, "-DKCS_GEMM_TILED");
     cl_int cr = clGetDeviceInfo(ctx->device, CL_DEVICE_MAX_WORK_GROUP_SIZE,
                                 sizeof ctx->max_wg, &ctx->max_wg, NULL);
+    if (cr == CL_SUCCESS)
+        cr = clGetDeviceInfo(ctx->device, CL_DEVICE_LOCAL_MEM_SIZE, sizeof ctx->local_mem,
+                             &ctx->local_mem, NULL);
     if (cr != CL_SUCCESS) {
-        rc = kcs_ocl_fail(err, "clGetDeviceInfo(CL_DEVICE_MAX_WORK_GROUP_SIZE)", cr);
+        rc = kcs_ocl_fail(err, "clGetDeviceInfo(work-group and local memory sizes)", cr);
         goto err_free;
     }
     /* gemm tiles: (TS/WPT)^2 work-items per group */
@@ -157,14 +160,22 @@ static int storage_of(kcs_format f, int *tin_p)
     }
 }
 
-static int check_call(kcs_backend_ctx *ctx, const kcs_call *c, kcs_ocl_types *ty, int *own_p,
-                      kcs_error *err)
+/* Validate a call; variant_p: 0 native, 1 own, 2 fused (attention). */
+static int check_call(kcs_backend_ctx *ctx, const kcs_call *c, kcs_ocl_types *ty,
+                      int *variant_p, kcs_error *err)
 {
     const char *op = kcs_op_name(c->op);
-    if (!c->variant || (strcmp(c->variant, "native") && strcmp(c->variant, "own")))
-        return kcs_fail(err, KCS_E_UNSUPPORTED, "opencl: %s has no variant '%s'", op,
-                        c->variant ? c->variant : "(null)");
-    int own = strcmp(c->variant, "own") == 0;
+    const char *v = c->variant ? c->variant : "native";
+    int variant;
+    if (strcmp(v, "native") == 0)
+        variant = 0;
+    else if (strcmp(v, "own") == 0)
+        variant = 1;
+    else if (strcmp(v, "fused") == 0 && c->op == KCS_OP_ATTENTION)
+        variant = 2;
+    else
+        return kcs_fail(err, KCS_E_UNSUPPORTED, "opencl: %s has no variant '%s' (native, own%s)",
+                        op, v, c->op == KCS_OP_ATTENTION ? ", fused" : "");
     if (c->m < 0 || c->n < 0 || c->k < 0 || c->batch < 0)
         return kcs_fail(err, KCS_E_INVAL, "opencl: %s: negative shape", op);
     if (storage_of(c->dtype_in, &ty->tin))
@@ -184,7 +195,7 @@ static int check_call(kcs_backend_ctx *ctx, const kcs_call *c, kcs_ocl_types *ty
     if ((ty->tacc || ty->tin == KCS_OCL_F64) && !ctx->has_fp64)
         return kcs_fail(err, KCS_E_UNSUPPORTED, "opencl: %s has no cl_khr_fp64 (fp64 %s)",
                         ctx->info.model, ty->tacc ? "accumulator" : "input");
-    if (own) {
+    if (variant > 0) { /* own and fused follow the schedule */
         const kcs_schedule *s = &c->schedule;
         if (s->kind == KCS_SCHED_ATOMIC)
             return kcs_fail(err, KCS_E_UNSUPPORTED, "opencl: schedule atomic not offered");
@@ -212,7 +223,7 @@ static int check_call(kcs_backend_ctx *ctx, const kcs_call *c, kcs_ocl_types *ty
     if (need > 0 && (!c->out || c->out_len < need))
         return kcs_fail(err, KCS_E_INVAL, "opencl: %s: output has %zu elements, needs %zu", op,
                         c->out ? c->out_len : 0, need);
-    *own_p = own;
+    *variant_p = variant;
     return 0;
 }
 
@@ -233,17 +244,17 @@ static int ocl_run(kcs_backend_ctx *ctx, const kcs_call *c, kcs_error *err)
                         kcs_op_name(c->op));
     }
     kcs_ocl_types ty;
-    int own = 0;
-    int rc = check_call(ctx, c, &ty, &own, err);
+    int variant = 0;
+    int rc = check_call(ctx, c, &ty, &variant, err);
     if (rc)
         return rc;
     switch (c->op) {
     case KCS_OP_GEMM:
     case KCS_OP_BATCHED_GEMM:
-    case KCS_OP_DOT: return kcs_ocl_gemm(ctx, c, &ty, own, err);
-    case KCS_OP_ATTENTION: return kcs_ocl_attention(ctx, c, &ty, own, err);
+    case KCS_OP_DOT: return kcs_ocl_gemm(ctx, c, &ty, variant == 1, err);
+    case KCS_OP_ATTENTION: return kcs_ocl_attention(ctx, c, &ty, variant, err);
     case KCS_OP_GATHER: return kcs_ocl_gather(ctx, c, &ty, err);
-    default: return kcs_ocl_rows(ctx, c, &ty, own, err);
+    default: return kcs_ocl_rows(ctx, c, &ty, variant == 1, err);
     }
 }
 

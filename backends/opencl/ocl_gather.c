@@ -1,74 +1,55 @@
-/* gather on OpenCL (kernels/gather.cl): rows of a table m×k picked by n
- * integer indices. Out-of-range indices follow attrs "oob=": raise (the
- * default; the kernel records the first bad position, the call returns
- * KCS_E_RAISED and writes no output), clamp, zero; "undefined" is served
- * as clamp (never a read outside the table). */
+/* gather on OpenCL (kernels/gather.cl): rows of a table m x k picked by n
+ * integer indices (the cpu backend's semantics). Out-of-range indices
+ * follow attrs "oob=": raise (the default; the kernel records the first
+ * bad position, the call returns KCS_E_RAISED naming it, also in
+ * call->msg, and writes no output), clamp (m = 0: KCS_E_INVAL), zero;
+ * "undefined" is served as clamp (never a read outside the table). */
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "attrs.h"
 #include "ocl.h"
 
 enum { BT, BI, BY, BBAD, NBUF };
 enum { OOB_RAISE = 0, OOB_CLAMP = 1, OOB_ZERO = 2 };
 
-/* The value of key in "k1=v1;k2=v2" into buf; 0 when found. */
-static int attr(const char *attrs, const char *key, char *buf, size_t len)
-{
-    size_t kl = strlen(key);
-    for (const char *p = attrs; p && *p;) {
-        while (*p == ';' || *p == ' ')
-            p++;
-        const char *e = strchr(p, ';');
-        size_t n = e ? (size_t)(e - p) : strlen(p);
-        if (n > kl && strncmp(p, key, kl) == 0 && p[kl] == '=') {
-            size_t vl = n - kl - 1;
-            if (vl >= len)
-                vl = len - 1;
-            memcpy(buf, p + kl + 1, vl);
-            buf[vl] = 0;
-            return 0;
-        }
-        p = e ? e + 1 : p + n;
-    }
-    return -1;
-}
-
 static int oob_mode(const char *attrs, int *mode_p, kcs_error *err)
 {
     char v[32];
-    if (attr(attrs, "oob", v, sizeof v)) {
-        *mode_p = OOB_RAISE;
-        return 0;
-    }
-    if (strcmp(v, "raise") == 0)
+    int rc = kcs_attrs_get(attrs, "oob", v, sizeof v);
+    if (rc < 0)
+        return kcs_fail(err, KCS_E_INVAL, "opencl gather: attrs '%s' are malformed (key=value;...)",
+                        attrs);
+    if (rc == 0 || strcmp(v, "raise") == 0)
         *mode_p = OOB_RAISE;
     else if (strcmp(v, "clamp") == 0 || strcmp(v, "undefined") == 0)
         *mode_p = OOB_CLAMP;
     else if (strcmp(v, "zero") == 0)
         *mode_p = OOB_ZERO;
     else
-        return kcs_fail(err, KCS_E_INVAL, "opencl: gather: oob=%s (raise|clamp|zero|undefined)",
-                        v);
+        return kcs_fail(err, KCS_E_INVAL,
+                        "opencl gather: oob=%s (raise|clamp|zero|undefined)", v);
     return 0;
 }
 
 /* Indices as doubles holding integers -> cl_long (beyond +-2^62 saturate:
- * out of range either way, on the same side). */
+ * out of range either way, on the same side). A fraction, NaN or Inf is
+ * bad input. */
 static int indices(const double *x, size_t n, cl_long **idx_p, kcs_error *err)
 {
     cl_long *idx = malloc((n ? n : 1) * sizeof *idx);
     if (!idx)
-        return kcs_fail(err, KCS_E_NOMEM, "opencl: gather: out of memory");
+        return kcs_fail(err, KCS_E_NOMEM, "opencl gather: out of memory");
     idx[0] = 0;
     for (size_t i = 0; i < n; i++) {
         double v = x[i];
-        if (v != floor(v)) { /* also NaN */
+        if (v != floor(v) || isinf(v)) { /* also NaN */
             free(idx);
-            return kcs_fail(err, KCS_E_INVAL, "opencl: gather: index %zu = %g is not an integer",
-                            i, v);
+            return kcs_fail(err, KCS_E_INVAL,
+                            "opencl gather: index %g at position %zu is not an integer", v, i);
         }
         const double lim = 4611686018427387904.0; /* 2^62 */
         idx[i] = v >= lim ? (cl_long)lim : v <= -lim ? -(cl_long)lim : (cl_long)v;
@@ -86,8 +67,10 @@ int kcs_ocl_gather(kcs_backend_ctx *ctx, const kcs_call *c, const kcs_ocl_types 
     if (rc)
         return rc;
     if (n > INT_MAX)
-        return kcs_fail(err, KCS_E_UNSUPPORTED, "opencl: gather: n = %lld exceeds %d",
+        return kcs_fail(err, KCS_E_UNSUPPORTED, "opencl gather: n = %lld exceeds %d",
                         (long long)n, INT_MAX);
+    if (mode == OOB_CLAMP && m == 0 && n > 0)
+        return kcs_fail(err, KCS_E_INVAL, "opencl gather: oob=clamp on an empty table");
     cl_long *idx = NULL;
     rc = indices(c->in[1], (size_t)n, &idx, err);
     if (rc)
@@ -95,7 +78,7 @@ int kcs_ocl_gather(kcs_backend_ctx *ctx, const kcs_call *c, const kcs_ocl_types 
     cl_mem buf[NBUF] = {0};
     cl_kernel kern = NULL;
     cl_int bad = CL_INT_MAX;
-    int dbl = ty->tin == KCS_OCL_F64;
+    int dbl = KCS_OCL_OUT_DBL(ty);
     rc = kcs_ocl_upload(ctx, ty->tin, c->in[0], (size_t)(m * k), 0, &buf[BT], err);
     if (rc)
         goto out;
@@ -131,11 +114,11 @@ int kcs_ocl_gather(kcs_backend_ctx *ctx, const kcs_call *c, const kcs_ocl_types 
     }
     if (bad != CL_INT_MAX) {
         char msg[256];
-        snprintf(msg, sizeof msg, "gather: index %.17g at position %d is outside [0, %lld)",
+        snprintf(msg, sizeof msg, "index %.0f at position %d is out of range [0, %lld)",
                  c->in[1][bad], (int)bad, (long long)m);
         if (c->msg && c->msg_len)
             snprintf(c->msg, c->msg_len, "%s", msg);
-        rc = kcs_fail(err, KCS_E_RAISED, "opencl: %s (oob=raise)", msg);
+        rc = kcs_fail(err, KCS_E_RAISED, "opencl gather: %s", msg);
         goto out;
     }
     rc = kcs_ocl_download(ctx, buf[BY], (size_t)(n * k), dbl, c->dtype_out, c->out, err);

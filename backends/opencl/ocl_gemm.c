@@ -69,7 +69,6 @@ int kcs_ocl_gemm(kcs_backend_ctx *ctx, const kcs_call *c, const kcs_ocl_types *t
     cl_long batch = c->op == KCS_OP_BATCHED_GEMM && c->batch > 0 ? c->batch : 1;
     cl_long sa = m * k, sb = k * n, sd = m * n;
     cl_int has_c = !dot && c->in[2] != NULL;
-    size_t acc_size = ty->tacc ? sizeof(cl_double) : sizeof(cl_float);
     cl_mem buf[NBUF] = {0};
     cl_kernel kern = NULL;
     int rc = kcs_ocl_upload(ctx, ty->tin, c->in[0], (size_t)(batch * sa), 0, &buf[BA], err);
@@ -78,7 +77,7 @@ int kcs_ocl_gemm(kcs_backend_ctx *ctx, const kcs_call *c, const kcs_ocl_types *t
     if (!rc && has_c)
         rc = kcs_ocl_upload(ctx, ty->tin, c->in[2], (size_t)(batch * sd), 2, &buf[BC], err);
     if (!rc)
-        rc = kcs_ocl_alloc(ctx, (size_t)(batch * sd), acc_size, &buf[BD], err);
+        rc = kcs_ocl_alloc(ctx, (size_t)(batch * sd), KCS_OCL_OUT_SIZE(ty), &buf[BD], err);
     if (rc)
         goto out;
     if (own && c->schedule.kind == KCS_SCHED_SPLITK) {
@@ -124,8 +123,8 @@ int kcs_ocl_gemm(kcs_backend_ctx *ctx, const kcs_call *c, const kcs_ocl_types *t
         }
     }
     if (!rc)
-        rc = kcs_ocl_download(ctx, buf[BD], (size_t)(batch * sd), ty->tacc, c->dtype_out, c->out,
-                              err);
+        rc = kcs_ocl_download(ctx, buf[BD], (size_t)(batch * sd), KCS_OCL_OUT_DBL(ty), c->dtype_out,
+                              c->out, err);
 out:
     if (kern)
         clReleaseKernel(kern);

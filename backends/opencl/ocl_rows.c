@@ -1,6 +1,7 @@
 /* reduce_sum, softmax, layernorm and rmsnorm on OpenCL (kernels/rows.cl):
- * own = one work-item per row under the call's schedule; native = one
- * work-group per row with a local-memory tree. */
+ * own = one work-item per row under the call's schedule (the cpu backend's
+ * own definitions); native = one work-group per row with a local-memory
+ * tree. */
 #include "ocl.h"
 
 enum { BX, BG, BBETA, BY, NBUF };
@@ -16,7 +17,6 @@ int kcs_ocl_rows(kcs_backend_ctx *ctx, const kcs_call *c, const kcs_ocl_types *t
     cl_int kind = (cl_int)c->schedule.kind;
     cl_long param = c->schedule.param;
     size_t out_n = c->op == KCS_OP_REDUCE_SUM ? (size_t)m : (size_t)(m * k);
-    size_t acc_size = ty->tacc ? sizeof(cl_double) : sizeof(cl_float);
     cl_mem buf[NBUF] = {0};
     cl_kernel kern = NULL;
     const char *name;
@@ -32,7 +32,7 @@ int kcs_ocl_rows(kcs_backend_ctx *ctx, const kcs_call *c, const kcs_ocl_types *t
     if (!rc && has_b)
         rc = kcs_ocl_upload(ctx, ty->tin, c->in[2], (size_t)k, 2, &buf[BBETA], err);
     if (!rc)
-        rc = kcs_ocl_alloc(ctx, out_n, acc_size, &buf[BY], err);
+        rc = kcs_ocl_alloc(ctx, out_n, KCS_OCL_OUT_SIZE(ty), &buf[BY], err);
     if (!rc)
         rc = kcs_ocl_kernel(ctx, "rows.cl", name, ty, &kern, err);
     if (rc)
@@ -67,7 +67,8 @@ int kcs_ocl_rows(kcs_backend_ctx *ctx, const kcs_call *c, const kcs_ocl_types *t
         rc = kcs_ocl_launch(ctx, kern, name, 1, &g, &l, err);
     }
     if (!rc)
-        rc = kcs_ocl_download(ctx, buf[BY], out_n, ty->tacc, c->dtype_out, c->out, err);
+        rc = kcs_ocl_download(ctx, buf[BY], out_n, KCS_OCL_OUT_DBL(ty), c->dtype_out, c->out,
+                              err);
 out:
     if (kern)
         clReleaseKernel(kern);
