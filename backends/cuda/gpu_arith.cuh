@@ -94,10 +94,27 @@ static __device__ inline double round_prec(double x, const kcs_gpu_red &r)
     return signbit(x) ? -v : v;
 }
 
-/* The accumulator arithmetic of one (input storage, accumulator) pair. */
+/* wide: holds every val and acc value exactly (common.cl wide_t / out_t) */
+template <int TIN, int TACC> struct WideT {
+    typedef double t;
+};
+template <> struct WideT<KCS_GPU_IN_F32, KCS_GPU_ACC_F32> {
+    typedef float t;
+};
+template <> struct WideT<KCS_GPU_IN_F16, KCS_GPU_ACC_F32> {
+    typedef float t;
+};
+template <> struct WideT<KCS_GPU_IN_BF16, KCS_GPU_ACC_F32> {
+    typedef float t;
+};
+
+/* The accumulator arithmetic of one (input storage, accumulator) pair.
+ * val is also the working format of the elementwise steps of the row ops
+ * and attention (double for fp64 inputs, float otherwise: cpu/work.h). */
 template <int TIN, int TACC> struct Ar {
     typedef typename In<TIN>::val val;
     typedef typename AccT<TACC>::t acc;
+    typedef typename WideT<TIN, TACC>::t wide;
     kcs_gpu_red r;
 
     __device__ explicit Ar(const kcs_gpu_red &rr) : r(rr) {}
@@ -178,11 +195,11 @@ template <int TIN, int TACC> struct Ar {
         else
             return x + y;
     }
-    __device__ acc sub(acc x, acc y) const { return rn(x - y); }
-    __device__ acc mul(acc x, acc y) const { return rn(x * y); }
-    __device__ acc div(acc x, acc y) const { return rn(x / y); }
-    __device__ acc ex(acc x) const { return rn(kexp(x)); }
-    __device__ acc sq(acc x) const { return rn(ksqrt(x)); }
+    /* RN_w(a / b), RN_w(a * b) into the working format (common.cl
+     * KCS_WDIV, KCS_WMUL); RN_acc(a * b) (KCS_AMUL) */
+    __device__ val wdiv(wide a, wide b) const { return (val)(a / b); }
+    __device__ val wmul(wide a, wide b) const { return (val)(a * b); }
+    __device__ acc amul(wide a, wide b) const { return rn((acc)(a * b)); }
 };
 
 /* ---- schedules (common.cl KCS_REDUCE) -------------------------------------- */
@@ -255,8 +272,8 @@ static __device__ typename AR::acc kcs_reduce(const AR &ar, int64_t n, int kind,
     return s;
 }
 
-/* Work-group tree over KCS_GPU_TREE_THREADS values (common.cl
- * kcs_wg_reduce): op 0 sum, 1 max. Every thread of the block calls it. */
+/* Work-group tree over KCS_GPU_TREE_THREADS values (common.cl kcs_wg_sum,
+ * kcs_wg_max): op 0 sum, 1 max. Every thread of the block calls it. */
 template <class T> static __device__ T tree_reduce(T *l, T v, int op)
 {
     int lid = threadIdx.x;

@@ -19,7 +19,11 @@
 #ifndef KCS_RWG
 #define KCS_RWG 64
 #endif
-#define KCS_EPS ((val_t)1e-5f)
+#if KCS_TIN == 1
+#define KCS_EPS 1e-5
+#else
+#define KCS_EPS 1e-5f /* == (float)1e-5 */
+#endif
 
 #define ROW_X(t) ((val_t)LD(xr, (t)))
 #define ROW_STEP(s, t) kcs_step1((s), ROW_X(t))

@@ -678,10 +678,11 @@ static void test_norms(void)
  * softmax (n + 30) u, the P·V sum gamma_n, rounding of the online rescales
  * (native): |o - oref| <= (2 d^1.5 + 4n + 64) u sum_j pref_j |v_jc|. */
 static void check_attention(const char *variant, const kcs_schedule *s, int64_t batch, int64_t m,
-                            int64_t n, int64_t d)
+                            int64_t n, int64_t d, const char *attrs)
 {
     kcs_call c = mkcall(KCS_OP_ATTENTION, variant, m, n, d);
     c.batch = batch;
+    c.attrs = attrs;
     if (s)
         c.schedule = *s;
     double *Q = randv(batch * m * d, 1), *K = randv(batch * n * d, 1),
@@ -726,10 +727,32 @@ static void check_attention(const char *variant, const kcs_schedule *s, int64_t 
 }
 static void test_attention(void)
 {
-    check_attention("native", NULL, 2, 7, 150, 16);  /* n spans 3 key blocks */
-    check_attention("native", NULL, 1, 3, 10, 130);  /* d > work-group size */
-    for (size_t s = 0; s < N_SCHED; s++)
-        check_attention("own", &scheds[s], 2, 5, 37, 24);
+    check_attention("native", NULL, 2, 7, 150, 16, NULL); /* n spans 3 key blocks */
+    check_attention("native", NULL, 1, 3, 10, 130, NULL); /* d > work-group size */
+    check_attention("native", NULL, 1, 4, 150, 16, "block=7");
+    check_attention("native", NULL, 1, 4, 150, 16, "block=150");
+    check_attention("native", NULL, 1, 4, 150, 16, "block=1000"); /* one block of n */
+    for (size_t s = 0; s < N_SCHED; s++) {
+        check_attention("own", &scheds[s], 2, 5, 37, 24, NULL);
+        check_attention("fused", &scheds[s], 2, 5, 37, 24, "block=10");
+    }
+    /* no keys: refused */
+    double one = 1;
+    kcs_call c0 = mkcall(KCS_OP_ATTENTION, "own", 1, 0, 1);
+    setin(&c0, 0, &one);
+    setin(&c0, 1, &one);
+    setin(&c0, 2, &one);
+    gbuf g0 = galloc(1);
+    kcs_error e0 = {0};
+    c0.out = g0.out;
+    c0.out_len = 1;
+    CU_ASSERT_EQUAL(ops->run(ctx, &c0, &e0), KCS_E_INVAL);
+    c0.n = 1;
+    c0.variant = "native";
+    c0.attrs = "block=0";
+    CU_ASSERT_EQUAL(ops->run(ctx, &c0, &e0), KCS_E_INVAL);
+    CU_ASSERT(guards_ok(&g0) && g0.out[0] == SENT);
+    free(g0.base);
     /* head dimension beyond the fused kernel's columns: unsupported */
     kcs_call c = mkcall(KCS_OP_ATTENTION, "native", 1, 1, 5000);
     double *z = calloc(5000, sizeof *z);
@@ -812,8 +835,17 @@ static void test_gather(void)
     c.out = g.out;
     c.out_len = g.n;
     CU_ASSERT_EQUAL(ops->run(ctx, &c, &err), KCS_E_INVAL);
+    double inf_idx[3] = {1, INFINITY, 0};
+    setin(&c, 1, inf_idx);
+    c.attrs = "oob=zero";
+    CU_ASSERT_EQUAL(ops->run(ctx, &c, &err), KCS_E_INVAL);
     setin(&c, 1, ok_idx);
     c.attrs = "oob=wrap";
+    CU_ASSERT_EQUAL(ops->run(ctx, &c, &err), KCS_E_INVAL);
+    c.attrs = "oob=clamp;oob=zero"; /* malformed: a key twice */
+    CU_ASSERT_EQUAL(ops->run(ctx, &c, &err), KCS_E_INVAL);
+    c.attrs = "oob=clamp";
+    c.m = 0; /* clamp into an empty table */
     CU_ASSERT_EQUAL(ops->run(ctx, &c, &err), KCS_E_INVAL);
     CU_ASSERT(guards_ok(&g));
     free(g.base);
@@ -847,8 +879,9 @@ static void test_types(void)
             check_softmax("native", NULL, 0);
             check_norm(KCS_OP_LAYERNORM, "own", &pw, 1);
             check_norm(KCS_OP_RMSNORM, "native", NULL, 1);
-            check_attention("own", &pw, 1, 3, 20, 8);
-            check_attention("native", NULL, 1, 3, 70, 8);
+            check_attention("own", &pw, 1, 3, 20, 8, NULL);
+            check_attention("native", NULL, 1, 3, 70, 8, NULL);
+            check_attention("fused", &pw, 1, 3, 70, 8, "block=32");
             check_gemm_bound("own", &pw, 1, 5, 6, 30, 1);
             check_gemm_bound("native", NULL, 2, 19, 17, 30, 1);
             /* gather copies values exactly */
@@ -865,6 +898,140 @@ static void test_types(void)
         }
     t_in = t_out = t_acc = KCS_FMT_FP32;
 }
+
+/* ---- the cpu backend's own kernels, the same definitions ----------------- */
+#ifdef KCS_HAVE_CPU
+extern const kcs_backend_ops kcs_backend_cpu;
+
+/* Run c on the cpu backend and here; tol < 0: bit for bit, else
+ * |a - b| <= tol * u32 * (|b| + floor) elementwise. */
+static int cross(kcs_backend_ctx *cpu, kcs_call c, double tol, double floor_)
+{
+    size_t n = kcs_op_out_len(&c);
+    gbuf a = galloc(n), b = galloc(n);
+    kcs_error err = {0};
+    int bad = 0;
+    c.out = b.out;
+    c.out_len = n;
+    int rc = kcs_backend_cpu.run(cpu, &c, &err);
+    if (rc) {
+        fprintf(stderr, "\n  cpu %s: %s\n", kcs_op_name(c.op), err.msg);
+        bad = -1;
+        goto out;
+    }
+    rc = run(&c, &a);
+    if (rc) {
+        bad = -1;
+        goto out;
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (tol < 0)
+            bad += memcmp(&a.out[i], &b.out[i], sizeof(double)) != 0;
+        else
+            bad += !(fabs(a.out[i] - b.out[i]) <= tol * U32 * (fabs(b.out[i]) + floor_));
+    }
+    if (bad) {
+        char sb[32];
+        fprintf(stderr, "\n  %s %s %s in=%s acc=%s: %d of %zu differ from cpu\n",
+                kcs_op_name(c.op), c.variant, kcs_schedule_str(&c.schedule, sb, sizeof sb),
+                kcs_format_name(c.dtype_in), kcs_format_name(c.acc.fmt), bad, n);
+    }
+    bad += !guards_ok(&a) + !all_written(&a);
+out:
+    free(a.base);
+    free(b.base);
+    return bad;
+}
+
+static void test_matches_cpu(void)
+{
+    kcs_backend_ctx *cpu = NULL;
+    kcs_error err = {0};
+    CU_ASSERT_EQUAL_FATAL(kcs_backend_cpu.open(0, &(kcs_backend_config){0}, &cpu, &err), 0);
+    kcs_device_info info;
+    ops->describe(ctx, &info, &err);
+    /* PoCL on x86 rounds float division and sqrt correctly, as the cpu
+     * backend does: the norms agree bit for bit there. */
+    int pocl = strstr(info.runtime, "PoCL") != NULL;
+    const kcs_format fin[4] = {KCS_FMT_FP32, KCS_FMT_FP16, KCS_FMT_BF16, KCS_FMT_FP64};
+    const kcs_format facc[2] = {KCS_FMT_FP32, KCS_FMT_FP64};
+    for (int f = 0; f < 4; f++)
+        for (int a = 0; a < 2; a++) {
+            t_in = fin[f];
+            t_acc = facc[a];
+            t_out = KCS_FMT_FP64;
+            double *A = randv(3 * 9 * 70, 1), *B = randv(3 * 70 * 11, 1),
+                   *C = randv(3 * 9 * 11, 2), *V = randv(3 * 40 * 70, 1);
+            for (size_t s = 0; s < N_SCHED; s++) {
+                kcs_call c = mkcall(KCS_OP_BATCHED_GEMM, "own", 9, 11, 70);
+                c.batch = 3;
+                c.schedule = scheds[s];
+                setin(&c, 0, A);
+                setin(&c, 1, B);
+                setin(&c, 2, C);
+                if (c.acc.fmt == KCS_FMT_FP64 && t_in == KCS_FMT_FP64 && s == 0) {
+                    /* the device may lack fp64 */
+                    gbuf g = galloc(kcs_op_out_len(&c));
+                    int rc = run(&c, &g);
+                    free(g.base);
+                    if (rc == KCS_E_UNSUPPORTED)
+                        break;
+                }
+                CU_ASSERT_EQUAL(cross(cpu, c, -1, 0), 0);
+                kcs_call d = mkcall(KCS_OP_DOT, "own", 0, 0, 630);
+                d.schedule = scheds[s];
+                setin(&d, 0, A);
+                setin(&d, 1, B);
+                CU_ASSERT_EQUAL(cross(cpu, d, -1, 0), 0);
+                kcs_call r = mkcall(KCS_OP_REDUCE_SUM, "own", 9, 0, 70);
+                r.schedule = scheds[s];
+                setin(&r, 0, A);
+                CU_ASSERT_EQUAL(cross(cpu, r, -1, 0), 0);
+                for (int op = 0; op < 2; op++) {
+                    kcs_call nm = mkcall(op ? KCS_OP_RMSNORM : KCS_OP_LAYERNORM, "own", 9, 0, 70);
+                    nm.schedule = scheds[s];
+                    setin(&nm, 0, A);
+                    setin(&nm, 1, B);
+                    if (!op)
+                        setin(&nm, 2, C);
+                    CU_ASSERT_EQUAL(cross(cpu, nm, pocl ? -1 : 16, 0), 0);
+                }
+                /* exp differs between libm and OpenCL by a few ulp */
+                kcs_call sm = mkcall(KCS_OP_SOFTMAX, "own", 9, 0, 70);
+                sm.schedule = scheds[s];
+                setin(&sm, 0, A);
+                CU_ASSERT_EQUAL(cross(cpu, sm, 32, 0), 0);
+                const char *av[2] = {"own", "fused"};
+                for (int v = 0; v < 2; v++) {
+                    kcs_call at = mkcall(KCS_OP_ATTENTION, av[v], 9, 40, 7);
+                    at.batch = 2;
+                    at.schedule = scheds[s];
+                    at.attrs = "block=16";
+                    setin(&at, 0, A);
+                    setin(&at, 1, B);
+                    setin(&at, 2, V);
+                    CU_ASSERT_EQUAL(cross(cpu, at, 64, 1), 0);
+                }
+            }
+            /* gather: an exact copy */
+            double idx[5] = {8, 0, -3, 40, 2};
+            const char *modes[3] = {"oob=clamp", "oob=zero", "oob=undefined"};
+            for (int md = 0; md < 3; md++) {
+                kcs_call g = mkcall(KCS_OP_GATHER, "native", 9, 5, 70);
+                g.attrs = modes[md];
+                setin(&g, 0, A);
+                setin(&g, 1, idx);
+                CU_ASSERT_EQUAL(cross(cpu, g, -1, 0), 0);
+            }
+            free(A);
+            free(B);
+            free(C);
+            free(V);
+        }
+    t_in = t_out = t_acc = KCS_FMT_FP32;
+    kcs_backend_cpu.close(cpu);
+}
+#endif
 
 /* ---- refusals and bounds ----------------------------------------------- */
 static void test_refusals(void)
@@ -928,13 +1095,15 @@ static void test_options(void)
     CU_ASSERT_EQUAL(ops->describe(c2, &info, &err), 0);
     CU_ASSERT_PTR_NOT_NULL(strstr(info.arch, "-cl-mad-enable")); /* recorded */
     /* The kernels keep a*b+c as two roundings (#pragma OPENCL FP_CONTRACT OFF)
-     * unless the options allow contraction; PoCL then fuses the variance
-     * sum's s + d*d into fma, and the results change (checked on PoCL only:
-     * whether a compiler contracts is its choice). */
+     * unless the options allow contraction; PoCL then fuses layernorm's
+     * z * gamma + beta into fma, and the results change (checked on PoCL
+     * only: whether a compiler contracts is its choice). */
     const int64_t m = 16, k = 999;
-    double *X = randv(m * k, 1);
+    double *X = randv(m * k, 1), *G = randv(k, 2), *Bt = randv(k, 1);
     kcs_call c = mkcall(KCS_OP_LAYERNORM, "own", m, 0, k);
     setin(&c, 0, X);
+    setin(&c, 1, G);
+    setin(&c, 2, Bt);
     gbuf g1 = galloc(m * k), g2 = galloc(m * k);
     CU_ASSERT_EQUAL(run(&c, &g1), 0);
     c.out = g2.out;
@@ -946,6 +1115,8 @@ static void test_options(void)
     if (strstr(info.runtime, "PoCL"))
         CU_ASSERT(diff > 0);
     free(X);
+    free(G);
+    free(Bt);
     free(g1.base);
     free(g2.base);
     ops->close(c2);
@@ -996,6 +1167,9 @@ int main(void)
     CU_add_test(s, "attention", test_attention);
     CU_add_test(s, "gather", test_gather);
     CU_add_test(s, "types", test_types);
+#ifdef KCS_HAVE_CPU
+    CU_add_test(s, "matches_cpu", test_matches_cpu);
+#endif
     CU_add_test(s, "refusals", test_refusals);
     CU_add_test(s, "options", test_options);
     CU_basic_set_mode(CU_BRM_VERBOSE);
