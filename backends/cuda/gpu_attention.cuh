@@ -1,11 +1,21 @@
-/* gpu_attention.cuh: O = softmax(Q·K^T·scale)·V per batch (attention.cl).
- * Q m×d, K and V n×d, O m×d, row-major, batch-major; scale = RN_acc(1/sqrt(d))
- * from the host. Included inside namespace KCS_GPU_NS by gpu_kernels.cuh.
- *   own / unfused: attn_scores (schedule), softmax_own in place on the
- *     scores (schedule), attn_pv (schedule, steps fma(p, v, s));
- *   native / fused: attn_fused, one block of 64 threads per query row, keys
- *     in blocks of 64, online softmax (running max, rescaled running sum),
- *     thread lid owns output columns lid + 64*w, w < 16 (d <= 1024). */
+/* gpu_attention.cuh: O = softmax(Q·K^T·scale)·V per batch (attention.cl,
+ * the cpu backend's definitions). Q m×d, K and V n×d, O m×d, row-major,
+ * batch-major; scale = RN_w(1/sqrt(d)) in the working format val. Included
+ * inside namespace KCS_GPU_NS by gpu_kernels.cuh.
+ *   own (unfused; block == 0): attn_scores S = RN_w(dot * scale) (val,
+ *     schedule), softmax_own in place on S (schedule), attn_pv (steps
+ *     s + p*v into acc, schedule);
+ *   native / fused (attn_fused, block B > 0): one block of 64 threads per
+ *     query row streams the keys in blocks of B:
+ *       s_j  = RN_w(dot_j * scale)  (dot under r->sched: sequential for
+ *                                   native, the call's schedule for fused)
+ *       mnew = max(mx, max_block s_j)
+ *       corr = exp(RN_w(mx - mnew))        (0 for the first block)
+ *       p_j  = exp(RN_w(s_j - mnew))
+ *       l    = RN_acc(RN_acc(l*corr) + [sum_block p_j]_acc)
+ *       o_c  = RN_acc(RN_acc(o_c*corr) + [sum_block p_j*v_jc]_acc)
+ *     [.]_acc sequential, one rounding per addition; O = RN_w(o_c / l).
+ *     Thread lid owns the output columns lid + 64*w, w < 16 (d <= 1024). */
 
 #define KCS_AWG KCS_GPU_TREE_THREADS
 #define KCS_ACOLS 16
@@ -13,10 +23,11 @@
 /* global batch*m*n */
 template <int TIN, int TACC>
 __global__ void attn_scores(kcs_gpu_red r, int64_t batch, int64_t m, int64_t n, int64_t d,
-                            double scale, const void *Q, const void *K, void *S)
+                            double scale_d, const void *Q, const void *K, void *S)
 {
     typedef Ar<TIN, TACC> AR;
     typedef typename AR::acc acc;
+    typedef typename AR::val val;
     int64_t id = KCS_GID();
     if (id >= batch * m * n)
         return;
@@ -29,110 +40,117 @@ __global__ void attn_scores(kcs_gpu_red r, int64_t batch, int64_t m, int64_t n, 
             return ar.step(s0, In<TIN>::ld(Q, qo + t), In<TIN>::ld(K, ko + t));
         },
         [&](int64_t t) { return ar.prod(In<TIN>::ld(Q, qo + t), In<TIN>::ld(K, ko + t)); });
-    ((acc *)S)[id] = ar.mul(s, (acc)scale);
+    ((val *)S)[id] = ar.wmul(s, (val)scale_d);
 }
 
-/* global batch*m*d */
+/* global batch*m*d; P: the val probabilities */
 template <int TIN, int TACC>
 __global__ void attn_pv(kcs_gpu_red r, int64_t batch, int64_t m, int64_t n, int64_t d,
                         const void *P, const void *V, void *O)
 {
     typedef Ar<TIN, TACC> AR;
     typedef typename AR::acc acc;
+    typedef typename AR::val val;
+    typedef typename AR::wide wide;
     int64_t id = KCS_GID();
     if (id >= batch * m * d)
         return;
     int64_t c = id % d, i = (id / d) % m, b = id / (m * d);
     AR ar(r);
-    const acc *p = (const acc *)P + (b * m + i) * n;
+    const val *p = (const val *)P + (b * m + i) * n;
     int64_t vo = b * n * d + c;
     acc s = kcs_reduce(
         ar, n, r.sched, r.param,
-        [&](acc s0, int64_t t) {
-            acc v = ar.load(In<TIN>::ld(V, vo + t * d));
-            if constexpr (TACC == KCS_GPU_ACC_NARROW)
-                return ar.add_exact(s0, p[t] * v);
-            else
-                return kfma(p[t], v, s0);
-        },
-        [&](int64_t t) { return ar.mul(p[t], ar.load(In<TIN>::ld(V, vo + t * d))); });
-    ((acc *)O)[id] = s;
+        [&](acc s0, int64_t t) { return ar.step(s0, p[t], In<TIN>::ld(V, vo + t * d)); },
+        [&](int64_t t) { return ar.prod(p[t], In<TIN>::ld(V, vo + t * d)); });
+    ((wide *)O)[id] = s;
 }
 
-/* grid (m, batch), block 64, dynamic shared memory d accumulators */
+/* grid (m, batch), block 64; dynamic shared memory: ql[d], pl[B] (val) */
 template <int TIN, int TACC>
-__global__ void attn_fused(int64_t m, int64_t n, int64_t d, double scale_d, const void *Q,
-                           const void *K, const void *V, void *O)
+__global__ void attn_fused(kcs_gpu_red r, int64_t m, int64_t n, int64_t d, double scale_d,
+                           int64_t B, const void *Q, const void *K, const void *V, void *O)
 {
-    typedef typename AccT<TACC>::t acc;
+    typedef Ar<TIN, TACC> AR;
+    typedef typename AR::acc acc;
+    typedef typename AR::val val;
+    typedef typename AR::wide wide;
     extern __shared__ double kcs_dyn_shared[];
-    acc *ql = (acc *)kcs_dyn_shared;
-    __shared__ acc pl[KCS_AWG];
-    __shared__ acc red[KCS_AWG];
-    const acc scale = (acc)scale_d;
+    val *ql = (val *)kcs_dyn_shared;
+    val *pl = ql + d;
+    __shared__ val red[KCS_AWG];
+    AR ar(r);
+    const val scale = (val)scale_d;
     const int64_t i = blockIdx.x, b = blockIdx.y;
     const int lid = threadIdx.x;
     const int64_t qo = (b * m + i) * d, kb = b * n * d, vb = b * n * d;
     for (int64_t c = lid; c < d; c += KCS_AWG)
-        ql[c] = (acc)In<TIN>::ld(Q, qo + c);
+        ql[c] = In<TIN>::ld(Q, qo + c);
     __syncthreads();
     acc o[KCS_ACOLS];
     for (int w = 0; w < KCS_ACOLS; w++)
         o[w] = 0;
-    acc mrun = -INFINITY, l = 0;
-    for (int64_t j0 = 0; j0 < n; j0 += KCS_AWG) {
-        int64_t j = j0 + lid;
-        acc s = -INFINITY;
-        if (j < n) {
-            acc dot = 0;
-            for (int64_t t = 0; t < d; t++)
-                dot = kfma(ql[t], (acc)In<TIN>::ld(K, kb + j * d + t), dot);
-            s = dot * scale;
+    val mx = -INFINITY;
+    acc l = 0;
+    for (int64_t j0 = 0; j0 < n; j0 += B) {
+        int64_t cnt = n - j0 < B ? n - j0 : B;
+        val bm = -INFINITY;
+        for (int64_t jj = lid; jj < cnt; jj += KCS_AWG) {
+            int64_t kr = kb + (j0 + jj) * d;
+            acc s = kcs_reduce(
+                ar, d, r.sched, r.param,
+                [&](acc s0, int64_t t) { return ar.step(s0, ql[t], In<TIN>::ld(K, kr + t)); },
+                [&](int64_t t) { return ar.prod(ql[t], In<TIN>::ld(K, kr + t)); });
+            pl[jj] = ar.wmul(s, scale);
+            bm = kmax(bm, pl[jj]);
         }
-        acc bm = tree_reduce(red, s, 1);
-        acc mnew = kmax(mrun, bm);
-        acc corr = kexp(mrun - mnew);
-        acc p = j < n ? kexp(s - mnew) : (acc)0;
-        pl[lid] = p;
-        acc bs = tree_reduce(red, p, 0); /* its barriers publish pl */
-        l = l * corr + bs;
-        int64_t cnt = n - j0 < KCS_AWG ? n - j0 : KCS_AWG;
+        bm = tree_reduce(red, bm, 1);
+        val mnew = kmax(mx, bm);
+        val corr = j0 == 0 ? (val)0 : kexp((val)(mx - mnew));
+        for (int64_t jj = lid; jj < cnt; jj += KCS_AWG)
+            pl[jj] = kexp((val)(pl[jj] - mnew));
+        __syncthreads();
+        acc bl = 0;
+        for (int64_t jj = 0; jj < cnt; jj++)
+            bl = ar.step1(bl, pl[jj]);
+        l = ar.add(ar.amul(l, corr), bl);
         for (int w = 0; w < KCS_ACOLS; w++) {
             int64_t c = lid + (int64_t)w * KCS_AWG;
             if (c < d) {
-                acc a = o[w] * corr;
+                acc bo = 0;
                 for (int64_t jj = 0; jj < cnt; jj++)
-                    a = kfma(pl[jj], (acc)In<TIN>::ld(V, vb + (j0 + jj) * d + c), a);
-                o[w] = a;
+                    bo = ar.step(bo, pl[jj], In<TIN>::ld(V, vb + (j0 + jj) * d + c));
+                o[w] = ar.add(ar.amul(o[w], corr), bo);
             }
         }
         __syncthreads();
-        mrun = mnew;
+        mx = mnew;
     }
     for (int w = 0; w < KCS_ACOLS; w++) {
         int64_t c = lid + (int64_t)w * KCS_AWG;
         if (c < d)
-            ((acc *)O)[(b * m + i) * d + c] = o[w] / l;
+            ((wide *)O)[(b * m + i) * d + c] = ar.wdiv(o[w], l);
     }
 }
 
 template <int TIN, int TACC>
-static void launch_attention(void *st, const kcs_gpu_red *r, int fused, int64_t batch,
+static void launch_attention(void *st, const kcs_gpu_red *r, int64_t block, int64_t batch,
                              int64_t m, int64_t n, int64_t d, double scale, const void *q,
                              const void *kk, const void *v, void *scratch, void *out)
 {
-    typedef typename AccT<TACC>::t acc;
-    if (fused) {
+    typedef typename In<TIN>::val val;
+    if (block > 0) {
         dim3 grid((unsigned)m, (unsigned)batch, 1);
-        attn_fused<TIN, TACC><<<grid, KCS_AWG, (size_t)d * sizeof(acc), KCS_GPU_STREAM(st)>>>(
-            m, n, d, scale, q, kk, v, out);
+        size_t shm = (size_t)(d + block) * sizeof(val);
+        attn_fused<TIN, TACC><<<grid, KCS_AWG, shm, KCS_GPU_STREAM(st)>>>(*r, m, n, d, scale,
+                                                                         block, q, kk, v, out);
         return;
     }
-    /* the score buffer is read back by softmax_own with its own storage kind */
-    constexpr int TS = TACC == KCS_GPU_ACC_F32 ? KCS_GPU_IN_F32 : KCS_GPU_IN_F64;
+    /* the val score buffer is read back by softmax_own with its storage kind */
+    constexpr int TS = TIN == KCS_GPU_IN_F64 ? KCS_GPU_IN_F64 : KCS_GPU_IN_F32;
     attn_scores<TIN, TACC><<<kcs_blocks(batch * m * n, 128), 128, 0, KCS_GPU_STREAM(st)>>>(
         *r, batch, m, n, d, scale, q, kk, scratch);
-    softmax_own<TS, TACC><<<kcs_blocks(batch * m, 64), 64, 0, KCS_GPU_STREAM(st)>>>(
+    softmax_own<TS, TACC, val><<<kcs_blocks(batch * m, 64), 64, 0, KCS_GPU_STREAM(st)>>>(
         *r, batch * m, n, scratch, scratch);
     attn_pv<TIN, TACC><<<kcs_blocks(batch * m * d, 128), 128, 0, KCS_GPU_STREAM(st)>>>(
         *r, batch, m, n, d, scratch, v, out);

@@ -174,15 +174,16 @@ __global__ void reduce_own(kcs_gpu_red r, int64_t m, int64_t k, const void *X, v
 template <int TIN, int TACC>
 __global__ void reduce_tree(kcs_gpu_red r, int64_t m, int64_t k, const void *X, void *out)
 {
-    typedef typename AccT<TACC>::t acc;
+    typedef Ar<TIN, TACC> AR;
+    typedef typename AR::acc acc;
     __shared__ acc l[KCS_GPU_TREE_THREADS];
-    (void)r;
     (void)m;
+    AR ar(r);
     int64_t i = blockIdx.x, o = i * k;
     int lid = threadIdx.x;
     acc s = 0;
     for (int64_t t = lid; t < k; t += KCS_GPU_TREE_THREADS)
-        s += (acc)In<TIN>::ld(X, o + t);
+        s = ar.step1(s, In<TIN>::ld(X, o + t));
     s = tree_reduce(l, s, 0);
     if (lid == 0)
         ((acc *)out)[i] = s;
@@ -206,50 +207,76 @@ __global__ void reduce_atomic(kcs_gpu_red r, int64_t m, int64_t k, int64_t nch, 
     atomicAdd((acc *)out + i, s);
 }
 
-/* softmax_own: y = exp(x - max) / sum(exp(x - max)), one thread per row.
- * X is read through In<TIN> (attention passes its score buffer with the
- * accumulator's storage kind and Y == X: every element is read before it
- * is overwritten by the same thread). */
-template <int TIN, int TACC>
+/* Row ops (rows.cl): sums in the accumulator, elementwise steps in the
+ * working format val, each rounded once, in this order:
+ *   softmax    mx = max x; e = exp(x - mx); s = sum e; y = e / s
+ *   layernorm  mu = sum(x) / k; d = x - mu; var = sum(d*d) / k;
+ *              y = d / sqrt(var + eps) * gamma + beta
+ *   rmsnorm    d = x; ms = sum(d*d) / k; y = d / sqrt(ms + eps) * gamma
+ * Outputs are wide (exact for every val and acc value). */
+
+/* softmax_own: one thread per row. attention runs it in place on its val
+ * score buffer (TIN = the storage of val, OUT = val): every element is
+ * read before the same thread overwrites it. */
+template <int TIN, int TACC, class OUT>
 __global__ void softmax_own(kcs_gpu_red r, int64_t m, int64_t k, const void *X, void *Y)
 {
     typedef Ar<TIN, TACC> AR;
     typedef typename AR::acc acc;
+    typedef typename AR::val val;
     int64_t i = KCS_GID();
     if (i >= m)
         return;
     AR ar(r);
     int64_t o = i * k;
-    acc mx = -INFINITY;
+    val mx = -INFINITY;
     for (int64_t t = 0; t < k; t++)
-        mx = kmax(mx, ar.load(In<TIN>::ld(X, o + t)));
-    auto leaf = [&](int64_t t) { return ar.ex(ar.sub(ar.load(In<TIN>::ld(X, o + t)), mx)); };
+        mx = kmax(mx, In<TIN>::ld(X, o + t));
+    auto E = [&](int64_t t) { return kexp((val)(In<TIN>::ld(X, o + t) - mx)); };
     acc s = kcs_reduce(
-        ar, k, r.sched, r.param, [&](acc s0, int64_t t) { return ar.add(s0, leaf(t)); }, leaf);
+        ar, k, r.sched, r.param, [&](acc s0, int64_t t) { return ar.step1(s0, E(t)); },
+        [&](int64_t t) { return ar.load(E(t)); });
     for (int64_t t = 0; t < k; t++)
-        ((acc *)Y)[o + t] = ar.div(leaf(t), s);
+        ((OUT *)Y)[o + t] = (OUT)ar.wdiv(E(t), s);
 }
 
 template <int TIN, int TACC>
 __global__ void softmax_tree(kcs_gpu_red r, int64_t m, int64_t k, const void *X, void *Y)
 {
-    typedef typename AccT<TACC>::t acc;
+    typedef Ar<TIN, TACC> AR;
+    typedef typename AR::acc acc;
+    typedef typename AR::val val;
+    typedef typename AR::wide wide;
     __shared__ acc l[KCS_GPU_TREE_THREADS];
-    (void)r;
+    __shared__ val lm[KCS_GPU_TREE_THREADS];
     (void)m;
+    AR ar(r);
     int64_t o = (int64_t)blockIdx.x * k;
     int lid = threadIdx.x;
-    acc mx = -INFINITY;
+    val mx = -INFINITY;
     for (int64_t t = lid; t < k; t += KCS_GPU_TREE_THREADS)
-        mx = kmax(mx, (acc)In<TIN>::ld(X, o + t));
-    mx = tree_reduce(l, mx, 1);
+        mx = kmax(mx, In<TIN>::ld(X, o + t));
+    mx = tree_reduce(lm, mx, 1);
     acc s = 0;
     for (int64_t t = lid; t < k; t += KCS_GPU_TREE_THREADS)
-        s += kexp((acc)In<TIN>::ld(X, o + t) - mx);
+        s = ar.step1(s, kexp((val)(In<TIN>::ld(X, o + t) - mx)));
     s = tree_reduce(l, s, 0);
-    acc inv = (acc)1 / s;
+    val inv = ar.wdiv(1, s);
     for (int64_t t = lid; t < k; t += KCS_GPU_TREE_THREADS)
-        ((acc *)Y)[o + t] = kexp((acc)In<TIN>::ld(X, o + t) - mx) * inv;
+        ((wide *)Y)[o + t] = (val)(kexp((val)(In<TIN>::ld(X, o + t) - mx)) * inv);
+}
+
+/* y = z * gamma + beta with the absent parts left out (rows.cl NORM_AFFINE) */
+template <class V>
+static __device__ V norm_affine(V z, const double *G, const double *Bt, int64_t t)
+{
+    if (G && Bt)
+        return (V)(z * (V)G[t]) + (V)Bt[t];
+    if (G)
+        return (V)(z * (V)G[t]);
+    if (Bt)
+        return (V)(z + (V)Bt[t]);
+    return z;
 }
 
 /* norm_own: layernorm (rms 0) / rmsnorm (rms 1), one thread per row */
@@ -259,34 +286,35 @@ __global__ void norm_own(kcs_gpu_red r, int rms, int64_t m, int64_t k, const voi
 {
     typedef Ar<TIN, TACC> AR;
     typedef typename AR::acc acc;
+    typedef typename AR::val val;
+    typedef typename AR::wide wide;
     int64_t i = KCS_GID();
     if (i >= m)
         return;
+    if (rms)
+        Bt = NULL;
     AR ar(r);
     int64_t o = i * k;
-    acc mu = 0;
+    val mu = 0;
     if (!rms) {
         acc s = kcs_reduce(
             ar, k, r.sched, r.param,
             [&](acc s0, int64_t t) { return ar.step1(s0, In<TIN>::ld(X, o + t)); },
             [&](int64_t t) { return ar.load(In<TIN>::ld(X, o + t)); });
-        mu = ar.div(s, (acc)k);
+        mu = ar.wdiv(s, (wide)k);
     }
-    auto leaf = [&](int64_t t) {
-        acc d = ar.sub(ar.load(In<TIN>::ld(X, o + t)), mu);
-        return ar.mul(d, d);
+    auto D = [&](int64_t t) {
+        val x = In<TIN>::ld(X, o + t);
+        return rms ? x : (val)(x - mu);
     };
-    acc var = kcs_reduce(
-        ar, k, r.sched, r.param, [&](acc s0, int64_t t) { return ar.add(s0, leaf(t)); }, leaf);
-    var = ar.div(var, (acc)k);
-    acc den = ar.sq(ar.add(var, ar.rn((acc)eps)));
+    acc v = kcs_reduce(
+        ar, k, r.sched, r.param, [&](acc s0, int64_t t) { return ar.step(s0, D(t), D(t)); },
+        [&](int64_t t) { return ar.prod(D(t), D(t)); });
+    val var = ar.wdiv(v, (wide)k);
+    val den = ksqrt((val)(var + (val)eps));
     for (int64_t t = 0; t < k; t++) {
-        acc y = ar.div(ar.sub(ar.load(In<TIN>::ld(X, o + t)), mu), den);
-        if (G)
-            y = ar.mul(y, ar.rn((acc)G[t]));
-        if (Bt && !rms)
-            y = ar.add(y, ar.rn((acc)Bt[t]));
-        ((acc *)Y)[o + t] = y;
+        val z = D(t) / den;
+        ((wide *)Y)[o + t] = norm_affine<val>(z, G, Bt, t);
     }
 }
 
@@ -297,33 +325,34 @@ template <int TIN, int TACC>
 __global__ void norm_tree(kcs_gpu_red r, int rms, int64_t m, int64_t k, const void *X,
                           const double *G, const double *Bt, double eps, void *Y)
 {
-    typedef typename AccT<TACC>::t acc;
+    typedef Ar<TIN, TACC> AR;
+    typedef typename AR::acc acc;
+    typedef typename AR::val val;
+    typedef typename AR::wide wide;
     __shared__ acc l[KCS_GPU_TREE_THREADS];
-    (void)r;
     (void)m;
+    if (rms)
+        Bt = NULL;
+    AR ar(r);
     int64_t o = (int64_t)blockIdx.x * k;
     int lid = threadIdx.x;
-    acc mu = 0;
+    val mu = 0;
     if (!rms) {
         acc s = 0;
         for (int64_t t = lid; t < k; t += KCS_GPU_TREE_THREADS)
-            s += (acc)In<TIN>::ld(X, o + t);
-        mu = tree_reduce(l, s, 0) / (acc)k;
+            s = ar.step1(s, In<TIN>::ld(X, o + t));
+        mu = ar.wdiv(tree_reduce(l, s, 0), (wide)k);
     }
     acc v = 0;
     for (int64_t t = lid; t < k; t += KCS_GPU_TREE_THREADS) {
-        acc d = (acc)In<TIN>::ld(X, o + t) - mu;
-        v = kfma(d, d, v);
+        val d = (val)(In<TIN>::ld(X, o + t) - mu);
+        v = ar.step(v, d, d);
     }
-    v = tree_reduce(l, v, 0) / (acc)k;
-    acc rstd = krsqrt(v + (acc)eps);
+    val var = ar.wdiv(tree_reduce(l, v, 0), (wide)k);
+    val rstd = krsqrt((val)(var + (val)eps));
     for (int64_t t = lid; t < k; t += KCS_GPU_TREE_THREADS) {
-        acc y = ((acc)In<TIN>::ld(X, o + t) - mu) * rstd;
-        if (G)
-            y = y * (acc)G[t];
-        if (Bt && !rms)
-            y = y + (acc)Bt[t];
-        ((acc *)Y)[o + t] = y;
+        val z = (val)((val)(In<TIN>::ld(X, o + t) - mu) * rstd);
+        ((wide *)Y)[o + t] = norm_affine<val>(z, G, Bt, t);
     }
 }
 
@@ -331,15 +360,16 @@ __global__ void norm_tree(kcs_gpu_red r, int rms, int64_t m, int64_t k, const vo
 
 /* ---- gather (gather.cl) ---------------------------------------------------- */
 
-/* one thread per output element (p, c); the table travels as doubles
- * (every format's values are exact in double) */
+/* one thread per (p, c), c < max(k, 1) (with k == 0 a bad index still
+ * raises); the table travels as doubles (every format is exact in double) */
 __global__ void gather_rows(int mode, int64_t m, int64_t k, int64_t n, const double *T,
                             const int64_t *idx, double *Yo, unsigned long long *bad)
 {
+    int64_t kk = k > 0 ? k : 1;
     int64_t id = KCS_GID();
-    if (id >= n * k)
+    if (id >= n * kk)
         return;
-    int64_t p = id / k, c = id % k;
+    int64_t p = id / kk, c = id % kk;
     int64_t row = idx[p];
     if (row < 0 || row >= m) {
         if (mode == KCS_GPU_OOB_RAISE) {
@@ -347,13 +377,17 @@ __global__ void gather_rows(int mode, int64_t m, int64_t k, int64_t n, const dou
                 atomicMin(bad, (unsigned long long)p);
             return;
         }
+        if (c >= k)
+            return;
         if (mode == KCS_GPU_OOB_ZERO || m == 0) {
-            Yo[id] = 0.0;
+            Yo[p * k + c] = 0.0;
             return;
         }
         row = row < 0 ? 0 : m - 1;
     }
-    Yo[id] = T[row * k + c];
+    if (c >= k)
+        return;
+    Yo[p * k + c] = T[row * k + c];
 }
 
 /* ---- host-side launch helpers --------------------------------------------- */
@@ -411,11 +445,13 @@ template <int TIN, int TACC>
 static void launch_softmax(void *st, const kcs_gpu_red *r, int64_t m, int64_t k, const void *x,
                            void *out)
 {
+    typedef typename WideT<TIN, TACC>::t wide;
     if (r->sched == KCS_GPU_SCHED_TREE)
         softmax_tree<TIN, TACC><<<(unsigned)m, KCS_GPU_TREE_THREADS, 0, KCS_GPU_STREAM(st)>>>(
             *r, m, k, x, out);
     else
-        softmax_own<TIN, TACC><<<kcs_blocks(m, 64), 64, 0, KCS_GPU_STREAM(st)>>>(*r, m, k, x, out);
+        softmax_own<TIN, TACC, wide><<<kcs_blocks(m, 64), 64, 0, KCS_GPU_STREAM(st)>>>(*r, m, k,
+                                                                                      x, out);
 }
 
 template <int TIN, int TACC>
@@ -472,12 +508,12 @@ extern "C" int KCS_GPU_FN(norm)(void *stream, const kcs_gpu_red *r, int rms, int
     return KCS_GPU_LAST_ERROR();
 }
 
-extern "C" int KCS_GPU_FN(attention)(void *stream, const kcs_gpu_red *r, int fused,
+extern "C" int KCS_GPU_FN(attention)(void *stream, const kcs_gpu_red *r, int64_t block,
                                      int64_t batch, int64_t m, int64_t n, int64_t k, double scale,
                                      const void *q, const void *kk, const void *v, void *scratch,
                                      void *out)
 {
-    KCS_GPU_DISPATCH(r, KCS_GPU_NS::launch_attention, stream, r, fused, batch, m, n, k, scale, q,
+    KCS_GPU_DISPATCH(r, KCS_GPU_NS::launch_attention, stream, r, block, batch, m, n, k, scale, q,
                      kk, v, scratch, out);
     return KCS_GPU_LAST_ERROR();
 }
@@ -486,7 +522,7 @@ extern "C" int KCS_GPU_FN(gather)(void *stream, int mode, int64_t m, int64_t k, 
                                   const double *table, const int64_t *idx, double *out,
                                   unsigned long long *bad)
 {
-    int64_t total = n * k;
+    int64_t total = n * (k > 0 ? k : 1);
     if (total > 0)
         KCS_GPU_NS::gather_rows<<<KCS_GPU_NS::kcs_blocks(total, 256), 256, 0,
                                   KCS_GPU_STREAM(stream)>>>(mode, m, k, n, table, idx, out, bad);

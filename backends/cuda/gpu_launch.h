@@ -78,21 +78,26 @@ int KCS_GPU_FN(gemm_tiled)(void *stream, const kcs_gpu_red *r, int64_t batch, in
 /* out[i] = sum_j x[i,j] (reduce_sum; dot runs as a 1×k·k×1 gemm). */
 int KCS_GPU_FN(reduce_rows)(void *stream, const kcs_gpu_red *r, int64_t m, int64_t k,
                             const void *x, void *out);
-/* Row-wise softmax of x (m×k) into out (accumulator type). */
+/* Row ops (rows.cl definitions): outputs are "wide" (double when the input
+ * or the accumulator is double or narrow, float otherwise). softmax of the
+ * rows of x (m×k). */
 int KCS_GPU_FN(softmax)(void *stream, const kcs_gpu_red *r, int64_t m, int64_t k, const void *x,
                         void *out);
-/* layernorm (rms == 0; beta may be NULL) or rmsnorm (rms == 1) of rows of
- * x; gamma may be NULL (ones). */
+/* layernorm (rms == 0) or rmsnorm (rms == 1, beta ignored) of the rows of
+ * x; gamma / beta may be NULL (left out). */
 int KCS_GPU_FN(norm)(void *stream, const kcs_gpu_red *r, int rms, int64_t m, int64_t k,
                      const void *x, const double *gamma, const double *beta, double eps,
                      void *out);
-/* softmax(Q·K^T·scale)·V per batch; fused: online softmax in one pass;
- * unfused: scores into scratch (batch*m*n accumulators), softmax, P·V. */
-int KCS_GPU_FN(attention)(void *stream, const kcs_gpu_red *r, int fused, int64_t batch,
+/* attention (attention.cl definitions), out wide. block == 0: unfused,
+ * scores into scratch (batch*m*n values of the working format: double for
+ * fp64 inputs, float otherwise), softmax, P·V; block > 0: the streaming
+ * fused kernel over key blocks of that size (its score dots follow
+ * r->sched; needs (k + block) working-format values of shared memory). */
+int KCS_GPU_FN(attention)(void *stream, const kcs_gpu_red *r, int64_t block, int64_t batch,
                           int64_t m, int64_t n, int64_t k, double scale, const void *q,
                           const void *kk, const void *v, void *scratch, void *out);
-/* out[r,:] = table[idx[r],:]; *bad (init ~0) gets the smallest position of
- * an out-of-range index under RAISE. */
+/* out[r,:] = table[idx[r],:] (doubles); *bad (init ~0) gets the smallest
+ * position of an out-of-range index under RAISE (also when k == 0). */
 int KCS_GPU_FN(gather)(void *stream, int mode, int64_t m, int64_t k, int64_t n,
                        const double *table, const int64_t *idx, double *out,
                        unsigned long long *bad);

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "backend.h"
+#include "attrs.h"
 #include "format.h"
 #include "gpu_launch.h"
 
@@ -63,24 +64,17 @@ static inline int gpu_alloc(gpu_bufs *b, size_t bytes, void **p_p, kcs_error *er
     return 0;
 }
 
-/* Attribute value of key in "k=v;k2=v2" into buf; 1 if present. */
-static inline int gpu_attr(const char *attrs, const char *key, char *buf, size_t len)
+/* Attribute value of key in "k=v;k2=v2" (src/attrs.h): 1 and the value
+ * in buf when present, 0 when absent, KCS_E_INVAL when attrs is malformed
+ * (a message naming the backend is in err). */
+static inline int gpu_attr(const char *bn, const kcs_call *c, const char *key, char *buf,
+                           size_t len, kcs_error *err)
 {
-    size_t kl = strlen(key);
-    for (const char *s = attrs; s && *s;) {
-        while (*s == ';' || *s == ' ')
-            s++;
-        const char *end = strchr(s, ';');
-        size_t sl = end ? (size_t)(end - s) : strlen(s);
-        if (sl > kl && strncmp(s, key, kl) == 0 && s[kl] == '=') {
-            size_t vl = sl - kl - 1 < len - 1 ? sl - kl - 1 : len - 1;
-            memcpy(buf, s + kl + 1, vl);
-            buf[vl] = '\0';
-            return 1;
-        }
-        s += sl;
-    }
-    return 0;
+    int rc = kcs_attrs_get(c->attrs, key, buf, len);
+    if (rc < 0)
+        return kcs_fail(err, KCS_E_INVAL, "%s %s: attrs '%s' are malformed (key=value;...)", bn,
+                        kcs_op_name(c->op), c->attrs);
+    return rc;
 }
 
 static inline int gpu_tin(kcs_format f)
@@ -126,18 +120,6 @@ static inline void gpu_red_init(const kcs_call *c, int native, kcs_gpu_red *r)
     r->param = c->schedule.param;
 }
 
-/* Round x into the accumulator (host side, for constants like scale). */
-static inline double gpu_acc_round(const kcs_call *c, double x)
-{
-    if (c->acc.bits > 0)
-        return kcs_round_bits(x, c->acc.bits, KCS_RNE);
-    if (c->acc.fmt == KCS_FMT_FP64)
-        return x;
-    if (c->acc.fmt == KCS_FMT_FP32)
-        return (double)(float)x;
-    return kcs_format_round(c->acc.fmt, x, KCS_ROUND_DEFAULT);
-}
-
 /* Upload n input values in the storage of tin. */
 static inline int gpu_upload(gpu_bufs *b, int tin, kcs_format fmt, const double *src, size_t n,
                       void **dev_p, kcs_error *err)
@@ -167,18 +149,19 @@ static inline int gpu_upload_f64(gpu_bufs *b, const double *src, size_t n, void 
     return gpu_upload(b, KCS_GPU_IN_F64, KCS_FMT_FP64, src, n, dev_p, err);
 }
 
-/* Device accumulators (float or double) -> call->out, rounded to dtype_out. */
-static inline int gpu_download(gpu_bufs *b, const kcs_call *c, int tacc, const void *dev, size_t n,
-                        kcs_error *err)
+/* n device values (float, or double when dbl) -> call->out, each rounded
+ * to dtype_out. */
+static inline int gpu_download(gpu_bufs *b, const kcs_call *c, int dbl, const void *dev, size_t n,
+                               kcs_error *err)
 {
-    size_t es = tacc == KCS_GPU_ACC_F32 ? 4 : 8;
+    size_t es = dbl ? 8 : 4;
     void *host = malloc(n ? n * es : 1);
     if (!host)
         return kcs_fail(err, KCS_E_NOMEM, "%s: out of memory reading %zu outputs", b->dev->name, n);
     int rc = n ? b->dev->get(b->dev->stream, host, dev, n * es, err) : 0;
     if (!rc) {
         for (size_t i = 0; i < n; i++) {
-            double v = es == 4 ? (double)((float *)host)[i] : ((double *)host)[i];
+            double v = dbl ? ((double *)host)[i] : (double)((float *)host)[i];
             c->out[i] = kcs_format_round(c->dtype_out, v, KCS_ROUND_DEFAULT);
         }
     }
@@ -186,24 +169,46 @@ static inline int gpu_download(gpu_bufs *b, const kcs_call *c, int tacc, const v
     return rc;
 }
 
-static inline size_t gpu_acc_size(const kcs_gpu_red *r)
+/* accumulator buffers: float for fp32, double for fp64 and narrow */
+static inline int gpu_acc_dbl(const kcs_gpu_red *r)
 {
-    return r->tacc == KCS_GPU_ACC_F32 ? 4 : 8;
+    return r->tacc != KCS_GPU_ACC_F32;
 }
 
-/* 1: native, 0: own; unknown variants are KCS_E_UNSUPPORTED */
-static inline int gpu_variant(const char *bn, const kcs_call *c, int *native_p, kcs_error *err)
+static inline size_t gpu_acc_size(const kcs_gpu_red *r)
+{
+    return gpu_acc_dbl(r) ? 8 : 4;
+}
+
+/* row-op and attention outputs ("wide"): double when the input or the
+ * accumulator is; the working format (scores): double for fp64 inputs */
+static inline int gpu_wide_dbl(const kcs_gpu_red *r)
+{
+    return r->tin == KCS_GPU_IN_F64 || r->tacc != KCS_GPU_ACC_F32;
+}
+
+static inline size_t gpu_val_size(const kcs_gpu_red *r)
+{
+    return r->tin == KCS_GPU_IN_F64 ? 8 : 4;
+}
+
+enum { KCS_GPU_NATIVE = 0, KCS_GPU_OWN = 1, KCS_GPU_FUSED = 2 };
+
+/* The variant of the call (KCS_GPU_NATIVE, _OWN, _FUSED for attention), as
+ * the cpu and opencl backends name them; others are KCS_E_UNSUPPORTED. */
+static inline int gpu_variant(const char *bn, const kcs_call *c, int *variant_p, kcs_error *err)
 {
     const char *v = c->variant ? c->variant : "native";
-    if (strcmp(v, "native") == 0 || (c->op == KCS_OP_ATTENTION && strcmp(v, "fused") == 0))
-        *native_p = 1;
-    else if (strcmp(v, "own") == 0 || (c->op == KCS_OP_ATTENTION && strcmp(v, "unfused") == 0))
-        *native_p = 0;
+    int att = c->op == KCS_OP_ATTENTION;
+    if (strcmp(v, "native") == 0)
+        *variant_p = KCS_GPU_NATIVE;
+    else if (strcmp(v, "own") == 0)
+        *variant_p = KCS_GPU_OWN;
+    else if (att && strcmp(v, "fused") == 0)
+        *variant_p = KCS_GPU_FUSED;
     else
-        return kcs_fail(err, KCS_E_UNSUPPORTED,
-                        "%s: %s has no variant '%s' (native, own; calibration variants run on the "
-                        "cpu backend)",
-                        bn, kcs_op_name(c->op), v);
+        return kcs_fail(err, KCS_E_UNSUPPORTED, "%s: %s has no variant '%s' (native, own%s)", bn,
+                        kcs_op_name(c->op), v, att ? ", fused" : "");
     return 0;
 }
 

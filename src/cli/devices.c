@@ -3,6 +3,7 @@
 
 #include "backend.h"
 #include "cli.h"
+#include "json.h"
 
 int kcs_cmd_devices(int argc, char **argv)
 {
@@ -29,14 +30,24 @@ int kcs_cmd_devices(int argc, char **argv)
         kcs_error err = {0};
         int drc = all[i]->discover(info, KCS_MAX_DEVICES, &count, &err);
         if (json) {
-            printf("%s\n  {\"backend\": \"%s\", \"status\": \"%s\", \"devices\": [", first ? "" : ",",
-                   all[i]->name, drc == 0 ? "ok" : drc == KCS_E_NODEV ? "no device" : "error");
+            printf("%s\n  {\"backend\": ", first ? "" : ",");
+            kcs_json_str(stdout, all[i]->name);
+            printf(", \"status\": \"%s\", \"message\": ",
+                   drc == 0 ? "ok" : drc == KCS_E_NODEV ? "no device" : "error");
+            kcs_json_str(stdout, drc ? err.msg : "");
+            printf(", \"devices\": [");
             first = 0;
-            for (int d = 0; drc == 0 && d < count && d < KCS_MAX_DEVICES; d++)
-                printf("%s{\"index\": %d, \"vendor\": \"%s\", \"model\": \"%s\", \"arch\": \"%s\", "
-                       "\"driver\": \"%s\", \"runtime\": \"%s\", \"uuid\": \"%s\"}",
-                       d ? ", " : "", info[d].index, info[d].vendor, info[d].model, info[d].arch,
-                       info[d].driver, info[d].runtime, info[d].uuid);
+            for (int d = 0; drc == 0 && d < count && d < KCS_MAX_DEVICES; d++) {
+                const char *keys[] = {"vendor", "model", "arch", "driver", "runtime", "uuid"};
+                const char *vals[] = {info[d].vendor, info[d].model, info[d].arch,
+                                      info[d].driver, info[d].runtime, info[d].uuid};
+                printf("%s{\"index\": %d", d ? ", " : "", info[d].index);
+                for (int j = 0; j < 6; j++) {
+                    printf(", \"%s\": ", keys[j]);
+                    kcs_json_str(stdout, vals[j]);
+                }
+                printf("}");
+            }
             printf("]}");
             continue;
         }
