@@ -237,6 +237,7 @@ static void decode(src *s, h5r_recipe *rc, call_args *ca)
 /* --- driving the reader -------------------------------------------------- */
 
 static char g_path[256];
+static int g_verbose; /* FUZZ_H5READ_VERBOSE=1: say what open said */
 
 __attribute__((noreturn, format(printf, 1, 2))) static void die(const char *fmt, ...)
 {
@@ -324,6 +325,8 @@ static void drive(const call_args *ca)
     kcs_error err = {0};
     kcs_store_reader *r = NULL;
     int rc = kcs_store_open_read(g_path, &r, &err);
+    if (g_verbose)
+        fprintf(stderr, "open: %d %s\n", rc, rc ? err.msg : "ok");
     if (rc) {
         check_fail(rc, &err, "open");
         if (r)
@@ -434,6 +437,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     (void)argc;
     (void)argv;
     kcs_h5_quiet();
+    g_verbose = getenv("FUZZ_H5READ_VERBOSE") != NULL;
     const char *dir = access("/dev/shm", W_OK) == 0 ? "/dev/shm" : getenv("TMPDIR");
     snprintf(g_path, sizeof g_path, "%s/kcs-fuzz-h5read-%ld.h5", dir ? dir : "/tmp", (long)getpid());
     atexit(cleanup);
