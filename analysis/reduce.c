@@ -1,11 +1,29 @@
-/* kcs reduce: stream a dataset case by case into /analysis and a report. */
+/* kcs reduce: stream one dataset (or the merged view of several) case by
+ * case into /analysis tables, CSV files, figures and report.md.
+ * Pass 1 reads each case's results and samples once: verdicts, pairs,
+ * signatures, baseline accumulators (and, when merging, the merged
+ * dataset). Pass 2 re-reads only /results to count what the settled
+ * tolerances flag. Nothing is ever loaded whole: the rows of the /analysis
+ * tables wait in temporary files (spool.h). */
 #include "reduce.h"
 
 #include <errno.h>
+#include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+
+#include "baselines.h"
+#include "detect.h"
+#include "h5out.h"
+#include "merge.h"
+#include "recompute.h"
+#include "report.h"
+#include "signatures.h"
+#include "spool.h"
+#include "view.h"
 
 static int ensure_dir(const char *dir, kcs_error *err)
 {
@@ -17,107 +35,371 @@ static int ensure_dir(const char *dir, kcs_error *err)
     return kcs_fail(err, KCS_E_IO, "%s: cannot create the report directory", dir);
 }
 
-static int reduce_one(const char *path, const char *out_dir, int quiet, kcs_error *err)
+enum { SP_VERDICTS = 0, SP_DIVERGENCE, SP_POINTS, SP_SIGNATURES, SP_N };
+
+typedef struct reduce_state {
+    const kcs_reduce_opts *o;
+    kcs_view *v;
+    kcs_spool sp[SP_N];
+    int sp_open;
+    kcs_baselines *bl;
+    kcs_baseline_tables tables;
+    kcs_sig_summary sig;
+    kcs_recompute *rc;
+    kcs_merge_out *merge;
+    int64_t n_recomputed, n_not_recomputed;
+    kcs_twin *twins;
+    int n_twins;
+    char recompute_why[160];
+    kcs_result_rec *res;
+    double *samples, *ref, *absref;
+    kcs_verdict_row *vrows;
+    kcs_divergence_row *drows;
+    kcs_signature_row *srows;
+} reduce_state;
+
+static int open_spools(reduce_state *s, kcs_error *err)
 {
-    kcs_store_reader *r = NULL;
-    int rc = kcs_store_open_read(path, &r, err);
+    int nf, rc;
+    const kcs_field *f;
+    f = kcs_verdict_row_fields(&nf);
+    if ((rc = kcs_spool_open(&s->sp[SP_VERDICTS], "verdicts", f, nf, sizeof(kcs_verdict_row),
+                             err)))
+        return rc;
+    s->sp_open = 1;
+    f = kcs_divergence_row_fields(&nf);
+    if ((rc = kcs_spool_open(&s->sp[SP_DIVERGENCE], "divergence", f, nf,
+                             sizeof(kcs_divergence_row), err)))
+        return rc;
+    s->sp_open = 2;
+    f = kcs_point_row_fields(&nf);
+    if ((rc = kcs_spool_open(&s->sp[SP_POINTS], "divergence_points", f, nf,
+                             sizeof(kcs_point_row), err)))
+        return rc;
+    s->sp_open = 3;
+    f = kcs_signature_row_fields(&nf);
+    if ((rc = kcs_spool_open(&s->sp[SP_SIGNATURES], "signatures", f, nf,
+                             sizeof(kcs_signature_row), err)))
+        return rc;
+    s->sp_open = 4;
+    return 0;
+}
+
+static int alloc_case_buffers(reduce_state *s, kcs_error *err)
+{
+    kcs_view *v = s->v;
+    size_t nr = (size_t)v->n_ranks, T = (size_t)(v->max_trials ? v->max_trials : 1);
+    size_t ns = (size_t)(v->n_samples ? v->n_samples : 1);
+    size_t np = nr * (nr - 1) / 2;
+    s->res = calloc(nr * T, sizeof *s->res);
+    s->samples = calloc(nr * ns, sizeof *s->samples);
+    s->ref = calloc(ns, sizeof *s->ref);
+    s->absref = calloc(ns, sizeof *s->absref);
+    s->vrows = calloc(nr, sizeof *s->vrows);
+    s->drows = calloc(np ? np : 1, sizeof *s->drows);
+    s->srows = calloc(nr, sizeof *s->srows);
+    if (!s->res || !s->samples || !s->ref || !s->absref || !s->vrows || !s->drows || !s->srows)
+        return kcs_fail(err, KCS_E_NOMEM, "out of memory for one case of %zu ranks", nr);
+    return 0;
+}
+
+/* Ranks of different datasets running the same implementation. */
+static int find_twins(reduce_state *s, kcs_error *err)
+{
+    kcs_view *v = s->v;
+    for (int pass = 0; pass < 2; pass++) {
+        int n = 0;
+        for (int a = 0; a < v->n_ranks; a++)
+            for (int b = a + 1; b < v->n_ranks; b++) {
+                const kcs_rank_rec *x = &v->ranks[a], *y = &v->ranks[b];
+                if (v->rank_src[a] == v->rank_src[b] || strcmp(x->backend, y->backend) ||
+                    strcmp(x->model, y->model) || strcmp(x->profile, y->profile) ||
+                    strcmp(x->variant, y->variant))
+                    continue;
+                if (pass)
+                    s->twins[n] = (kcs_twin){a, b, 0, 0};
+                n++;
+            }
+        if (pass == 0 && n > 0 && !(s->twins = calloc((size_t)n, sizeof *s->twins)))
+            return kcs_fail(err, KCS_E_NOMEM, "out of memory");
+        s->n_twins = pass ? n : 0;
+    }
+    return 0;
+}
+
+static int pass1_case(reduce_state *s, int64_t c, kcs_error *err)
+{
+    kcs_view *v = s->v;
+    int nr = v->n_ranks, T = v->max_trials, ns = v->n_samples;
+    int have = 0, rc;
+    if ((rc = kcs_view_read_case(v, c, s->res, s->samples, &have, err)))
+        return rc;
+    const kcs_case_rec *cs = &v->cases[c].rec;
+    kcs_recomputed rec = {0};
+    if (have && !s->o->no_recompute) {
+        if ((rc = kcs_recompute_case(s->rc, v, c, s->ref, s->absref, &rec, err)))
+            return rc;
+        if (rec.ok) {
+            s->n_recomputed++;
+        } else {
+            s->n_not_recomputed++;
+            snprintf(s->recompute_why, sizeof s->recompute_why, "case %" PRId64 ": %s", c,
+                     rec.why);
+        }
+    }
+    kcs_reduce_verdicts(cs, s->res, v->ranks, nr, T, s->vrows);
+    kcs_reduce_divergence(cs, s->res, have ? s->samples : NULL, rec.ok ? s->absref : NULL, nr, T,
+                          ns, s->drows);
+    int64_t np = (int64_t)nr * (nr - 1) / 2;
+    kcs_error e = {0};
+    const kcs_contract *k = kcs_recompute_contract(s->rc, v, c, &e);
+    kcs_signatures_case(cs, k != NULL, k ? k->protocol : KCS_PROTO_ORACLE, s->res, T, s->drows,
+                        v->ranks, nr, s->srows, &s->sig);
+    if ((rc = kcs_spool_put(&s->sp[SP_VERDICTS], s->vrows, nr, err)) ||
+        (rc = kcs_spool_put(&s->sp[SP_DIVERGENCE], s->drows, np, err)) ||
+        (rc = kcs_spool_put(&s->sp[SP_SIGNATURES], s->srows, nr, err)) ||
+        (rc = kcs_baselines_case(s->bl, cs, s->res, T, s->drows, have ? s->samples : NULL,
+                                 rec.ok ? s->ref : NULL, ns, &s->sp[SP_POINTS], err)))
+        return rc;
+    for (int i = 0; i < s->n_twins; i++) {
+        kcs_twin *tw = &s->twins[i];
+        int a = tw->a, b = tw->b, ran = 0;
+        for (int t = 0; t < T; t++)
+            ran |= !strcmp(s->res[a * T + t].status, "ok") && !strcmp(s->res[b * T + t].status, "ok");
+        if (!ran)
+            continue;
+        tw->shared++;
+        tw->identical += s->drows[a * nr - a * (a + 1) / 2 + (b - a - 1)].identical;
+    }
+    if (s->merge)
+        rc = kcs_merge_out_case(s->merge, v, c, s->res, s->samples, have, err);
+    return rc;
+}
+
+static int write_analysis(reduce_state *s, kcs_h5out *o, const char *dir, kcs_error *err)
+{
+    int rc = 0, nf;
+    for (int i = 0; i < SP_N && !rc; i++)
+        rc = kcs_spool_flush(&s->sp[i], o, dir, err);
+    kcs_baseline_tables *t = &s->tables;
+    const kcs_field *f;
+    if (!rc) {
+        f = kcs_group_row_fields(&nf);
+        rc = kcs_table_write(o, dir, "baseline_groups", f, nf, sizeof *t->groups, t->groups,
+                             t->n_groups, err);
+    }
+    if (!rc) {
+        f = kcs_fit_row_fields(&nf);
+        rc = kcs_table_write(o, dir, "baseline_fits", f, nf, sizeof *t->fits, t->fits, t->n_fits,
+                             err);
+    }
+    if (!rc) {
+        f = kcs_tol_row_fields(&nf);
+        rc = kcs_table_write(o, dir, "tolerances", f, nf, sizeof *t->tols, t->tols, t->n_tols,
+                             err);
+    }
+    if (!rc) {
+        f = kcs_flag_row_fields(&nf);
+        rc = kcs_table_write(o, dir, "tolerance_flags", f, nf, sizeof *t->flags, t->flags,
+                             t->n_flags, err);
+    }
+    if (!rc) {
+        f = kcs_torch_row_fields(&nf);
+        rc = kcs_table_write(o, dir, "torch_compare", f, nf, sizeof *t->torch, t->torch,
+                             t->n_torch, err);
+    }
+    if (!rc) {
+        kcs_source_row *src = calloc((size_t)s->v->n_src, sizeof *src);
+        if (!src)
+            return kcs_fail(err, KCS_E_NOMEM, "out of memory");
+        for (int i = 0; i < s->v->n_src; i++) {
+            const kcs_view_source *x = &s->v->src[i];
+            src[i].index = i;
+            snprintf(src[i].path, sizeof src[i].path, "%s", x->path);
+            snprintf(src[i].study_name, sizeof src[i].study_name, "%s", x->info.study_name);
+            snprintf(src[i].plan_hash, sizeof src[i].plan_hash, "%s", x->info.plan_hash);
+            snprintf(src[i].created, sizeof src[i].created, "%s", x->info.created);
+            snprintf(src[i].software_version, sizeof src[i].software_version, "%s",
+                     x->info.software_version);
+            snprintf(src[i].git_hash, sizeof src[i].git_hash, "%s", x->info.git_hash);
+            src[i].n_ranks = x->info.n_ranks;
+            src[i].first_rank = x->first_rank;
+            src[i].n_cases = x->info.n_cases;
+            src[i].n_matched = x->n_matched;
+        }
+        f = kcs_source_row_fields(&nf);
+        rc = kcs_table_write(o, dir, "sources", f, nf, sizeof *src, src, s->v->n_src, err);
+        free(src);
+    }
+    if (!rc && o)
+        rc = kcs_h5out_attr_i64(o, "/analysis", "recomputed_cases", s->n_recomputed, err);
+    if (!rc && o)
+        rc = kcs_h5out_attr_i64(o, "/analysis", "not_recomputed_cases", s->n_not_recomputed, err);
+    if (!rc && o)
+        rc = kcs_h5out_attr_str(o, "/analysis", "method",
+                                "kcs reduce: baselines, signatures, verdicts (see report.md)",
+                                err);
+    return rc;
+}
+
+static void free_state(reduce_state *s)
+{
+    for (int i = 0; i < s->sp_open; i++)
+        kcs_spool_close(&s->sp[i]);
+    kcs_baselines_free(s->bl);
+    kcs_baseline_tables_free(&s->tables);
+    kcs_sig_summary_free(&s->sig);
+    kcs_recompute_free(s->rc);
+    kcs_merge_out_abort(s->merge);
+    kcs_view_close(s->v);
+    free(s->res);
+    free(s->samples);
+    free(s->ref);
+    free(s->absref);
+    free(s->vrows);
+    free(s->drows);
+    free(s->srows);
+    free(s->twins);
+}
+
+static char *join_command(const kcs_reduce_opts *o)
+{
+    size_t n = 64;
+    for (int i = 0; i < o->n_inputs; i++)
+        n += strlen(o->inputs[i]) + 1;
+    n += strlen(o->out_dir) + 8;
+    char *s = malloc(n);
+    if (!s)
+        return NULL;
+    snprintf(s, n, "kcs reduce");
+    for (int i = 0; i < o->n_inputs; i++) {
+        strcat(s, " ");
+        strcat(s, o->inputs[i]);
+    }
+    strcat(s, " -o ");
+    strcat(s, o->out_dir);
+    return s;
+}
+
+static int reduce_datasets(const kcs_reduce_opts *o, kcs_error *err)
+{
+    reduce_state s = {0};
+    s.o = o;
+    int rc = kcs_view_open(o->inputs, o->n_inputs, &s.v, err);
     if (rc)
         return rc;
-    /* A copy of the header: the reader is closed before /analysis is
-     * written (HDF5 opens a file once per process). */
-    kcs_store_info info = *kcs_store_reader_info(r);
-    const kcs_store_info *in = &info;
-    char *cmdline = info.command_line ? strdup(info.command_line) : NULL;
-    info.command_line = cmdline;
-    kcs_rank_rec *ranks = NULL;
-    kcs_case_rec cs;
-    kcs_result_rec *res = NULL;
-    double *samples = NULL;
-    kcs_verdict_row *vrows = NULL;
-    kcs_divergence_row *drows = NULL;
-    kcs_store_analysis *an = NULL;
-    if (!in->complete) {
-        rc = kcs_fail(err, KCS_E_INVAL, "%s: the dataset is incomplete (its run did not finish); "
-                      "rerun or resume it first", path);
+    kcs_view *v = s.v;
+    kcs_h5out *out = NULL;
+    char merged[4096] = "", report[4096];
+    char *cmd = join_command(o);
+    if ((rc = ensure_dir(o->out_dir, err)) || (rc = open_spools(&s, err)) ||
+        (rc = alloc_case_buffers(&s, err)) ||
+        (rc = kcs_baselines_new(v->n_ranks, v->ranks, &s.bl, err)) ||
+        (rc = kcs_sig_summary_init(&s.sig, v->n_ranks) ? kcs_fail(err, KCS_E_NOMEM, "out of memory") : 0) ||
+        (rc = kcs_recompute_new(o->recompute_max > 0 ? o->recompute_max : 4e10, &s.rc, err)))
         goto out;
-    }
-    int nr = in->n_ranks, T = in->max_trials, ns = in->n_samples;
-    int64_t npairs = (int64_t)nr * (nr - 1) / 2;
-    ranks = calloc((size_t)nr, sizeof *ranks);
-    res = calloc((size_t)nr * (size_t)T, sizeof *res);
-    samples = calloc((size_t)nr * (size_t)(ns > 0 ? ns : 1), sizeof *samples);
-    vrows = calloc((size_t)(in->n_cases * nr), sizeof *vrows);
-    drows = calloc((size_t)(in->n_cases * (npairs ? npairs : 1)), sizeof *drows);
-    if (!ranks || !res || !samples || !vrows || !drows) {
-        rc = kcs_fail(err, KCS_E_NOMEM, "%s: out of memory reducing %lld cases", path,
-                      (long long)in->n_cases);
+    if (v->n_src > 1 && (rc = find_twins(&s, err)))
         goto out;
-    }
-    if ((rc = kcs_store_read_ranks(r, ranks, err)))
-        goto out;
-    for (int64_t c = 0; c < in->n_cases; c++) {
-        int found = 0;
-        if ((rc = kcs_store_read_cases(r, c, 1, &cs, err)) ||
-            (rc = kcs_store_read_case_results(r, c, res, err)) ||
-            (rc = kcs_store_read_samples(r, cs.case_id, samples, &found, err)))
+    if (v->n_src > 1) {
+        if (o->merged_path)
+            snprintf(merged, sizeof merged, "%s", o->merged_path);
+        else
+            snprintf(merged, sizeof merged, "%s/merged.h5", o->out_dir);
+        if ((rc = kcs_merge_out_open(merged, v, cmd, &s.merge, err)))
             goto out;
-        kcs_reduce_verdicts(&cs, res, ranks, nr, T, vrows + c * nr);
-        kcs_reduce_divergence(&cs, res, found ? samples : NULL, nr, T, ns, drows + c * npairs);
     }
-    kcs_store_reader_close(r);
-    r = NULL;
-
-    int nf;
-    const kcs_field *f;
-    if ((rc = kcs_store_analysis_open(path, 0, &an, err)))
-        goto out;
-    f = kcs_verdict_row_fields(&nf);
-    if ((rc = kcs_store_analysis_write_table(an, "verdicts", f, nf, sizeof *vrows, vrows,
-                                             in->n_cases * nr, err)))
-        goto out;
-    f = kcs_divergence_row_fields(&nf);
-    if ((rc = kcs_store_analysis_write_table(an, "divergence", f, nf, sizeof *drows, drows,
-                                             in->n_cases * npairs, err)))
-        goto out;
-    rc = kcs_store_analysis_close(an, err);
-    an = NULL;
+    for (int64_t c = 0; c < v->n_cases && !rc; c++)
+        rc = pass1_case(&s, c, err);
     if (rc)
         goto out;
-
-    if ((rc = ensure_dir(out_dir, err)))
+    kcs_baselines_settle(s.bl);
+    for (int64_t c = 0; c < v->n_cases && !rc; c++) {
+        int have = 0;
+        if (!(rc = kcs_view_read_case(v, c, s.res, NULL, &have, err)))
+            kcs_baselines_count(s.bl, &v->cases[c].rec, s.res, v->max_trials);
+    }
+    if (rc || (rc = kcs_baselines_tables(s.bl, &s.tables, err)))
         goto out;
-    char report[4096];
-    snprintf(report, sizeof report, "%s/report.md", out_dir);
+    if (s.merge) {
+        rc = kcs_merge_out_finish(s.merge, v, &out, err);
+        s.merge = NULL;
+        if (rc)
+            goto out;
+    }
+    snprintf(report, sizeof report, "%s/report.md", o->out_dir);
     kcs_report_data d = {
-        .dataset = path, .info = in, .ranks = ranks, .verdicts = vrows,
-        .n_verdicts = in->n_cases * nr, .div = drows, .n_div = in->n_cases * npairs,
+        .view = v,
+        .merged_path = merged[0] ? merged : NULL,
+        .spools = s.sp,
+        .tables = &s.tables,
+        .sig = &s.sig,
+        .n_recomputed = s.n_recomputed,
+        .n_not_recomputed = s.n_not_recomputed,
+        .recompute_why = s.recompute_why,
+        .out_dir = o->out_dir,
+        .twins = s.twins,
+        .n_twins = s.n_twins,
     };
+    /* the dataset is written after the readers are closed (HDF5 opens a
+     * file once per process); the report needs only the spools */
+    if (!out) {
+        char path[4096];
+        snprintf(path, sizeof path, "%s", v->src[0].path);
+        kcs_store_reader_close(v->src[0].r);
+        v->src[0].r = NULL;
+        if ((rc = kcs_h5out_open_analysis(path, &out, err)))
+            goto out;
+    }
+    if ((rc = write_analysis(&s, out, o->out_dir, err)))
+        goto out;
+    rc = kcs_h5out_close(out, err);
+    out = NULL;
+    if (rc)
+        goto out;
+    kcs_plots_run(o, report, merged[0] ? merged : v->src[0].path);
     if ((rc = kcs_report_write(report, &d, err)))
         goto out;
-    if (!quiet)
-        printf("kcs reduce: %s: %lld cases x %d ranks -> /analysis/{verdicts,divergence}, %s\n",
-               path, (long long)d.info->n_cases, nr, report);
+    if (!o->quiet)
+        printf("kcs reduce: %s%s: %" PRId64 " cases x %d ranks -> /analysis (%s), %s\n",
+               v->n_src > 1 ? "merged -> " : "", merged[0] ? merged : v->src[0].path, v->n_cases,
+               v->n_ranks,
+               "verdicts, divergence, divergence_points, signatures, baseline_groups, "
+               "baseline_fits, tolerances, tolerance_flags, torch_compare, sources",
+               report);
 out:
-    if (an) {
-        kcs_error ignore = {0};
-        kcs_store_analysis_close(an, &ignore);
-    }
-    if (r)
-        kcs_store_reader_close(r);
-    free(ranks);
-    free(res);
-    free(samples);
-    free(vrows);
-    free(drows);
-    free(cmdline);
+    if (out)
+        kcs_h5out_abort(out);
+    free(cmd);
+    free_state(&s);
     return rc;
 }
 
 int kcs_reduce_run(const kcs_reduce_opts *o, kcs_error *err)
 {
-    if (o->n_inputs != 1)
-        return kcs_fail(err, KCS_E_INVAL,
-                        "merging %d datasets is not supported by this version of kcs reduce; "
-                        "reduce them one at a time", o->n_inputs);
-    return reduce_one(o->inputs[0], o->out_dir, o->quiet, err);
+    if (o->n_inputs < 1)
+        return kcs_fail(err, KCS_E_INVAL, "no dataset to reduce");
+    if (o->n_inputs == 1) {
+        char *content = NULL;
+        int rc = kcs_h5in_root_str(o->inputs[0], "content", &content, err);
+        if (rc)
+            return rc;
+        int det = content && !strcmp(content, "detection");
+        free(content);
+        if (det) {
+            if ((rc = ensure_dir(o->out_dir, err)))
+                return rc;
+            return kcs_detect_report(o, err);
+        }
+    }
+    for (int i = 0; i < o->n_inputs; i++) {
+        char *content = NULL;
+        if (kcs_h5in_root_str(o->inputs[i], "content", &content, err) == 0 && content &&
+            !strcmp(content, "detection")) {
+            free(content);
+            return kcs_fail(err, KCS_E_INVAL, "%s: a kcs detect dataset cannot be merged",
+                            o->inputs[i]);
+        }
+        free(content);
+    }
+    return reduce_datasets(o, err);
 }

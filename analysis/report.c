@@ -1,9 +1,13 @@
-/* The Markdown report of kcs reduce. */
+/* The Markdown report of kcs reduce: header, sources, ranks, verdicts,
+ * violations, cross-rank divergence (the baseline and signature sections
+ * are in report_baselines.c). */
+#include "report.h"
+
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
-
-#include "reduce.h"
+#include <unistd.h>
 
 static const char *short_verdict(const char *v)
 {
@@ -18,21 +22,56 @@ static const char *short_verdict(const char *v)
     return v[0] ? v : "-";
 }
 
+int kcs_report_has_figure(const char *dir, const char *name)
+{
+    char p[4096];
+    snprintf(p, sizeof p, "%s/%s", dir, name);
+    return access(p, R_OK) == 0;
+}
+
+static void sources_table(FILE *f, const kcs_report_data *d)
+{
+    const kcs_view *v = d->view;
+    fprintf(f, "## Sources\n\nThe merged dataset `%s` combines %d datasets; ranks of dataset i "
+               "are renumbered from its first rank, cases are matched by (contract, op, dtypes, "
+               "shape, input distribution, seed) and their input digests agree.\n\n"
+               "| # | dataset | study | plan | created | kcs | ranks | cases | shared |\n"
+               "|---:|---|---|---|---|---|---|---:|---:|\n",
+            d->merged_path, v->n_src);
+    for (int s = 0; s < v->n_src; s++) {
+        const kcs_view_source *x = &v->src[s];
+        fprintf(f, "| %d | `%s` | %s | %s | %s | %s (%s) | %d–%d | %lld | %lld |\n", s, x->path,
+                x->info.study_name, x->info.plan_hash, x->info.created, x->info.software_version,
+                x->info.git_hash, x->first_rank, x->first_rank + x->info.n_ranks - 1,
+                (long long)x->info.n_cases, (long long)x->n_matched);
+    }
+    fprintf(f, "\n");
+}
+
 static void ranks_table(FILE *f, const kcs_report_data *d)
 {
-    fprintf(f, "## Ranks\n\n| rank | host | implementation | device | status |\n"
-               "|---:|---|---|---|---|\n");
-    for (int r = 0; r < d->info->n_ranks; r++) {
-        const kcs_rank_rec *x = &d->ranks[r];
-        fprintf(f, "| %d | %s | %s | %s | %s |\n", x->rank, x->host, x->variant, x->model,
-                x->status);
+    const kcs_view *v = d->view;
+    fprintf(f, "## Ranks\n\n| rank | %shost | implementation | device | status |\n"
+               "|---:|%s---|---|---|---|\n",
+            v->n_src > 1 ? "source | " : "", v->n_src > 1 ? "---:|" : "");
+    for (int r = 0; r < v->n_ranks; r++) {
+        const kcs_rank_rec *x = &v->ranks[r];
+        fprintf(f, "| %d | ", x->rank);
+        if (v->n_src > 1)
+            fprintf(f, "%d | ", v->rank_src[r]);
+        fprintf(f, "%s | %s | %s | %s |\n", x->host, x->variant, x->model, x->status);
     }
     fprintf(f, "\n");
 }
 
 static void verdict_table(FILE *f, const kcs_report_data *d)
 {
-    int nr = d->info->n_ranks;
+    kcs_spool *sp = &d->spools[0];
+    int nr = d->view->n_ranks;
+    kcs_verdict_row *v = malloc((size_t)nr * sizeof *v);
+    if (!v)
+        return;
+    kcs_error e = {0};
     fprintf(f, "## Verdicts\n\nWorst verdict over trials, with τ = measured / η (τ ≤ 1 "
                "conforms).\n\n| case | contract | op | dtype | m×n×k | inputs |");
     for (int r = 0; r < nr; r++)
@@ -41,8 +80,10 @@ static void verdict_table(FILE *f, const kcs_report_data *d)
     for (int r = 0; r < nr; r++)
         fprintf(f, "---|");
     fprintf(f, "\n");
-    for (int64_t i = 0; i + nr <= d->n_verdicts; i += nr) {
-        const kcs_verdict_row *v = &d->verdicts[i];
+    int64_t n_cases = sp->n / (nr ? nr : 1);
+    for (int64_t c = 0; c < n_cases && c < KCS_REPORT_MAX_ROWS; c++) {
+        if (kcs_spool_get(sp, c * nr, nr, v, &e))
+            break;
         fprintf(f, "| %lld | %s | %s | %s | %lld×%lld×%lld | %s |", (long long)v->case_id,
                 v->contract, v->op, v->dtype_in, (long long)v->m, (long long)v->n,
                 (long long)v->k, v->input_dist);
@@ -50,36 +91,63 @@ static void verdict_table(FILE *f, const kcs_report_data *d)
             fprintf(f, " %s τ=%.3g |", short_verdict(v[r].verdict), v[r].max_tau);
         fprintf(f, "\n");
     }
+    if (n_cases > KCS_REPORT_MAX_ROWS)
+        fprintf(f, "\n(%lld more cases in `verdicts.csv`.)\n", (long long)(n_cases - KCS_REPORT_MAX_ROWS));
     fprintf(f, "\n### Violations and their signatures\n\n");
-    int any = 0;
-    for (int64_t i = 0; i < d->n_verdicts; i++) {
-        const kcs_verdict_row *v = &d->verdicts[i];
-        if (strcmp(v->verdict, "within_tolerance") == 0)
-            continue;
-        any = 1;
-        fprintf(f, "- case %lld (%s, k=%lld, %s), rank %d [%s]: **%s**%s%s (τ = %.3g, %d/%d "
-                   "trials within)\n",
-                (long long)v->case_id, v->contract, (long long)v->k, v->input_dist, v->rank,
-                v->implementation, v->verdict, v->signature[0] ? ": " : "", v->signature,
-                v->max_tau, v->n_within, v->n_trials);
+    int64_t shown = 0, total = 0;
+    enum { CH = 256 };
+    kcs_verdict_row *buf = malloc(CH * sizeof *buf);
+    for (int64_t first = 0; buf && first < sp->n; first += CH) {
+        int64_t n = sp->n - first < CH ? sp->n - first : CH;
+        if (kcs_spool_get(sp, first, n, buf, &e))
+            break;
+        for (int64_t i = 0; i < n; i++) {
+            const kcs_verdict_row *x = &buf[i];
+            if (strcmp(x->verdict, "within_tolerance") == 0 || !x->verdict[0])
+                continue;
+            total++;
+            if (shown >= KCS_REPORT_MAX_ROWS)
+                continue;
+            shown++;
+            fprintf(f,
+                    "- case %lld (%s, k=%lld, %s), rank %d [%s]: **%s**%s%s (τ = %.3g, %d/%d "
+                    "trials within)\n",
+                    (long long)x->case_id, x->contract, (long long)x->k, x->input_dist, x->rank,
+                    x->implementation, x->verdict, x->signature[0] ? ": " : "", x->signature,
+                    x->max_tau, x->n_within, x->n_trials);
+        }
     }
-    if (!any)
+    if (!total)
         fprintf(f, "None: every rank conforms on every case.\n");
+    else if (total > shown)
+        fprintf(f, "\n(%lld more in `verdicts.csv`.)\n", (long long)(total - shown));
     fprintf(f, "\n");
+    free(buf);
+    free(v);
 }
 
 static void divergence_table(FILE *f, const kcs_report_data *d)
 {
-    fprintf(f, "## Cross-rank divergence\n\nMax |y_a − y_b| over the sampled outputs (trial 0), "
-               "relative to the largest sampled |y|; `=` marks bitwise-identical outputs on every "
-               "trial.\n\n| case | k | ranks | max abs | max rel | identical |\n"
-               "|---:|---:|---|---:|---:|:-:|\n");
-    for (int64_t i = 0; i < d->n_div; i++) {
-        const kcs_divergence_row *x = &d->div[i];
-        fprintf(f, "| %lld | %lld | %d–%d | %.3g | %.3g | %s |\n", (long long)x->case_id,
-                (long long)x->k, x->rank_a, x->rank_b, x->max_abs_diff, x->max_rel_diff,
-                x->identical ? "=" : "");
+    kcs_spool *sp = &d->spools[1];
+    fprintf(f, "## Cross-rank divergence\n\nTrial 0's sampled outputs: max |y_a − y_b|, the same "
+               "relative to the largest sampled |y| and scaled by (|A||B|)_ij, the largest ULP "
+               "distance, the fraction of sampled outputs that differ bitwise and where they "
+               "differ; `=` marks bitwise-identical outputs on every trial.\n\n"
+               "| case | k | ranks | max abs | max rel | max scaled | max ULP | differ | "
+               "pattern | identical |\n|---:|---:|---|---:|---:|---:|---:|---:|---|:-:|\n");
+    kcs_divergence_row x;
+    kcs_error e = {0};
+    for (int64_t i = 0; i < sp->n && i < KCS_REPORT_MAX_ROWS; i++) {
+        if (kcs_spool_get(sp, i, 1, &x, &e))
+            break;
+        fprintf(f, "| %lld | %lld | %d–%d | %.3g | %.3g | %.3g | %.3g | %.2f | %s | %s |\n",
+                (long long)x.case_id, (long long)x.k, x.rank_a, x.rank_b, x.max_abs_diff,
+                x.max_rel_diff, x.max_scaled_diff, x.max_ulp_diff, x.frac_differ, x.pattern,
+                x.identical ? "=" : "");
     }
+    if (sp->n > KCS_REPORT_MAX_ROWS)
+        fprintf(f, "\n(%lld more rows in `divergence.csv`.)\n",
+                (long long)(sp->n - KCS_REPORT_MAX_ROWS));
     fprintf(f, "\n");
 }
 
@@ -90,16 +158,45 @@ int kcs_report_write(const char *path, const kcs_report_data *d, kcs_error *err)
     FILE *f = fopen(tmp, "w");
     if (!f)
         return kcs_fail(err, KCS_E_IO, "%s: cannot create the report", tmp);
-    const kcs_store_info *in = d->info;
-    fprintf(f, "# kcs report: %s\n\n", in->study_name);
-    fprintf(f, "- dataset: `%s` (schema %d, plan %s)\n- written by kcs %s (git %s) on %s\n"
-               "- command: `%s`\n- %d ranks, %lld cases, up to %d trials each\n\n",
-            d->dataset, in->schema_version, in->plan_hash, in->software_version, in->git_hash,
-            in->created, in->command_line ? in->command_line : "", in->n_ranks,
-            (long long)in->n_cases, in->max_trials);
+    const kcs_view *v = d->view;
+    const kcs_store_info *in = &v->src[0].info;
+    if (v->n_src == 1) {
+        fprintf(f, "# kcs report: %s\n\n", in->study_name);
+        fprintf(f,
+                "- dataset: `%s` (schema %d, plan %s)\n- written by kcs %s (git %s) on %s\n"
+                "- command: `%s`\n- %d ranks, %lld cases, up to %d trials each\n\n",
+                v->src[0].path, in->schema_version, in->plan_hash, in->software_version,
+                in->git_hash, in->created, in->command_line ? in->command_line : "", in->n_ranks,
+                (long long)in->n_cases, in->max_trials);
+    } else {
+        fprintf(f, "# kcs report: merge of %d datasets\n\n- merged dataset: `%s`\n- %d ranks, "
+                   "%lld cases, up to %d trials each\n\n",
+                v->n_src, d->merged_path, v->n_ranks, (long long)v->n_cases, v->max_trials);
+        sources_table(f, d);
+    }
     ranks_table(f, d);
+    if (d->n_twins) {
+        fprintf(f, "### The same implementation in different datasets\n\nRanks of different "
+                   "datasets that name the same backend, device model, profile and "
+                   "implementation ran the same inputs: bitwise-identical outputs are "
+                   "run-to-run (and site-to-site) reproducibility, differences are not.\n\n"
+                   "| ranks | implementation | device | shared cases | bitwise identical |\n"
+                   "|---|---|---|---:|---:|\n");
+        for (int i = 0; i < d->n_twins; i++) {
+            const kcs_twin *t = &d->twins[i];
+            fprintf(f, "| %d, %d | %s | %s | %lld | %lld |\n", t->a, t->b, v->ranks[t->a].variant,
+                    v->ranks[t->a].model, (long long)t->shared, (long long)t->identical);
+        }
+        fprintf(f, "\n");
+    }
     verdict_table(f, d);
+    kcs_report_baselines(f, d);
+    kcs_report_signatures(f, d);
     divergence_table(f, d);
+    fprintf(f, "## Files\n\nEvery table of this report is in the dataset under `/analysis` and "
+               "as CSV here: verdicts, divergence, divergence_points, signatures, "
+               "baseline_groups, baseline_fits, tolerances, tolerance_flags, torch_compare, "
+               "sources.\n");
     if (fclose(f) != 0 || rename(tmp, path) != 0) {
         remove(tmp);
         return kcs_fail(err, KCS_E_IO, "%s: cannot write the report", path);

@@ -1,52 +1,10 @@
-/* Per (case, rank) summaries over trials, and cross-rank divergence. */
+/* Per (case, rank) summaries over trials. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "reduce.h"
-
-static const kcs_field verdict_fields[] = {
-    KCS_FIELD(kcs_verdict_row, case_id, KCS_FIELD_I64),
-    KCS_FIELD(kcs_verdict_row, rank, KCS_FIELD_I32),
-    KCS_FIELD(kcs_verdict_row, contract, KCS_FIELD_STR),
-    KCS_FIELD(kcs_verdict_row, op, KCS_FIELD_STR),
-    KCS_FIELD(kcs_verdict_row, dtype_in, KCS_FIELD_STR),
-    KCS_FIELD(kcs_verdict_row, m, KCS_FIELD_I64),
-    KCS_FIELD(kcs_verdict_row, n, KCS_FIELD_I64),
-    KCS_FIELD(kcs_verdict_row, k, KCS_FIELD_I64),
-    KCS_FIELD(kcs_verdict_row, input_dist, KCS_FIELD_STR),
-    KCS_FIELD(kcs_verdict_row, implementation, KCS_FIELD_STR),
-    KCS_FIELD(kcs_verdict_row, verdict, KCS_FIELD_STR),
-    KCS_FIELD(kcs_verdict_row, signature, KCS_FIELD_STR),
-    KCS_FIELD(kcs_verdict_row, max_tau, KCS_FIELD_F64),
-    KCS_FIELD(kcs_verdict_row, max_backward_err, KCS_FIELD_F64),
-    KCS_FIELD(kcs_verdict_row, max_ulp, KCS_FIELD_F64),
-    KCS_FIELD(kcs_verdict_row, n_trials, KCS_FIELD_I32),
-    KCS_FIELD(kcs_verdict_row, n_within, KCS_FIELD_I32),
-    KCS_FIELD(kcs_verdict_row, distinct_digests, KCS_FIELD_I32),
-};
-
-static const kcs_field divergence_fields[] = {
-    KCS_FIELD(kcs_divergence_row, case_id, KCS_FIELD_I64),
-    KCS_FIELD(kcs_divergence_row, rank_a, KCS_FIELD_I32),
-    KCS_FIELD(kcs_divergence_row, rank_b, KCS_FIELD_I32),
-    KCS_FIELD(kcs_divergence_row, k, KCS_FIELD_I64),
-    KCS_FIELD(kcs_divergence_row, max_abs_diff, KCS_FIELD_F64),
-    KCS_FIELD(kcs_divergence_row, max_rel_diff, KCS_FIELD_F64),
-    KCS_FIELD(kcs_divergence_row, identical, KCS_FIELD_I32),
-};
-
-const kcs_field *kcs_verdict_row_fields(int *n_p)
-{
-    *n_p = (int)(sizeof verdict_fields / sizeof verdict_fields[0]);
-    return verdict_fields;
-}
-
-const kcs_field *kcs_divergence_row_fields(int *n_p)
-{
-    *n_p = (int)(sizeof divergence_fields / sizeof divergence_fields[0]);
-    return divergence_fields;
-}
+#include "view.h"
 
 /* Severity order: the worst verdict over trials is the (case, rank)'s. */
 static int severity(const char *v)
@@ -81,7 +39,7 @@ void kcs_reduce_verdicts(const kcs_case_rec *cs, const kcs_result_rec *res,
         int nd = 0;
         for (int t = 0; t < max_trials; t++) {
             const kcs_result_rec *x = &res[r * max_trials + t];
-            if (strcmp(x->status, "skipped") == 0)
+            if (!kcs_view_row_ran(x))
                 continue;
             row->n_trials++;
             if (severity(x->verdict) > severity(row->verdict)) {
@@ -105,43 +63,5 @@ void kcs_reduce_verdicts(const kcs_case_rec *cs, const kcs_result_rec *res,
             }
         }
         row->distinct_digests = nd;
-    }
-}
-
-void kcs_reduce_divergence(const kcs_case_rec *cs, const kcs_result_rec *res,
-                           const double *samples, int n_ranks, int max_trials, int n_samples,
-                           kcs_divergence_row *rows)
-{
-    int idx = 0;
-    for (int a = 0; a < n_ranks; a++) {
-        for (int b = a + 1; b < n_ranks; b++, idx++) {
-            kcs_divergence_row *row = &rows[idx];
-            memset(row, 0, sizeof *row);
-            row->case_id = cs->case_id;
-            row->rank_a = a;
-            row->rank_b = b;
-            row->k = cs->k;
-            double dmax = 0.0, smax = 0.0;
-            int any = 0;
-            for (int i = 0; samples && i < n_samples; i++) {
-                double x = samples[a * n_samples + i], y = samples[b * n_samples + i];
-                if (isnan(x) || isnan(y))
-                    continue;
-                any = 1;
-                dmax = fmax(dmax, fabs(x - y));
-                smax = fmax(smax, fmax(fabs(x), fabs(y)));
-            }
-            row->max_abs_diff = any ? dmax : NAN;
-            row->max_rel_diff = any && smax > 0.0 ? dmax / smax : (any ? 0.0 : NAN);
-            int same = 1, compared = 0;
-            for (int t = 0; t < max_trials; t++) {
-                const kcs_result_rec *x = &res[a * max_trials + t], *y = &res[b * max_trials + t];
-                if (strcmp(x->status, "ok") || strcmp(y->status, "ok"))
-                    continue;
-                compared = 1;
-                same &= x->output_digest == y->output_digest;
-            }
-            row->identical = compared && same;
-        }
     }
 }

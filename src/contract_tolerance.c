@@ -134,6 +134,17 @@ static bool load_quantity(loader *L, struct fy_node *qn, const char *field, kcs_
 {
     if (!kcs_contract_expr(L, qn, field, &t->quantity, &t->quantity_text))
         return false;
+    static const char *const derived[] = {"tau", "eta"};
+    for (int i = 0; i < L->tab->n; i++)
+        for (int j = 0; j < 2; j++)
+            if (kcs_expr_uses(t->quantity, i) && !strcmp(L->tab->syms[i].name, derived[j])) {
+                int line, col, ecol = word_col(t->quantity_text, derived[j]);
+                kcs_contract_expr_pos(L->y, qn, t->quantity_text, ecol, &line, &col);
+                kcs_contract_error_at(L->y, line, col, field,
+                                      "'%s' is computed from the quantity and cannot be part "
+                                      "of it (column %d)", derived[j], ecol);
+                return false;
+            }
     for (int i = 0; i < L->tab->n; i++) {
         if (!kcs_expr_uses(t->quantity, i) || L->tab->syms[i].type != KCS_EXPR_NUMBER)
             continue;

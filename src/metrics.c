@@ -53,7 +53,10 @@ void kcs_metrics_compute(const double *y, const double *ref, const double *absre
         }
     }
     if (m->mismatch_nonfinite > 0) {
+        /* A NaN/Inf where a finite value is due is an unbounded error in
+         * every structure's measure. */
         m->max_abs = m->max_rel = m->max_ulp = INFINITY;
+        m->max_scaled = INFINITY;
     }
     m->mean_ulp = n_finite ? sum_ulp / (double)n_finite : 0.0;
     m->backward_err = scale > 0.0 ? sqrt(sum_sq) / scale : sqrt(sum_sq);
@@ -69,6 +72,9 @@ void kcs_metrics_compute(const double *y, const double *ref, const double *absre
         m->effective_acc_bits = 64.0;
     if (m->effective_acc_bits > 64.0)
         m->effective_acc_bits = 64.0;
+    /* (effective_acc_bits describes the finite outputs only) */
+    if (m->mismatch_nonfinite > 0)
+        m->rms_scaled = INFINITY;
 }
 
 uint64_t kcs_digest_bytes(const void *p, size_t n, uint64_t seed)

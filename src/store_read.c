@@ -2,7 +2,16 @@
  * The file is opened read-only with HDF5's default sec2 driver; tables are
  * read in hyperslabs of rows, converted by member name into this version's
  * records (extra members in the file are ignored, missing ones refused at
- * open). The /analysis writer is in store_analysis.c. */
+ * open). The /analysis writer is in store_analysis.c.
+ *
+ * The file is untrusted input: every size it declares is checked before
+ * anything is allocated from it. Open refuses row counts whose products
+ * overflow, headers whose per-call buffers (a case's results, the ranks,
+ * a case's samples) exceed KCS_READ_MAX_BUFFER, and, in a complete file,
+ * tables declaring more rows than their storage holds; texts are capped
+ * at KCS_READ_MAX_TEXT. External links, external raw data files and
+ * virtual datasets are not followed (kcs never writes them, and they
+ * would make the reader open other paths: a FIFO there would hang it). */
 #define _POSIX_C_SOURCE 200809L
 
 #include <errno.h>
@@ -15,9 +24,13 @@
 #include "store_h5.h"
 #include "store_read.h"
 
+#define KCS_READ_MAX_BUFFER ((int64_t)256 << 20) /* bytes, one call's rows */
+#define KCS_READ_MAX_TEXT ((size_t)64 << 20)     /* bytes, one text */
+
 struct kcs_store_reader {
     char *path;
     hid_t file;
+    hid_t dapl, gapl; /* dataset (also link) and group access: external links refused */
     hid_t results, cases, ranks;
     hid_t result_t, case_t, rank_t;
     int64_t n_rows;
@@ -116,26 +129,100 @@ static int check_root(kcs_store_reader *r, kcs_error *err)
     return 0;
 }
 
+/* Link access that refuses to traverse external links. */
+static herr_t no_external_links(const char *parent_file, const char *parent_group,
+                                const char *child_file, const char *child_object,
+                                unsigned *acc_flags, hid_t fapl, void *data)
+{
+    (void)parent_file, (void)parent_group, (void)child_file, (void)child_object;
+    (void)acc_flags, (void)fapl, (void)data;
+    return -1;
+}
+
+/* A dataset whose raw data lies in other files (external storage, a
+ * virtual dataset) is refused: kcs never writes one. */
+static int check_layout(kcs_store_reader *r, hid_t d, const char *obj, kcs_error *err)
+{
+    hid_t dcpl = H5Dget_create_plist(d);
+    if (dcpl < 0)
+        return kcs_h5_fail(err, KCS_E_IO, r->path, obj, "cannot read the storage layout");
+    H5D_layout_t lay = H5Pget_layout(dcpl);
+    int ext = H5Pget_external_count(dcpl);
+    H5Pclose(dcpl);
+    if (lay < 0 || ext < 0)
+        return kcs_h5_fail(err, KCS_E_IO, r->path, obj, "cannot read the storage layout");
+    if (lay == H5D_VIRTUAL || ext > 0)
+        return kcs_fail(err, KCS_E_INVAL,
+                        "%s: %s: the data is stored in other files (%s); kcs does not follow them",
+                        r->path, obj, ext > 0 ? "external storage" : "a virtual dataset");
+    return 0;
+}
+
+/* A complete file holds every row of its tables: one whose storage holds
+ * fewer rows than its dataspace declares is damaged or forged, and would
+ * have kcs reduce loop over (and allocate for) rows that are not there. */
+static int check_stored(kcs_store_reader *r, hid_t d, const char *obj, int64_t rows, kcs_error *err)
+{
+    if (rows == 0)
+        return 0;
+    hid_t dcpl = H5Dget_create_plist(d), t = H5Dget_type(d), sp = -1;
+    int64_t held = -1;
+    size_t ts = t >= 0 ? H5Tget_size(t) : 0;
+    if (dcpl >= 0 && ts > 0) {
+        if (H5Pget_layout(dcpl) == H5D_CHUNKED) {
+            hsize_t cdim = 0, nch = 0;
+            sp = H5Dget_space(d); /* HDF5 1.10 takes no H5S_ALL here */
+            if (sp >= 0 && H5Pget_chunk(dcpl, 1, &cdim) == 1 && cdim > 0 &&
+                H5Dget_num_chunks(d, sp, &nch) >= 0)
+                held = nch > (hsize_t)INT64_MAX / cdim ? INT64_MAX : (int64_t)(nch * cdim);
+        } else {
+            held = (int64_t)(H5Dget_storage_size(d) / ts);
+        }
+    }
+    int rc = 0;
+    if (held < 0)
+        rc = kcs_h5_fail(err, KCS_E_IO, r->path, obj, "cannot read the storage size");
+    else if (held < rows)
+        rc = kcs_fail(err, KCS_E_INVAL,
+                      "%s: %s: %" PRId64 " rows declared but only %" PRId64
+                      " stored (damaged or forged table)",
+                      r->path, obj, rows, held);
+    if (sp >= 0)
+        H5Sclose(sp);
+    if (t >= 0)
+        H5Tclose(t);
+    if (dcpl >= 0)
+        H5Pclose(dcpl);
+    return rc;
+}
+
 /* Open a 1-D compound table and check its fields; *n_p = its rows. */
 static int open_table(kcs_store_reader *r, const char *obj, const char *what, const kcs_field *f,
                       int nf, hid_t *d_p, int64_t *n_p, kcs_error *err)
 {
-    htri_t ex = H5Lexists(r->file, obj, H5P_DEFAULT);
+    htri_t ex = H5Lexists(r->file, obj, r->dapl);
     if (ex <= 0) {
         if (ex < 0)
             H5Eclear2(H5E_DEFAULT);
         return kcs_fail(err, KCS_E_INVAL, "%s: %s: missing (not a kcs dataset)", r->path, obj);
     }
-    hid_t d = H5Dopen2(r->file, obj, H5P_DEFAULT);
+    hid_t d = H5Dopen2(r->file, obj, r->dapl);
     if (d < 0)
         return kcs_h5_fail(err, KCS_E_INVAL, r->path, obj, "not a dataset");
-    int rc = kcs_h5_check_fields(d, f, nf, r->path, obj, what, err);
+    int rc = check_layout(r, d, obj, err);
+    if (!rc)
+        rc = kcs_h5_check_fields(d, f, nf, r->path, obj, what, err);
     hid_t sp = rc ? -1 : H5Dget_space(d);
     hsize_t dims[1];
     if (!rc && (sp < 0 || H5Sget_simple_extent_ndims(sp) != 1))
         rc = kcs_h5_fail(err, KCS_E_INVAL, r->path, obj, "not a kcs %s (not 1-D)", what);
-    else if (!rc)
-        H5Sget_simple_extent_dims(sp, dims, NULL);
+    else if (!rc && H5Sget_simple_extent_dims(sp, dims, NULL) < 0)
+        rc = kcs_h5_fail(err, KCS_E_IO, r->path, obj, "cannot read the dataspace");
+    else if (!rc && dims[0] > (hsize_t)INT64_MAX)
+        rc = kcs_fail(err, KCS_E_INVAL, "%s: %s: %llu rows is more than kcs reads", r->path, obj,
+                      (unsigned long long)dims[0]);
+    if (!rc && r->info.complete)
+        rc = check_stored(r, d, obj, (int64_t)dims[0], err);
     if (sp >= 0)
         H5Sclose(sp);
     if (rc) {
@@ -145,6 +232,34 @@ static int open_table(kcs_store_reader *r, const char *obj, const char *what, co
     *d_p = d;
     *n_p = (int64_t)dims[0];
     return 0;
+}
+
+/* The rows one call hands back are sized from the header: refuse a header
+ * whose buffers would exceed KCS_READ_MAX_BUFFER (n_ranks <= INT32_MAX and
+ * max_trials, n_samples <= INT32_MAX, so the products fit in 64 bits). */
+static int check_buffers(kcs_store_reader *r, kcs_error *err)
+{
+    const kcs_store_info *in = &r->info;
+    const int64_t cap = KCS_READ_MAX_BUFFER, nr = in->n_ranks;
+    const char *obj = NULL;
+    int64_t need = 0;
+    if (nr * (int64_t)sizeof(kcs_rank_rec) > cap) {
+        obj = "/provenance/ranks";
+        need = nr * (int64_t)sizeof(kcs_rank_rec);
+    } else if (nr * in->max_trials > cap / (int64_t)sizeof(kcs_result_rec)) {
+        obj = "/results";
+        need = nr * in->max_trials * (int64_t)sizeof(kcs_result_rec);
+    } else if (nr * in->n_samples > cap / (int64_t)sizeof(double)) {
+        obj = "/samples";
+        need = nr * in->n_samples * (int64_t)sizeof(double);
+    }
+    if (!obj)
+        return 0;
+    return kcs_fail(err, KCS_E_INVAL,
+                    "%s: %s: n_ranks %d, max_trials %d, n_samples %d need %" PRId64
+                    " MiB per case, more than kcs reads (%" PRId64 " MiB)",
+                    r->path, obj, in->n_ranks, in->max_trials, in->n_samples, need >> 20,
+                    cap >> 20);
 }
 
 static int open_tables(kcs_store_reader *r, kcs_error *err)
@@ -168,6 +283,10 @@ static int open_tables(kcs_store_reader *r, kcs_error *err)
     f = kcs_store_result_fields(&nf);
     if ((rc = open_table(r, "/results", "results table", f, nf, &r->results, &r->n_rows, err)))
         return rc;
+    if (in->n_cases > INT64_MAX / in->n_ranks)
+        return kcs_fail(err, KCS_E_INVAL,
+                        "%s: /results: n_cases %" PRId64 " x n_ranks %d overflows", r->path,
+                        in->n_cases, in->n_ranks);
     int64_t per_trial = in->n_cases * in->n_ranks;
     if (per_trial > 0) {
         int64_t mt = r->n_rows / per_trial;
@@ -188,7 +307,7 @@ static int open_tables(kcs_store_reader *r, kcs_error *err)
     } else if (in->max_trials < 0) {
         in->max_trials = 0;
     }
-    return 0;
+    return check_buffers(r, err);
 }
 
 int kcs_store_open_read(const char *path, kcs_store_reader **r_p, kcs_error *err)
@@ -207,9 +326,14 @@ int kcs_store_open_read(const char *path, kcs_store_reader **r_p, kcs_error *err
         return kcs_fail(err, KCS_E_NOMEM, "%s: out of memory", path);
     }
     r->file = r->results = r->cases = r->ranks = r->result_t = r->case_t = r->rank_t = -1;
+    r->dapl = r->gapl = -1;
     int rc = 0;
     hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
-    if (fapl < 0 || H5Pset_fapl_sec2(fapl) < 0)
+    r->dapl = H5Pcreate(H5P_DATASET_ACCESS);
+    r->gapl = H5Pcreate(H5P_GROUP_ACCESS);
+    if (fapl < 0 || H5Pset_fapl_sec2(fapl) < 0 || r->dapl < 0 || r->gapl < 0 ||
+        H5Pset_elink_cb(r->dapl, no_external_links, NULL) < 0 ||
+        H5Pset_elink_cb(r->gapl, no_external_links, NULL) < 0)
         rc = kcs_h5_fail(err, KCS_E_IO, path, NULL, "cannot set up file access");
     else if ((r->file = H5Fopen(path, H5F_ACC_RDONLY, fapl)) < 0)
         rc =
@@ -250,6 +374,10 @@ void kcs_store_reader_close(kcs_store_reader *r)
             H5Tclose(t[i]);
     if (r->file >= 0)
         H5Fclose(r->file);
+    if (r->dapl >= 0)
+        H5Pclose(r->dapl);
+    if (r->gapl >= 0)
+        H5Pclose(r->gapl);
     H5Eclear2(H5E_DEFAULT);
     free(r->info.command_line);
     free(r->path);
@@ -273,9 +401,9 @@ static int read_rows(kcs_store_reader *r, hid_t d, hid_t type, const kcs_field *
 {
     if (first < 0 || count < 0 || first > total || count > total - first)
         return kcs_fail(err, KCS_E_INVAL,
-                        "%s: %s: rows [%" PRId64 ", %" PRId64 ") outside the table of %" PRId64
-                        " rows",
-                        r->path, obj, first, first + count, total);
+                        "%s: %s: %" PRId64 " rows from row %" PRId64
+                        " are outside the table of %" PRId64 " rows",
+                        r->path, obj, count, first, total); /* first + count may overflow */
     if (count == 0)
         return 0;
     int rc = 0;
@@ -338,9 +466,9 @@ int kcs_store_read_samples(kcs_store_reader *r, int64_t case_id, double *out, in
 {
     char obj[48];
     snprintf(obj, sizeof obj, "/samples/%" PRId64, case_id);
-    htri_t ex = H5Lexists(r->file, "/samples", H5P_DEFAULT);
+    htri_t ex = H5Lexists(r->file, "/samples", r->dapl);
     if (ex > 0)
-        ex = H5Lexists(r->file, obj, H5P_DEFAULT);
+        ex = H5Lexists(r->file, obj, r->dapl);
     if (ex < 0)
         return kcs_h5_fail(err, KCS_E_IO, r->path, obj, "cannot look up");
     if (ex == 0) {
@@ -348,7 +476,7 @@ int kcs_store_read_samples(kcs_store_reader *r, int64_t case_id, double *out, in
         return 0;
     }
     int rc = 0;
-    hid_t d = H5Dopen2(r->file, obj, H5P_DEFAULT);
+    hid_t d = H5Dopen2(r->file, obj, r->dapl);
     hid_t sp = d >= 0 ? H5Dget_space(d) : -1;
     hid_t t = d >= 0 ? H5Dget_type(d) : -1;
     hsize_t dims[2] = {0, 0};
@@ -356,6 +484,8 @@ int kcs_store_read_samples(kcs_store_reader *r, int64_t case_id, double *out, in
         rc = kcs_h5_fail(err, KCS_E_INVAL, r->path, obj, "not a dataset");
         goto out;
     }
+    if ((rc = check_layout(r, d, obj, err)))
+        goto out;
     if (H5Tget_class(t) != H5T_FLOAT || H5Sget_simple_extent_ndims(sp) != 2 ||
         H5Sget_simple_extent_dims(sp, dims, NULL) < 0 || dims[0] != (hsize_t)r->info.n_ranks ||
         dims[1] != (hsize_t)r->info.n_samples) {
@@ -380,14 +510,14 @@ out:
 
 int kcs_store_read_text(kcs_store_reader *r, const char *object, char **text_p, kcs_error *err)
 {
-    htri_t ex = H5Lexists(r->file, object, H5P_DEFAULT);
+    htri_t ex = H5Lexists(r->file, object, r->dapl);
     if (ex <= 0) {
         H5Eclear2(H5E_DEFAULT);
         return kcs_fail(err, KCS_E_INVAL, "%s: %s: missing", r->path, object);
     }
     int rc = 0;
     char *s = NULL;
-    hid_t d = H5Dopen2(r->file, object, H5P_DEFAULT);
+    hid_t d = H5Dopen2(r->file, object, r->dapl);
     hid_t sp = d >= 0 ? H5Dget_space(d) : -1;
     hid_t t = d >= 0 ? H5Dget_type(d) : -1;
     hid_t mt = t >= 0 ? H5Tcopy(t) : -1;
@@ -399,6 +529,8 @@ int kcs_store_read_text(kcs_store_reader *r, const char *object, char **text_p, 
         rc = kcs_fail(err, KCS_E_INVAL, "%s: %s: not a text (one string)", r->path, object);
         goto out;
     }
+    if ((rc = check_layout(r, d, object, err)))
+        goto out;
     if (H5Tis_variable_str(t) > 0) {
         char *v = NULL;
         if (H5Dread(d, mt, H5S_ALL, H5S_ALL, H5P_DEFAULT, &v) < 0) {
@@ -409,6 +541,11 @@ int kcs_store_read_text(kcs_store_reader *r, const char *object, char **text_p, 
         H5free_memory(v);
     } else {
         size_t n = H5Tget_size(t);
+        if (n == 0 || n > KCS_READ_MAX_TEXT) {
+            rc = kcs_fail(err, KCS_E_INVAL, "%s: %s: a text of %zu bytes (kcs reads up to %zu MiB)",
+                          r->path, object, n, KCS_READ_MAX_TEXT >> 20);
+            goto out;
+        }
         s = calloc(n + 1, 1);
         if (s && H5Dread(d, mt, H5S_ALL, H5S_ALL, H5P_DEFAULT, s) < 0) {
             rc = kcs_h5_fail(err, KCS_E_IO, r->path, object, "cannot read");
@@ -445,17 +582,22 @@ void kcs_store_strings_free(char **v, int n)
 
 int kcs_store_read_contract_ids(kcs_store_reader *r, char ***ids_p, int *n_p, kcs_error *err)
 {
-    htri_t ex = H5Lexists(r->file, "/contracts", H5P_DEFAULT);
+    htri_t ex = H5Lexists(r->file, "/contracts", r->dapl);
     if (ex <= 0) {
         H5Eclear2(H5E_DEFAULT);
         return kcs_fail(err, KCS_E_INVAL, "%s: /contracts: missing", r->path);
     }
-    hid_t g = H5Gopen2(r->file, "/contracts", H5P_DEFAULT);
+    hid_t g = H5Gopen2(r->file, "/contracts", r->gapl);
     H5G_info_t gi;
     if (g < 0 || H5Gget_info(g, &gi) < 0) {
         if (g >= 0)
             H5Gclose(g);
         return kcs_h5_fail(err, KCS_E_INVAL, r->path, "/contracts", "not a group");
+    }
+    if (gi.nlinks > 1u << 20) {
+        H5Gclose(g);
+        return kcs_fail(err, KCS_E_INVAL, "%s: /contracts: %llu entries (kcs reads up to %u)",
+                        r->path, (unsigned long long)gi.nlinks, 1u << 20);
     }
     int rc = 0, n = (int)gi.nlinks;
     char **ids = calloc((size_t)n + 1, sizeof *ids);
@@ -464,11 +606,11 @@ int kcs_store_read_contract_ids(kcs_store_reader *r, char ***ids_p, int *n_p, kc
         return kcs_fail(err, KCS_E_NOMEM, "%s: out of memory", r->path);
     }
     for (int i = 0; !rc && i < n; i++) {
-        ssize_t len = H5Lget_name_by_idx(g, ".", H5_INDEX_NAME, H5_ITER_INC, (hsize_t)i, NULL, 0,
-                                         H5P_DEFAULT);
+        ssize_t len =
+            H5Lget_name_by_idx(g, ".", H5_INDEX_NAME, H5_ITER_INC, (hsize_t)i, NULL, 0, r->dapl);
         if (len < 0 || !(ids[i] = malloc((size_t)len + 1)) ||
             H5Lget_name_by_idx(g, ".", H5_INDEX_NAME, H5_ITER_INC, (hsize_t)i, ids[i],
-                               (size_t)len + 1, H5P_DEFAULT) < 0)
+                               (size_t)len + 1, r->dapl) < 0)
             rc = kcs_h5_fail(err, KCS_E_IO, r->path, "/contracts", "cannot list entry %d", i);
     }
     H5Gclose(g);
@@ -484,12 +626,12 @@ int kcs_store_read_contract_ids(kcs_store_reader *r, char ***ids_p, int *n_p, kc
 int kcs_store_read_attr(kcs_store_reader *r, const char *object, const char *name, char **value_p,
                         kcs_error *err)
 {
-    htri_t ex = strcmp(object, "/") == 0 ? 1 : H5Lexists(r->file, object, H5P_DEFAULT);
+    htri_t ex = strcmp(object, "/") == 0 ? 1 : H5Lexists(r->file, object, r->dapl);
     if (ex <= 0) {
         H5Eclear2(H5E_DEFAULT);
         return kcs_fail(err, KCS_E_INVAL, "%s: %s: missing", r->path, object);
     }
-    hid_t o = H5Oopen(r->file, object, H5P_DEFAULT);
+    hid_t o = H5Oopen(r->file, object, r->dapl);
     if (o < 0)
         return kcs_h5_fail(err, KCS_E_IO, r->path, object, "cannot open");
     int rc = 0;

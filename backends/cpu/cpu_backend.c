@@ -10,6 +10,7 @@
 
 #include "build_info.h"
 #include "cpu.h"
+#include "cpu/calib.h"
 #include "cpu/profile.h"
 
 /* Ops the CPU backend implements; NULL entries answer KCS_E_UNSUPPORTED. */
@@ -127,6 +128,8 @@ static int cpu_run(kcs_backend_ctx *ctx, const kcs_call *call, kcs_error *err)
 {
     if (call->variant && strncmp(call->variant, "fault:", 6) == 0)
         return cpu_fault(call, err);
+    if (call->variant && strncmp(call->variant, "calib:", 6) == 0)
+        return kcs_cpu_calib(ctx, call, err); /* calibration kernels (cpu/calib.h) */
     if (call->op < 0 || call->op >= KCS_OP_COUNT || !cpu_ops[call->op])
         return kcs_fail(err, KCS_E_UNSUPPORTED, "cpu: op %s is not implemented",
                         kcs_op_name(call->op));

@@ -92,7 +92,8 @@ typedef struct blas_types {
 static int pick_types(const kcs_call *c, blas_types *t, kcs_error *err)
 {
     char cmp[32] = "";
-    gpu_attr(c->attrs, "compute", cmp, sizeof cmp);
+    if (gpu_attr("cuda", c, "compute", cmp, sizeof cmp, err) < 0)
+        return err->code;
     if (c->acc.bits > 0)
         return unsupported(c, "cuBLAS has no bits:N compute type", err);
     if (c->acc.fmt == KCS_FMT_FP64) {
@@ -185,8 +186,7 @@ static int gemm_ex(kcs_backend_ctx *ctx, const kcs_call *c, int64_t batch, kcs_e
     if (t.kind == 2)
         rc = download_f16(&b, c, D, (size_t)batch * sd, err);
     else
-        rc = gpu_download(&b, c, t.kind == 1 ? KCS_GPU_ACC_F64 : KCS_GPU_ACC_F32, D,
-                          (size_t)batch * sd, err);
+        rc = gpu_download(&b, c, t.kind == 1, D, (size_t)batch * sd, err);
 out:
     gpu_bufs_free(&b);
     return rc;
@@ -251,7 +251,8 @@ static int gemm_fp8(kcs_backend_ctx *ctx, const kcs_call *c, int64_t batch, kcs_
     if (kp == 0)
         kp = FP8_KALIGN;
     char fa[8] = "0";
-    gpu_attr(c->attrs, "fast_accum", fa, sizeof fa);
+    if (gpu_attr("cuda", c, "fast_accum", fa, sizeof fa, err) < 0)
+        return err->code;
     int8_t fast = strcmp(fa, "1") == 0 || strcmp(fa, "true") == 0;
     cudaDataType_t ty = CUDA_R_8F_E4M3;
     kcs_gpu_dev dev = blas_dev(ctx);
@@ -309,7 +310,7 @@ static int gemm_fp8(kcs_backend_ctx *ctx, const kcs_call *c, int64_t batch, kcs_
                               (ctx->lt, op, &alpha, Bt, la, A, lb, &beta, D, lc, D, lc,
                                &heur.algo, ws, wss, ctx->stream));
     if (!rc)
-        rc = gpu_download(&b, c, KCS_GPU_ACC_F32, D, (size_t)(batch * m * n), err);
+        rc = gpu_download(&b, c, 0, D, (size_t)(batch * m * n), err);
     if (pref)
         cublasLtMatmulPreferenceDestroy(pref);
     if (lc)

@@ -14,11 +14,14 @@
  *   C last with one rounding. Narrow accumulators (fp16, bf16, tf32, fp8,
  *   bits:N) run in a double carrier: every operation is the correctly
  *   rounded exact result (TwoSum + sticky nudge, then RNE to the format),
- *   as cpu/acc.c does.
+ *   as cpu/acc.c does (the opencl backend offers fp32 and fp64 only).
+ *   Row ops and attention: elementwise steps in the working format (double
+ *   for fp64 inputs, float otherwise), each rounded once (cpu/work.h,
+ *   rows.cl, attention.cl).
  * GPU-only schedules:
  *   KCS_GPU_SCHED_TREE   the "native" row ops: 64 threads per row, thread t
  *                        sums terms t, t+64, ... in order, then a shared-
- *                        memory halving tree (common.cl kcs_wg_reduce).
+ *                        memory halving tree (common.cl kcs_wg_sum).
  *   KCS_GPU_SCHED_ATOMIC gemm / reduce_sum / dot: chunks of
  *                        KCS_GPU_ATOMIC_CHUNK terms summed sequentially,
  *                        committed with hardware atomicAdd in whatever

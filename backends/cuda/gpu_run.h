@@ -6,6 +6,7 @@
 #ifndef KCS_GPU_RUN_H
 #define KCS_GPU_RUN_H
 
+#include <errno.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -73,7 +74,7 @@ static inline int gpu_attr(const char *bn, const kcs_call *c, const char *key, c
     int rc = kcs_attrs_get(c->attrs, key, buf, len);
     if (rc < 0)
         return kcs_fail(err, KCS_E_INVAL, "%s %s: attrs '%s' are malformed (key=value;...)", bn,
-                        kcs_op_name(c->op), c->attrs);
+                        kcs_op_name(c->op), c->attrs ? c->attrs : "");
     return rc;
 }
 

@@ -4,15 +4,21 @@
  * they define KCS_GPU_FN, so each gets its own static copy bound to its own
  * launchers.
  *
- * Variants: "native" (CUDA: cuBLAS gemm; HIP: the tiled kernel; row ops:
- * the 64-thread tree kernels; attention: fused online softmax) and "own"
- * (call->schedule and call->acc honoured; attention unfused); "fused" and
- * "unfused" name the two attention paths directly. dot runs as the
- * 1×k·k×1 gemm (as on opencl). Attributes: eps=<x> (layernorm/rmsnorm,
- * default 1e-5, the value rows.cl uses), oob=raise|clamp|zero|undefined
- * (gather, default raise; undefined clamps). */
+ * Variants, as on the cpu and opencl backends: "native" (gemm: cuBLAS on
+ * CUDA, the tiled kernel on HIP; row ops: the 64-thread tree kernels;
+ * attention: the streaming fused kernel with sequential score dots), "own"
+ * (call->schedule and call->acc in every sum; attention unfused) and, for
+ * attention, "fused" (the streaming kernel, score dots under the call's
+ * schedule). dot runs as the 1×k·k×1 gemm. Attributes: block=N (fused
+ * attention key block, default 64), oob=raise|clamp|zero|undefined
+ * (gather, default raise; undefined clamps). eps = 1e-5 (layernorm,
+ * rmsnorm), as rows.cl and cpu/norm.c. */
 #ifndef KCS_GPU_RUN_OPS_H
 #define KCS_GPU_RUN_OPS_H
+
+#define KCS_GPU_BLOCK_DEFAULT 64 /* fused attention keys per block */
+#define KCS_GPU_SHARED_MAX 49152 /* static + dynamic shared memory per block */
+#define KCS_GPU_NORM_EPS 1e-5
 
 static int gpu_unsupported_acc(const char *bn, const kcs_call *c, const char *what,
                                kcs_error *err)
@@ -56,13 +62,13 @@ static int gpu_gemm(const kcs_gpu_dev *dev, const kcs_call *c, int tiled, kcs_er
         rc = gpu_upload_f64(&b, c->in[2], (size_t)batch * sd, &C, err);
     if (!rc)
         rc = gpu_alloc(&b, (size_t)batch * sd * gpu_acc_size(&r), &D, err);
-    if (rc)
+    if (rc || !sd)
         goto out;
     int st = tiled ? KCS_GPU_FN(gemm_tiled)(dev->stream, &r, batch, c->m, c->n, c->k, A, B, C, D)
                    : KCS_GPU_FN(gemm)(dev->stream, &r, batch, c->m, c->n, c->k, A, B, C, D);
     rc = dev->launched(st, "gemm", err);
     if (!rc)
-        rc = gpu_download(&b, c, r.tacc, D, (size_t)batch * sd, err);
+        rc = gpu_download(&b, c, gpu_acc_dbl(&r), D, (size_t)batch * sd, err);
 out:
     gpu_bufs_free(&b);
     return rc;
@@ -86,10 +92,10 @@ static int gpu_reduce(const kcs_gpu_dev *dev, const kcs_call *c, int native, kcs
         rc = gpu_alloc(&b, (size_t)c->m * gpu_acc_size(&r), &O, err);
     if (rc || !c->m)
         goto out;
-    rc = dev->launched(KCS_GPU_FN(reduce_rows)(dev->stream, &r, c->m, c->k, X, O),
-                       "reduce_sum", err);
+    rc = dev->launched(KCS_GPU_FN(reduce_rows)(dev->stream, &r, c->m, c->k, X, O), "reduce_sum",
+                       err);
     if (!rc)
-        rc = gpu_download(&b, c, r.tacc, O, (size_t)c->m, err);
+        rc = gpu_download(&b, c, gpu_acc_dbl(&r), O, (size_t)c->m, err);
 out:
     gpu_bufs_free(&b);
     return rc;
@@ -106,15 +112,6 @@ static int gpu_rows(const kcs_gpu_dev *dev, const kcs_call *c, int native, kcs_e
     if (r.sched == KCS_GPU_SCHED_ATOMIC)
         return kcs_fail(err, KCS_E_UNSUPPORTED, "%s: %s has no atomic schedule", dev->name,
                         kcs_op_name(c->op));
-    double eps = 1e-5;
-    char buf[64];
-    if (c->op != KCS_OP_SOFTMAX && gpu_attr(c->attrs, "eps", buf, sizeof buf)) {
-        char *end;
-        eps = strtod(buf, &end);
-        if (*end || !(eps >= 0.0))
-            return kcs_fail(err, KCS_E_INVAL, "%s: attribute eps=%s is not a number >= 0",
-                            dev->name, buf);
-    }
     size_t len = (size_t)(c->m * c->k);
     gpu_bufs b = {.dev = dev};
     void *X = NULL, *G = NULL, *Bt = NULL, *O = NULL;
@@ -124,40 +121,83 @@ static int gpu_rows(const kcs_gpu_dev *dev, const kcs_call *c, int native, kcs_e
     if (!rc && c->op == KCS_OP_LAYERNORM && c->in[2])
         rc = gpu_upload_f64(&b, c->in[2], (size_t)c->k, &Bt, err);
     if (!rc)
-        rc = gpu_alloc(&b, len * gpu_acc_size(&r), &O, err);
+        rc = gpu_alloc(&b, len * (gpu_wide_dbl(&r) ? 8 : 4), &O, err);
     if (rc || !len)
         goto out;
     int st = c->op == KCS_OP_SOFTMAX
                  ? KCS_GPU_FN(softmax)(dev->stream, &r, c->m, c->k, X, O)
                  : KCS_GPU_FN(norm)(dev->stream, &r, c->op == KCS_OP_RMSNORM, c->m, c->k, X, G,
-                                    Bt, eps, O);
+                                    Bt, KCS_GPU_NORM_EPS, O);
     rc = dev->launched(st, kcs_op_name(c->op), err);
     if (!rc)
-        rc = gpu_download(&b, c, r.tacc, O, len, err);
+        rc = gpu_download(&b, c, gpu_wide_dbl(&r), O, len, err);
 out:
     gpu_bufs_free(&b);
     return rc;
 }
 
-static int gpu_attention(const kcs_gpu_dev *dev, const kcs_call *c, int fused, kcs_error *err)
+static int gpu_block_attr(const char *bn, const kcs_call *c, int64_t *B_p, kcs_error *err)
+{
+    char v[32];
+    int rc = gpu_attr(bn, c, "block", v, sizeof v, err);
+    if (rc < 0)
+        return rc;
+    *B_p = KCS_GPU_BLOCK_DEFAULT;
+    if (rc == 1) {
+        char *end;
+        errno = 0;
+        long long blk = strtoll(v, &end, 10);
+        if (errno || *end || blk <= 0)
+            return kcs_fail(err, KCS_E_INVAL, "%s attention: block=%s is not a positive integer",
+                            bn, v);
+        *B_p = blk;
+    }
+    return 0;
+}
+
+static int gpu_attention(const kcs_gpu_dev *dev, const kcs_call *c, int variant, kcs_error *err)
 {
     kcs_gpu_red r;
     gpu_red_init(c, 0, &r);
-    if (fused && r.tacc == KCS_GPU_ACC_NARROW)
+    int64_t B = 0, m = c->m, n = c->n, d = c->k;
+    if (variant != KCS_GPU_OWN) {
+        int rc = gpu_block_attr(dev->name, c, &B, err);
+        if (rc)
+            return rc;
+        if (variant == KCS_GPU_NATIVE) /* native: sequential score dots */
+            r.sched = KCS_GPU_SCHED_SEQUENTIAL, r.param = 0;
+    }
+    if (n < 1)
+        return kcs_fail(err, KCS_E_INVAL, "%s attention: needs n >= 1 keys (n=%lld)", dev->name,
+                        (long long)n);
+    if (B && r.tacc == KCS_GPU_ACC_NARROW)
         return gpu_unsupported_acc(dev->name, c, "the fused kernel accumulates in fp32 or fp64",
                                    err);
     if (r.sched == KCS_GPU_SCHED_ATOMIC)
         return kcs_fail(err, KCS_E_UNSUPPORTED, "%s: attention has no atomic schedule",
                         dev->name);
-    if (fused && c->k > 1024)
-        return kcs_fail(err, KCS_E_UNSUPPORTED,
-                        "%s: fused attention holds head dimension <= 1024 (k = %lld)", dev->name,
-                        (long long)c->k);
     int64_t batch = c->batch > 0 ? c->batch : 1;
-    if (fused && gpu_grid_limit(dev->name, c, batch, "batch", err))
+    if (m == 0 || d == 0)
+        return 0;
+    if (B > n)
+        B = n;
+    size_t vs = gpu_val_size(&r);
+    if (B && d > 1024)
+        return kcs_fail(err, KCS_E_UNSUPPORTED,
+                        "%s: fused attention handles head dimensions up to 1024 (k = %lld)",
+                        dev->name, (long long)d);
+    if (B && (uint64_t)(d + B + KCS_GPU_TREE_THREADS) * vs > KCS_GPU_SHARED_MAX)
+        return kcs_fail(err, KCS_E_UNSUPPORTED,
+                        "%s: fused attention: d + block = %lld values exceed %d bytes of shared "
+                        "memory",
+                        dev->name, (long long)(d + B), KCS_GPU_SHARED_MAX);
+    if (B && gpu_grid_limit(dev->name, c, batch, "batch", err))
         return err->code;
-    size_t nq = (size_t)(batch * c->m * c->k), nk = (size_t)(batch * c->n * c->k);
-    double scale = gpu_acc_round(c, 1.0 / sqrt((double)(c->k > 0 ? c->k : 1)));
+    if (B && m > 0x7fffffff)
+        return kcs_fail(err, KCS_E_UNSUPPORTED, "%s: fused attention: m = %lld too large",
+                        dev->name, (long long)m);
+    size_t nq = (size_t)(batch * m * d), nk = (size_t)(batch * n * d);
+    double scale = 1.0 / sqrt((double)d); /* RN_w by the kernels */
     gpu_bufs b = {.dev = dev};
     void *Q = NULL, *K = NULL, *V = NULL, *S = NULL, *O = NULL;
     int rc = gpu_upload(&b, r.tin, c->dtype_in, c->in[0], nq, &Q, err);
@@ -165,17 +205,17 @@ static int gpu_attention(const kcs_gpu_dev *dev, const kcs_call *c, int fused, k
         rc = gpu_upload(&b, r.tin, c->dtype_in, c->in[1], nk, &K, err);
     if (!rc)
         rc = gpu_upload(&b, r.tin, c->dtype_in, c->in[2], nk, &V, err);
-    if (!rc && !fused)
-        rc = gpu_alloc(&b, (size_t)(batch * c->m * c->n) * gpu_acc_size(&r), &S, err);
+    if (!rc && !B)
+        rc = gpu_alloc(&b, (size_t)(batch * m * n) * vs, &S, err);
     if (!rc)
-        rc = gpu_alloc(&b, nq * gpu_acc_size(&r), &O, err);
-    if (rc || !nq)
+        rc = gpu_alloc(&b, nq * (gpu_wide_dbl(&r) ? 8 : 4), &O, err);
+    if (rc)
         goto out;
-    rc = dev->launched(KCS_GPU_FN(attention)(dev->stream, &r, fused, batch, c->m, c->n, c->k,
-                                             scale, Q, K, V, S, O),
-                       "attention", err);
+    rc = dev->launched(
+        KCS_GPU_FN(attention)(dev->stream, &r, B, batch, m, n, d, scale, Q, K, V, S, O),
+        "attention", err);
     if (!rc)
-        rc = gpu_download(&b, c, r.tacc, O, nq, err);
+        rc = gpu_download(&b, c, gpu_wide_dbl(&r), O, nq, err);
 out:
     gpu_bufs_free(&b);
     return rc;
@@ -183,36 +223,40 @@ out:
 
 static int gpu_gather(const kcs_gpu_dev *dev, const kcs_call *c, kcs_error *err)
 {
-    char mode_s[32] = "raise";
-    int mode;
-    gpu_attr(c->attrs, "oob", mode_s, sizeof mode_s);
-    if (strcmp(mode_s, "raise") == 0)
+    char mode_s[32];
+    int mode, rc = gpu_attr(dev->name, c, "oob", mode_s, sizeof mode_s, err);
+    if (rc < 0)
+        return rc;
+    if (rc == 0 || strcmp(mode_s, "raise") == 0)
         mode = KCS_GPU_OOB_RAISE;
     else if (strcmp(mode_s, "clamp") == 0 || strcmp(mode_s, "undefined") == 0)
         mode = KCS_GPU_OOB_CLAMP;
     else if (strcmp(mode_s, "zero") == 0)
         mode = KCS_GPU_OOB_ZERO;
     else
-        return kcs_fail(err, KCS_E_INVAL, "%s: gather: oob=%s (raise, clamp, zero, undefined)",
+        return kcs_fail(err, KCS_E_INVAL, "%s gather: oob=%s (raise|clamp|zero|undefined)",
                         dev->name, mode_s);
+    if (mode == KCS_GPU_OOB_CLAMP && c->m == 0 && c->n > 0)
+        return kcs_fail(err, KCS_E_INVAL, "%s gather: oob=clamp on an empty table", dev->name);
     size_t n = (size_t)c->n, nt = (size_t)(c->m * c->k), no = (size_t)(c->n * c->k);
     int64_t *idx = malloc(n ? n * sizeof *idx : 1);
     if (!idx)
-        return kcs_fail(err, KCS_E_NOMEM, "%s: gather: out of memory", dev->name);
+        return kcs_fail(err, KCS_E_NOMEM, "%s gather: out of memory", dev->name);
     for (size_t p = 0; p < n; p++) {
         double v = c->in[1][p];
-        if (v != floor(v)) { /* also NaN */
+        if (v != floor(v) || isinf(v)) { /* also NaN */
             free(idx);
-            return kcs_fail(err, KCS_E_INVAL, "%s: gather: index %zu = %g is not an integer",
-                            dev->name, p, v);
+            return kcs_fail(err, KCS_E_INVAL,
+                            "%s gather: index %g at position %zu is not an integer", dev->name,
+                            v, p);
         }
-        /* beyond +-2^62 (and +-Inf): out of range either way, on the same side */
+        /* beyond +-2^62: out of range either way, on the same side */
         idx[p] = v <= -0x1p62 ? -(int64_t)0x1p62 : v >= 0x1p62 ? (int64_t)0x1p62 : (int64_t)v;
     }
     gpu_bufs b = {.dev = dev};
     void *T = NULL, *I = NULL, *O = NULL, *bad = NULL;
     unsigned long long bad_h = ~0ull;
-    int rc = gpu_upload_f64(&b, c->in[0], nt, &T, err);
+    rc = gpu_upload_f64(&b, c->in[0], nt, &T, err);
     if (!rc)
         rc = gpu_alloc(&b, n * sizeof *idx, &I, err);
     if (!rc && n)
@@ -232,14 +276,14 @@ static int gpu_gather(const kcs_gpu_dev *dev, const kcs_call *c, kcs_error *err)
         goto out;
     if (bad_h != ~0ull) {
         char msg[256];
-        snprintf(msg, sizeof msg, "gather: index %.17g at position %llu is outside [0, %lld)",
+        snprintf(msg, sizeof msg, "index %.0f at position %llu is out of range [0, %lld)",
                  c->in[1][bad_h], bad_h, (long long)c->m);
         if (c->msg && c->msg_len)
             snprintf(c->msg, c->msg_len, "%s", msg);
-        rc = kcs_fail(err, KCS_E_RAISED, "%s: %s (oob=raise)", dev->name, msg);
+        rc = kcs_fail(err, KCS_E_RAISED, "%s gather: %s", dev->name, msg);
         goto out;
     }
-    rc = gpu_download(&b, c, KCS_GPU_ACC_F64, O, no, err);
+    rc = gpu_download(&b, c, 1, O, no, err);
 out:
     gpu_bufs_free(&b);
     free(idx);
@@ -252,11 +296,12 @@ static int gpu_run_call(const kcs_gpu_dev *dev, const kcs_call *c,
                         int (*native_gemm)(void *ctx, const kcs_call *c, kcs_error *err),
                         void *ctx, kcs_error *err)
 {
-    int native = 0, rc = gpu_check_call(dev->name, c, err);
+    int variant = 0, rc = gpu_check_call(dev->name, c, err);
     if (!rc)
-        rc = gpu_variant(dev->name, c, &native, err);
+        rc = gpu_variant(dev->name, c, &variant, err);
     if (rc)
         return rc;
+    int native = variant == KCS_GPU_NATIVE;
     kcs_call g;
     switch (c->op) {
     case KCS_OP_DOT: /* the 1×k·k×1 gemm */
@@ -276,7 +321,7 @@ static int gpu_run_call(const kcs_gpu_dev *dev, const kcs_call *c,
     case KCS_OP_SOFTMAX:
     case KCS_OP_LAYERNORM:
     case KCS_OP_RMSNORM: return gpu_rows(dev, c, native, err);
-    case KCS_OP_ATTENTION: return gpu_attention(dev, c, native, err);
+    case KCS_OP_ATTENTION: return gpu_attention(dev, c, variant, err);
     case KCS_OP_GATHER: return gpu_gather(dev, c, err);
     case KCS_OP_ALLREDUCE:
         return kcs_fail(err, KCS_E_UNSUPPORTED,

@@ -1,6 +1,6 @@
 /* gemm.cl: D = C + A*B (A mxk, B kxn, C and D mxn, row-major), batched
  * over get_global_id(2) / get_group_id(2) with element strides sa, sb, sd.
- * D is written in the accumulator type; the host rounds to dtype_out.
+ * D holds the accumulated values (out_t); the host rounds to dtype_out.
  * has_c == 0: C is not read (may be NULL). */
 
 /* own, sequential / pairwise / blocked / splitk inside one work-item:

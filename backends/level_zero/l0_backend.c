@@ -1,8 +1,8 @@
 /* The Level Zero backend's ops table: Intel (and other Level Zero) GPUs
  * running the OpenCL C kernels of backends/kernels compiled offline to
  * SPIR-V. Variants, schedules and accumulators are those of the opencl
- * backend (the same kernels, launched the same way): native / own, fp32 or
- * fp64 accumulators, no atomic schedule. Without a driver: KCS_E_NODEV
+ * backend (the same kernels, launched the same way): native / own (and
+ * fused for attention), fp32 or fp64 accumulators, no atomic schedule. Without a driver: KCS_E_NODEV
  * ("level_zero: no driver (zeInit: ...)"). */
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,7 +19,7 @@ static int l0_discover(kcs_device_info *out, int max, int *count_p, kcs_error *e
     if (rc)
         return rc;
     for (int i = 0; i < n && i < max && i < KCS_MAX_DEVICES; i++) {
-        rc = kcs_l0_device_info(drv[i], dev[i], i, &out[i], NULL, NULL, err);
+        rc = kcs_l0_device_info(drv[i], dev[i], i, &out[i], NULL, NULL, NULL, err);
         if (rc)
             return rc;
     }
@@ -60,7 +60,7 @@ static int l0_open(int device_index, const kcs_backend_config *cfg, kcs_backend_
         snprintf(ctx->options, sizeof ctx->options, "%s", cfg->options);
     uint32_t ordinal = 0;
     rc = kcs_l0_device_info(ctx->driver, ctx->device, device_index, &ctx->info, &ctx->has_fp64,
-                            &ctx->max_group, err);
+                            &ctx->max_group, &ctx->local_mem, err);
     ze_context_desc_t cd = {.stype = ZE_STRUCTURE_TYPE_CONTEXT_DESC};
     if (!rc)
         rc = KCS_ZE_CHECK(err, zeContextCreate, (ctx->driver, &cd, &ctx->context));
@@ -100,15 +100,23 @@ static int storage_of(kcs_format f, int *tin_p)
     }
 }
 
-/* The opencl backend's checks (ocl_backend.c check_call), same answers. */
-static int check_call(kcs_backend_ctx *ctx, const kcs_call *c, kcs_l0_types *ty, int *own_p,
+/* The opencl backend's checks (ocl_backend.c check_call), same answers;
+ * variant_p: 0 native, 1 own, 2 fused (attention). */
+static int check_call(kcs_backend_ctx *ctx, const kcs_call *c, kcs_l0_types *ty, int *variant_p,
                       kcs_error *err)
 {
     const char *op = kcs_op_name(c->op);
-    if (!c->variant || (strcmp(c->variant, "native") && strcmp(c->variant, "own")))
-        return kcs_fail(err, KCS_E_UNSUPPORTED, "level_zero: %s has no variant '%s'", op,
-                        c->variant ? c->variant : "(null)");
-    int own = strcmp(c->variant, "own") == 0;
+    const char *v = c->variant ? c->variant : "native";
+    int variant;
+    if (strcmp(v, "native") == 0)
+        variant = 0;
+    else if (strcmp(v, "own") == 0)
+        variant = 1;
+    else if (strcmp(v, "fused") == 0 && c->op == KCS_OP_ATTENTION)
+        variant = 2;
+    else
+        return kcs_fail(err, KCS_E_UNSUPPORTED, "level_zero: %s has no variant '%s' (native, own%s)",
+                        op, v, c->op == KCS_OP_ATTENTION ? ", fused" : "");
     if (c->m < 0 || c->n < 0 || c->k < 0 || c->batch < 0)
         return kcs_fail(err, KCS_E_INVAL, "level_zero: %s: negative shape", op);
     if (storage_of(c->dtype_in, &ty->tin))
@@ -128,12 +136,12 @@ static int check_call(kcs_backend_ctx *ctx, const kcs_call *c, kcs_l0_types *ty,
     if ((ty->tacc || ty->tin == KCS_L0_F64) && !ctx->has_fp64)
         return kcs_fail(err, KCS_E_UNSUPPORTED, "level_zero: %s has no fp64 (%s)",
                         ctx->info.model, ty->tacc ? "accumulator" : "input");
-    if (!own && c->op != KCS_OP_GATHER && ctx->max_group < (uint32_t)(KCS_L0_TS / KCS_L0_WPT) *
+    if (variant == 0 && c->op != KCS_OP_GATHER && ctx->max_group < (uint32_t)(KCS_L0_TS / KCS_L0_WPT) *
                                                                (KCS_L0_TS / KCS_L0_WPT))
         return kcs_fail(err, KCS_E_UNSUPPORTED,
                         "level_zero: native kernels need work groups of %d (device: %u)",
                         (KCS_L0_TS / KCS_L0_WPT) * (KCS_L0_TS / KCS_L0_WPT), ctx->max_group);
-    if (own) {
+    if (variant > 0) { /* own and fused follow the schedule */
         const kcs_schedule *s = &c->schedule;
         if (s->kind == KCS_SCHED_ATOMIC)
             return kcs_fail(err, KCS_E_UNSUPPORTED, "level_zero: schedule atomic not offered");
@@ -163,7 +171,7 @@ static int check_call(kcs_backend_ctx *ctx, const kcs_call *c, kcs_l0_types *ty,
     if (need > 0 && (!c->out || c->out_len < need))
         return kcs_fail(err, KCS_E_INVAL, "level_zero: %s: output has %zu elements, needs %zu",
                         op, c->out ? c->out_len : 0, need);
-    *own_p = own;
+    *variant_p = variant;
     return 0;
 }
 
@@ -184,17 +192,17 @@ static int l0_run(kcs_backend_ctx *ctx, const kcs_call *c, kcs_error *err)
                         kcs_op_name(c->op));
     }
     kcs_l0_types ty;
-    int own = 0;
-    int rc = check_call(ctx, c, &ty, &own, err);
+    int variant = 0;
+    int rc = check_call(ctx, c, &ty, &variant, err);
     if (rc)
         return rc;
     switch (c->op) {
     case KCS_OP_GEMM:
     case KCS_OP_BATCHED_GEMM:
-    case KCS_OP_DOT: return kcs_l0_gemm(ctx, c, &ty, own, err);
-    case KCS_OP_ATTENTION: return kcs_l0_attention(ctx, c, &ty, own, err);
+    case KCS_OP_DOT: return kcs_l0_gemm(ctx, c, &ty, variant == 1, err);
+    case KCS_OP_ATTENTION: return kcs_l0_attention(ctx, c, &ty, variant, err);
     case KCS_OP_GATHER: return kcs_l0_gather(ctx, c, &ty, err);
-    default: return kcs_l0_rows(ctx, c, &ty, own, err);
+    default: return kcs_l0_rows(ctx, c, &ty, variant == 1, err);
     }
 }
 

@@ -57,7 +57,7 @@ int kcs_l0_devices(ze_driver_handle_t *drivers, ze_device_handle_t *devs, int ma
 
 int kcs_l0_device_info(ze_driver_handle_t drv, ze_device_handle_t dev, int index,
                        kcs_device_info *info, int *has_fp64_p, uint32_t *max_group_p,
-                       kcs_error *err)
+                       uint32_t *local_mem_p, kcs_error *err)
 {
     ze_device_properties_t p = {.stype = ZE_STRUCTURE_TYPE_DEVICE_PROPERTIES};
     int rc = KCS_ZE_CHECK(err, zeDeviceGetProperties, (dev, &p));
@@ -91,11 +91,13 @@ int kcs_l0_device_info(ze_driver_handle_t drv, ze_device_handle_t dev, int index
         *has_fp64_p = zeDeviceGetModuleProperties(dev, &mp) == ZE_RESULT_SUCCESS &&
                       (mp.flags & ZE_DEVICE_MODULE_FLAG_FP64);
     }
-    if (max_group_p) {
+    if (max_group_p || local_mem_p) {
         ze_device_compute_properties_t cp = {.stype = ZE_STRUCTURE_TYPE_DEVICE_COMPUTE_PROPERTIES};
-        *max_group_p = zeDeviceGetComputeProperties(dev, &cp) == ZE_RESULT_SUCCESS
-                           ? cp.maxTotalGroupSize
-                           : 0;
+        int ok = zeDeviceGetComputeProperties(dev, &cp) == ZE_RESULT_SUCCESS;
+        if (max_group_p)
+            *max_group_p = ok ? cp.maxTotalGroupSize : 0;
+        if (local_mem_p)
+            *local_mem_p = ok ? cp.maxSharedLocalMemory : 0;
     }
     return 0;
 }

@@ -38,6 +38,7 @@ struct kcs_backend_ctx {
     kcs_device_info info;
     int has_fp64;
     uint32_t max_group;
+    uint32_t local_mem; /* shared local memory per work-group, bytes */
     char options[256]; /* module build flags (cfg->options) */
     kcs_l0_mod mods[KCS_L0_MAX_MODULES];
     int n_mods;
@@ -48,6 +49,13 @@ typedef struct kcs_l0_types {
     int tin;
     int tacc; /* 0 float, 1 double */
 } kcs_l0_types;
+
+/* Output buffers hold common.cl's out_t: double when the input or the
+ * accumulator is double; val_t (the working format) likewise. */
+#define KCS_L0_OUT_DBL(ty) ((ty)->tin == KCS_L0_F64 || (ty)->tacc)
+#define KCS_L0_OUT_SIZE(ty) (KCS_L0_OUT_DBL(ty) ? sizeof(double) : sizeof(float))
+#define KCS_L0_VAL_SIZE(ty) ((ty)->tin == KCS_L0_F64 ? sizeof(double) : sizeof(float))
+#define KCS_L0_BLOCK 64 /* fused attention keys per block (attrs block=N) */
 
 typedef struct kcs_l0_arg {
     size_t size;
@@ -94,7 +102,7 @@ int kcs_l0_devices(ze_driver_handle_t *drivers, ze_device_handle_t *devs, int ma
                    int *count_p, kcs_error *err);
 int kcs_l0_device_info(ze_driver_handle_t drv, ze_device_handle_t dev, int index,
                        kcs_device_info *info, int *has_fp64_p, uint32_t *max_group_p,
-                       kcs_error *err);
+                       uint32_t *local_mem_p, kcs_error *err);
 /* Ordinal of a compute-capable command queue group. */
 int kcs_l0_compute_ordinal(ze_device_handle_t dev, uint32_t *ordinal_p, kcs_error *err);
 
@@ -103,8 +111,9 @@ int kcs_l0_gemm(kcs_backend_ctx *ctx, const kcs_call *c, const kcs_l0_types *ty,
                 kcs_error *err);
 int kcs_l0_rows(kcs_backend_ctx *ctx, const kcs_call *c, const kcs_l0_types *ty, int own,
                 kcs_error *err);
-int kcs_l0_attention(kcs_backend_ctx *ctx, const kcs_call *c, const kcs_l0_types *ty, int own,
-                     kcs_error *err);
+/* attention: variant 0 native, 1 own, 2 fused */
+int kcs_l0_attention(kcs_backend_ctx *ctx, const kcs_call *c, const kcs_l0_types *ty,
+                     int variant, kcs_error *err);
 int kcs_l0_gather(kcs_backend_ctx *ctx, const kcs_call *c, const kcs_l0_types *ty,
                   kcs_error *err);
 

@@ -1,20 +1,25 @@
 /* The ops of the Level Zero backend: the kernels of backends/kernels with
  * the arguments and work sizes of the opencl backend (ocl_gemm.c,
  * ocl_rows.c, ocl_attention.c, ocl_gather.c), so equal calls compute the
- * same values on both backends.
+ * same values on both backends. Output buffers hold common.cl's out_t.
  *   gemm / batched_gemm / dot (gemm.cl): native gemm_tiled; own gemm_own,
  *     splitk:S as gemm_splitk_part + gemm_splitk_sum; dot = 1×k·k×1 gemm
  *   reduce_sum, softmax, layernorm, rmsnorm (rows.cl): own one work-item
  *     per row, native one 64-wide work-group per row
- *   attention (attention.cl): own unfused (scores, softmax, P·V), native
- *     fused online softmax (head dimension <= 64*16)
- *   gather (gather.cl): oob=raise|clamp|zero|undefined (undefined clamps) */
+ *   attention (attention.cl): own unfused (scores, softmax, P·V in the
+ *     working format), native / fused the streaming kernel over key blocks
+ *     of attrs block=N (default 64; score dots sequential / under the
+ *     call's schedule), head dimension <= 64*16
+ *   gather (gather.cl): oob=raise|clamp|zero|undefined (undefined clamps;
+ *     clamp on an empty table: KCS_E_INVAL) */
+#include <errno.h>
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "attrs.h"
 #include "l0_internal.h"
 
 #define NB 6
@@ -78,7 +83,7 @@ int kcs_l0_gemm(kcs_backend_ctx *ctx, const kcs_call *c, const kcs_l0_types *ty,
         rc = kcs_l0_upload(ctx, ty->tin, c->dtype_in, c->in[2], (size_t)(batch * sd), &buf[BC],
                            err);
     if (!rc)
-        rc = kcs_l0_alloc(ctx, (size_t)(batch * sd), acc_size(ty), &buf[BD], err);
+        rc = kcs_l0_alloc(ctx, (size_t)(batch * sd), KCS_L0_OUT_SIZE(ty), &buf[BD], err);
     if (rc)
         goto out;
     if (own && c->schedule.kind == KCS_SCHED_SPLITK) {
@@ -105,8 +110,8 @@ int kcs_l0_gemm(kcs_backend_ctx *ctx, const kcs_call *c, const kcs_l0_types *ty,
         rc = kcs_l0_launch(ctx, "gemm.cl", "gemm_tiled", ty, a, 11, 3, g, l, err);
     }
     if (!rc)
-        rc = kcs_l0_download(ctx, buf[BD], (size_t)(batch * sd), ty->tacc, c->dtype_out, c->out,
-                             err);
+        rc = kcs_l0_download(ctx, buf[BD], (size_t)(batch * sd), KCS_L0_OUT_DBL(ty), c->dtype_out,
+                             c->out, err);
 out:
     release(ctx, buf);
     return rc;
@@ -141,7 +146,7 @@ int kcs_l0_rows(kcs_backend_ctx *ctx, const kcs_call *c, const kcs_l0_types *ty,
     if (!rc && has_b)
         rc = kcs_l0_upload(ctx, ty->tin, c->dtype_in, c->in[2], (size_t)k, &buf[BBETA], err);
     if (!rc)
-        rc = kcs_l0_alloc(ctx, out_n, acc_size(ty), &buf[BY], err);
+        rc = kcs_l0_alloc(ctx, out_n, KCS_L0_OUT_SIZE(ty), &buf[BY], err);
     if (rc)
         goto out;
     kcs_l0_arg a[11];
@@ -169,7 +174,7 @@ int kcs_l0_rows(kcs_backend_ctx *ctx, const kcs_call *c, const kcs_l0_types *ty,
         rc = kcs_l0_launch(ctx, "rows.cl", name, ty, a, na, 1, &g, &l, err);
     }
     if (!rc)
-        rc = kcs_l0_download(ctx, buf[BY], out_n, ty->tacc, c->dtype_out, c->out, err);
+        rc = kcs_l0_download(ctx, buf[BY], out_n, KCS_L0_OUT_DBL(ty), c->dtype_out, c->out, err);
 out:
     release(ctx, buf);
     return rc;
@@ -179,21 +184,104 @@ out:
 
 enum { BQ, BK, BV, BS, BO };
 
-int kcs_l0_attention(kcs_backend_ctx *ctx, const kcs_call *c, const kcs_l0_types *ty, int own,
-                     kcs_error *err)
+static int block_attr(const kcs_call *c, int64_t *B_p, kcs_error *err)
 {
-    int64_t m = c->m, n = c->n, d = c->k;
+    char v[32];
+    int rc = kcs_attrs_get(c->attrs, "block", v, sizeof v);
+    if (rc < 0)
+        return kcs_fail(err, KCS_E_INVAL, "level_zero attention: attrs '%s' are malformed",
+                        c->attrs ? c->attrs : "");
+    *B_p = KCS_L0_BLOCK;
+    if (rc == 1) {
+        char *end;
+        errno = 0;
+        long long b = strtoll(v, &end, 10);
+        if (errno || *end || b <= 0)
+            return kcs_fail(err, KCS_E_INVAL,
+                            "level_zero attention: block=%s is not a positive integer", v);
+        *B_p = b;
+    }
+    return 0;
+}
+
+static int fused(kcs_backend_ctx *ctx, const kcs_call *c, const kcs_l0_types *ty, int variant,
+                 void **buf, kcs_l0_arg scale, kcs_error *err)
+{
+    int64_t m = c->m, n = c->n, d = c->k, B;
     int64_t batch = c->batch > 0 ? c->batch : 1;
-    int64_t rows = batch * m;
-    int32_t kind = (int32_t)c->schedule.kind;
-    int64_t param = c->schedule.param;
-    double scale_d = d > 0 ? 1.0 / sqrt((double)d) : 1.0; /* RN_acc(1/sqrt(d)) */
-    float scale_f = (float)scale_d;
-    kcs_l0_arg scale = ty->tacc ? KCS_L0_ARG(scale_d) : KCS_L0_ARG(scale_f);
-    if (!own && d > (int64_t)KCS_L0_AWG * KCS_L0_ACOLS)
+    int rc = block_attr(c, &B, err);
+    if (rc)
+        return rc;
+    if (B > n)
+        B = n;
+    size_t vs = KCS_L0_VAL_SIZE(ty);
+    if (d > (int64_t)KCS_L0_AWG * KCS_L0_ACOLS)
         return kcs_fail(err, KCS_E_UNSUPPORTED,
                         "level_zero: fused attention handles head dimensions up to %d (k = %lld)",
                         KCS_L0_AWG * KCS_L0_ACOLS, (long long)d);
+    if ((uint64_t)(d + B + KCS_L0_AWG) * vs > ctx->local_mem)
+        return kcs_fail(err, KCS_E_UNSUPPORTED,
+                        "level_zero: fused attention: d + block = %lld values exceed the device's "
+                        "%u bytes of local memory",
+                        (long long)(d + B), ctx->local_mem);
+    int32_t kind = variant == 2 ? (int32_t)c->schedule.kind : KCS_SCHED_SEQUENTIAL;
+    int64_t param = variant == 2 ? c->schedule.param : 0;
+    kcs_l0_arg a[] = {KCS_L0_ARG(buf[BQ]), KCS_L0_ARG(buf[BK]),
+                      KCS_L0_ARG(buf[BV]), KCS_L0_ARG(buf[BO]),
+                      KCS_L0_ARG(m),       KCS_L0_ARG(n),
+                      KCS_L0_ARG(d),       scale,
+                      KCS_L0_ARG(B),       KCS_L0_ARG(kind),
+                      KCS_L0_ARG(param),   KCS_L0_LOCAL((size_t)d * vs),
+                      KCS_L0_LOCAL((size_t)B * vs)};
+    size_t l[2] = {KCS_L0_AWG, 1};
+    size_t g[2] = {(size_t)m * l[0], (size_t)batch};
+    return kcs_l0_launch(ctx, "attention.cl", "attn_fused", ty, a, 13, 2, g, l, err);
+}
+
+static int unfused(kcs_backend_ctx *ctx, const kcs_call *c, const kcs_l0_types *ty, void **buf,
+                   kcs_l0_arg scale, kcs_error *err)
+{
+    int64_t m = c->m, n = c->n, d = c->k;
+    int64_t batch = c->batch > 0 ? c->batch : 1, rows = batch * m;
+    int32_t kind = (int32_t)c->schedule.kind;
+    int64_t param = c->schedule.param;
+    int rc = kcs_l0_alloc(ctx, (size_t)(rows * n), KCS_L0_VAL_SIZE(ty), &buf[BS], err);
+    if (rc)
+        return rc;
+    kcs_l0_arg a1[] = {KCS_L0_ARG(buf[BQ]), KCS_L0_ARG(buf[BK]), KCS_L0_ARG(buf[BS]),
+                       KCS_L0_ARG(m),       KCS_L0_ARG(n),       KCS_L0_ARG(d),
+                       scale,               KCS_L0_ARG(kind),    KCS_L0_ARG(param)};
+    size_t g1[3] = {(size_t)n, (size_t)m, (size_t)batch};
+    rc = kcs_l0_launch(ctx, "attention.cl", "attn_scores", ty, a1, 9, 3, g1, NULL, err);
+    if (rc)
+        return rc;
+    kcs_l0_arg a2[] = {KCS_L0_ARG(buf[BS]), KCS_L0_ARG(rows), KCS_L0_ARG(n), KCS_L0_ARG(kind),
+                       KCS_L0_ARG(param)};
+    size_t g2 = (size_t)rows;
+    rc = kcs_l0_launch(ctx, "attention.cl", "attn_softmax", ty, a2, 5, 1, &g2, NULL, err);
+    if (rc)
+        return rc;
+    kcs_l0_arg a3[] = {KCS_L0_ARG(buf[BS]), KCS_L0_ARG(buf[BV]), KCS_L0_ARG(buf[BO]),
+                       KCS_L0_ARG(m),       KCS_L0_ARG(n),       KCS_L0_ARG(d),
+                       KCS_L0_ARG(kind),    KCS_L0_ARG(param)};
+    size_t g3[3] = {(size_t)d, (size_t)m, (size_t)batch};
+    return kcs_l0_launch(ctx, "attention.cl", "attn_pv", ty, a3, 8, 3, g3, NULL, err);
+}
+
+int kcs_l0_attention(kcs_backend_ctx *ctx, const kcs_call *c, const kcs_l0_types *ty,
+                     int variant, kcs_error *err)
+{
+    int64_t m = c->m, n = c->n, d = c->k;
+    int64_t batch = c->batch > 0 ? c->batch : 1, rows = batch * m;
+    if (n < 1)
+        return kcs_fail(err, KCS_E_INVAL, "level_zero attention: needs n >= 1 keys (n=%lld)",
+                        (long long)n);
+    if (m == 0 || d == 0)
+        return 0;
+    /* scale = RN_w(1/sqrt(d)) in the working format */
+    double scale_d = 1.0 / sqrt((double)d);
+    float scale_f = (float)scale_d;
+    kcs_l0_arg scale = ty->tin == KCS_L0_F64 ? KCS_L0_ARG(scale_d) : KCS_L0_ARG(scale_f);
     void *buf[NB] = {0};
     int rc = kcs_l0_upload(ctx, ty->tin, c->dtype_in, c->in[0], (size_t)(rows * d), &buf[BQ], err);
     if (!rc)
@@ -203,45 +291,13 @@ int kcs_l0_attention(kcs_backend_ctx *ctx, const kcs_call *c, const kcs_l0_types
         rc = kcs_l0_upload(ctx, ty->tin, c->dtype_in, c->in[2], (size_t)(batch * n * d), &buf[BV],
                            err);
     if (!rc)
-        rc = kcs_l0_alloc(ctx, (size_t)(rows * d), acc_size(ty), &buf[BO], err);
-    if (rc)
-        goto out;
-    if (own) {
-        rc = kcs_l0_alloc(ctx, (size_t)(rows * n), acc_size(ty), &buf[BS], err);
-        if (rc)
-            goto out;
-        kcs_l0_arg a1[] = {KCS_L0_ARG(buf[BQ]), KCS_L0_ARG(buf[BK]), KCS_L0_ARG(buf[BS]),
-                           KCS_L0_ARG(m),       KCS_L0_ARG(n),       KCS_L0_ARG(d),
-                           scale,               KCS_L0_ARG(kind),    KCS_L0_ARG(param)};
-        size_t g1[3] = {(size_t)n, (size_t)m, (size_t)batch};
-        rc = kcs_l0_launch(ctx, "attention.cl", "attn_scores", ty, a1, 9, 3, g1, NULL, err);
-        if (rc)
-            goto out;
-        kcs_l0_arg a2[] = {KCS_L0_ARG(buf[BS]), KCS_L0_ARG(rows), KCS_L0_ARG(n),
-                           KCS_L0_ARG(kind), KCS_L0_ARG(param)};
-        size_t g2 = (size_t)rows;
-        rc = kcs_l0_launch(ctx, "attention.cl", "attn_softmax", ty, a2, 5, 1, &g2, NULL, err);
-        if (rc)
-            goto out;
-        kcs_l0_arg a3[] = {KCS_L0_ARG(buf[BS]), KCS_L0_ARG(buf[BV]), KCS_L0_ARG(buf[BO]),
-                           KCS_L0_ARG(m),       KCS_L0_ARG(n),       KCS_L0_ARG(d),
-                           KCS_L0_ARG(kind),    KCS_L0_ARG(param)};
-        size_t g3[3] = {(size_t)d, (size_t)m, (size_t)batch};
-        rc = kcs_l0_launch(ctx, "attention.cl", "attn_pv", ty, a3, 8, 3, g3, NULL, err);
-    } else {
-        kcs_l0_arg a[] = {KCS_L0_ARG(buf[BQ]), KCS_L0_ARG(buf[BK]),
-                          KCS_L0_ARG(buf[BV]), KCS_L0_ARG(buf[BO]),
-                          KCS_L0_ARG(m),       KCS_L0_ARG(n),
-                          KCS_L0_ARG(d),       scale,
-                          KCS_L0_LOCAL((size_t)(d > 0 ? d : 1) * acc_size(ty))};
-        size_t l[2] = {KCS_L0_AWG, 1};
-        size_t g[2] = {(size_t)m * l[0], (size_t)batch};
-        rc = kcs_l0_launch(ctx, "attention.cl", "attn_fused", ty, a, 9, 2, g, l, err);
-    }
+        rc = kcs_l0_alloc(ctx, (size_t)(rows * d), KCS_L0_OUT_SIZE(ty), &buf[BO], err);
     if (!rc)
-        rc = kcs_l0_download(ctx, buf[BO], (size_t)(rows * d), ty->tacc, c->dtype_out, c->out,
-                             err);
-out:
+        rc = variant == 1 ? unfused(ctx, c, ty, buf, scale, err)
+                          : fused(ctx, c, ty, variant, buf, scale, err);
+    if (!rc)
+        rc = kcs_l0_download(ctx, buf[BO], (size_t)(rows * d), KCS_L0_OUT_DBL(ty), c->dtype_out,
+                             c->out, err);
     release(ctx, buf);
     return rc;
 }
@@ -253,30 +309,21 @@ enum { OOB_RAISE = 0, OOB_CLAMP = 1, OOB_ZERO = 2 };
 
 static int oob_mode(const char *attrs, int32_t *mode_p, kcs_error *err)
 {
-    const char *key = "oob=";
-    *mode_p = OOB_RAISE;
-    for (const char *p = attrs; p && *p;) {
-        while (*p == ';' || *p == ' ')
-            p++;
-        const char *e = strchr(p, ';');
-        size_t len = e ? (size_t)(e - p) : strlen(p);
-        if (len > 4 && strncmp(p, key, 4) == 0) {
-            char v[32];
-            size_t vl = len - 4 < sizeof v - 1 ? len - 4 : sizeof v - 1;
-            memcpy(v, p + 4, vl);
-            v[vl] = 0;
-            if (strcmp(v, "raise") == 0)
-                *mode_p = OOB_RAISE;
-            else if (strcmp(v, "clamp") == 0 || strcmp(v, "undefined") == 0)
-                *mode_p = OOB_CLAMP;
-            else if (strcmp(v, "zero") == 0)
-                *mode_p = OOB_ZERO;
-            else
-                return kcs_fail(err, KCS_E_INVAL,
-                                "level_zero: gather: oob=%s (raise|clamp|zero|undefined)", v);
-        }
-        p = e ? e + 1 : p + len;
-    }
+    char v[32];
+    int rc = kcs_attrs_get(attrs, "oob", v, sizeof v);
+    if (rc < 0)
+        return kcs_fail(err, KCS_E_INVAL,
+                        "level_zero gather: attrs '%s' are malformed (key=value;...)",
+                        attrs ? attrs : "");
+    if (rc == 0 || strcmp(v, "raise") == 0)
+        *mode_p = OOB_RAISE;
+    else if (strcmp(v, "clamp") == 0 || strcmp(v, "undefined") == 0)
+        *mode_p = OOB_CLAMP;
+    else if (strcmp(v, "zero") == 0)
+        *mode_p = OOB_ZERO;
+    else
+        return kcs_fail(err, KCS_E_INVAL, "level_zero gather: oob=%s (raise|clamp|zero|undefined)",
+                        v);
     return 0;
 }
 
@@ -289,24 +336,27 @@ int kcs_l0_gather(kcs_backend_ctx *ctx, const kcs_call *c, const kcs_l0_types *t
     if (rc)
         return rc;
     if (n > INT_MAX)
-        return kcs_fail(err, KCS_E_UNSUPPORTED, "level_zero: gather: n = %lld exceeds %d",
+        return kcs_fail(err, KCS_E_UNSUPPORTED, "level_zero gather: n = %lld exceeds %d",
                         (long long)n, INT_MAX);
+    if (mode == OOB_CLAMP && m == 0 && n > 0)
+        return kcs_fail(err, KCS_E_INVAL, "level_zero gather: oob=clamp on an empty table");
     int64_t *idx = malloc((size_t)(n ? n : 1) * sizeof *idx);
     if (!idx)
-        return kcs_fail(err, KCS_E_NOMEM, "level_zero: gather: out of memory");
+        return kcs_fail(err, KCS_E_NOMEM, "level_zero gather: out of memory");
     for (int64_t i = 0; i < n; i++) {
         double v = c->in[1][i];
-        if (v != floor(v)) { /* also NaN */
+        if (v != floor(v) || isinf(v)) { /* also NaN */
             free(idx);
-            return kcs_fail(err, KCS_E_INVAL, "level_zero: gather: index %lld = %g is not an integer",
-                            (long long)i, v);
+            return kcs_fail(err, KCS_E_INVAL,
+                            "level_zero gather: index %g at position %lld is not an integer", v,
+                            (long long)i);
         }
         const double lim = 4611686018427387904.0; /* 2^62: out of range either way */
         idx[i] = v >= lim ? (int64_t)lim : v <= -lim ? -(int64_t)lim : (int64_t)v;
     }
     void *buf[NB] = {0};
     int32_t bad = INT_MAX;
-    int dbl = ty->tin == KCS_L0_F64;
+    int dbl = KCS_L0_OUT_DBL(ty);
     rc = kcs_l0_upload(ctx, ty->tin, c->dtype_in, c->in[0], (size_t)(m * k), &buf[BT], err);
     if (!rc)
         rc = kcs_l0_alloc(ctx, (size_t)n, sizeof *idx, &buf[BI], err);
@@ -332,11 +382,11 @@ int kcs_l0_gather(kcs_backend_ctx *ctx, const kcs_call *c, const kcs_l0_types *t
         goto out;
     if (bad != INT_MAX) {
         char msg[256];
-        snprintf(msg, sizeof msg, "gather: index %.17g at position %d is outside [0, %lld)",
+        snprintf(msg, sizeof msg, "index %.0f at position %d is out of range [0, %lld)",
                  c->in[1][bad], (int)bad, (long long)m);
         if (c->msg && c->msg_len)
             snprintf(c->msg, c->msg_len, "%s", msg);
-        rc = kcs_fail(err, KCS_E_RAISED, "level_zero: %s (oob=raise)", msg);
+        rc = kcs_fail(err, KCS_E_RAISED, "level_zero gather: %s", msg);
         goto out;
     }
     rc = kcs_l0_download(ctx, buf[BGY], (size_t)(n * k), dbl, c->dtype_out, c->out, err);

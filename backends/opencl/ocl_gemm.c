@@ -93,11 +93,10 @@ int kcs_ocl_gemm(kcs_backend_ctx *ctx, const kcs_call *c, const kcs_ocl_types *t
                            KCS_OCL_ARG(k),       KCS_OCL_ARG(sa),      KCS_OCL_ARG(sb),
                            KCS_OCL_ARG(sd),      KCS_OCL_ARG(has_c),   KCS_OCL_ARG(kind),
                            KCS_OCL_ARG(param)};
-        size_t l[3] = {16, 4, 1};
-        size_t g[3] = {((size_t)n + 15) / 16 * 16, ((size_t)m + 3) / 4 * 4, (size_t)batch};
+        size_t g[3] = {(size_t)n, (size_t)m, (size_t)batch};
         rc = kcs_ocl_set_args(kern, "gemm_own", a, 13, err);
         if (!rc)
-            rc = kcs_ocl_launch(ctx, kern, "gemm_own", 3, g, l, err);
+            rc = kcs_ocl_launch(ctx, kern, "gemm_own", 3, g, NULL, err);
     } else {
         const char *name = ctx->cpu ? "gemm_vec" : "gemm_tiled";
         rc = kcs_ocl_kernel(ctx, "gemm.cl", name, ty, &kern, err);

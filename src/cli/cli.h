@@ -32,10 +32,14 @@ void kcs_cli_help(FILE *f, const kcs_cmd_doc *doc, const kcs_opt *opts);
 /* Subcommands. */
 int kcs_cmd_run(int argc, char **argv);
 int kcs_cmd_reduce(int argc, char **argv);
+int kcs_cmd_detect(int argc, char **argv);
 int kcs_cmd_lint(int argc, char **argv);
 int kcs_cmd_exec(int argc, char **argv);
 int kcs_cmd_devices(int argc, char **argv);
 int kcs_cmd_bench(int argc, char **argv);
+int kcs_cmd_probe(int argc, char **argv);
 int kcs_cmd_version(int argc, char **argv);
+int kcs_cmd_calibrate(int argc, char **argv);
+int kcs_cmd_grade(int argc, char **argv);
 
 #endif

@@ -11,10 +11,14 @@ static const struct {
     const char *summary;
 } commands[] = {
     {"run", kcs_cmd_run, "run a study under MPI and write its HDF5 dataset"},
-    {"reduce", kcs_cmd_reduce, "analyse datasets: verdicts, divergence, report"},
+    {"reduce", kcs_cmd_reduce, "analyse datasets: verdicts, baselines, signatures, merge, report"},
+    {"detect", kcs_cmd_detect, "detection curves: inject errors, judge them with every detector"},
     {"lint", kcs_cmd_lint, "validate contract files and print them normalized"},
     {"exec", kcs_cmd_exec, "run one op on one backend with inputs from files"},
     {"bench", kcs_cmd_bench, "performance: emulated matrix units vs native and own kernels"},
+    {"probe", kcs_cmd_probe, "infer a gemm path's arithmetic and name the nearest profile"},
+    {"calibrate", kcs_cmd_calibrate, "three-state calibration: does each contract separate bad from good?"},
+    {"grade", kcs_cmd_grade, "grade a plugin kernel library against every contract in scope"},
     {"devices", kcs_cmd_devices, "list backends compiled in and the devices they find"},
     {"version", kcs_cmd_version, "print version and build provenance"},
 };

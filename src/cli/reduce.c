@@ -8,17 +8,33 @@
 int kcs_cmd_reduce(int argc, char **argv)
 {
     static const kcs_cmd_doc doc = {
-        "reduce", "DATASET.h5 [-o REPORT_DIR]",
-        "Read a finished dataset back from disk, case by case, and write /analysis/verdicts\n"
-        "and /analysis/divergence into it plus a Markdown report (verdict table, violations\n"
-        "with their signatures, cross-rank divergence per case).",
-        "The /analysis group is derived data: reducing again replaces it, and replaces\n"
-        "REPORT_DIR/report.md. Nothing else in the dataset is modified.\n"
-        "Default REPORT_DIR: DATASET without .h5, plus -report."};
-    const char *out_dir = NULL;
-    int quiet = 0;
+        "reduce", "DATASET.h5 [MORE.h5 ...] [-o REPORT_DIR]",
+        "Read finished datasets back from disk, case by case, and write the analysis into\n"
+        "/analysis, CSV tables, figures and a Markdown report: per-(case, rank) verdicts,\n"
+        "cross-rank divergence, divergence baselines (fits of divergence ~ n^alpha against the\n"
+        "oracle and between ranks, recommended tolerances eta = c_q n u from the conforming\n"
+        "ranks, torch's default tolerance for comparison), ordering signatures. Several\n"
+        "datasets are merged first (cases matched by contract, op, dtypes, shape, inputs and\n"
+        "seed; refused with exit status 2 when their input digests differ; ranks of dataset 2\n"
+        "follow those of dataset 1) into REPORT_DIR/merged.h5, itself a kcs dataset. A\n"
+        "dataset of `kcs detect` gives its detection tables and curves.",
+        "The /analysis group is derived data: reducing again replaces it (of DATASET.h5, or of\n"
+        "the merged dataset), and replaces REPORT_DIR. Nothing else in a dataset is modified.\n"
+        "Figures: analysis/plot.py run by /usr/bin/python3 (KCS_PYTHON) with h5py and\n"
+        "matplotlib, when there; the report does not need them.\n"
+        "Default REPORT_DIR: the first DATASET without .h5, plus -report."};
+    const char *out_dir = NULL, *merged = NULL, *plot_script = NULL;
+    int quiet = 0, no_plots = 0, no_recompute = 0;
+    long long recompute_max = 0;
     const kcs_opt opts[] = {
         {'o', "output", KCS_OPT_STR, &out_dir, "DIR", "report directory"},
+        {0, "merged", KCS_OPT_STR, &merged, "FILE", "merged dataset (default DIR/merged.h5)"},
+        {0, "no-plots", KCS_OPT_FLAG, &no_plots, NULL, "do not run analysis/plot.py"},
+        {0, "plot-script", KCS_OPT_STR, &plot_script, "FILE", "the plotting script to run"},
+        {0, "no-recompute", KCS_OPT_FLAG, &no_recompute, NULL,
+         "do not regenerate inputs (no |A||B| at the samples, no torch check)"},
+        {0, "recompute-max", KCS_OPT_INT, &recompute_max, "N",
+         "largest case (multiply-adds) whose inputs are regenerated (default 4e10)"},
         {'q', "quiet", KCS_OPT_FLAG, &quiet, NULL, "no summary line"},
         {0},
     };
@@ -39,7 +55,17 @@ int kcs_cmd_reduce(int argc, char **argv)
         strncat(dflt, "-report", sizeof dflt - strlen(dflt) - 1);
         out_dir = dflt;
     }
-    kcs_reduce_opts o = {(const char *const *)argv, npos, out_dir, quiet};
+    kcs_reduce_opts o = {
+        .inputs = (const char *const *)argv,
+        .n_inputs = npos,
+        .out_dir = out_dir,
+        .merged_path = merged,
+        .quiet = quiet,
+        .no_plots = no_plots,
+        .no_recompute = no_recompute,
+        .recompute_max = (double)recompute_max,
+        .plot_script = plot_script,
+    };
     kcs_error err = {0};
     rc = kcs_reduce_run(&o, &err);
     if (rc) {

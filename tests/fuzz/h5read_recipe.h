@@ -20,13 +20,25 @@ enum h5r_table { H5R_CASES, H5R_RESULTS, H5R_RANKS, H5R_N_TABLES };
 
 /* The root attributes of schema version 1, in this order. */
 enum h5r_attr {
-    H5R_A_SCHEMA, H5R_A_SCHEMA_VERSION, H5R_A_SOFTWARE, H5R_A_SOFTWARE_VERSION, H5R_A_GIT_HASH,
-    H5R_A_CREATED, H5R_A_STUDY_NAME, H5R_A_PLAN_HASH, H5R_A_COMMAND_LINE, H5R_A_N_RANKS,
-    H5R_A_N_CASES, H5R_A_COMPLETE, H5R_A_MAX_TRIALS, H5R_A_N_SAMPLES, H5R_N_ATTRS
+    H5R_A_SCHEMA,
+    H5R_A_SCHEMA_VERSION,
+    H5R_A_SOFTWARE,
+    H5R_A_SOFTWARE_VERSION,
+    H5R_A_GIT_HASH,
+    H5R_A_CREATED,
+    H5R_A_STUDY_NAME,
+    H5R_A_PLAN_HASH,
+    H5R_A_COMMAND_LINE,
+    H5R_A_N_RANKS,
+    H5R_A_N_CASES,
+    H5R_A_COMPLETE,
+    H5R_A_MAX_TRIALS,
+    H5R_A_N_SAMPLES,
+    H5R_N_ATTRS
 };
 
 enum h5r_attr_kind {
-    H5R_AK_VALID,     /* the value and type the writer uses */
+    H5R_AK_VALID, /* the value and type the writer uses */
     H5R_AK_ABSENT,
     H5R_AK_INT,       /* ival as an integer of width bytes */
     H5R_AK_STR,       /* text repeated to str_len bytes */
@@ -61,43 +73,79 @@ enum h5r_table_kind {
 
 /* Member operations on the compound type of a table. */
 enum h5r_member_op {
-    H5R_MT_KEEP, H5R_MT_DROP, H5R_MT_RENAME, H5R_MT_I8, H5R_MT_U16, H5R_MT_I32, H5R_MT_U32,
-    H5R_MT_I64, H5R_MT_U64, H5R_MT_F32, H5R_MT_F64, H5R_MT_LDOUBLE, H5R_MT_STR, H5R_MT_VSTR,
-    H5R_MT_OPAQUE, H5R_MT_ENUM, H5R_MT_ARRAY, H5R_MT_BITFIELD, H5R_MT_NESTED, H5R_MT_N
+    H5R_MT_KEEP,
+    H5R_MT_DROP,
+    H5R_MT_RENAME,
+    H5R_MT_I8,
+    H5R_MT_U16,
+    H5R_MT_I32,
+    H5R_MT_U32,
+    H5R_MT_I64,
+    H5R_MT_U64,
+    H5R_MT_F32,
+    H5R_MT_F64,
+    H5R_MT_LDOUBLE,
+    H5R_MT_STR,
+    H5R_MT_VSTR,
+    H5R_MT_OPAQUE,
+    H5R_MT_ENUM,
+    H5R_MT_ARRAY,
+    H5R_MT_BITFIELD,
+    H5R_MT_NESTED,
+    H5R_MT_SWAP, /* the name of another field (marg picks it), that one taking this name */
+    H5R_MT_N
 };
 
 enum h5r_layout {
-    H5R_L_CONTIG, H5R_L_CHUNKED, H5R_L_COMPACT, H5R_L_DEFLATE, H5R_L_UNLIMITED, H5R_L_EXTERNAL,
+    H5R_L_CONTIG,
+    H5R_L_CHUNKED,
+    H5R_L_COMPACT,
+    H5R_L_DEFLATE,
+    H5R_L_UNLIMITED,
+    H5R_L_EXTERNAL,
     H5R_L_N
 };
 
 typedef struct h5r_table_spec {
-    int kind;          /* H5R_TK_* */
-    int space;         /* 0: 1-D, 1: scalar, 2: 2-D [rows, 2], 3: null */
-    int rows_set;      /* 0: the consistent row count; 1: `rows` */
+    int kind;     /* H5R_TK_* */
+    int space;    /* 0: 1-D, 1: scalar, 2: 2-D [rows, 2], 3: null */
+    int rows_set; /* 0: the consistent row count; 1: `rows` */
     uint64_t rows;
-    int layout;        /* H5R_L_* */
-    uint64_t chunk;    /* chunk rows */
-    int write;         /* 0: every row, 1: none, 2: the first `partial` rows */
+    int layout;     /* H5R_L_* */
+    uint64_t chunk; /* chunk rows */
+    int write;      /* 0: every row, 1: none, 2: the first `partial` rows */
     uint64_t partial;
-    int base;          /* 0: compound, 1: int64, 2: fixed string, 3: double */
-    int reverse;       /* members in reverse order */
+    int base;                            /* 0: compound, 1: int64, 2: fixed string, 3: double */
+    int reverse;                         /* members in reverse order */
     unsigned char mop[H5R_MAX_FIELDS];   /* H5R_MT_* per field */
-    unsigned short marg[H5R_MAX_FIELDS]; /* string size, rename variant */
-    int extra_member;  /* 0: none, 1: an int, 2: a string, of an unknown name */
-    int str_fill;      /* string members filled to the brim (no NUL) */
-    uint8_t seed;      /* the bytes of members that are not kcs's own */
-    int bad_ids;       /* case_id/rank/trial fields of rows scrambled */
+    unsigned short marg[H5R_MAX_FIELDS]; /* string size, rename variant, swap partner */
+    int extra_member;                    /* 0: none, 1: an int, 2: a string, of an unknown name */
+    int str_fill;                        /* string members filled to the brim (no NUL) */
+    uint8_t seed;                        /* the bytes of members that are not kcs's own */
+    int bad_ids;                         /* case_id/rank/trial fields of rows scrambled */
 } h5r_table_spec;
 
 enum h5r_sample_kind {
-    H5R_SK_OK, H5R_SK_ABSENT, H5R_SK_INT, H5R_SK_F32, H5R_SK_STRING, H5R_SK_SWAPPED,
-    H5R_SK_ONE_D, H5R_SK_THREE_D, H5R_SK_HUGE, H5R_SK_ZERO, H5R_SK_UNWRITTEN, H5R_SK_WRONG_NAME,
-    H5R_SK_COMPOUND, H5R_SK_SCALAR, H5R_SK_GROUP, H5R_SK_N
+    H5R_SK_OK,
+    H5R_SK_ABSENT,
+    H5R_SK_INT,
+    H5R_SK_F32,
+    H5R_SK_STRING,
+    H5R_SK_SWAPPED,
+    H5R_SK_ONE_D,
+    H5R_SK_THREE_D,
+    H5R_SK_HUGE,
+    H5R_SK_ZERO,
+    H5R_SK_UNWRITTEN,
+    H5R_SK_WRONG_NAME,
+    H5R_SK_COMPOUND,
+    H5R_SK_SCALAR,
+    H5R_SK_GROUP,
+    H5R_SK_N
 };
 
 enum h5r_text_kind {
-    H5R_XK_OK,       /* fixed length nullpad of exactly the text (the writer's form) */
+    H5R_XK_OK, /* fixed length nullpad of exactly the text (the writer's form) */
     H5R_XK_ABSENT,
     H5R_XK_VLEN,
     H5R_XK_DECLARED, /* fixed length `len`, never written */
@@ -107,7 +155,7 @@ enum h5r_text_kind {
     H5R_XK_SPACEPAD,
     H5R_XK_NULLTERM_FULL, /* nullterm of `len` bytes all non-NUL */
     H5R_XK_VLEN_UNWRITTEN,
-    H5R_XK_EMPTY_SPACE,   /* a string dataset of 0 elements */
+    H5R_XK_EMPTY_SPACE, /* a string dataset of 0 elements */
     H5R_XK_N
 };
 

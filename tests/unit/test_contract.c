@@ -96,7 +96,7 @@ static void test_bad_contracts(void)
         checked++;
     }
     closedir(d);
-    CU_ASSERT(checked >= 12);
+    CU_ASSERT(checked >= 48);
 }
 
 static void test_prc01(void)
@@ -138,7 +138,7 @@ static void test_prc01(void)
     CU_ASSERT_EQUAL(c->dists[1], KCS_DIST_UNIFORM_PM1);
     CU_ASSERT_EQUAL(c->trials, 2);
     CU_ASSERT(c->guard_poison && c->guard_fresh_inputs && c->guard_revalidate);
-    CU_ASSERT_EQUAL_FATAL(c->n_sigs, 3);
+    CU_ASSERT_EQUAL_FATAL(c->n_sigs, 4);
     CU_ASSERT_STRING_EQUAL(c->sigs[0].name, "accumulator-narrower-than-declared");
     CU_ASSERT_STRING_EQUAL(c->sigs[1].name, "unwritten-outputs");
 
@@ -155,6 +155,10 @@ static void test_prc01(void)
     CU_ASSERT_EQUAL(kcs_expr_eval(c->sigs[0].when, v), 1.0);
     v[sym("effective_acc_bits")] = 20;
     CU_ASSERT_EQUAL(kcs_expr_eval(c->sigs[0].when, v), 0.0);
+    v[sym("replayed")] = 1; /* a replayed result is not an accumulator */
+    CU_ASSERT_EQUAL(kcs_expr_eval(c->sigs[0].when, v), 0.0);
+    CU_ASSERT_EQUAL(kcs_expr_eval(c->sigs[3].when, v), 1.0);
+    v[sym("replayed")] = 0;
     v[sym("effective_acc_bits")] = 11;
     v[sym("tau")] = 0.5;
     CU_ASSERT_EQUAL(kcs_expr_eval(c->sigs[0].when, v), 0.0);
@@ -219,8 +223,8 @@ static char *variant(int line, const char *repl)
         "scope: { ops: [reduce_sum, dot] }",
         "precondition: { dtype_in: fp32, dtype_acc: 'bits:14', dtype_out: fp32 }",
         "postcondition: bitwise equal across runs",
-        "tolerance: { structure: invariant, eta: 0, quantity: distinct_digests - 1,",
-        "             derivation: exact equality }",
+        "tolerance: { structure: invariant, eta: 0, quantity: distinct_digests - 1, "
+        "derivation: exact equality }",
         "oracle: { kind: 'model:nvidia-h100' }",
         "measurement:",
         "  shapes: [[4, 1, 1000, 2]]",
@@ -260,6 +264,19 @@ static void test_inline(void)
     CU_ASSERT_FALSE(c->guard_fresh_inputs);
     CU_ASSERT_EQUAL(c->value_dists, (1u << KCS_DIST_COUNT) - 1); /* default: any */
     CU_ASSERT(c->values_finite);
+    /* one invariant clause; c->eta mirrors it; measurement defaults */
+    CU_ASSERT_EQUAL(c->n_clauses, 1);
+    CU_ASSERT_EQUAL(c->clauses[0].structure, KCS_TOL_INVARIANT);
+    CU_ASSERT_PTR_EQUAL(c->eta, c->clauses[0].eta);
+    CU_ASSERT_PTR_EQUAL(c->eta_text, c->clauses[0].eta_text);
+    CU_ASSERT_STRING_EQUAL(c->clauses[0].quantity_text, "distinct_digests - 1");
+    CU_ASSERT_EQUAL(c->protocol, KCS_PROTO_ORACLE);
+    CU_ASSERT_EQUAL(c->repetitions, 1);
+    CU_ASSERT_EQUAL(c->n_held_out, 0);
+    CU_ASSERT_STRING_EQUAL(c->attrs, "");
+    CU_ASSERT(c->special_nan == 0 && c->special_inf == 0 && c->special_subnormal == 0 &&
+              c->special_oob == 0);
+    CU_ASSERT_EQUAL(c->seed, 0);
     /* the normal form of this flow-style variant reads back identically */
     char *p1 = NULL, *p2 = NULL;
     size_t l1 = 0, l2 = 0;
@@ -278,6 +295,11 @@ static void test_inline(void)
     CU_ASSERT(strstr(p1, "oracle: {kind: model:nvidia-h100}\n") != NULL);
     CU_ASSERT(strstr(p1, "  dtype_acc: bits:14\n") != NULL);
     CU_ASSERT(strstr(p1, "  values: {dist: any, finite: true}\n") != NULL);
+    CU_ASSERT(strstr(p1, "  quantity: \"distinct_digests - 1\"\n") != NULL);
+    CU_ASSERT(strstr(p1, "  protocol: oracle\n") != NULL);
+    CU_ASSERT(strstr(p1, "  seed: 0\n") != NULL);
+    CU_ASSERT(strstr(p1, "repetitions") == NULL); /* defaults left out of YAML */
+    CU_ASSERT(strstr(p1, "special") == NULL);
     CU_ASSERT_STRING_EQUAL(c2->oracle_profile, "nvidia-h100");
     CU_ASSERT_EQUAL(c2->dtype_acc.bits, 14);
     free(p1);
@@ -300,29 +322,89 @@ static void test_inline(void)
          "v.yaml:8:35: tolerance.eta: is -1 for shape [4, 1, 1000]"},
         {8, "tolerance: { structure: ulp, eta: 1 / (k - 1000), derivation: d }",
          "tolerance.eta: is inf for shape"},
-        {10, "oracle: { kind: 'model:' }", "v.yaml:10:18: oracle.kind: bad profile name"},
-        {10, "oracle: { kind: exact, extra: 1 }", "v.yaml:10:24: oracle.extra: unknown key"},
-        {12, "  shapes: [64, 64, 256]",
-         "v.yaml:12:12: measurement.shapes: expected a list of "
+        {9, "oracle: { kind: 'model:' }", "v.yaml:9:18: oracle.kind: bad profile name"},
+        {9, "oracle: { kind: exact, extra: 1 }", "v.yaml:9:24: oracle.extra: unknown key"},
+        {11, "  shapes: [64, 64, 256]",
+         "v.yaml:11:12: measurement.shapes: expected a list of "
          "shapes"},
-        {12, "  shapes: [[70000, 70000, 1]]", "more than 2^31 elements"},
-        {13, "  inputs: [normal, gaussian]",
-         "v.yaml:13:20: measurement.inputs[1]: unknown "
+        {11, "  shapes: [[70000, 70000, 1]]", "more than 2^31 elements"},
+        {12, "  inputs: [normal, gaussian]",
+         "v.yaml:12:20: measurement.inputs[1]: unknown "
          "distribution 'gaussian'"},
-        {14, "  trials: 1.5", "measurement.trials: expected an integer, got '1.5'"},
-        {15, "  guards: { poison: sentinel, fresh_inputs: yes, revalidate: true }",
-         "v.yaml:15:45: measurement.guards.fresh_inputs: expected a boolean"},
-        {17, "  - { name: a, when: \"max_abs >\", explain: e }",
-         "v.yaml:17:32: signature[0].when: expected a number, a name or '(', got end of "
+        {13, "  trials: 1.5", "measurement.trials: expected an integer, got '1.5'"},
+        {14, "  guards: { poison: sentinel, fresh_inputs: yes, revalidate: true }",
+         "v.yaml:14:45: measurement.guards.fresh_inputs: expected a boolean"},
+        {16, "  - { name: a, when: \"max_abs >\", explain: e }",
+         "v.yaml:16:32: signature[0].when: expected a number, a name or '(', got end of "
          "expression (column 10"},
-        {17, "  - just text", "v.yaml:17:5: signature[0]: expected a mapping"},
-        {17, "  []", "v.yaml:16:1: signature: must not be empty"},
+        {16, "  - just text", "v.yaml:16:5: signature[0]: expected a mapping"},
+        {16, "  []", "v.yaml:15:1: signature: must not be empty"},
         {5, "scope: { ops: [gemm, gemm] }", "v.yaml:5:22: scope.ops[1]: 'gemm' is listed twice"},
         {6,
          "precondition: { dtype_in: fp32, dtype_acc: fp32, dtype_out: fp32, shape: { k: [9, 2] } }",
          "precondition.shape.k: min 9 is larger than max 2"},
         {4, "primitive: nondeterminism", "v.yaml:4:12: primitive: unknown value 'nondeterminism'"},
         {2, "title: [a]", "v.yaml:2:9: title: expected a string, got a sequence"},
+        /* tolerance clauses */
+        {8, "tolerance: { structure: invariant, eta: 0, derivation: d }",
+         "v.yaml:8:14: tolerance.quantity: missing required key"},
+        {8, "tolerance: { structure: invariant, eta: 0, quantity: \"max_abs >\", derivation: d }",
+         "v.yaml:8:64: tolerance.quantity: expected a number, a name or '(', got end of"},
+        {8, "tolerance: { structure: invariant, eta: 0, quantity: fp32, derivation: d }",
+         "tolerance.quantity: must be a number, got a format"},
+        {8, "tolerance: { structure: invariant, eta: 0, quantity: 2 * k, derivation: d }",
+         "tolerance.quantity: uses no measured quantity (\"2 * k\")"},
+        {8, "tolerance: { structure: invariant, eta: max_ulp, quantity: max_ulp, derivation: d }",
+         "v.yaml:8:41: tolerance.eta: 'max_ulp' is measured"},
+        {8, "tolerance: { structure: invariant, eta: 0, quantity: max_ulp + tau, derivation: d }",
+         "v.yaml:8:64: tolerance.quantity: 'tau' is computed from the quantity"},
+        {8, "tolerance: { structure: ulp, eta: 4, quantity: max_ulp, derivation: d }",
+         "tolerance.quantity: only invariant clauses take a quantity"},
+        {8, "tolerance: { structure: composite, derivation: d }",
+         "tolerance.all: missing required key"},
+        {8, "tolerance: { structure: composite, all: { structure: ulp }, derivation: d }",
+         "v.yaml:8:43: tolerance.all: expected a list of clauses"},
+        {8, "tolerance: { structure: composite, all: [{ structure: ulp }], derivation: d }",
+         "tolerance.all[0].eta: missing required key"},
+        {8, "tolerance: { structure: composite, all: [{ structure: ulp, eta: 1, when: 2 }], "
+            "derivation: d }",
+         "tolerance.all[0].when: unknown key (allowed: structure, eta, quantity)"},
+        {8, "tolerance: { structure: composite, all: [{ structure: ulp, eta: 0 }], derivation: d }",
+         "v.yaml:8:65: tolerance.all[0].eta: is 0 for shape [4, 1, 1000] with dtype_in fp32; "
+         "it must be finite and positive"},
+        {8, "tolerance: { structure: composite, all: [{ structure: invariant, eta: -1, "
+            "quantity: raised }], derivation: d }",
+         "tolerance.all[0].eta: is -1 for shape [4, 1, 1000] with dtype_in fp32; it must be "
+         "finite and non-negative"},
+        /* measurement keys */
+        {14, "  guards: { poison: none, fresh_inputs: false, revalidate: true }\n"
+             "  protocol: repeat\n  repetitions: 1",
+         "v.yaml:16:16: measurement.repetitions: is 1; protocol repeat compares runs"},
+        {14, "  guards: { poison: none, fresh_inputs: false, revalidate: true }\n"
+             "  protocol: batch_invariance\n  held_out: [[1, 8, 1000]]",
+         "v.yaml:16:15: measurement.held_out[0]: m is 1; protocol batch_invariance compares "
+         "op(x[:1]) with op(x)[:1] and needs m >= 2"},
+        {14, "  guards: { poison: none, fresh_inputs: false, revalidate: true }\n"
+             "  held_out: [[4, 1, 1000, 2]]",
+         "v.yaml:15:15: measurement.held_out[0]: is also benchmarked as measurement.shapes[0]"},
+        {14, "  guards: { poison: none, fresh_inputs: false, revalidate: true }\n"
+             "  held_out: [[4, 1, 999], [4, 1, 999]]",
+         "measurement.held_out[1]: repeats measurement.held_out[0]"},
+        {14, "  guards: { poison: none, fresh_inputs: false, revalidate: true }\n"
+             "  attrs: \"oob=raise;oob=clamp\"",
+         "measurement.attrs: 'oob=raise;oob=clamp' is not of the form"},
+        {14, "  guards: { poison: none, fresh_inputs: false, revalidate: true }\n"
+             "  attrs: \"nan=quiet\"",
+         "measurement.attrs: nan=quiet: unknown value (expected propagate | mask | raise)"},
+        {14, "  guards: { poison: none, fresh_inputs: false, revalidate: true }\n"
+             "  special: { nan: .nan }",
+         "measurement.special.nan: nan is not a fraction in [0, 1]"},
+        {14, "  guards: { poison: none, fresh_inputs: false, revalidate: true }\n"
+             "  special: [0.5]",
+         "measurement.special: expected a mapping, got a list"},
+        {14, "  guards: { poison: none, fresh_inputs: false, revalidate: true }\n"
+             "  seed: 1.5",
+         "measurement.seed: expected an integer, got '1.5'"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         t = variant(bad[i].line, bad[i].repl);
@@ -341,8 +423,369 @@ static void test_inline(void)
     }
 }
 
+static const char *const contract_ids[] = {
+    "C-PRC-01", "C-PRC-02", "C-PRC-03", "C-PRC-04", "C-ORD-01", "C-ORD-02",
+    "C-ORD-03", "C-CMP-01", "C-CMP-02", "C-CMP-03", "C-EXC-01", "C-EXC-02",
+};
+#define N_CONTRACTS ((int)(sizeof contract_ids / sizeof contract_ids[0]))
+
+static kcs_contract *load_id(const char *id)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/contracts/%s.yaml", KCS_TEST_SOURCE_DIR, id);
+    kcs_contract *c = NULL;
+    kcs_error err = {0};
+    if (kcs_contract_load(path, &c, &err)) {
+        fprintf(stderr, "\n%s\n", err.msg);
+        return NULL;
+    }
+    return c;
+}
+
+/* Values of every symbol (NaN: unbound) with a case bound. */
+static double *bind_case(const kcs_shape *s, kcs_format in, const kcs_contract *c)
+{
+    const kcs_expr_symtab *tab = kcs_verdict_symtab();
+    double *v = calloc((size_t)tab->n, sizeof *v);
+    for (int i = 0; i < tab->n; i++) {
+        kcs_format f;
+        v[i] = kcs_format_parse(tab->syms[i].name, &f) ? NAN : (double)f;
+    }
+    v[sym("m")] = (double)s->m;
+    v[sym("n")] = (double)s->n;
+    v[sym("k")] = (double)s->k;
+    v[sym("batch")] = (double)(s->batch ? s->batch : 1);
+    v[sym("dtype_in")] = in;
+    v[sym("dtype_acc")] = c->dtype_acc.fmt;
+    v[sym("dtype_out")] = c->dtype_out;
+    return v;
+}
+
+static char *print_str(const kcs_contract *c, bool json)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    CU_ASSERT_EQUAL(kcs_contract_print(c, f, json), 0);
+    fclose(f);
+    return buf;
+}
+
+/* The twelve contracts: each loads, names itself after its file, has a
+ * derivation that cites sources (not the project's REFERENCES.md), an eta
+ * that is finite (and positive unless the clause is an exact invariant)
+ * on every measured case, and a normal form that is a fixed point. */
+static void test_all_contracts(void)
+{
+    for (int i = 0; i < N_CONTRACTS; i++) {
+        kcs_contract *c = load_id(contract_ids[i]);
+        CU_ASSERT_PTR_NOT_NULL(c);
+        if (!c)
+            continue;
+        CU_ASSERT_STRING_EQUAL(c->id, contract_ids[i]);
+        CU_ASSERT(!strncmp(c->family, contract_ids[i] + 2, 3));
+        CU_ASSERT(c->n_clauses >= 1 && c->n_clauses <= KCS_MAX_CLAUSES);
+        CU_ASSERT_PTR_EQUAL(c->eta, c->clauses[0].eta);
+        CU_ASSERT(strlen(c->derivation) > 400);
+        CU_ASSERT(strstr(c->derivation, "REFERENCES") == NULL);
+        CU_ASSERT(c->n_sigs >= 2);
+        CU_ASSERT(c->trials >= 2);
+        CU_ASSERT(c->guard_poison && c->guard_fresh_inputs && c->guard_revalidate);
+        for (int s = 0; s < c->n_shapes + c->n_held_out; s++) {
+            const kcs_shape *sh = s < c->n_shapes ? &c->shapes[s] : &c->held_out[s - c->n_shapes];
+            /* small enough for the whole suite to run in seconds */
+            CU_ASSERT(sh->k <= 4096);
+            int64_t b = sh->batch ? sh->batch : 1;
+            CU_ASSERT(sh->m * sh->k * b <= 262144 && sh->k * sh->n * b <= 262144 &&
+                      sh->m * sh->n * b <= 262144);
+            for (int f = 0; f < KCS_FMT_COUNT; f++) {
+                if (!(c->dtype_in & (1u << f)))
+                    continue;
+                double *v = bind_case(sh, (kcs_format)f, c);
+                for (int j = 0; j < c->n_clauses; j++) {
+                    double eta = kcs_expr_eval(c->clauses[j].eta, v);
+                    CU_ASSERT(isfinite(eta));
+                    bool inv = c->clauses[j].structure == KCS_TOL_INVARIANT;
+                    CU_ASSERT(inv ? eta >= 0.0 : eta > 0.0);
+                }
+                free(v);
+            }
+        }
+        char *y1 = print_str(c, false), *js = print_str(c, true);
+        kcs_contract *c2 = NULL;
+        kcs_error err = {0};
+        int rc = kcs_contract_load_string("printed.yaml", y1, &c2, &err);
+        if (rc)
+            fprintf(stderr, "\n%s\n---\n%s\n", err.msg, y1);
+        CU_ASSERT_EQUAL(rc, 0);
+        if (!rc) {
+            char *y2 = print_str(c2, false);
+            CU_ASSERT_STRING_EQUAL(y1, y2);
+            CU_ASSERT_EQUAL(c2->protocol, c->protocol);
+            CU_ASSERT_EQUAL(c2->repetitions, c->repetitions);
+            CU_ASSERT_EQUAL(c2->n_held_out, c->n_held_out);
+            CU_ASSERT_EQUAL(c2->n_clauses, c->n_clauses);
+            CU_ASSERT_STRING_EQUAL(c2->attrs, c->attrs);
+            CU_ASSERT(c2->special_nan == c->special_nan && c2->special_oob == c->special_oob);
+            free(y2);
+            kcs_contract_free(c2);
+        }
+        CU_ASSERT(js[0] == '{' && strstr(js, "\"protocol\": ") && strstr(js, "\"special\": {"));
+        free(y1);
+        free(js);
+        kcs_contract_free(c);
+    }
+}
+
+/* Evaluate e with the named symbols set (NaN elsewhere but formats). */
+static double eval_with(const kcs_expr *e, const kcs_contract *c, const kcs_shape *s,
+                        const char *const *names, const double *vals, int n)
+{
+    double *v = bind_case(s, KCS_FMT_FP32, c);
+    for (int i = 0; i < n; i++)
+        v[sym(names[i])] = vals[i];
+    double r = kcs_expr_eval(e, v);
+    free(v);
+    return r;
+}
+
+static const kcs_signature *sig(const kcs_contract *c, const char *name)
+{
+    for (int i = 0; i < c->n_sigs; i++)
+        if (!strcmp(c->sigs[i].name, name))
+            return &c->sigs[i];
+    fprintf(stderr, "\n%s: no signature %s\n", c->id, name);
+    CU_FAIL("signature missing");
+    return NULL;
+}
+
+/* The values written in the contract files, and etas derived by hand
+ * from the formulas stated in their derivations. */
+static void test_contract_values(void)
+{
+    const double u32 = ldexp(1.0, -24);
+    kcs_contract *c;
+
+    /* PRC-02: composite {pointwise_relative, invariant mismatch_nonfinite} */
+    c = load_id("C-PRC-02");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+    CU_ASSERT_EQUAL(c->tol_structure, KCS_TOL_COMPOSITE);
+    CU_ASSERT_EQUAL_FATAL(c->n_clauses, 2);
+    CU_ASSERT_EQUAL(c->clauses[0].structure, KCS_TOL_POINTWISE_RELATIVE);
+    CU_ASSERT_PTR_NULL(c->clauses[0].quantity);
+    CU_ASSERT_EQUAL(c->clauses[1].structure, KCS_TOL_INVARIANT);
+    kcs_shape s256 = {16, 1, 256, 0};
+    /* (2k + 128) u + u(fp32 out) at k = 256: 641 * 2^-24 */
+    CU_ASSERT_EQUAL(eval_with(c->clauses[0].eta, c, &s256, NULL, NULL, 0), 641 * u32);
+    CU_ASSERT_EQUAL(eval_with(c->clauses[1].eta, c, &s256, NULL, NULL, 0), 0.0);
+    {
+        const char *nm[] = {"mismatch_nonfinite"};
+        double v3[] = {3};
+        CU_ASSERT_EQUAL(eval_with(c->clauses[1].quantity, c, &s256, nm, v3, 1), 3.0);
+    }
+    CU_ASSERT(c->value_dists & (1u << KCS_DIST_LARGE));
+    CU_ASSERT_EQUAL(c->dists[1], KCS_DIST_LARGE);
+    CU_ASSERT_EQUAL(c->dists[2], KCS_DIST_OFFSET);
+    {
+        /* softmax without max-subtraction: NaN outputs, NaN row sums;
+         * E[x^2] - E[x]^2 layernorm: NaN rows (negative variance), no row
+         * sums (0); clamped variance or narrow sums: finite, off bound */
+        const char *nm[] = {"tau", "mismatch_nonfinite", "rowsum_err", "nan_count"};
+        double sm[] = {INFINITY, 100, NAN, 100}, ln[] = {INFINITY, 256, 0, 256},
+               cl[] = {40, 0, 0, 0}, ok[] = {0.5, 0, 1e-7, 0};
+        const kcs_signature *o = sig(c, "overflow-not-stabilised");
+        const kcs_signature *vc = sig(c, "variance-cancellation");
+        const kcs_signature *nb = sig(c, "normalisation-beyond-bound");
+        const kcs_signature *all3[] = {o, vc, nb};
+        const double *rows[] = {sm, ln, cl, ok};
+        const double want[4][3] = {{1, 0, 0}, {0, 1, 0}, {0, 0, 1}, {0, 0, 0}};
+        for (int r = 0; r < 4; r++)
+            for (int j = 0; j < 3; j++)
+                CU_ASSERT_EQUAL(eval_with(all3[j]->when, c, &s256, nm, rows[r], 4), want[r][j]);
+    }
+    /* the composite prints as an `all:` list and reads back */
+    char *y = print_str(c, false), *js = print_str(c, true);
+    CU_ASSERT(strstr(y, "  structure: composite\n  all:\n    - {structure: pointwise_relative, "
+                        "eta: \"(2 * k + 128) * u(dtype_acc) + u(dtype_out)\"}\n    - "
+                        "{structure: invariant, eta: \"0\", quantity: \"mismatch_nonfinite\"}\n"
+                        "  derivation: ") != NULL);
+    CU_ASSERT(strstr(js, "\"all\": [{\"structure\": \"pointwise_relative\", \"eta\": ") != NULL);
+    CU_ASSERT(strstr(js, "{\"structure\": \"invariant\", \"eta\": \"0\", \"quantity\": "
+                         "\"mismatch_nonfinite\"}]") != NULL);
+    free(y);
+    free(js);
+    kcs_contract_free(c);
+
+    /* PRC-03: tf32-sized errors name the 11-bit coercion, at k = 1 */
+    c = load_id("C-PRC-03");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+    {
+        kcs_shape s1 = {64, 64, 1, 0};
+        CU_ASSERT_EQUAL(eval_with(c->eta, c, &s1, NULL, NULL, 0), 2 * u32);
+        const char *nm[] = {"tau", "max_scaled"};
+        double tf[] = {4000, ldexp(1.0, -11)}, bf[] = {60000, ldexp(1.0, -8)};
+        const kcs_signature *a = sig(c, "input-rounded-to-11-bits");
+        const kcs_signature *b = sig(c, "input-rounded-to-bf16");
+        CU_ASSERT_EQUAL(eval_with(a->when, c, &s1, nm, tf, 2), 1.0);
+        CU_ASSERT_EQUAL(eval_with(b->when, c, &s1, nm, tf, 2), 0.0);
+        CU_ASSERT_EQUAL(eval_with(a->when, c, &s1, nm, bf, 2), 0.0);
+        CU_ASSERT_EQUAL(eval_with(b->when, c, &s1, nm, bf, 2), 1.0);
+    }
+    kcs_contract_free(c);
+
+    /* PRC-04: declares subnormal=preserve, measures subnormal inputs */
+    c = load_id("C-PRC-04");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+    CU_ASSERT_STRING_EQUAL(c->attrs, "subnormal=preserve");
+    CU_ASSERT_EQUAL(c->dists[0], KCS_DIST_SUBNORMAL);
+    CU_ASSERT_EQUAL(c->ops, 1u << KCS_OP_REDUCE_SUM);
+    {
+        /* a zeroed sum has relative error exactly 1 */
+        const char *nm[] = {"tau", "max_rel", "nan_count", "inf_count"};
+        double zeroed[] = {1e5, 1, 0, 0}, lost[] = {40, 0.3, 0, 0};
+        const kcs_signature *fl = sig(c, "subnormals-flushed");
+        const kcs_signature *tl = sig(c, "subnormal-terms-lost");
+        CU_ASSERT_EQUAL(eval_with(fl->when, c, &c->shapes[0], nm, zeroed, 4), 1.0);
+        CU_ASSERT_EQUAL(eval_with(tl->when, c, &c->shapes[0], nm, zeroed, 4), 0.0);
+        CU_ASSERT_EQUAL(eval_with(fl->when, c, &c->shapes[0], nm, lost, 4), 0.0);
+        CU_ASSERT_EQUAL(eval_with(tl->when, c, &c->shapes[0], nm, lost, 4), 1.0);
+    }
+    kcs_contract_free(c);
+
+    /* ORD-01: eta = gamma_k = k u / (1 - k u) */
+    c = load_id("C-ORD-01");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+    {
+        kcs_shape s = {16, 1, 512, 0};
+        double g = 512 * u32 / (1 - 512 * u32);
+        CU_ASSERT_DOUBLE_EQUAL(eval_with(c->eta, c, &s, NULL, NULL, 0), g, g * 1e-15);
+    }
+    kcs_contract_free(c);
+
+    /* ORD-02: repeat protocol, exact invariant on distinct digests */
+    c = load_id("C-ORD-02");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+    CU_ASSERT_EQUAL(c->protocol, KCS_PROTO_REPEAT);
+    CU_ASSERT_EQUAL(c->repetitions, 8);
+    CU_ASSERT_EQUAL(c->tol_structure, KCS_TOL_INVARIANT);
+    {
+        const char *nm[] = {"distinct_digests", "nan_count", "inf_count"};
+        double one[] = {1, 0, 0}, three[] = {3, 0, 0};
+        CU_ASSERT_EQUAL(eval_with(c->clauses[0].quantity, c, &c->shapes[0], nm, one, 1), 0.0);
+        CU_ASSERT_EQUAL(eval_with(c->clauses[0].quantity, c, &c->shapes[0], nm, three, 1), 2.0);
+        CU_ASSERT_EQUAL(eval_with(c->eta, c, &c->shapes[0], NULL, NULL, 0), 0.0);
+        CU_ASSERT_EQUAL(eval_with(sig(c, "run-to-run-reordering")->when, c, &c->shapes[0], nm,
+                                  three, 3), 1.0);
+        CU_ASSERT_EQUAL(eval_with(sig(c, "run-to-run-reordering")->when, c, &c->shapes[0], nm,
+                                  one, 3), 0.0);
+    }
+    kcs_contract_free(c);
+
+    /* ORD-03: batch invariance needs m >= 2 on every shape */
+    c = load_id("C-ORD-03");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+    CU_ASSERT_EQUAL(c->protocol, KCS_PROTO_BATCH_INVARIANCE);
+    for (int i = 0; i < c->n_shapes; i++)
+        CU_ASSERT(c->shapes[i].m >= 2);
+    CU_ASSERT_STRING_EQUAL(c->clauses[0].quantity_text, "spread_ulp");
+    kcs_contract_free(c);
+
+    /* CMP-01: (2k + 4n + 16) u + u(out) at [16, 64, 64] = 401 * 2^-24 */
+    c = load_id("C-CMP-01");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+    CU_ASSERT_EQUAL(eval_with(c->eta, c, &c->shapes[0], NULL, NULL, 0), 401 * u32);
+    kcs_contract_free(c);
+
+    /* CMP-02: edge errors (few outputs) vs wrong everywhere */
+    c = load_id("C-CMP-02");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+    {
+        const char *nm[] = {"tau", "bad_frac"};
+        double edge[] = {5000, 65.0 * 2 / (65 * 65)}, all[] = {5000, 0.9};
+        const kcs_signature *e = sig(c, "remainder-edge-error");
+        CU_ASSERT_EQUAL(eval_with(e->when, c, &c->shapes[1], nm, edge, 2), 1.0);
+        CU_ASSERT_EQUAL(eval_with(e->when, c, &c->shapes[1], nm, all, 2), 0.0);
+        CU_ASSERT_EQUAL(eval_with(sig(c, "configuration-wrong-throughout")->when, c,
+                                  &c->shapes[1], nm, all, 2), 1.0);
+    }
+    /* unaligned shapes leave a remainder of one for 8-, 16- and 32-tiles */
+    int unaligned = 0;
+    for (int i = 0; i < c->n_shapes; i++)
+        unaligned += c->shapes[i].m % 32 == 1 || c->shapes[i].n % 32 == 1;
+    CU_ASSERT(unaligned >= 3);
+    kcs_contract_free(c);
+
+    /* CMP-03: held-out classes, replay */
+    c = load_id("C-CMP-03");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+    CU_ASSERT_EQUAL(c->n_held_out, 4);
+    CU_ASSERT(c->held_out[1].m == 63 && c->held_out[1].n == 65 && c->held_out[1].k == 127);
+    CU_ASSERT_EQUAL(c->held_out[3].batch, 3);
+    for (int i = 0; i < c->n_shapes; i++)
+        CU_ASSERT(c->shapes[i].m % 64 == 0 && c->shapes[i].n % 64 == 0);
+    {
+        const char *nm[] = {"tau", "held_out", "replayed"};
+        double h[] = {10, 1, 0}, r[] = {1e5, 0, 1}, b[] = {10, 0, 0};
+        const kcs_signature *ho = sig(c, "held-out-shape-error");
+        const kcs_signature *rp = sig(c, "stale-result-replay");
+        CU_ASSERT_EQUAL(eval_with(ho->when, c, &c->held_out[0], nm, h, 3), 1.0);
+        CU_ASSERT_EQUAL(eval_with(rp->when, c, &c->held_out[0], nm, h, 3), 0.0);
+        CU_ASSERT_EQUAL(eval_with(ho->when, c, &c->shapes[0], nm, r, 3), 0.0);
+        CU_ASSERT_EQUAL(eval_with(rp->when, c, &c->shapes[0], nm, r, 3), 1.0);
+        CU_ASSERT_EQUAL(eval_with(sig(c, "benchmarked-shape-error")->when, c, &c->shapes[0], nm,
+                                  b, 3), 1.0);
+    }
+    kcs_contract_free(c);
+
+    /* EXC-01: NaN injected, declared propagate, exact invariant */
+    c = load_id("C-EXC-01");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+    CU_ASSERT_EQUAL(c->special_nan, 0.002);
+    CU_ASSERT_FALSE(c->values_finite);
+    CU_ASSERT_STRING_EQUAL(c->attrs, "nan=propagate");
+    {
+        const char *nm[] = {"nan_ref_count", "nan_count", "inf_count"};
+        double zeroed[] = {256, 0, 0}, ok[] = {256, 256, 0};
+        const kcs_signature *ns = sig(c, "nan-suppressed");
+        CU_ASSERT_EQUAL(eval_with(ns->when, c, &c->shapes[0], nm, zeroed, 3), 1.0);
+        CU_ASSERT_EQUAL(eval_with(ns->when, c, &c->shapes[0], nm, ok, 3), 0.0);
+        CU_ASSERT_EQUAL(eval_with(sig(c, "inf-where-nan-due")->when, c, &c->shapes[0], nm,
+                                  zeroed, 3), 0.0);
+    }
+    kcs_contract_free(c);
+
+    /* EXC-02: raise iff out of range */
+    c = load_id("C-EXC-02");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+    CU_ASSERT_STRING_EQUAL(c->attrs, "oob=raise");
+    CU_ASSERT_EQUAL(c->special_oob, 0.05);
+    CU_ASSERT_EQUAL(c->ops, 1u << KCS_OP_GATHER);
+    {
+        const char *nm[] = {"oob_count", "raised"};
+        const double cases[4][3] = {{3, 0, 1}, {3, 1, 0}, {0, 0, 0}, {0, 1, 1}};
+        for (int i = 0; i < 4; i++)
+            CU_ASSERT_EQUAL(eval_with(c->clauses[0].quantity, c, &c->shapes[0], nm, cases[i], 2),
+                            cases[i][2]);
+        CU_ASSERT_EQUAL(eval_with(sig(c, "oob-silently-answered")->when, c, &c->shapes[0], nm,
+                                  cases[0], 2), 1.0);
+        CU_ASSERT_EQUAL(eval_with(sig(c, "oob-silently-answered")->when, c, &c->shapes[0], nm,
+                                  cases[1], 2), 0.0);
+        const char *g[] = {"guard_ok"};
+        double bad[] = {0}, good[] = {1};
+        CU_ASSERT_EQUAL(eval_with(sig(c, "write-past-output")->when, c, &c->shapes[0], g, bad, 1),
+                        1.0);
+        CU_ASSERT_EQUAL(eval_with(sig(c, "write-past-output")->when, c, &c->shapes[0], g, good,
+                                  1), 0.0);
+    }
+    kcs_contract_free(c);
+}
+
 static void test_names_and_io(void)
 {
+    CU_ASSERT_STRING_EQUAL(kcs_protocol_name(KCS_PROTO_ORACLE), "oracle");
+    CU_ASSERT_STRING_EQUAL(kcs_protocol_name(KCS_PROTO_REPEAT), "repeat");
+    CU_ASSERT_STRING_EQUAL(kcs_protocol_name(KCS_PROTO_BATCH_INVARIANCE), "batch_invariance");
+    CU_ASSERT_STRING_EQUAL(kcs_protocol_name((kcs_protocol_kind)7), "?");
     for (int d = 0; d < KCS_DIST_COUNT; d++) {
         kcs_dist back;
         CU_ASSERT_EQUAL(kcs_dist_parse(kcs_dist_name((kcs_dist)d), &back), 0);
@@ -370,6 +813,8 @@ int main(void)
     CU_add_test(s, "C-PRC-01", test_prc01);
     CU_add_test(s, "print round trip", test_print_roundtrip);
     CU_add_test(s, "inline variants", test_inline);
+    CU_add_test(s, "the twelve contracts", test_all_contracts);
+    CU_add_test(s, "contract values", test_contract_values);
     CU_add_test(s, "names and I/O", test_names_and_io);
     CU_basic_set_mode(CU_BRM_VERBOSE);
     CU_basic_run_tests();

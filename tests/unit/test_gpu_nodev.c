@@ -150,16 +150,22 @@ static void test_nodev(void)
 static void test_attr(void)
 {
     char v[16];
-    CU_ASSERT_EQUAL(gpu_attr("oob=clamp;eps=1e-6", "eps", v, sizeof v), 1);
-    CU_ASSERT_STRING_EQUAL(v, "1e-6");
-    CU_ASSERT_EQUAL(gpu_attr("oob=clamp; eps=2", "oob", v, sizeof v), 1);
+    kcs_call c;
+    memset(&c, 0, sizeof c);
+    c.op = KCS_OP_GATHER;
+    kcs_error err = {0};
+    c.attrs = "oob=clamp;block=16";
+    CU_ASSERT_EQUAL(gpu_attr("x", &c, "block", v, sizeof v, &err), 1);
+    CU_ASSERT_STRING_EQUAL(v, "16");
+    CU_ASSERT_EQUAL(gpu_attr("x", &c, "oob", v, sizeof v, &err), 1);
     CU_ASSERT_STRING_EQUAL(v, "clamp");
-    CU_ASSERT_EQUAL(gpu_attr("oob=clamp; eps=2", "eps", v, sizeof v), 1);
-    CU_ASSERT_STRING_EQUAL(v, "2");
-    CU_ASSERT_EQUAL(gpu_attr("epsilon=3", "eps", v, sizeof v), 0); /* whole keys only */
-    CU_ASSERT_EQUAL(gpu_attr(NULL, "eps", v, sizeof v), 0);
-    CU_ASSERT_EQUAL(gpu_attr("k=0123456789abcdefXYZ", "k", v, 8), 1); /* truncated */
-    CU_ASSERT_STRING_EQUAL(v, "0123456");
+    c.attrs = "blocks=3"; /* whole keys only */
+    CU_ASSERT_EQUAL(gpu_attr("x", &c, "block", v, sizeof v, &err), 0);
+    c.attrs = NULL;
+    CU_ASSERT_EQUAL(gpu_attr("x", &c, "oob", v, sizeof v, &err), 0);
+    c.attrs = "oob"; /* malformed: an error naming the backend and op */
+    CU_ASSERT_EQUAL(gpu_attr("x", &c, "oob", v, sizeof v, &err), KCS_E_INVAL);
+    CU_ASSERT(strncmp(err.msg, "x gather: ", 10) == 0);
 }
 
 /* The kernels' accumulator descriptions follow the format table. */
@@ -201,11 +207,21 @@ static void test_red_init(void)
     CU_ASSERT_EQUAL(kcs_round_bits(r.maxf, 14, KCS_RNE), r.maxf);
     CU_ASSERT(isinf(kcs_round_bits(ldexp(1.0, 128), 14, KCS_RNE)));
     CU_ASSERT(r.maxf < ldexp(1.0, 128) && r.maxf > ldexp(1.0, 127));
-    /* host-side constants go through the same rounding */
-    CU_ASSERT_EQUAL(gpu_acc_round(&c, 1.0 / sqrt(3.0)), kcs_round_bits(1.0 / sqrt(3.0), 14, KCS_RNE));
+    /* outputs of narrow accumulators and fp64 inputs travel as doubles */
+    CU_ASSERT(gpu_acc_dbl(&r));
+    CU_ASSERT(gpu_wide_dbl(&r));
+    CU_ASSERT_EQUAL(gpu_val_size(&r), 8);
     c.acc.bits = 0;
     c.acc.fmt = KCS_FMT_FP32;
-    CU_ASSERT_EQUAL(gpu_acc_round(&c, 0.1), (double)0.1f);
+    c.dtype_in = KCS_FMT_FP16;
+    gpu_red_init(&c, 0, &r);
+    CU_ASSERT(!gpu_acc_dbl(&r));
+    CU_ASSERT(!gpu_wide_dbl(&r));
+    CU_ASSERT_EQUAL(gpu_val_size(&r), 4);
+    c.dtype_in = KCS_FMT_FP64; /* fp64 inputs, fp32 accumulator: wide outputs */
+    gpu_red_init(&c, 0, &r);
+    CU_ASSERT(!gpu_acc_dbl(&r));
+    CU_ASSERT(gpu_wide_dbl(&r));
 }
 
 /* Calls the backends must refuse before touching a device. */
@@ -256,22 +272,23 @@ static void test_variant(void)
     kcs_call c;
     memset(&c, 0, sizeof c);
     kcs_error err = {0};
-    int native = -1;
+    int v = -1;
     c.op = KCS_OP_ATTENTION;
     c.variant = "fused";
-    CU_ASSERT_EQUAL(gpu_variant("x", &c, &native, &err), 0);
-    CU_ASSERT_EQUAL(native, 1);
-    c.variant = "unfused";
-    CU_ASSERT_EQUAL(gpu_variant("x", &c, &native, &err), 0);
-    CU_ASSERT_EQUAL(native, 0);
+    CU_ASSERT_EQUAL(gpu_variant("x", &c, &v, &err), 0);
+    CU_ASSERT_EQUAL(v, KCS_GPU_FUSED);
+    c.variant = NULL; /* the default is native */
+    CU_ASSERT_EQUAL(gpu_variant("x", &c, &v, &err), 0);
+    CU_ASSERT_EQUAL(v, KCS_GPU_NATIVE);
     c.op = KCS_OP_SOFTMAX; /* fused names attention only */
-    CU_ASSERT_EQUAL(gpu_variant("x", &c, &native, &err), KCS_E_UNSUPPORTED);
+    c.variant = "fused";
+    CU_ASSERT_EQUAL(gpu_variant("x", &c, &v, &err), KCS_E_UNSUPPORTED);
     c.variant = "bad";
-    CU_ASSERT_EQUAL(gpu_variant("x", &c, &native, &err), KCS_E_UNSUPPORTED);
+    CU_ASSERT_EQUAL(gpu_variant("x", &c, &v, &err), KCS_E_UNSUPPORTED);
     CU_ASSERT(strstr(err.msg, "'bad'") != NULL);
     c.variant = "own";
-    CU_ASSERT_EQUAL(gpu_variant("x", &c, &native, &err), 0);
-    CU_ASSERT_EQUAL(native, 0);
+    CU_ASSERT_EQUAL(gpu_variant("x", &c, &v, &err), 0);
+    CU_ASSERT_EQUAL(v, KCS_GPU_OWN);
 }
 #endif
 

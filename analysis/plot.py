@@ -1,0 +1,209 @@
+#!/usr/bin/env python3
+"""Figures of a reduced kcs dataset (run by `kcs reduce`, or by hand).
+
+    plot.py DATASET.h5 OUT_DIR
+
+Reads the /analysis tables that kcs reduce (or kcs detect) wrote and
+renders PNG files into OUT_DIR:
+  fig_divergence_g<G>.png  divergence vs n (= k) on log-log, every rank
+                           against the oracle and every rank pair, with
+                           n*u and sqrt(n)*u guides
+  fig_torch_g<G>.png       fraction of conforming outputs flagged vs k:
+                           torch's default tolerance, the contract's and
+                           kcs's recommended one
+  fig_signatures.png       ordering-signature classes, rank x case
+  fig_detection_c<C>.png   detection probability vs injected magnitude
+Needs h5py, numpy and matplotlib (Debian: python3-h5py python3-matplotlib);
+exits with status 3 and a one-line message when they are missing.
+"""
+import os
+import sys
+
+try:
+    import h5py
+    import numpy as np
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+except ImportError as e:  # pragma: no cover - depends on the machine
+    sys.stderr.write("plot.py: %s (install python3-h5py python3-matplotlib)\n" % e)
+    sys.exit(3)
+
+
+def s(x):
+    return x.decode() if isinstance(x, bytes) else str(x)
+
+
+def divergence(f, out):
+    groups = f["analysis/baseline_groups"][:]
+    pts = f["analysis/divergence_points"][:]
+    ranks = f["provenance/ranks"][:]
+    names = [s(r["variant"]) for r in ranks]
+    made = []
+    for g in groups:
+        gid = int(g["group"])
+        u = float(g["u"])
+        conf = set(int(x) for x in s(g["conforming"]).split(",") if x)
+        p = pts[pts["group"] == gid]
+        if len(p) == 0:
+            continue
+        fig, axes = plt.subplots(1, 2, figsize=(13, 5), sharey=False)
+        cmap = plt.get_cmap("tab10")
+        ks_all = np.unique(p["k"])
+        for ax, vs_oracle in ((axes[0], True), (axes[1], False)):
+            sel = p[p["rank_b"] == -1] if vs_oracle else p[p["rank_b"] >= 0]
+            keys = sorted(set(zip(sel["rank_a"], sel["rank_b"])))
+            for i, (a, b) in enumerate(keys):
+                q = sel[(sel["rank_a"] == a) & (sel["rank_b"] == b)]
+                q = q[np.isfinite(q["abs_div"]) & (q["abs_div"] > 0)]
+                if len(q) == 0:
+                    continue
+                ks = np.unique(q["k"])
+                med = np.array([np.median(q["abs_div"][q["k"] == k]) for k in ks])
+                if vs_oracle:
+                    label = "%d %s%s" % (a, names[a], "" if a in conf else " (non-conforming)")
+                else:
+                    label = "%d–%d" % (a, b)
+                style = "-" if (vs_oracle and a in conf) or (not vs_oracle) else "--"
+                color = cmap(i % 10)
+                ax.scatter(q["k"], q["abs_div"], s=6, color=color, alpha=0.35)
+                ax.plot(ks, med, style, color=color, lw=1.2, label=label)
+            # guides anchored at the smallest k of the conforming medians
+            ref = p[(p["rank_b"] == -1) & np.isin(p["rank_a"], list(conf))] if conf else p
+            ref = ref[np.isfinite(ref["abs_div"]) & (ref["abs_div"] > 0)]
+            if len(ref) and len(ks_all) > 1:
+                k0 = ks_all.min()
+                d0 = np.median(ref["abs_div"][ref["k"] == k0]) if np.any(ref["k"] == k0) else np.median(ref["abs_div"])
+                kk = np.array([ks_all.min(), ks_all.max()], dtype=float)
+                ax.plot(kk, d0 * kk / k0, "k:", lw=1, label="∝ n·u")
+                ax.plot(kk, d0 * np.sqrt(kk / k0), "k-.", lw=1, label="∝ √n·u")
+            ax.set_xscale("log", base=2)
+            ax.set_yscale("log")
+            ax.set_xlabel("n = k (reduction length)")
+            ax.set_ylabel("max |y − y'|")
+            ax.set_title(("against the fp64 oracle" if vs_oracle else "between ranks (trial 0 samples)"))
+            ax.grid(True, which="both", alpha=0.3)
+            ax.legend(fontsize=6, ncol=1 if vs_oracle else 3)
+        fig.suptitle("group %d: %s %s→%s acc %s, %s inputs (u = %.3g)"
+                     % (gid, s(g["op"]), s(g["dtype_in"]), s(g["dtype_out"]), s(g["dtype_acc"]),
+                        s(g["input_dist"]), u))
+        fig.tight_layout()
+        name = "fig_divergence_g%d.png" % gid
+        fig.savefig(os.path.join(out, name), dpi=110)
+        plt.close(fig)
+        made.append(name)
+        t = f["analysis/torch_compare"][:]
+        t = t[t["group"] == gid]
+        if len(t) and np.any(t["n_trials"] > 0):
+            fig, ax = plt.subplots(figsize=(6, 4))
+            ax.plot(t["k"], t["torch_frac"], "o-", label="torch assert_close defaults")
+            ax.plot(t["k"], t["contract_frac"], "s-", label="contract η")
+            ax.plot(t["k"], t["kcs_frac"], "^-", label="kcs recommended η")
+            ax.plot(t["k"], t["kcs_heldout_frac"], "v--", label="kcs η, c from odd trials")
+            ax.set_xscale("log", base=2)
+            ax.set_ylim(-0.05, 1.05)
+            ax.set_xlabel("k")
+            ax.set_ylabel("fraction of conforming outputs flagged")
+            ax.grid(True, alpha=0.3)
+            ax.legend(fontsize=7)
+            fig.tight_layout()
+            name = "fig_torch_g%d.png" % gid
+            fig.savefig(os.path.join(out, name), dpi=110)
+            plt.close(fig)
+            made.append(name)
+    return made
+
+
+CLASSES = ["run-to-run-nondeterministic", "batch-variant", "schedule-variant",
+           "bitwise-deterministic", "schedule-invariant", "not-run"]
+
+
+def signatures(f, out):
+    if "analysis/signatures" not in f:
+        return []
+    t = f["analysis/signatures"][:]
+    if len(t) == 0:
+        return []
+    cases = np.unique(t["case_id"])[:400]
+    nr = int(t["rank"].max()) + 1
+    m = np.full((nr, len(cases)), np.nan)
+    idx = {c: i for i, c in enumerate(cases)}
+    for row in t:
+        c = row["case_id"]
+        if c in idx:
+            k = s(row["klass"])
+            m[int(row["rank"]), idx[c]] = CLASSES.index(k) if k in CLASSES else np.nan
+    fig, ax = plt.subplots(figsize=(max(6, min(18, len(cases) * 0.25)), 1.5 + 0.4 * nr))
+    cmap = matplotlib.colors.ListedColormap(["#d62728", "#ff7f0e", "#1f77b4", "#2ca02c",
+                                             "#98df8a", "#cccccc"])
+    im = ax.imshow(m, aspect="auto", cmap=cmap, vmin=-0.5, vmax=len(CLASSES) - 0.5,
+                   interpolation="nearest")
+    cb = fig.colorbar(im, ax=ax, ticks=range(len(CLASSES)))
+    cb.ax.set_yticklabels(CLASSES, fontsize=7)
+    ax.set_xlabel("case")
+    ax.set_ylabel("rank")
+    ax.set_yticks(range(nr))
+    step = max(1, len(cases) // 20)
+    ax.set_xticks(range(0, len(cases), step))
+    ax.set_xticklabels([str(c) for c in cases[::step]], fontsize=7)
+    ax.set_title("ordering signatures")
+    fig.tight_layout()
+    fig.savefig(os.path.join(out, "fig_signatures.png"), dpi=110)
+    plt.close(fig)
+    return ["fig_signatures.png"]
+
+
+def detection(f, out):
+    t = f["analysis/detection"][:]
+    made = []
+    for c in np.unique(t["case_id"]):
+        q = t[t["case_id"] == c]
+        fig, axes = plt.subplots(1, 2, figsize=(12, 4.5), sharey=True)
+        for ax, kind in zip(axes, ("single", "dense")):
+            r = q[np.array([s(x) == kind for x in q["kind"]])]
+            styles = ["o-", "s--", "^:", "v-.", "D-", "x--"]
+            for i, det in enumerate(dict.fromkeys(s(x) for x in r["detector"])):
+                d = r[np.array([s(x) == det for x in r["detector"]])]
+                order = np.argsort(d["magnitude"])
+                # overlapping curves stay visible: a small vertical offset per detector
+                ax.plot(d["magnitude"][order], d["p_detect"][order] + 0.012 * (i - 2.5),
+                        styles[i % len(styles)], ms=3, lw=1.2, label=det)
+            ax.axhline(0.99, color="k", ls=":", lw=0.8)
+            ax.axvline(1.0, color="grey", ls="--", lw=0.8)
+            ax.set_xscale("log")
+            ax.set_xlabel("injected magnitude (× η)")
+            ax.set_title("%s-element corruption" % kind)
+            ax.grid(True, which="both", alpha=0.3)
+        axes[0].set_ylabel("detection probability (curves offset by ±0.03 to stay visible)")
+        axes[1].legend(fontsize=7)
+        x = q[0]
+        fig.suptitle("case %d: %s %s %dx%dx%d (%s, η = %.3g)"
+                     % (c, s(x["contract"]), s(x["dtype_in"]), x["m"], x["n"], x["k"],
+                        s(x["structure"]), x["eta"]))
+        fig.tight_layout()
+        name = "fig_detection_c%d.png" % c
+        fig.savefig(os.path.join(out, name), dpi=110)
+        plt.close(fig)
+        made.append(name)
+    return made
+
+
+def main(argv):
+    if len(argv) != 3:
+        sys.stderr.write(__doc__)
+        return 2
+    path, out = argv[1], argv[2]
+    os.makedirs(out, exist_ok=True)
+    with h5py.File(path, "r") as f:
+        content = s(f.attrs.get("content", ""))
+        if content == "detection":
+            made = detection(f, out)
+        else:
+            made = divergence(f, out) + signatures(f, out)
+    print("plot.py: %d figures in %s" % (len(made), out))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

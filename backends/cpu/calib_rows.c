@@ -1,0 +1,228 @@
+/* Calibration kernels of the row-wise and reduction contracts
+ * (cpu/calib.h): softmax and layernorm (C-PRC-02), reduce_sum (C-PRC-04,
+ * C-ORD-01), fused attention (C-CMP-01) and gather (C-EXC-02). Every
+ * kernel computes in fp32: elementwise steps rounded once to fp32, sums
+ * accumulated in fp32 in index order; bad differs from good only by its
+ * defect. */
+#include <float.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "attrs.h"
+#include "cpu.h"
+#include "cpu/calib.h"
+
+#define LN_EPS 1e-5f
+#define ORD01_K_BLOCKED 256 /* longer rows take the blocked multi-thread path */
+#define ORD01_BLOCK 64
+
+static double out_round(const kcs_call *c, double x)
+{
+    return kcs_format_round(c->dtype_out, x, KCS_ROUND_DEFAULT);
+}
+
+/* ---- softmax ---------------------------------------------------------- */
+
+static void softmax_row(const double *x, int64_t k, int stable, double *y)
+{
+    float mx = -INFINITY;
+    if (stable)
+        for (int64_t t = 0; t < k; t++)
+            mx = fmaxf(mx, (float)x[t]);
+    float s = 0.0f;
+    for (int64_t t = 0; t < k; t++) {
+        float e = stable ? expf((float)x[t] - mx) : expf((float)x[t]);
+        y[t] = e;
+        s += e;
+    }
+    for (int64_t t = 0; t < k; t++)
+        y[t] = (float)y[t] / s;
+}
+
+/* ---- layernorm (gamma in[1], beta in[2]; either may be NULL) ---------- */
+
+static void layernorm_row(const double *x, const double *g, const double *b, int64_t k,
+                          int two_pass, double *y)
+{
+    float kk = (float)k, s = 0.0f, mu, var;
+    for (int64_t t = 0; t < k; t++)
+        s += (float)x[t];
+    mu = s / kk;
+    if (two_pass) {
+        float q = 0.0f;
+        for (int64_t t = 0; t < k; t++) {
+            float d = (float)x[t] - mu;
+            q = fmaf(d, d, q);
+        }
+        var = q / kk;
+    } else { /* one pass: E[x^2] - E[x]^2 */
+        float q = 0.0f;
+        for (int64_t t = 0; t < k; t++)
+            q = fmaf((float)x[t], (float)x[t], q);
+        var = q / kk - mu * mu;
+    }
+    float den = sqrtf(var + LN_EPS);
+    for (int64_t t = 0; t < k; t++) {
+        float z = ((float)x[t] - mu) / den;
+        if (g)
+            z = z * (float)g[t];
+        if (b)
+            z = z + (float)b[t];
+        y[t] = z;
+    }
+}
+
+static int rows_op(const kcs_call *c, int stable, kcs_error *err)
+{
+    size_t k = (size_t)c->k;
+    double *y = malloc((k + 1) * sizeof *y);
+    if (!y)
+        return kcs_fail(err, KCS_E_NOMEM, "cpu calib %s: out of memory", kcs_op_name(c->op));
+    for (int64_t i = 0; i < c->m; i++) {
+        const double *x = c->in[0] + (size_t)i * k;
+        if (c->op == KCS_OP_SOFTMAX)
+            softmax_row(x, c->k, stable, y);
+        else
+            layernorm_row(x, c->in[1], c->in[2], c->k, stable, y);
+        for (size_t t = 0; t < k; t++)
+            c->out[(size_t)i * k + t] = out_round(c, y[t]);
+    }
+    free(y);
+    return 0;
+}
+
+/* ---- reduce_sum ------------------------------------------------------- */
+
+typedef enum { R_GOOD, R_FTZ, R_BF16_PARTIALS } reduce_kind;
+
+static float ftz(float x)
+{
+    return fabsf(x) < FLT_MIN ? copysignf(0.0f, x) : x;
+}
+
+static double sum_row(const double *x, int64_t k, reduce_kind kind)
+{
+    if (kind == R_BF16_PARTIALS && k > ORD01_K_BLOCKED) {
+        float total = 0.0f;
+        for (int64_t s = 0; s < k; s += ORD01_BLOCK) {
+            int64_t len = k - s < ORD01_BLOCK ? k - s : ORD01_BLOCK;
+            float part = (float)sum_row(x + s, len, R_GOOD);
+            /* the block partial goes through a bf16 workspace */
+            total += (float)kcs_format_round(KCS_FMT_BF16, part, KCS_ROUND_DEFAULT);
+        }
+        return total;
+    }
+    float s = 0.0f;
+    for (int64_t t = 0; t < k; t++) {
+        if (kind == R_FTZ) /* DAZ on the operand, FTZ on every result */
+            s = ftz(s + ftz((float)x[t]));
+        else
+            s += (float)x[t];
+    }
+    return s;
+}
+
+static int reduce_op(const kcs_call *c, reduce_kind kind)
+{
+    for (int64_t i = 0; i < c->m; i++)
+        c->out[i] = out_round(c, sum_row(c->in[0] + (size_t)i * (size_t)c->k, c->k, kind));
+    return 0;
+}
+
+/* ---- attention: O = softmax(Q K^T / sqrt(k)) V, fused per query row --- */
+
+static int attention_op(const kcs_call *c, int narrow_p, kcs_error *err)
+{
+    if (c->n < 1)
+        return kcs_fail(err, KCS_E_INVAL, "cpu calib attention: needs n >= 1 keys");
+    size_t m = (size_t)c->m, n = (size_t)c->n, k = (size_t)c->k;
+    size_t nb = c->batch > 0 ? (size_t)c->batch : 1;
+    float *p = malloc((n + 1) * sizeof *p), *o = malloc((k + 1) * sizeof *o);
+    if (!p || !o) {
+        free(p);
+        free(o);
+        return kcs_fail(err, KCS_E_NOMEM, "cpu calib attention: out of memory");
+    }
+    float scale = (float)(1.0 / sqrt((double)(k ? k : 1)));
+    for (size_t bi = 0; bi < nb; bi++) {
+        const double *Q = c->in[0] + bi * m * k, *K = c->in[1] + bi * n * k;
+        const double *V = c->in[2] + bi * n * k;
+        for (size_t i = 0; i < m; i++) {
+            float mx = -INFINITY, l = 0.0f;
+            for (size_t j = 0; j < n; j++) {
+                float s = 0.0f;
+                for (size_t t = 0; t < k; t++)
+                    s = fmaf((float)Q[i * k + t], (float)K[j * k + t], s);
+                p[j] = s * scale;
+                mx = fmaxf(mx, p[j]);
+            }
+            for (size_t j = 0; j < n; j++) {
+                p[j] = expf(p[j] - mx);
+                l += p[j];
+            }
+            for (size_t t = 0; t < k; t++)
+                o[t] = 0.0f;
+            for (size_t j = 0; j < n; j++) {
+                /* bad: P goes to the PV product as bf16 (tensor-core input) */
+                float pj = narrow_p ? (float)kcs_format_round(KCS_FMT_BF16, p[j],
+                                                              KCS_ROUND_DEFAULT)
+                                    : p[j];
+                for (size_t t = 0; t < k; t++)
+                    o[t] = fmaf(pj, (float)V[j * k + t], o[t]);
+            }
+            for (size_t t = 0; t < k; t++)
+                c->out[(bi * m + i) * k + t] = out_round(c, o[t] / l);
+        }
+    }
+    free(p);
+    free(o);
+    return 0;
+}
+
+/* ---- gather: good is the backend's own gather (raise/clamp/zero) ------ */
+
+static int gather_bad(const kcs_call *c, kcs_error *err)
+{
+    if (c->m < 1)
+        return kcs_fail(err, KCS_E_INVAL, "cpu calib gather: empty table");
+    size_t k = (size_t)c->k;
+    for (int64_t r = 0; r < c->n; r++) {
+        double x = c->in[1][r];
+        if (!(x == floor(x)) || isinf(x))
+            return kcs_fail(err, KCS_E_INVAL, "cpu calib gather: index %g is not an integer", x);
+        /* an out-of-range index is answered, whatever oob= declares */
+        int64_t row = (int64_t)fmod(x, (double)c->m);
+        if (row < 0)
+            row += c->m;
+        for (size_t t = 0; t < k; t++)
+            c->out[(size_t)r * k + t] = out_round(c, c->in[0][(size_t)row * k + t]);
+    }
+    return 0;
+}
+
+int kcs_cpu_calib_rows(const kcs_call *c, const char *id, int state, kcs_error *err)
+{
+    int good = state == KCS_CALIB_GOOD;
+    switch (c->op) {
+    case KCS_OP_SOFTMAX:
+    case KCS_OP_LAYERNORM:
+        return rows_op(c, good, err);
+    case KCS_OP_REDUCE_SUM:
+        if (good)
+            return reduce_op(c, R_GOOD);
+        return reduce_op(c, strcmp(id, "C-PRC-04") == 0 ? R_FTZ : R_BF16_PARTIALS);
+    case KCS_OP_ATTENTION:
+        return attention_op(c, !good, err);
+    case KCS_OP_GATHER:
+        if (good) {
+            kcs_call native = *c;
+            native.variant = "native";
+            return kcs_cpu_gather(NULL, &native, err);
+        }
+        return gather_bad(c, err);
+    default:
+        return kcs_fail(err, KCS_E_UNSUPPORTED, "cpu: %s has no %s calibration kernel", id,
+                        kcs_op_name(c->op));
+    }
+}

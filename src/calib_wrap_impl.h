@@ -1,0 +1,43 @@
+/* Internals of the calibration wrappers (calib_wrap.c, calib_wrap_rows.c):
+ * the wrapper's context and the helpers both files use. */
+#ifndef KCS_CALIB_WRAP_IMPL_H
+#define KCS_CALIB_WRAP_IMPL_H
+
+#include "calib_wrap.h"
+
+#define KCS_WRAP_MEMO 16
+
+typedef struct kcs_wrap_memo {
+    int used;
+    kcs_op op;
+    int64_t m, n, k, batch;
+    double *y;
+    size_t len;
+    uint64_t stamp;
+} kcs_wrap_memo;
+
+/* The wrapper's context: the inner backend's ops and context (opaque
+ * here: only passed back to the inner backend) and the memo of
+ * calib:C-CMP-03:bad. */
+struct kcs_backend_ctx {
+    const kcs_backend_ops *inner;
+    kcs_backend_ctx *ictx;
+    kcs_wrap_memo memo[KCS_WRAP_MEMO];
+    uint64_t clock;
+};
+
+/* One call of the inner backend's native variant of op on the given
+ * inputs (in_len from the shape), with the template call's attrs, seed,
+ * accumulator and message buffer; out holds kcs_op_out_len values. */
+int kcs_wrap_native(kcs_backend_ctx *w, const kcs_call *tmpl, kcs_op op, int64_t m, int64_t n,
+                    int64_t k, int64_t batch, kcs_format din, kcs_format dout, const double *in0,
+                    const double *in1, const double *in2, double *out, kcs_error *err);
+/* malloc of n doubles (+1), failing with KCS_E_NOMEM in err. */
+double *kcs_wrap_alloc(size_t n, kcs_error *err);
+double kcs_wrap_round(kcs_format f, double x);
+
+/* The bad state of the non-gemm ops (softmax, layernorm, reduce_sum,
+ * attention, gather). */
+int kcs_wrap_rows_bad(kcs_backend_ctx *w, const kcs_call *c, const char *id, kcs_error *err);
+
+#endif

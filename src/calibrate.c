@@ -1,0 +1,420 @@
+/* Three-state calibration and the cross matrix (calibrate.h): each
+ * contract measured through its own protocol (kcs_plan_build +
+ * kcs_protocol_trial) on the calibration variants of one backend. */
+#include "calibrate.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "calib_wrap.h"
+#include "protocol.h"
+
+#define OPBIT(o) (1u << (o))
+#define GEMMS (OPBIT(KCS_OP_GEMM) | OPBIT(KCS_OP_BATCHED_GEMM))
+
+static const kcs_calib_entry catalogue[] = {
+    {"C-PRC-01", GEMMS, KCS_FMT_FP32, "accumulator-narrower-than-declared",
+     "k > 64: the running sum is rounded to bf16 after every add (fp32 declared)",
+     "k > 64: the backend's gemm on k-slices of 16, slice results accumulated in bf16"},
+    {"C-PRC-02", OPBIT(KCS_OP_SOFTMAX) | OPBIT(KCS_OP_LAYERNORM), KCS_FMT_FP32,
+     "overflow-not-stabilised,variance-cancellation",
+     "softmax exponentiates without max-subtraction; layernorm variance as E[x^2] - E[x]^2",
+     "softmax: the backend's softmax, rows whose unshifted expf overflows (x > 88.72) set to "
+     "Inf/Inf = NaN and e/Inf = 0 on the host; layernorm: moments by the backend's reduce_sum, "
+     "E[x^2] - E[x]^2 and the normalisation on the host in fp32"},
+    {"C-PRC-03", GEMMS, KCS_FMT_FP32, "input-rounded-to-11-bits",
+     "A and B rounded to tf32 (11-bit significand) before an fp32 gemm",
+     "A and B rounded to tf32 on the host, then the backend's gemm"},
+    {"C-PRC-04", OPBIT(KCS_OP_REDUCE_SUM), KCS_FMT_FP32, "subnormals-flushed",
+     "subnormal inputs read as zero (DAZ), subnormal partial sums flushed (FTZ)",
+     "subnormal inputs zeroed on the host, the backend's reduce_sum, subnormal sums flushed"},
+    {"C-ORD-01", OPBIT(KCS_OP_REDUCE_SUM), KCS_FMT_FP32, "narrow-partial-sums",
+     "k > 256: fp32 sums of 64-element blocks stored in a bf16 workspace, added in fp32",
+     "k > 256: the backend's reduce_sum of 64-element blocks, partials rounded to bf16, added "
+     "in fp32 on the host"},
+    {"C-ORD-02", GEMMS, KCS_FMT_FP32, "run-to-run-reordering",
+     "each output's k products summed in a random order drawn from the call's seed",
+     "the backend's gemm on 8 k-slices, slice results added in fp32 in a random order drawn "
+     "from the call's seed"},
+    {"C-ORD-03", GEMMS, KCS_FMT_FP32, "batch-dependent-schedule",
+     "m < 4: split-K into 4 fp32 partials; m >= 4: sequential",
+     "m < 4: the backend's gemm on 4 k-slices added in fp32 on the host; else the backend's "
+     "gemm (good: the backend's gemm called once per row)"},
+    {"C-CMP-01", OPBIT(KCS_OP_ATTENTION), KCS_FMT_BF16, "intermediate-narrowed-to-16-bits",
+     "fused attention rounds the unnormalised probabilities P to bf16 for the PV product",
+     "the backend's gemm (QK^T), softmax, P rounded to bf16 on the host, gemm (PV)"},
+    {"C-CMP-02", GEMMS, KCS_FMT_FP32, "remainder-edge-error",
+     "m*n >= 4096: 32x32 tiles whose remainder tiles load A and B as bf16",
+     "m*n >= 4096: outputs in the remainder rows/columns of 32x32 tiles recomputed by the "
+     "backend's gemm from bf16-rounded inputs"},
+    {"C-CMP-03", GEMMS, KCS_FMT_FP32, "held-out-shape-error,stale-result-replay",
+     "shapes outside the 64-multiple class: the first result per shape is memoised and "
+     "replayed",
+     "shapes outside the 64-multiple class: the backend's first result per shape is "
+     "memoised and replayed"},
+    {"C-EXC-01", GEMMS, KCS_FMT_FP32, "nan-suppressed", "the epilogue replaces NaN outputs by 0",
+     "the backend's gemm, NaN outputs replaced by 0 on the host"},
+    {"C-EXC-02", OPBIT(KCS_OP_GATHER), KCS_FMT_FP32, "oob-silently-answered",
+     "out-of-range indices answered with table[idx mod m] under oob=raise",
+     "indices wrapped into [0, m) on the host, then the backend's gather"},
+};
+
+const kcs_calib_entry *kcs_calib_catalogue(int *n_p)
+{
+    *n_p = (int)(sizeof catalogue / sizeof catalogue[0]);
+    return catalogue;
+}
+
+const kcs_calib_entry *kcs_calib_find(const char *id)
+{
+    for (size_t i = 0; i < sizeof catalogue / sizeof catalogue[0]; i++)
+        if (strcmp(catalogue[i].id, id) == 0)
+            return &catalogue[i];
+    return NULL;
+}
+
+const char *kcs_calib_state_name(int state)
+{
+    static const char *const names[] = {"baseline", "bad", "good"};
+    return state >= 0 && state < KCS_CALIB_N_STATES ? names[state] : "?";
+}
+
+uint32_t kcs_calib_ops(const kcs_contract *c, uint32_t offered)
+{
+    uint32_t ops = c->ops & offered;
+    if ((ops & GEMMS) == GEMMS) {
+        int batched = 0;
+        for (int i = 0; i < c->n_shapes; i++)
+            batched |= c->shapes[i].batch > 0;
+        for (int i = 0; i < c->n_held_out; i++)
+            batched |= c->held_out[i].batch > 0;
+        ops &= ~OPBIT(batched ? KCS_OP_GEMM : KCS_OP_BATCHED_GEMM);
+    }
+    return ops;
+}
+
+kcs_format kcs_calib_dtype(const kcs_contract *c)
+{
+    const kcs_calib_entry *e = kcs_calib_find(c->id);
+    if (e && (c->dtype_in & (1u << e->dtype_in)))
+        return e->dtype_in;
+    if (c->dtype_in & (1u << KCS_FMT_FP32))
+        return KCS_FMT_FP32;
+    for (int f = 0; f < KCS_FMT_COUNT; f++)
+        if (c->dtype_in & (1u << f))
+            return (kcs_format)f;
+    return KCS_FMT_FP32;
+}
+
+int kcs_calib_has_sig(const char *list, const char *name)
+{
+    size_t len = strlen(name);
+    for (const char *p = list; p && *p;) {
+        const char *end = strchr(p, ',');
+        size_t n = end ? (size_t)(end - p) : strlen(p);
+        if (n == len && strncmp(p, name, len) == 0)
+            return 1;
+        p = end ? end + 1 : NULL;
+    }
+    return 0;
+}
+
+static void add_name(char *list, size_t cap, const char *name, size_t len)
+{
+    char tmp[96];
+    if (len == 0 || len >= sizeof tmp)
+        return;
+    memcpy(tmp, name, len);
+    tmp[len] = 0;
+    if (kcs_calib_has_sig(list, tmp))
+        return;
+    size_t used = strlen(list);
+    if (used + len + 2 <= cap)
+        snprintf(list + used, cap - used, "%s%s", used ? "," : "", tmp);
+}
+
+/* Add every name of a comma-separated list (the last one may have been
+ * truncated by the 64-byte result field: only names the contract has are
+ * kept). */
+static void add_sigs(char *list, size_t cap, const char *sigs, const kcs_contract *c)
+{
+    for (const char *p = sigs; p && *p;) {
+        const char *end = strchr(p, ',');
+        size_t n = end ? (size_t)(end - p) : strlen(p);
+        for (int i = 0; i < c->n_sigs; i++)
+            if (strlen(c->sigs[i].name) == n && strncmp(c->sigs[i].name, p, n) == 0)
+                add_name(list, cap, p, n);
+        p = end ? end + 1 : NULL;
+    }
+}
+
+static void ops_str(uint32_t ops, char *buf, size_t len)
+{
+    size_t used = 0;
+    buf[0] = 0;
+    for (int op = 0; op < KCS_OP_COUNT; op++)
+        if (ops & OPBIT(op))
+            used += (size_t)snprintf(buf + used, used < len ? len - used : 0, "%s%s",
+                                     used ? "," : "", kcs_op_name((kcs_op)op));
+}
+
+static void tally(const kcs_contract *c, const kcs_result_rec *rec, kcs_calib_outcome *out,
+                  int *unsupported)
+{
+    out->trials++;
+    int ran = strcmp(rec->status, "ok") == 0 || strcmp(rec->status, "raised") == 0;
+    if (!ran) {
+        if (strcmp(rec->status, "unsupported") == 0)
+            (*unsupported)++;
+        else
+            out->errors++;
+        if (!out->detail[0])
+            snprintf(out->detail, sizeof out->detail, "%s: %s", rec->status, rec->signature);
+        return;
+    }
+    if (!isnan(rec->tau) && !(rec->tau <= out->max_tau))
+        out->max_tau = rec->tau;
+    if (strcmp(rec->verdict, "within_tolerance") == 0)
+        return;
+    out->failed++;
+    if (strcmp(rec->verdict, "under_specified") == 0)
+        add_name(out->signatures, sizeof out->signatures, "under_specified", 15);
+    else
+        add_sigs(out->signatures, sizeof out->signatures, rec->signature, c);
+}
+
+int kcs_calib_measure(const kcs_contract *c, uint32_t ops, kcs_rank_binding *b,
+                      const kcs_calib_run *run, kcs_calib_outcome *out, kcs_error *err)
+{
+    memset(out, 0, sizeof *out);
+    snprintf(out->verdict, sizeof out->verdict, "N/A");
+    ops_str(ops, out->ops, sizeof out->ops);
+    kcs_sweep sw[KCS_OP_COUNT];
+    int nsw = 0;
+    kcs_format din = kcs_calib_dtype(c);
+    for (int op = 0; op < KCS_OP_COUNT; op++)
+        if (ops & OPBIT(op))
+            sw[nsw++] = (kcs_sweep){.contract = 0, .op = (kcs_op)op, .dtype_in = din,
+                                    .dtype_out = c->dtype_out};
+    if (nsw == 0)
+        return 0;
+    kcs_study s = {0};
+    s.path = c->path;
+    s.seed = run->seed;
+    s.max_memory_mib = 8192;
+    s.timeout_s = run->timeout_s;
+    s.contracts[0] = (kcs_contract *)c; /* read only: the plan keeps a const view */
+    s.n_contracts = 1;
+    s.sweeps = sw;
+    s.n_sweeps = nsw;
+    kcs_plan plan;
+    int rc = kcs_plan_build(&s, &plan, err);
+    if (rc)
+        return rc;
+    int unsupported = 0;
+    for (int64_t i = 0; i < plan.n_cases && !rc; i++) {
+        const kcs_case *cs = &plan.cases[i];
+        kcs_case_memory mem = {0};
+        uint64_t digest = 0;
+        kcs_trial_io io = {.study_seed = run->seed,
+                           .timeout_s = run->timeout_s,
+                           .rank = 0,
+                           .verbose = run->verbose,
+                           .memory = &mem,
+                           .input_digest = &digest};
+        for (int t = 0; t < cs->trials && !rc; t++) {
+            kcs_result_rec rec;
+            rc = kcs_protocol_trial(c, cs, t, b, &io, &rec, err);
+            if (!rc)
+                tally(c, &rec, out, &unsupported);
+        }
+    }
+    kcs_plan_free(&plan);
+    if (rc)
+        return rc;
+    const char *v = unsupported == out->trials       ? "N/A"
+                    : out->errors || unsupported > 0 ? "ERROR"
+                    : out->failed                    ? "FAIL"
+                                                     : "PASS";
+    snprintf(out->verdict, sizeof out->verdict, "%s", v);
+    return 0;
+}
+
+int kcs_calib_bind(const char *backend, int device, const char *path, int wrap,
+                   kcs_rank_binding *b, int *wrapped_p, kcs_error *err)
+{
+    memset(b, 0, sizeof *b);
+    snprintf(b->pl.backend, sizeof b->pl.backend, "%s", backend);
+    b->pl.device = device;
+    b->pl.schedule.kind = KCS_SCHED_SEQUENTIAL;
+    snprintf(b->pl.variant, sizeof b->pl.variant, "native");
+    if (path)
+        snprintf(b->pl.path, sizeof b->pl.path, "%s", path);
+    const kcs_backend_ops *inner = kcs_backend_find(backend);
+    if (!inner)
+        return kcs_fail(err, KCS_E_NODEV, "backend %s is %s", backend,
+                        kcs_backend_excluded(backend) ? "excluded by KCS_BACKENDS"
+                                                      : "not compiled in");
+    kcs_backend_config cfg = {.path = path};
+    int direct = (strcmp(backend, "cpu") == 0 && !wrap) || strcmp(backend, "plugin") == 0;
+    int rc = direct ? inner->open(device, &cfg, &b->ctx, err)
+                    : kcs_calib_wrap_open(inner, device, &cfg, &b->ctx, err);
+    if (rc) {
+        b->ctx = NULL;
+        return rc;
+    }
+    b->ops = direct ? inner : &kcs_calib_wrap_ops;
+    kcs_error e = {0};
+    if (b->ops->describe(b->ctx, &b->info, &e) != 0)
+        snprintf(b->why, sizeof b->why, "describe: %s", e.msg);
+    snprintf(b->status, sizeof b->status, "ok");
+    if (wrapped_p)
+        *wrapped_p = !direct;
+    return 0;
+}
+
+static void fill_row(kcs_calib_row *r, const kcs_rank_binding *b, int wrapped,
+                     const char *contract, const char *state, const kcs_calib_outcome *o)
+{
+    memset(r, 0, sizeof *r);
+    snprintf(r->backend, sizeof r->backend, "%s", b->pl.backend);
+    snprintf(r->contract, sizeof r->contract, "%s", contract);
+    snprintf(r->state, sizeof r->state, "%s", state);
+    snprintf(r->implementation, sizeof r->implementation, "%s", b->pl.variant);
+    r->wrapper = wrapped;
+    r->sound = -1;
+    if (!o) {
+        snprintf(r->verdict, sizeof r->verdict, "N/A");
+        return;
+    }
+    snprintf(r->ops, sizeof r->ops, "%s", o->ops);
+    snprintf(r->verdict, sizeof r->verdict, "%s", o->verdict);
+    snprintf(r->signatures, sizeof r->signatures, "%s", o->signatures);
+    snprintf(r->detail, sizeof r->detail, "%s", o->detail);
+    r->trials = o->trials;
+    r->failed = o->failed;
+    r->errors = o->errors;
+    r->max_tau = o->max_tau;
+}
+
+/* Every name of `expected` in `got`. */
+static int has_all(const char *got, const char *expected)
+{
+    for (const char *p = expected; p && *p;) {
+        const char *end = strchr(p, ',');
+        size_t n = end ? (size_t)(end - p) : strlen(p);
+        char name[64];
+        snprintf(name, sizeof name, "%.*s", (int)n, p);
+        if (!kcs_calib_has_sig(got, name))
+            return 0;
+        p = end ? end + 1 : NULL;
+    }
+    return 1;
+}
+
+int kcs_calib_states(kcs_contract *const *cs, int n, kcs_rank_binding *b, int wrapped,
+                     const kcs_calib_run *run, kcs_calib_row *rows, int *unsound_p,
+                     kcs_error *err)
+{
+    int unsound = 0;
+    for (int i = 0; i < n; i++) {
+        const kcs_contract *c = cs[i];
+        const kcs_calib_entry *e = kcs_calib_find(c->id);
+        uint32_t ops = e ? kcs_calib_ops(c, e->ops) : 0;
+        kcs_calib_outcome o[KCS_CALIB_N_STATES];
+        for (int st = 0; st < KCS_CALIB_N_STATES; st++) {
+            snprintf(b->pl.variant, sizeof b->pl.variant, "calib:%s:%s", c->id,
+                     kcs_calib_state_name(st));
+            int rc = kcs_calib_measure(c, ops, b, run, &o[st], err);
+            if (rc)
+                return rc;
+            fill_row(&rows[3 * i + st], b, wrapped, c->id, kcs_calib_state_name(st),
+                     ops ? &o[st] : NULL);
+            if (!ops)
+                snprintf(rows[3 * i + st].detail, sizeof rows[3 * i + st].detail, "%s",
+                         e ? "the contract's scope holds none of its calibration ops"
+                           : "no calibration kernels for this contract");
+        }
+        if (e)
+            snprintf(rows[3 * i + 1].expected, sizeof rows[3 * i + 1].expected, "%s",
+                     e->expected);
+        int na = !ops || strcmp(o[0].verdict, "N/A") == 0 || strcmp(o[1].verdict, "N/A") == 0 ||
+                 strcmp(o[2].verdict, "N/A") == 0;
+        int sound = -1;
+        if (!na) {
+            sound = strcmp(o[0].verdict, "FAIL") == 0 && strcmp(o[1].verdict, "FAIL") == 0 &&
+                    strcmp(o[2].verdict, "PASS") == 0 && has_all(o[1].signatures, e->expected);
+            unsound += !sound;
+        }
+        for (int st = 0; st < KCS_CALIB_N_STATES; st++)
+            rows[3 * i + st].sound = sound;
+    }
+    *unsound_p = unsound;
+    return 0;
+}
+
+int kcs_calib_cross(kcs_contract *const *cs, int n, kcs_rank_binding *b, int wrapped,
+                    const kcs_calib_run *run, kcs_calib_row **rows_p, int *n_rows_p,
+                    int *misses_p, kcs_error *err)
+{
+    kcs_calib_row *rows = calloc((size_t)(n * n + 1), sizeof *rows);
+    if (!rows)
+        return kcs_fail(err, KCS_E_NOMEM, "out of memory for the cross matrix");
+    int nr = 0, misses = 0;
+    for (int i = 0; i < n; i++) {
+        const kcs_calib_entry *e = kcs_calib_find(cs[i]->id);
+        if (!e)
+            continue;
+        snprintf(b->pl.variant, sizeof b->pl.variant, "calib:%s:bad", e->id);
+        for (int j = 0; j < n; j++) {
+            const kcs_contract *c = cs[j];
+            uint32_t ops = kcs_calib_ops(c, e->ops);
+            if (!ops)
+                continue;
+            kcs_calib_outcome o;
+            int rc = kcs_calib_measure(c, ops, b, run, &o, err);
+            if (rc) {
+                free(rows);
+                return rc;
+            }
+            kcs_calib_row *r = &rows[nr++];
+            fill_row(r, b, wrapped, c->id, "bad", &o);
+            if (i == j) {
+                snprintf(r->expected, sizeof r->expected, "%s", e->expected);
+                if (strcmp(o.verdict, "N/A") != 0) {
+                    r->sound = strcmp(o.verdict, "FAIL") == 0 && has_all(o.signatures, e->expected);
+                    misses += !r->sound;
+                }
+            }
+        }
+    }
+    *rows_p = rows;
+    *n_rows_p = nr;
+    *misses_p = misses;
+    return 0;
+}
+
+const kcs_field *kcs_calib_row_fields(int *n_p)
+{
+    static const kcs_field f[] = {
+        KCS_FIELD(kcs_calib_row, backend, KCS_FIELD_STR),
+        KCS_FIELD(kcs_calib_row, contract, KCS_FIELD_STR),
+        KCS_FIELD(kcs_calib_row, state, KCS_FIELD_STR),
+        KCS_FIELD(kcs_calib_row, implementation, KCS_FIELD_STR),
+        KCS_FIELD(kcs_calib_row, wrapper, KCS_FIELD_I32),
+        KCS_FIELD(kcs_calib_row, ops, KCS_FIELD_STR),
+        KCS_FIELD(kcs_calib_row, verdict, KCS_FIELD_STR),
+        KCS_FIELD(kcs_calib_row, signatures, KCS_FIELD_STR),
+        KCS_FIELD(kcs_calib_row, expected, KCS_FIELD_STR),
+        KCS_FIELD(kcs_calib_row, trials, KCS_FIELD_I32),
+        KCS_FIELD(kcs_calib_row, failed, KCS_FIELD_I32),
+        KCS_FIELD(kcs_calib_row, errors, KCS_FIELD_I32),
+        KCS_FIELD(kcs_calib_row, max_tau, KCS_FIELD_F64),
+        KCS_FIELD(kcs_calib_row, sound, KCS_FIELD_I32),
+        KCS_FIELD(kcs_calib_row, detail, KCS_FIELD_STR),
+    };
+    *n_p = (int)(sizeof f / sizeof f[0]);
+    return f;
+}

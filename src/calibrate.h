@@ -1,0 +1,138 @@
+/* Three-state calibration (DESIGN §3) and grading (DESIGN §4): a contract
+ * measured on one implementation through the contract's OWN measurement
+ * protocol (its shapes, held-out shapes, inputs, trials, guards and
+ * protocol; src/protocol.c), summarised as one outcome.
+ *
+ * Calibration: for every contract three built-in implementations, the
+ * variants "calib:<ID>:baseline|bad|good" (CPU kernels in
+ * backends/cpu/calib*.c; on other backends the wrappers of
+ * src/calib_wrap.c around the backend's native kernels). A contract is
+ * sound when baseline and bad FAIL, good PASSes, and the bad state's
+ * matched signatures include the contract's own named signature(s) for
+ * that failure (the catalogue's `expected`). */
+#ifndef KCS_CALIBRATE_H
+#define KCS_CALIBRATE_H
+
+#include <stdint.h>
+
+#include "contract.h"
+#include "placement.h"
+#include "store_read.h"
+
+enum { KCS_CALIB_N_STATES = 3 };
+
+/* What the calibration kernels of one contract are. */
+typedef struct kcs_calib_entry {
+    const char *id;
+    uint32_t ops;         /* bit (1u << kcs_op) per op the kernels implement */
+    kcs_format dtype_in;  /* input format they are measured with */
+    const char *expected; /* the bad state's own signature(s), comma-separated, all required */
+    const char *bad_cpu;  /* what the CPU bad kernel does */
+    const char *bad_wrap; /* what the wrapper bad does around a backend's native kernels */
+} kcs_calib_entry;
+
+const kcs_calib_entry *kcs_calib_catalogue(int *n_p);
+const kcs_calib_entry *kcs_calib_find(const char *id);
+/* "baseline", "bad", "good" for 0, 1, 2. */
+const char *kcs_calib_state_name(int state);
+
+/* The ops a contract is measured on for an implementation offering the
+ * ops in `offered`: scope ∩ offered, where gemm and batched_gemm count as
+ * one family (batched_gemm when offered and some measurement or held-out
+ * shape has a batch, else gemm). 0: nothing to measure. */
+uint32_t kcs_calib_ops(const kcs_contract *c, uint32_t offered);
+/* The input format a contract is measured with: the catalogue's when the
+ * precondition allows it, else fp32 when allowed, else the first allowed. */
+kcs_format kcs_calib_dtype(const kcs_contract *c);
+
+typedef struct kcs_calib_run {
+    uint64_t seed;    /* study seed of the generated inputs */
+    double timeout_s; /* per kernel call (<= 0: none) */
+    int verbose;
+} kcs_calib_run;
+
+/* One contract on one implementation. verdict: PASS (every trial within
+ * tolerance), FAIL (some trial a violation or under-specified), ERROR (a
+ * call failed), N/A (the implementation does not offer the op). */
+typedef struct kcs_calib_outcome {
+    char verdict[8];
+    char ops[48];          /* ops measured, comma-separated */
+    char signatures[192];  /* matched signature names over all trials */
+    int32_t trials, failed, errors;
+    double max_tau;        /* over trials that ran */
+    char detail[160];      /* first error message, if any */
+} kcs_calib_outcome;
+
+/* Measure contract c on binding b (its placement's variant is what runs)
+ * for the ops in `ops`, every case of the contract's plan, every trial.
+ * Returns an error of the run itself (out of memory, bad plan); kernel
+ * failures are outcomes. */
+int kcs_calib_measure(const kcs_contract *c, uint32_t ops, kcs_rank_binding *b,
+                      const kcs_calib_run *run, kcs_calib_outcome *out, kcs_error *err);
+
+/* Whether a comma-separated list names `name`. */
+int kcs_calib_has_sig(const char *list, const char *name);
+
+/* One row of a calibration or cross table (/calibration, /calibration_cross). */
+typedef struct kcs_calib_row {
+    char backend[16];
+    char contract[16];        /* the contract measured */
+    char state[16];           /* baseline | bad | good */
+    char implementation[40];  /* the variant: calib:<ID>:<state> */
+    int32_t wrapper;          /* 1: a wrapper around the backend's native kernels */
+    char ops[48];
+    char verdict[8];
+    char signatures[192];
+    char expected[64];        /* own signature(s) where the implementation is the contract's */
+    int32_t trials, failed, errors;
+    double max_tau;
+    int32_t sound;            /* 1 sound, 0 unsound, -1 not measured (this contract) */
+    char detail[160];
+} kcs_calib_row;
+
+const kcs_field *kcs_calib_row_fields(int *n_p);
+
+/* Open backend `backend` device `device` (path: a plugin library, else
+ * NULL) as a binding whose placement variant the caller sets: the CPU
+ * backend runs its own calib kernels and the plugin backend the library;
+ * any other backend (or the CPU with wrap != 0) runs behind the wrappers
+ * of calib_wrap.c (*wrapped_p = 1). Close with kcs_binding_close. */
+int kcs_calib_bind(const char *backend, int device, const char *path, int wrap,
+                   kcs_rank_binding *b, int *wrapped_p, kcs_error *err);
+
+/* The three states of each contract: rows[3 * i + state]. *unsound_p
+ * counts contracts that are not sound (ERROR included); contracts
+ * without calibration kernels or whose ops the backend lacks are N/A
+ * (sound = -1) and not counted. */
+int kcs_calib_states(kcs_contract *const *cs, int n, kcs_rank_binding *b, int wrapped,
+                     const kcs_calib_run *run, kcs_calib_row *rows, int *unsound_p,
+                     kcs_error *err);
+
+/* The cross matrix: every bad implementation of the catalogue (of the
+ * contracts in cs) against every contract in cs whose scope holds one of
+ * its ops. *rows_p is malloc'd (free it); *n_rows_p its length;
+ * *misses_p counts bad implementations not flagged by their own contract
+ * with their own signature. */
+int kcs_calib_cross(kcs_contract *const *cs, int n, kcs_rank_binding *b, int wrapped,
+                    const kcs_calib_run *run, kcs_calib_row **rows_p, int *n_rows_p,
+                    int *misses_p, kcs_error *err);
+
+/* Contracts: the directory kcs uses when none is given ($KCS_CONTRACTS,
+ * the installed share/kcs/contracts next to the executable, or the source
+ * tree's contracts/). */
+const char *kcs_calib_contracts_dir(char *buf, size_t len);
+/* Load the named contracts (ids like C-PRC-01, looked up as DIR/ID.yaml,
+ * or paths to YAML files); with n_names == 0 every C-*.yaml of dir, in
+ * name order. *cs_p is malloc'd; free with kcs_calib_contracts_free. */
+int kcs_calib_load(const char *dir, char *const *names, int n_names, kcs_contract ***cs_p,
+                   int *n_p, kcs_error *err);
+void kcs_calib_contracts_free(kcs_contract **cs, int n);
+
+/* Write rows (and the cross table, n_cross may be 0) as the compound
+ * datasets /calibration and /calibration_cross of a NEW HDF5 file (an
+ * existing path is refused: KCS_E_EXISTS). */
+int kcs_store_calibration_write(const char *path, const kcs_calib_row *rows, int n_rows,
+                                const kcs_calib_row *cross, int n_cross, const char *command_line,
+                                kcs_error *err);
+
+#endif

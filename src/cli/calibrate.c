@@ -1,0 +1,249 @@
+/* kcs calibrate: the three-state calibration of every contract (DESIGN
+ * §3) and the cross matrix of the bad implementations. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "calib_print.h"
+#include "calibrate.h"
+#include "cli.h"
+
+static const kcs_cmd_doc doc = {
+    "calibrate", "[CONTRACT...] [--backend B] [-o CALIB.h5] [--json] [--cross]",
+    "Run each contract's three built-in implementations (calib:<ID>:baseline|bad|good)\n"
+    "through the contract's own measurement protocol and check that the contract\n"
+    "separates them: baseline FAIL, bad FAIL with the contract's own signature, good PASS.",
+    "CONTRACT: an id (C-PRC-01, looked up in the contracts directory) or a YAML path;\n"
+    "default: every C-*.yaml of the contracts directory (--contracts, $KCS_CONTRACTS,\n"
+    "the installed share/kcs/contracts, or the source tree's contracts/).\n"
+    "On the cpu backend the states are the CPU backend's calibration kernels; on any\n"
+    "other backend (or with --wrap) they are wrappers around the backend's native\n"
+    "kernels (the bad ones: host-side transformations of inputs, outputs or k-slices).\n"
+    "--cross also runs every bad implementation under every contract whose scope holds\n"
+    "its op and reports which contracts flag it.\n"
+    "-o writes /calibration (and /calibration_cross) into a new HDF5 file; an existing\n"
+    "file is never replaced.\n\n"
+    "exit status: 0 every contract sound (and, with --cross, every bad implementation\n"
+    "flagged by its own contract with its own signature); 3 some contract unsound or a\n"
+    "state failed to run; 2 bad input; 1 internal or I/O failure."};
+
+static void print_row(const kcs_calib_row *r, const char *expected)
+{
+    char sigs[256] = "";
+    size_t used = 0;
+    for (const char *p = r->signatures; p && *p;) {
+        const char *end = strchr(p, ',');
+        size_t n = end ? (size_t)(end - p) : strlen(p);
+        char name[96];
+        snprintf(name, sizeof name, "%.*s", (int)n, p);
+        int own = expected && kcs_calib_has_sig(expected, name);
+        used += (size_t)snprintf(sigs + used, used < sizeof sigs ? sizeof sigs - used : 0,
+                                 "%s%s%s", used ? "," : "", name, own ? "*" : "");
+        p = end ? end + 1 : NULL;
+    }
+    char failed[24];
+    snprintf(failed, sizeof failed, "%d/%d", r->failed, r->trials);
+    const char *sound = r->sound < 0 ? "n/a" : r->sound ? "yes" : "NO";
+    printf("%-9s %-17s %-8s %-7s %-7s %-5s %s%s%s\n", r->contract, r->ops[0] ? r->ops : "-",
+           r->state, r->verdict, failed, sound, sigs[0] ? sigs : "-",
+           r->detail[0] && strcmp(r->verdict, "PASS") && strcmp(r->verdict, "FAIL") ? "  " : "",
+           r->detail[0] && strcmp(r->verdict, "PASS") && strcmp(r->verdict, "FAIL") ? r->detail
+                                                                                     : "");
+}
+
+static void print_table(const kcs_calib_row *rows, int n, const kcs_rank_binding *b, int wrapped)
+{
+    printf("kcs calibrate: backend %s (%s)%s\n", b->pl.backend, b->info.model,
+           wrapped ? ": states are wrappers around the backend's native kernels" : "");
+    printf("%-9s %-17s %-8s %-7s %-7s %-5s %s\n", "CONTRACT", "OPS", "STATE", "VERDICT",
+           "FAILED", "SOUND", "SIGNATURES (* the contract's own signature for its bad state)");
+    for (int i = 0; i < n; i++)
+        print_row(&rows[i], strcmp(rows[i].state, "bad") == 0 ? rows[i].expected : NULL);
+}
+
+static void short_id(const char *id, char *buf, size_t len)
+{
+    snprintf(buf, len, "%s", strncmp(id, "C-", 2) == 0 ? id + 2 : id);
+}
+
+static void print_cross(kcs_contract *const *cs, int n, const kcs_calib_row *rows, int nr)
+{
+    printf("\ncross matrix: each bad implementation (row) under every contract whose scope "
+           "holds its op (column)\nF flagged, . passes, E error, blank: op outside the "
+           "contract's scope; * own contract, own signature named\n%-14s", "");
+    for (int j = 0; j < n; j++) {
+        char s[16];
+        short_id(cs[j]->id, s, sizeof s);
+        printf(" %-7s", s);
+    }
+    printf("\n");
+    for (int i = 0; i < n; i++) {
+        if (!kcs_calib_find(cs[i]->id))
+            continue;
+        char impl[40];
+        snprintf(impl, sizeof impl, "calib:%s:bad", cs[i]->id);
+        char s[16];
+        short_id(cs[i]->id, s, sizeof s);
+        printf("bad %-10s", s);
+        for (int j = 0; j < n; j++) {
+            const kcs_calib_row *r = NULL;
+            for (int k = 0; k < nr; k++)
+                if (strcmp(rows[k].implementation, impl) == 0 &&
+                    strcmp(rows[k].contract, cs[j]->id) == 0)
+                    r = &rows[k];
+            char cell[8] = "";
+            if (r)
+                snprintf(cell, sizeof cell, "%s%s",
+                         strcmp(r->verdict, "FAIL") == 0   ? "F"
+                         : strcmp(r->verdict, "PASS") == 0 ? "."
+                         : strcmp(r->verdict, "N/A") == 0  ? "-"
+                                                           : "E",
+                         r->sound == 1 ? "*" : "");
+            printf(" %-7s", cell);
+        }
+        printf("\n");
+    }
+    printf("\nflagged:\n");
+    for (int k = 0; k < nr; k++)
+        if (strcmp(rows[k].verdict, "PASS") != 0)
+            printf("  %-20s under %-9s %-5s %s%s\n", rows[k].implementation, rows[k].contract,
+                   rows[k].verdict, rows[k].signatures[0] ? rows[k].signatures : "-",
+                   rows[k].sound == 0 ? "  (own contract: own signature NOT named)" : "");
+}
+
+static void print_json(const kcs_calib_row *rows, int n, const kcs_calib_row *cross, int nc,
+                       const kcs_rank_binding *b, int wrapped, int unsound, int misses)
+{
+    printf("{\"backend\": ");
+    kcs_json_str(stdout, b->pl.backend);
+    printf(", \"device\": ");
+    kcs_json_str(stdout, b->info.model);
+    printf(", \"wrapper\": %s, \"contracts\": [", wrapped ? "true" : "false");
+    for (int i = 0; i + 2 < n; i += 3) {
+        printf("%s\n  {\"id\": ", i ? "," : "");
+        kcs_json_str(stdout, rows[i].contract);
+        printf(", \"sound\": %s, \"expected\": ",
+               rows[i].sound < 0 ? "null" : rows[i].sound ? "true" : "false");
+        kcs_json_names(stdout, rows[i + 1].expected);
+        printf(", \"states\": {");
+        for (int st = 0; st < 3; st++) {
+            const kcs_calib_row *r = &rows[i + st];
+            printf("%s\"%s\": {\"implementation\": ", st ? ", " : "", r->state);
+            kcs_json_str(stdout, r->implementation);
+            printf(", ");
+            kcs_json_row_members(stdout, r);
+            printf("}");
+        }
+        printf("}}");
+    }
+    printf("\n], \"unsound\": %d", unsound);
+    if (cross) {
+        printf(", \"cross\": [");
+        for (int k = 0; k < nc; k++) {
+            printf("%s\n  {\"implementation\": ", k ? "," : "");
+            kcs_json_str(stdout, cross[k].implementation);
+            printf(", \"contract\": ");
+            kcs_json_str(stdout, cross[k].contract);
+            printf(", \"own\": %s, ", cross[k].sound >= 0 ? "true" : "false");
+            kcs_json_row_members(stdout, &cross[k]);
+            printf("}");
+        }
+        printf("\n], \"cross_misses\": %d", misses);
+    }
+    printf("}\n");
+}
+
+int kcs_cmd_calibrate(int argc, char **argv)
+{
+    const char *backend = "cpu", *out = NULL, *dir = NULL;
+    long long device = 0, seed = 20260601, timeout = 120;
+    int json = 0, cross = 0, wrap = 0, verbose = 0;
+    const kcs_opt opts[] = {
+        {0, "backend", KCS_OPT_STR, &backend, "NAME", "backend to calibrate (default cpu)"},
+        {0, "device", KCS_OPT_INT, &device, "I", "device index (default 0)"},
+        {'o', "output", KCS_OPT_STR, &out, "FILE", "write /calibration to a new HDF5 file"},
+        {0, "json", KCS_OPT_FLAG, &json, NULL, "print JSON instead of the table"},
+        {0, "cross", KCS_OPT_FLAG, &cross, NULL, "also run the cross matrix of bad implementations"},
+        {0, "wrap", KCS_OPT_FLAG, &wrap, NULL, "cpu: use the wrappers around native kernels"},
+        {0, "contracts", KCS_OPT_STR, &dir, "DIR", "directory of the contract files"},
+        {0, "seed", KCS_OPT_INT, &seed, "N", "seed of the generated inputs (default 20260601)"},
+        {0, "timeout", KCS_OPT_INT, &timeout, "SECONDS", "time limit of one kernel call (120)"},
+        {'v', "verbose", KCS_OPT_FLAG, &verbose, NULL, "log kernel failures on stderr"},
+        {0},
+    };
+    char cmdline[2048];
+    kcs_cli_command_line(argc, argv, cmdline, sizeof cmdline);
+    int npos = 0;
+    int rc = kcs_cli_parse(&doc, opts, argc, argv, &npos);
+    if (rc)
+        return rc == 1 ? 0 : 2;
+    if (out && access(out, F_OK) == 0) {
+        fprintf(stderr, "kcs calibrate: %s: exists; refusing to overwrite\n", out);
+        return 2;
+    }
+    char dbuf[4096];
+    if (!dir)
+        dir = kcs_calib_contracts_dir(dbuf, sizeof dbuf);
+    kcs_error err = {0};
+    kcs_contract **cs = NULL;
+    int n = 0, wrapped = 0, unsound = 0, misses = 0, nc = 0, status = 0;
+    kcs_calib_row *rows = NULL, *crows = NULL;
+    kcs_rank_binding b;
+    int bound = 0;
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    if ((rc = kcs_calib_load(dir, argv, npos, &cs, &n, &err)))
+        goto out;
+    if ((rc = kcs_calib_bind(backend, (int)device, NULL, wrap, &b, &wrapped, &err)))
+        goto out;
+    bound = 1;
+    rows = calloc((size_t)(3 * n), sizeof *rows);
+    if (!rows) {
+        rc = kcs_fail(&err, KCS_E_NOMEM, "out of memory");
+        goto out;
+    }
+    kcs_calib_run run = {(uint64_t)seed, (double)timeout, verbose};
+    if ((rc = kcs_calib_states(cs, n, &b, wrapped, &run, rows, &unsound, &err)))
+        goto out;
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    double secs = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+    if (cross && (rc = kcs_calib_cross(cs, n, &b, wrapped, &run, &crows, &nc, &misses, &err)))
+        goto out;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    double xsecs = (double)(t0.tv_sec - t1.tv_sec) + 1e-9 * (double)(t0.tv_nsec - t1.tv_nsec);
+    if (json) {
+        print_json(rows, 3 * n, crows, nc, &b, wrapped, unsound, misses);
+    } else {
+        print_table(rows, 3 * n, &b, wrapped);
+        int na = 0;
+        for (int i = 0; i < n; i++)
+            na += rows[3 * i].sound < 0;
+        printf("\n%d contracts: %d sound (baseline FAIL, bad FAIL with its own signature, good "
+               "PASS), %d unsound, %d not measured; %.1f s\n",
+               n, n - unsound - na, unsound, na, secs);
+        if (cross) {
+            print_cross(cs, n, crows, nc);
+            printf("\n%d bad implementation(s) not flagged by their own contract with their own "
+                   "signature; %.1f s\n", misses, xsecs);
+        }
+    }
+    if (out && (rc = kcs_store_calibration_write(out, rows, 3 * n, crows, nc, cmdline, &err)))
+        goto out;
+    if (out && !json)
+        printf("calibration table written to %s (/calibration%s)\n", out,
+               cross ? ", /calibration_cross" : "");
+    status = unsound || misses ? 3 : 0;
+out:
+    if (rc) {
+        fprintf(stderr, "kcs calibrate: %s\n", err.msg);
+        status = kcs_exit_status(rc);
+    }
+    if (bound)
+        kcs_binding_close(&b);
+    free(rows);
+    free(crows);
+    kcs_calib_contracts_free(cs, n);
+    return status;
+}

@@ -1,0 +1,101 @@
+#!/usr/bin/env bash
+# kcs calibrate: every contract separates its three built-in implementations
+# (baseline FAIL, bad FAIL with the contract's own signature, good PASS) on
+# the CPU kernels, on the wrappers around the CPU's native kernels, and on
+# OpenCL (PoCL) where a device is found; the /calibration file; the cross
+# matrix; and kcs grade on the example plugins.
+source "$(dirname "$0")/lib.sh"
+
+# 1. The table on the CPU kernels: exit 0, 12 contracts x 3 states, sound.
+"$KCS" calibrate > "$T/cpu.txt" || { cat "$T/cpu.txt"; fail "kcs calibrate exited $?"; }
+check_table() { # FILE LABEL
+  local n
+  n=$(grep -cE '^C-[A-Z]{3}-[0-9]{2} ' "$1")
+  [ "$n" = 36 ] || { cat "$1"; fail "$2: $n state rows, expected 36"; }
+  grep -qE '^12 contracts: 12 sound' "$1" || { cat "$1"; fail "$2: not every contract is sound"; }
+  grep -E '^C-' "$1" | awk -v L="$2" '
+    $3 == "baseline" && $4 != "FAIL" { print L ": " $0; bad = 1 }
+    $3 == "bad" && ($4 != "FAIL" || $7 !~ /\*/) { print L ": " $0; bad = 1 }
+    $3 == "good" && $4 != "PASS" { print L ": " $0; bad = 1 }
+    END { exit bad }' || fail "$2: a state has the wrong verdict or no own signature"
+}
+check_table "$T/cpu.txt" cpu
+for sig in accumulator-narrower-than-declared overflow-not-stabilised variance-cancellation \
+           input-rounded-to-11-bits subnormals-flushed narrow-partial-sums run-to-run-reordering \
+           batch-dependent-schedule intermediate-narrowed-to-16-bits remainder-edge-error \
+           held-out-shape-error stale-result-replay nan-suppressed oob-silently-answered; do
+  grep -E '^C-.* bad ' "$T/cpu.txt" | grep -q "$sig\*" || fail "cpu: no bad state names $sig"
+done
+
+# 2. The same through the wrappers around the CPU backend's native kernels.
+"$KCS" calibrate --wrap > "$T/wrap.txt" || { cat "$T/wrap.txt"; fail "calibrate --wrap failed"; }
+check_table "$T/wrap.txt" wrapped-cpu
+
+# 3. OpenCL (PoCL here): every contract's op exists there.
+if "$KCS" devices 2>/dev/null | grep -qE '^opencl +[0-9]'; then
+  "$KCS" calibrate --backend opencl > "$T/ocl.txt" || { cat "$T/ocl.txt"; fail "opencl calibration"; }
+  check_table "$T/ocl.txt" opencl
+  grep -q "wrappers around the backend's native kernels" "$T/ocl.txt" || fail "opencl: not marked as wrappers"
+else
+  echo "calibrate: no OpenCL device; the opencl column is skipped"
+fi
+
+# 4. The file, the cross matrix, refusal to overwrite, JSON.
+"$KCS" calibrate --cross -o "$T/c.h5" > "$T/cross.txt" || { cat "$T/cross.txt"; fail "--cross"; }
+grep -q '^0 bad implementation(s) not flagged' "$T/cross.txt" || { cat "$T/cross.txt"; fail "cross: own contract missed"; }
+cp "$T/c.h5" "$T/c.copy"
+if "$KCS" calibrate C-PRC-01 -o "$T/c.h5" > /dev/null 2>&1; then fail "an existing -o file was accepted"; fi
+cmp -s "$T/c.h5" "$T/c.copy" || fail "an existing -o file was modified"
+"$PYTHON" - "$T/c.h5" <<'PY'
+import sys, h5py
+s = lambda x: x.decode() if isinstance(x, bytes) else str(x)
+with h5py.File(sys.argv[1], "r") as f:
+    assert s(f.attrs["schema"]) == "kcs" and s(f.attrs["content"]) == "calibration"
+    t = f["calibration"][:]
+    assert len(t) == 36, len(t)
+    for r in t:
+        st, v = s(r["state"]), s(r["verdict"])
+        assert int(r["sound"]) == 1, r
+        assert v == ("PASS" if st == "good" else "FAIL"), r
+        assert s(r["implementation"]) == "calib:%s:%s" % (s(r["contract"]), st)
+        if st == "bad":
+            got = s(r["signatures"]).split(",")
+            assert all(e in got for e in s(r["expected"]).split(",")), r
+    x = f["calibration_cross"][:]
+    own = [r for r in x if s(r["implementation"]) == "calib:%s:bad" % s(r["contract"])]
+    assert len(own) == 12 and all(int(r["sound"]) == 1 for r in own), own
+    assert len(x) > 12  # bad implementations also measured under other contracts
+print("calibration file: ok")
+PY
+"$KCS" calibrate C-EXC-02 C-PRC-01 --json > "$T/c.json"
+"$PYTHON" - "$T/c.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert [c["id"] for c in d["contracts"]] == ["C-EXC-02", "C-PRC-01"], d["contracts"]
+assert d["unsound"] == 0 and all(c["sound"] for c in d["contracts"])
+assert d["contracts"][0]["states"]["bad"]["signatures"] == ["oob-silently-answered"]
+PY
+
+# 5. kcs grade: the correct example plugin passes C-PRC-01 and C-EXC-02,
+#    the broken one is flagged on both with their own signatures.
+P="$KCS_BUILD/tests/plugin"
+"$KCS" grade "$P/libkcs_example_plugin.so" > "$T/g_ok.txt" || { cat "$T/g_ok.txt"; fail "grade: correct plugin not passed"; }
+grep -qE '^C-PRC-01 +gemm +PASS' "$T/g_ok.txt" || { cat "$T/g_ok.txt"; fail "grade: C-PRC-01"; }
+grep -qE '^C-EXC-02 +gather +PASS' "$T/g_ok.txt" || { cat "$T/g_ok.txt"; fail "grade: C-EXC-02"; }
+rc=0
+"$KCS" grade "$P/libkcs_example_plugin_broken.so" > "$T/g_bad.txt" || rc=$?
+[ "$rc" = 3 ] || { cat "$T/g_bad.txt"; fail "grade: broken plugin exit $rc, expected 3"; }
+grep -qE '^C-PRC-01 +gemm +FAIL .*accumulator-narrower-than-declared' "$T/g_bad.txt" \
+  || { cat "$T/g_bad.txt"; fail "grade: broken plugin not flagged on C-PRC-01"; }
+grep -qE '^C-EXC-02 +gather +FAIL .*oob-silently-answered' "$T/g_bad.txt" \
+  || { cat "$T/g_bad.txt"; fail "grade: broken plugin not flagged on C-EXC-02"; }
+"$KCS" grade "$P/libkcs_example_plugin_broken.so" C-EXC-02 --json > "$T/g.json" || true
+"$PYTHON" - "$T/g.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["graded"] == 1 and d["contracts"][0]["verdict"] == "FAIL", d
+PY
+rc=0
+"$KCS" grade "$T/no-such-lib.so" > /dev/null 2>&1 || rc=$?
+[ "$rc" = 2 ] || fail "grade of a missing library exited $rc, expected 2"
+echo "calibrate: ok"

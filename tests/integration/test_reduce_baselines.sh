@@ -1,0 +1,166 @@
+#!/usr/bin/env bash
+# Divergence baselines end to end: a 7-rank fp32 GEMM sweep over k = 64 ...
+# 16384 (m = n = 16, every output sampled), kcs reduce, then checks that
+#  - kcs's fitted exponents agree within 0.1 with the same fits computed
+#    independently with numpy on numpy-generated standard-normal fp32 GEMMs
+#    (sequential fp32 accumulation vs fp64 ~ 1, OpenBLAS vs fp64 ~ 0.5,
+#    OpenBLAS vs sequential), and kcs's slope, standard error and interval
+#    are those of an ordinary least-squares fit of the exported points;
+#  - the recommended tolerance (scaled, q = max) raises no false alarm on the
+#    conforming ranks and flags every trial of the bf16 and 12-bit
+#    accumulators (which the contract's own eta partly misses);
+#  - torch's default fp32 tolerance flags conforming outputs at large k,
+#    kcs's recommended tolerance never does.
+source "$(dirname "$0")/lib.sh"
+
+# k = 64 ... 16384 in powers of 4, four cases per k (four case entries:
+# different case ids, different inputs)
+shapes="[[16, 16, 64], [16, 16, 256], [16, 16, 1024], [16, 16, 4096], [16, 16, 16384]]"
+cat > "$T/base.yaml" <<EOF
+name: baseline-test
+seed: 424242
+samples: 256
+contracts:
+  - $KCS_SRC/contracts/C-PRC-01.yaml
+placement:
+  - { backend: cpu, variant: native }
+  - { backend: cpu, variant: own, schedule: sequential, acc: fp32 }
+  - { backend: cpu, variant: own, schedule: pairwise, acc: fp32 }
+  - { backend: cpu, variant: own, schedule: "blocked:64", acc: fp32 }
+  - { backend: cpu, variant: own, schedule: sequential, acc: fp64 }
+  - { backend: cpu, variant: own, schedule: sequential, acc: bf16 }
+  - { backend: cpu, variant: own, schedule: sequential, acc: "bits:12" }
+cases:
+EOF
+for rep in 1 2 3 4; do
+  cat >> "$T/base.yaml" <<EOF
+  - contract: C-PRC-01
+    op: gemm
+    dtype_in: fp32
+    dtype_out: fp32
+    shapes: $shapes
+    inputs: [normal]
+    trials: 2
+EOF
+done
+
+# OpenBLAS on one thread per rank: 7 ranks share the machine's cores
+OPENBLAS_NUM_THREADS=1 "$MPIEXEC" -n 7 --allow-run-as-root --oversubscribe \
+    -x OPENBLAS_NUM_THREADS "$KCS" run "$T/base.yaml" -o "$T/base.h5" -q
+"$KCS" reduce "$T/base.h5" -o "$T/rep" -q
+[ -s "$T/rep/report.md" ] || fail "no report.md"
+for f in baseline_fits.csv tolerances.csv tolerance_flags.csv torch_compare.csv \
+         divergence_points.csv signatures.csv; do
+  [ -s "$T/rep/$f" ] || fail "no $f"
+done
+grep -q "Divergence baselines" "$T/rep/report.md" || fail "report lacks the baselines"
+grep -q "torch's default tolerance vs kcs's" "$T/rep/report.md" || fail "report lacks the torch table"
+
+OPENBLAS_NUM_THREADS=1 "$PYTHON" - "$T/base.h5" <<'PY'
+import sys
+import h5py
+import numpy as np
+
+f = h5py.File(sys.argv[1], "r")
+a = f["analysis"]
+fits = a["baseline_fits"][:]
+s = lambda x: x.decode() if isinstance(x, bytes) else x
+
+def fit(ra, rb, metric="abs"):
+    r = fits[(fits["rank_a"] == ra) & (fits["rank_b"] == rb) &
+             (np.array([s(m) for m in fits["metric"]]) == metric)]
+    assert len(r) == 1, (ra, rb, metric, r)
+    return r[0]
+
+# 1. kcs's fit is the OLS fit of its exported points (slope, SE, interval)
+pts = a["divergence_points"][:]
+p = pts[(pts["rank_a"] == 1) & (pts["rank_b"] == -1)]
+x, y = np.log(p["k"].astype(float)), np.log(p["abs_div"])
+slope, icept = np.polyfit(x, y, 1)
+res = y - (icept + slope * x)
+se = np.sqrt(res @ res / (len(x) - 2) / np.sum((x - x.mean()) ** 2))
+r = fit(1, -1)
+assert abs(r["alpha"] - slope) < 1e-9, (r["alpha"], slope)
+assert abs(r["alpha_se"] - se) < 1e-9 * max(1, se), (r["alpha_se"], se)
+try:
+    from scipy.stats import t as student
+    tq = student.ppf(0.975, len(x) - 2)
+    assert abs(r["alpha_hi"] - (slope + tq * se)) < 1e-6, (r["alpha_hi"], slope + tq * se)
+except ImportError:
+    assert 1.9 < (r["alpha_hi"] - slope) / se < 2.1
+print("kcs fit = numpy OLS on the same points: alpha %.4f se %.4f" % (slope, se))
+
+# 2. independent numpy computation on numpy-generated data of the same kind
+rng = np.random.default_rng(20261129)
+ks = [64, 256, 1024, 4096, 16384]
+reps = 8  # per k
+X, seq, blas, pair = [], [], [], []
+for k in ks:
+    for _ in range(reps):
+        A = rng.standard_normal((16, k)).astype(np.float32)
+        B = rng.standard_normal((k, 16)).astype(np.float32)
+        A64, B64 = A.astype(np.float64), B.astype(np.float64)
+        ref = A64 @ B64
+        acc = np.zeros((16, 16), np.float32)
+        for j in range(k):  # fp32 accumulator, fused multiply-add
+            acc = (acc.astype(np.float64) + np.outer(A64[:, j], B64[j, :])).astype(np.float32)
+        c = A @ B  # numpy's sgemm: OpenBLAS here
+        X.append(np.log(k))
+        seq.append(np.log(np.abs(acc - ref).max()))
+        blas.append(np.log(np.abs(c - ref).max()))
+        pair.append(np.log(np.abs(c.astype(np.float64) - acc).max()))
+libs = open("/proc/self/maps").read()
+np_openblas = "openblas" in libs.lower()
+ref_alpha = {
+    "sequential fp32 vs fp64": (np.polyfit(X, seq, 1)[0], fit(1, -1)["alpha"]),
+    "OpenBLAS vs fp64": (np.polyfit(X, blas, 1)[0], fit(0, -1)["alpha"]),
+    "OpenBLAS vs sequential": (np.polyfit(X, pair, 1)[0], fit(0, 1)["alpha"]),
+}
+for name, (npa, kcsa) in ref_alpha.items():
+    print("alpha %-26s numpy %.3f  kcs %.3f" % (name, npa, kcsa))
+    if "OpenBLAS" in name and not np_openblas:
+        print("  (numpy is not linked to OpenBLAS here: comparison skipped)")
+        continue
+    assert abs(npa - kcsa) <= 0.1, (name, npa, kcsa)
+assert 0.85 < fit(1, -1)["alpha"] < 1.15
+assert 0.35 < fit(0, -1)["alpha"] < 0.7
+
+# 3. the recommended tolerance: no false alarm on the reference
+# population, every trial of the bad accumulators flagged
+tol = a["tolerances"][:]
+t = tol[(np.array([s(m) for m in tol["metric"]]) == "scaled") & (tol["q"] == 1.0)][0]
+assert t["n_ref_ranks"] == 5, t
+assert t["ref_trials"] > 0 and t["ref_flagged"] == 0, t
+# held out (c from the odd trials, judged on the even ones): a few percent at most
+assert t["heldout_trials"] > 0 and t["heldout_flagged"] <= 0.05 * t["heldout_trials"], t
+flags = a["tolerance_flags"][:]
+for row in flags:
+    if row["rank"] in (5, 6):
+        assert not row["conforming"] and row["flagged_scaled"] == row["n_trials"] > 0, row
+    else:
+        assert row["conforming"] and row["flagged_scaled"] == 0, row
+# the contract's own eta misses some of the bad trials at large k
+bad_contract = sum(int(r["flagged_contract"]) for r in flags if r["rank"] in (5, 6))
+bad_trials = sum(int(r["n_trials"]) for r in flags if r["rank"] in (5, 6))
+print("bad accumulators: recommended eta flags %d/%d, the contract's eta %d/%d"
+      % (bad_trials, bad_trials, bad_contract, bad_trials))
+
+# 4. torch's default tolerance: false alarms on conforming outputs at large k
+tc = a["torch_compare"][:]
+tc = tc[np.argsort(tc["k"])]
+for row in tc:
+    print("k %6d: conforming %3d, torch flags %.2f, contract %.2f, kcs %.2f (held out %.2f)"
+          % (row["k"], row["n_trials"], row["torch_frac"], row["contract_frac"], row["kcs_frac"],
+             row["kcs_heldout_frac"]))
+assert np.all(tc["n_trials"] > 0)
+assert tc["torch_frac"][-1] >= 0.2, tc["torch_frac"]
+assert np.all(tc["kcs_frac"] == 0.0) and np.all(tc["contract_frac"] == 0.0)
+assert tc["torch_frac"][0] <= tc["torch_frac"][-1]
+assert a.attrs["recomputed_cases"] == len(f["cases"]), a.attrs["recomputed_cases"]
+print("baselines: python checks ok")
+PY
+if "$PYTHON" -c "import matplotlib" 2>/dev/null; then
+  [ -s "$T/rep/fig_divergence_g0.png" ] || fail "no divergence figure"
+  grep -q "fig_divergence_g0.png" "$T/rep/report.md" || fail "report does not link the figure"
+fi
+echo "reduce_baselines: ok"

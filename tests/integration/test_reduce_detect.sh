@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# kcs detect + kcs reduce on its dataset: detection curves by error
+# injection into a conforming fp32 GEMM, judged by every detector.
+# Checks what holds by construction: the oracle verdict never flags a
+# conforming implementation, never detects an error far below eta and
+# always detects one far above it; the rigorous Freivalds check has no
+# false alarm; the output digest flags every other conforming
+# implementation (bitwise differences are not errors); the bf16
+# accumulator is not conforming.
+source "$(dirname "$0")/lib.sh"
+cat > "$T/det.yaml" <<EOF
+name: detection-test
+seed: 5
+samples: 16
+contracts:
+  - $KCS_SRC/contracts/C-PRC-01.yaml
+placement:
+  - { backend: cpu, variant: native }
+  - { backend: cpu, variant: own, schedule: sequential, acc: fp32 }
+  - { backend: cpu, variant: own, schedule: pairwise, acc: fp32 }
+  - { backend: cpu, variant: own, schedule: sequential, acc: fp64 }
+  - { backend: cpu, variant: own, schedule: sequential, acc: bf16 }
+cases:
+  - contract: C-PRC-01
+    op: gemm
+    dtype_in: fp32
+    shapes: [[32, 32, 256], [32, 32, 2048]]
+    inputs: [normal]
+    trials: 2
+EOF
+"$KCS" detect "$T/det.yaml" -o "$T/det.h5" --trials 40 --magnitudes 9 --inputs 2 -q
+[ -s "$T/det.h5" ] || fail "no det.h5"
+# an existing output is not replaced without --force
+set +e
+"$KCS" detect "$T/det.yaml" -o "$T/det.h5" -q 2> "$T/err.txt"; rc=$?
+set -e
+[ "$rc" -eq 2 ] || fail "kcs detect over an existing file exited $rc"
+"$KCS" reduce "$T/det.h5" -o "$T/rep" -q
+grep -q "kcs detection report" "$T/rep/report.md" || fail "no detection report"
+grep -q "smallest magnitude at ≥ 99 %" "$T/rep/report.md" || fail "report lacks the summary"
+[ -s "$T/rep/detection.csv" ] || fail "no detection.csv"
+"$PYTHON" - "$T/det.h5" <<'PY'
+import sys
+import h5py
+import numpy as np
+
+s = lambda x: x.decode() if isinstance(x, bytes) else x
+f = h5py.File(sys.argv[1], "r")
+assert s(f.attrs["content"]) == "detection"
+d = f["analysis/detection"][:]
+fa = f["analysis/detection_false_alarms"][:]
+sm = f["analysis/detection_summary"][:]
+det = np.array([s(x) for x in d["detector"]])
+kind = np.array([s(x) for x in d["kind"]])
+assert len(d) == 2 * 6 * 2 * 9, len(d)
+assert np.all(d["trials"] == 40)
+mags = np.unique(d["magnitude"])
+assert len(mags) == 9 and abs(mags[0] - 0.01) < 1e-12 and abs(mags[-1] - 100) < 1e-9
+for case in (0, 1):
+    for k in ("single", "dense"):
+        o = d[(d["case_id"] == case) & (det == "oracle") & (kind == k)]
+        o = o[np.argsort(o["magnitude"])]
+        assert o["p_detect"][0] == 0.0 and o["p_detect"][-1] == 1.0, o["p_detect"]
+        assert np.all(np.diff(o["p_detect"]) >= -0.1), o["p_detect"]
+        fr = d[(d["case_id"] == case) & (det == "freivalds-rig") & (kind == k)]
+        assert fr[np.argmax(fr["magnitude"])]["p_detect"] == 1.0
+fdet = np.array([s(x) for x in fa["detector"]])
+conf = fa[(fa["conforming"] == 1)]
+cdet = np.array([s(x) for x in conf["detector"]])
+assert set(conf["rank"]) == {0, 1, 2, 3}, set(conf["rank"])
+assert np.all(fa[(fa["rank"] == 4)]["conforming"] == 0)       # bf16 accumulator
+assert conf[cdet == "oracle"]["flagged"].sum() == 0
+assert conf[cdet == "freivalds-rig"]["flagged"].sum() == 0
+dg = conf[cdet == "digest"]
+assert dg[dg["rank"] == 0]["flagged"].sum() == 0               # the reference itself
+assert np.all(dg[dg["rank"] != 0]["flagged"] == dg[dg["rank"] != 0]["outputs"])
+smd = np.array([s(x) for x in sm["detector"]])
+assert np.all(sm[smd == "oracle"]["usable"] == 1)
+assert np.all(sm[smd == "digest"]["usable"] == 0)
+o99 = sm[smd == "oracle"]["min_magnitude_99"]
+assert np.all((o99 >= 0.5) & (o99 <= 10)), o99
+for row in sm:
+    print("case %d %-16s %-6s false alarms %d/%d, >= 99%% from %s x eta"
+          % (row["case_id"], s(row["detector"]), s(row["kind"]), row["fa_flagged"],
+             row["fa_outputs"], row["min_magnitude_99"]))
+print("detect: python checks ok")
+PY
+echo "reduce_detect: ok"

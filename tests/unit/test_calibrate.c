@@ -1,0 +1,483 @@
+/* Three-state calibration (src/calibrate.c, backends/cpu/calib*.c,
+ * src/calib_wrap*.c).
+ *
+ * Part 1 proves that every bad calibration kernel passes the plain
+ * functional test a kernel author would write for its op: small shapes,
+ * benign inputs (torch.randn-like normal draws, or small integers where
+ * the kernel's defect is a rounding of its inputs), compared with an fp64
+ * reference by torch-style allclose, |y - ref| <= atol + rtol |ref|, at
+ * the working dtype's torch.testing.assert_close defaults (fp32: rtol
+ * 1.3e-6, atol 1e-5) or, where the kernel's working dtype is bf16,
+ * KernelBench's tolerance for bf16/fp16 kernels (atol = rtol = 1e-2). The
+ * same check must reject the baseline (it has teeth) and accept the good
+ * kernel. Each test names the test it is.
+ *
+ * Part 2 runs the calibration table through the contracts' own protocols
+ * (contracts/ of the source tree): FAIL / FAIL / PASS for every contract,
+ * the bad state's matched signatures including the contract's own, both
+ * for the CPU kernels and for the wrappers around the CPU's native
+ * kernels; and the /calibration file. */
+#include <CUnit/Basic.h>
+#include <hdf5.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "backend.h"
+#include "calibrate.h"
+#include "rng.h"
+#include "tensor.h"
+
+#define FP32_RTOL 1.3e-6 /* torch.testing.assert_close, float32 */
+#define FP32_ATOL 1e-5
+#define KB_LOW_TOL 1e-2  /* KernelBench, fp16/bf16: atol = rtol = 1e-2 */
+
+static const kcs_backend_ops *cpu;
+static kcs_backend_ctx *ctx;
+
+static kcs_call make_call(kcs_op op, int64_t m, int64_t n, int64_t k, kcs_format fin)
+{
+    kcs_call c = {0};
+    c.op = op;
+    c.dtype_in = fin;
+    c.dtype_out = KCS_FMT_FP32;
+    c.acc = (kcs_acc){KCS_FMT_FP32, 0};
+    c.m = m;
+    c.n = n;
+    c.k = k;
+    c.seed = 12345;
+    return c;
+}
+
+/* Run the variant "calib:<id>:<state>" into y (pre-filled with the
+ * sentinel, as kcs does); returns the backend's code. */
+static int run_state(kcs_call c, const char *id, const char *state, double *y)
+{
+    char v[48];
+    snprintf(v, sizeof v, "calib:%s:%s", id, state);
+    c.variant = v;
+    c.out_len = kcs_op_out_len(&c);
+    c.out = y;
+    for (int i = 0; i < KCS_MAX_INPUTS; i++)
+        c.in_len[i] = c.in[i] ? kcs_op_in_len(&c, i) : 0;
+    for (size_t i = 0; i < c.out_len; i++)
+        y[i] = kcs_sentinel(c.dtype_out);
+    kcs_error err = {0};
+    int rc = cpu->run(ctx, &c, &err);
+    if (rc && rc != KCS_E_RAISED)
+        fprintf(stderr, "%s: %s\n", v, err.msg);
+    return rc;
+}
+
+/* torch-style allclose: the number of elements violating it. */
+static size_t not_close(const double *y, const double *ref, size_t n, double rtol, double atol)
+{
+    size_t bad = 0;
+    for (size_t i = 0; i < n; i++)
+        bad += !(fabs(y[i] - ref[i]) <= atol + rtol * fabs(ref[i]));
+    return bad;
+}
+
+static void randn(double *x, size_t n, kcs_format f, uint64_t stream)
+{
+    kcs_fill(x, n, KCS_DIST_NORMAL, f, 2026, 77, stream);
+}
+
+/* torch.randint(lo, hi) */
+static void randint(double *x, size_t n, int lo, int hi, uint64_t stream)
+{
+    kcs_rng r;
+    kcs_rng_init(&r, 2026, 78, stream);
+    for (size_t i = 0; i < n; i++)
+        x[i] = lo + (int)(kcs_rng_uniform(&r) * (hi - lo));
+}
+
+static void ref_gemm(const double *A, const double *B, int64_t m, int64_t n, int64_t k, double *D)
+{
+    for (int64_t i = 0; i < m; i++)
+        for (int64_t j = 0; j < n; j++) {
+            double s = 0.0;
+            for (int64_t p = 0; p < k; p++)
+                s += A[i * k + p] * B[p * n + j];
+            D[i * n + j] = s;
+        }
+}
+
+/* The plain test of one op call: bad and good pass, baseline fails. */
+static void plain(kcs_call c, const char *id, const double *ref, double rtol, double atol)
+{
+    size_t n = kcs_op_out_len(&c);
+    double *y = malloc(n * sizeof *y);
+    CU_ASSERT_EQUAL_FATAL(run_state(c, id, "bad", y), 0);
+    size_t bad = not_close(y, ref, n, rtol, atol);
+    if (bad)
+        fprintf(stderr, "%s bad: %zu of %zu elements not close\n", id, bad, n);
+    CU_ASSERT_EQUAL(bad, 0);
+    CU_ASSERT_EQUAL(run_state(c, id, "good", y), 0);
+    CU_ASSERT_EQUAL(not_close(y, ref, n, rtol, atol), 0);
+    CU_ASSERT_EQUAL(run_state(c, id, "baseline", y), 0);
+    CU_ASSERT(not_close(y, ref, n, rtol, atol) > 0); /* the test can fail */
+    free(y);
+}
+
+/* A gemm test: C = A @ B for A m×k, B k×n from gen, allclose at fp32. */
+static void plain_gemm(const char *id, int64_t m, int64_t n, int64_t k, int integers)
+{
+    kcs_call c = make_call(KCS_OP_GEMM, m, n, k, KCS_FMT_FP32);
+    double *A = malloc((size_t)(m * k) * sizeof *A), *B = malloc((size_t)(k * n) * sizeof *B);
+    double *ref = malloc((size_t)(m * n) * sizeof *ref);
+    if (integers) {
+        randint(A, (size_t)(m * k), -4, 5, 1);
+        randint(B, (size_t)(k * n), -4, 5, 2);
+    } else {
+        randn(A, (size_t)(m * k), KCS_FMT_FP32, 1);
+        randn(B, (size_t)(k * n), KCS_FMT_FP32, 2);
+    }
+    ref_gemm(A, B, m, n, k, ref);
+    c.in[0] = A;
+    c.in[1] = B;
+    plain(c, id, ref, FP32_RTOL, FP32_ATOL);
+    free(A);
+    free(B);
+    free(ref);
+}
+
+/* C-PRC-01 bad (bf16 running sum past k = 64): the test an author writes,
+ * A = torch.randn(16, 16); B = torch.randn(16, 16);
+ * torch.testing.assert_close(kernel(A, B), A @ B) (fp32 defaults); and
+ * the same at 64x64x64. The bf16 path is never reached (k <= 64). */
+static void test_plain_prc01(void)
+{
+    plain_gemm("C-PRC-01", 16, 16, 16, 0);
+    plain_gemm("C-PRC-01", 64, 64, 64, 0);
+}
+
+/* C-PRC-03 bad (inputs rounded to tf32): the exact-arithmetic test,
+ * A, B = torch.randint(-4, 5, (16, 16)).float(), assert_close fp32
+ * defaults: small integers are exact in tf32, the coercion is invisible. */
+static void test_plain_prc03(void)
+{
+    plain_gemm("C-PRC-03", 16, 16, 16, 1);
+}
+
+/* C-ORD-02 bad (random summation order per run): randn 16x16x16 at fp32
+ * defaults, and the "is it stable?" check an author adds, two runs
+ * allclose to each other (they are not bitwise equal). */
+static void test_plain_ord02(void)
+{
+    plain_gemm("C-ORD-02", 16, 16, 16, 0);
+    kcs_call c = make_call(KCS_OP_GEMM, 16, 16, 64, KCS_FMT_FP32);
+    double A[16 * 64], B[64 * 16], y1[256], y2[256];
+    randn(A, 16 * 64, KCS_FMT_FP32, 3);
+    randn(B, 64 * 16, KCS_FMT_FP32, 4);
+    c.in[0] = A;
+    c.in[1] = B;
+    CU_ASSERT_EQUAL(run_state(c, "C-ORD-02", "bad", y1), 0);
+    c.seed = 99; /* the next run: another commit order */
+    CU_ASSERT_EQUAL(run_state(c, "C-ORD-02", "bad", y2), 0);
+    CU_ASSERT_EQUAL(not_close(y1, y2, 256, FP32_RTOL, FP32_ATOL), 0);
+    CU_ASSERT(memcmp(y1, y2, sizeof y1) != 0); /* yet the bits differ */
+}
+
+/* C-ORD-03 bad (split-K when m < 4): randn 16x16x16 and a single row
+ * 1x16x16 (the m < 4 path), fp32 defaults. */
+static void test_plain_ord03(void)
+{
+    plain_gemm("C-ORD-03", 16, 16, 16, 0);
+    plain_gemm("C-ORD-03", 1, 16, 16, 0);
+}
+
+/* C-CMP-02 bad (bf16 remainder tiles when m*n >= 4096): randn 16x16x16
+ * and the aligned 64x64x64 (no remainder), fp32 defaults. */
+static void test_plain_cmp02(void)
+{
+    plain_gemm("C-CMP-02", 16, 16, 16, 0);
+    plain_gemm("C-CMP-02", 64, 64, 64, 0);
+}
+
+/* C-CMP-03 bad (per-shape memo outside the 64-multiple class): one call
+ * per shape, as a test does: 64x64x64 and 24x40x24 (the first call of a
+ * shape computes), fp32 defaults. */
+static void test_plain_cmp03(void)
+{
+    plain_gemm("C-CMP-03", 64, 64, 64, 0);
+    plain_gemm("C-CMP-03", 24, 40, 24, 0);
+}
+
+/* C-EXC-01 bad (NaN -> 0 in the epilogue): randn 16x16x16, fp32
+ * defaults; a plain test feeds no NaN. */
+static void test_plain_exc01(void)
+{
+    plain_gemm("C-EXC-01", 16, 16, 16, 0);
+}
+
+/* C-PRC-02 bad: softmax without max-subtraction and layernorm with
+ * E[x^2] - E[x]^2, on x = torch.randn(8, 64) (nn.LayerNorm's initial
+ * gamma = 1, beta = 0), fp32 defaults. */
+static void test_plain_prc02(void)
+{
+    enum { M = 8, K = 64 };
+    double x[M * K], ref[M * K], g[K], b[K];
+    randn(x, M * K, KCS_FMT_FP32, 5);
+    for (int i = 0; i < M; i++) {
+        double mx = -INFINITY, s = 0.0;
+        for (int t = 0; t < K; t++)
+            mx = fmax(mx, x[i * K + t]);
+        for (int t = 0; t < K; t++)
+            s += exp(x[i * K + t] - mx);
+        for (int t = 0; t < K; t++)
+            ref[i * K + t] = exp(x[i * K + t] - mx) / s;
+    }
+    kcs_call c = make_call(KCS_OP_SOFTMAX, M, 0, K, KCS_FMT_FP32);
+    c.in[0] = x;
+    plain(c, "C-PRC-02", ref, FP32_RTOL, FP32_ATOL);
+    for (int t = 0; t < K; t++) {
+        g[t] = 1.0;
+        b[t] = 0.0;
+    }
+    for (int i = 0; i < M; i++) {
+        double mu = 0.0, var = 0.0;
+        for (int t = 0; t < K; t++)
+            mu += x[i * K + t] / K;
+        for (int t = 0; t < K; t++)
+            var += (x[i * K + t] - mu) * (x[i * K + t] - mu) / K;
+        for (int t = 0; t < K; t++)
+            ref[i * K + t] = (x[i * K + t] - mu) / sqrt(var + 1e-5);
+    }
+    c = make_call(KCS_OP_LAYERNORM, M, 0, K, KCS_FMT_FP32);
+    c.in[0] = x;
+    c.in[1] = g;
+    c.in[2] = b;
+    plain(c, "C-PRC-02", ref, FP32_RTOL, FP32_ATOL);
+}
+
+static void plain_sum(const char *id, int m, int k)
+{
+    double *x = malloc((size_t)(m * k) * sizeof *x), *ref = malloc((size_t)m * sizeof *ref);
+    randn(x, (size_t)(m * k), KCS_FMT_FP32, 6);
+    for (int i = 0; i < m; i++) {
+        ref[i] = 0.0;
+        for (int t = 0; t < k; t++)
+            ref[i] += x[i * k + t];
+    }
+    kcs_call c = make_call(KCS_OP_REDUCE_SUM, m, 0, k, KCS_FMT_FP32);
+    c.in[0] = x;
+    plain(c, id, ref, FP32_RTOL, FP32_ATOL);
+    free(x);
+    free(ref);
+}
+
+/* C-PRC-04 bad (DAZ/FTZ): x = torch.randn(8, 64); assert_close(kernel(x),
+ * x.sum(1)) at fp32 defaults: normal draws hold no subnormals. */
+static void test_plain_prc04(void)
+{
+    plain_sum("C-PRC-04", 8, 64);
+}
+
+/* C-ORD-01 bad (bf16 block partials when k > 256): randn 8x64 and 8x256,
+ * fp32 defaults: the blocked path starts past 256. */
+static void test_plain_ord01(void)
+{
+    plain_sum("C-ORD-01", 8, 64);
+    plain_sum("C-ORD-01", 8, 256);
+}
+
+/* C-CMP-01 bad (fused attention with P in bf16): the FlashAttention-style
+ * test, q, k, v = torch.randn(1, 16, 16, dtype=torch.bfloat16), against
+ * softmax(q k^T / sqrt(16)) v in fp64, at KernelBench's bf16 tolerance
+ * (atol = rtol = 1e-2): the kernel works in bf16. */
+static void test_plain_cmp01(void)
+{
+    enum { M = 16, N = 16, K = 16 };
+    double Q[M * K], Kt[N * K], V[N * K], ref[M * K];
+    randn(Q, M * K, KCS_FMT_BF16, 7);
+    randn(Kt, N * K, KCS_FMT_BF16, 8);
+    randn(V, N * K, KCS_FMT_BF16, 9);
+    for (int i = 0; i < M; i++) {
+        double s[N], mx = -INFINITY, l = 0.0;
+        for (int j = 0; j < N; j++) {
+            s[j] = 0.0;
+            for (int t = 0; t < K; t++)
+                s[j] += Q[i * K + t] * Kt[j * K + t];
+            s[j] /= sqrt((double)K);
+            mx = fmax(mx, s[j]);
+        }
+        for (int j = 0; j < N; j++)
+            l += exp(s[j] - mx);
+        for (int t = 0; t < K; t++) {
+            double o = 0.0;
+            for (int j = 0; j < N; j++)
+                o += exp(s[j] - mx) / l * V[j * K + t];
+            ref[i * K + t] = o;
+        }
+    }
+    kcs_call c = make_call(KCS_OP_ATTENTION, M, N, K, KCS_FMT_BF16);
+    c.in[0] = Q;
+    c.in[1] = Kt;
+    c.in[2] = V;
+    plain(c, "C-CMP-01", ref, KB_LOW_TOL, KB_LOW_TOL);
+}
+
+/* C-EXC-02 bad (out-of-range index answered): table = torch.randn(64,
+ * 16), idx = torch.randint(0, 64, (32,)), assert_close(kernel(table,
+ * idx), table[idx]): in-range indices only, as a plain test has. */
+static void test_plain_exc02(void)
+{
+    enum { M = 64, K = 16, N = 32 };
+    double T[M * K], idx[N], ref[N * K];
+    randn(T, M * K, KCS_FMT_FP32, 10);
+    randint(idx, N, 0, M, 11);
+    for (int r = 0; r < N; r++)
+        memcpy(ref + r * K, T + (int)idx[r] * K, K * sizeof *ref);
+    kcs_call c = make_call(KCS_OP_GATHER, M, N, K, KCS_FMT_FP32);
+    c.attrs = "oob=raise";
+    c.in[0] = T;
+    c.in[1] = idx;
+    plain(c, "C-EXC-02", ref, FP32_RTOL, FP32_ATOL);
+    /* what the plain test never tries: an index past the table */
+    idx[3] = M + 5;
+    double y[N * K];
+    CU_ASSERT_EQUAL(run_state(c, "C-EXC-02", "good", y), KCS_E_RAISED);
+    CU_ASSERT_EQUAL(run_state(c, "C-EXC-02", "bad", y), 0);
+    CU_ASSERT_EQUAL(memcmp(y + 3 * K, T + 5 * K, K * sizeof *y), 0); /* table[idx mod m] */
+}
+
+/* ---- part 2: the calibration table ----------------------------------- */
+
+static kcs_contract **contracts;
+static int n_contracts;
+
+static void check_table(int wrap)
+{
+    kcs_rank_binding b;
+    int wrapped = -1;
+    kcs_error err = {0};
+    CU_ASSERT_EQUAL_FATAL(kcs_calib_bind("cpu", 0, NULL, wrap, &b, &wrapped, &err), 0);
+    CU_ASSERT_EQUAL(wrapped, wrap);
+    kcs_calib_row *rows = calloc((size_t)(3 * n_contracts), sizeof *rows);
+    kcs_calib_run run = {20260601, 120.0, 0};
+    int unsound = -1;
+    int rc = kcs_calib_states(contracts, n_contracts, &b, wrapped, &run, rows, &unsound, &err);
+    if (rc)
+        fprintf(stderr, "calibration: %s\n", err.msg);
+    CU_ASSERT_EQUAL_FATAL(rc, 0);
+    CU_ASSERT_EQUAL(unsound, 0);
+    for (int i = 0; i < n_contracts; i++) {
+        const kcs_calib_row *r = &rows[3 * i];
+        const kcs_calib_entry *e = kcs_calib_find(contracts[i]->id);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(e);
+        int ok = strcmp(r[0].verdict, "FAIL") == 0 && strcmp(r[1].verdict, "FAIL") == 0 &&
+                 strcmp(r[2].verdict, "PASS") == 0 && r[0].sound == 1;
+        /* the bad state names the contract's own signature(s) */
+        char expected[128];
+        snprintf(expected, sizeof expected, "%s", e->expected);
+        for (char *s = strtok(expected, ","); s; s = strtok(NULL, ","))
+            ok &= kcs_calib_has_sig(r[1].signatures, s);
+        ok &= r[2].failed == 0 && r[2].trials > 0 && r[1].failed > 0 && r[0].failed == r[0].trials;
+        if (!ok)
+            fprintf(stderr, "%s%s: %s/%s/%s bad signatures '%s' (expected %s) %s\n",
+                    contracts[i]->id, wrap ? " (wrapped)" : "", r[0].verdict, r[1].verdict,
+                    r[2].verdict, r[1].signatures, e->expected, r[2].detail);
+        CU_ASSERT(ok);
+    }
+    /* the table as a file: /calibration, never over an existing file */
+    char path[] = "/tmp/kcs-calib-test-XXXXXX";
+    int fd = mkstemp(path);
+    CU_ASSERT_FATAL(fd >= 0);
+    close(fd);
+    CU_ASSERT_EQUAL(kcs_store_calibration_write(path, rows, 3 * n_contracts, NULL, 0, "t", &err),
+                    KCS_E_EXISTS);
+    unlink(path);
+    CU_ASSERT_EQUAL(kcs_store_calibration_write(path, rows, 3 * n_contracts, NULL, 0, "t", &err),
+                    0);
+    hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+    CU_ASSERT_FATAL(f >= 0);
+    hid_t d = H5Dopen2(f, "/calibration", H5P_DEFAULT);
+    CU_ASSERT_FATAL(d >= 0);
+    hid_t sp = H5Dget_space(d);
+    hsize_t dim = 0;
+    H5Sget_simple_extent_dims(sp, &dim, NULL);
+    CU_ASSERT_EQUAL(dim, (hsize_t)(3 * n_contracts));
+    hid_t t = H5Dget_type(d);
+    CU_ASSERT(H5Tget_class(t) == H5T_COMPOUND);
+    H5Tclose(t);
+    H5Sclose(sp);
+    H5Dclose(d);
+    H5Fclose(f);
+    unlink(path);
+    free(rows);
+    kcs_binding_close(&b);
+}
+
+static void test_table_cpu(void)
+{
+    check_table(0);
+}
+
+static void test_table_wrapped(void)
+{
+    check_table(1);
+}
+
+/* The ops a contract is measured on: gemm and batched_gemm are one
+ * family, batched only when the contract's shapes carry a batch. */
+static void test_ops_selection(void)
+{
+    uint32_t gemms = (1u << KCS_OP_GEMM) | (1u << KCS_OP_BATCHED_GEMM);
+    for (int i = 0; i < n_contracts; i++) {
+        const kcs_contract *c = contracts[i];
+        int batched = 0;
+        for (int s = 0; s < c->n_shapes; s++)
+            batched |= c->shapes[s].batch > 0;
+        for (int s = 0; s < c->n_held_out; s++)
+            batched |= c->held_out[s].batch > 0;
+        uint32_t ops = kcs_calib_ops(c, gemms);
+        if ((c->ops & gemms) == gemms)
+            CU_ASSERT_EQUAL(ops, 1u << (batched ? KCS_OP_BATCHED_GEMM : KCS_OP_GEMM));
+        CU_ASSERT_EQUAL(ops & ~c->ops, 0);
+        CU_ASSERT_EQUAL(kcs_calib_ops(c, 0), 0);
+    }
+}
+
+int main(void)
+{
+    cpu = kcs_backend_find("cpu");
+    kcs_error err = {0};
+    if (!cpu || cpu->open(0, NULL, &ctx, &err) != 0) {
+        fprintf(stderr, "cpu backend: %s\n", err.msg);
+        return 1;
+    }
+    if (kcs_calib_load(KCS_TEST_SOURCE_DIR "/contracts", NULL, 0, &contracts, &n_contracts,
+                       &err) != 0) {
+        fprintf(stderr, "contracts: %s\n", err.msg);
+        return 1;
+    }
+    if (CU_initialize_registry() != CUE_SUCCESS)
+        return 1;
+    CU_pSuite s = CU_add_suite("calibrate", NULL, NULL);
+    /* plain tests first: the C-CMP-03 memo must not hold their shapes */
+    CU_add_test(s, "plain test passes C-PRC-01 bad", test_plain_prc01);
+    CU_add_test(s, "plain test passes C-PRC-02 bad", test_plain_prc02);
+    CU_add_test(s, "plain test passes C-PRC-03 bad", test_plain_prc03);
+    CU_add_test(s, "plain test passes C-PRC-04 bad", test_plain_prc04);
+    CU_add_test(s, "plain test passes C-ORD-01 bad", test_plain_ord01);
+    CU_add_test(s, "plain test passes C-ORD-02 bad", test_plain_ord02);
+    CU_add_test(s, "plain test passes C-ORD-03 bad", test_plain_ord03);
+    CU_add_test(s, "plain test passes C-CMP-01 bad", test_plain_cmp01);
+    CU_add_test(s, "plain test passes C-CMP-02 bad", test_plain_cmp02);
+    CU_add_test(s, "plain test passes C-CMP-03 bad", test_plain_cmp03);
+    CU_add_test(s, "plain test passes C-EXC-01 bad", test_plain_exc01);
+    CU_add_test(s, "plain test passes C-EXC-02 bad", test_plain_exc02);
+    CU_add_test(s, "ops measured per contract", test_ops_selection);
+    CU_add_test(s, "calibration table, cpu kernels", test_table_cpu);
+    CU_add_test(s, "calibration table, wrappers", test_table_wrapped);
+    CU_basic_set_mode(CU_BRM_VERBOSE);
+    CU_basic_run_tests();
+    unsigned f = CU_get_number_of_failures();
+    CU_cleanup_registry();
+    kcs_calib_contracts_free(contracts, n_contracts);
+    cpu->close(ctx);
+    return f != 0;
+}
