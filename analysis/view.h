@@ -31,7 +31,7 @@ typedef struct kcs_view_source {
 /* HDF5 keeps a few KiB per object opened while a file stays open (a
  * 1 GiB dataset of 5000 cases: +25 MiB); the view reopens a source after
  * this many cases so that memory stays flat. */
-#define KCS_VIEW_REOPEN 1000
+#define KCS_VIEW_REOPEN 256
 
 typedef struct kcs_view_case {
     kcs_case_rec rec;                       /* case_id = the index in the view */

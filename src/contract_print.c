@@ -3,6 +3,7 @@
  * that kcs_contract_load reads back, or as one JSON object. Used by
  * `kcs lint`. */
 #include "contract.h"
+#include "json.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -14,29 +15,7 @@ typedef struct out {
 } out;
 
 /* A double-quoted string valid in both JSON and YAML. */
-static void qstr(FILE *f, const char *s)
-{
-    if (!s) {
-        fputs("null", f);
-        return;
-    }
-    fputc('"', f);
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        switch (*p) {
-        case '"': fputs("\\\"", f); break;
-        case '\\': fputs("\\\\", f); break;
-        case '\n': fputs("\\n", f); break;
-        case '\t': fputs("\\t", f); break;
-        case '\r': fputs("\\r", f); break;
-        default:
-            if (*p < 0x20 || *p == 0x7f)
-                fprintf(f, "\\u%04x", *p);
-            else
-                fputc(*p, f);
-        }
-    }
-    fputc('"', f);
-}
+#define qstr kcs_json_str
 
 /* A canonical name: bare in YAML, quoted in JSON. */
 static void name(const out *o, const char *s)

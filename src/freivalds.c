@@ -211,6 +211,7 @@ void kcs_freivalds_probes(uint64_t seed, uint64_t stream, long n, int k, double 
 #define FV_W8_JB 5
 #define FV_W4_RB 2
 #define FV_W4_JB 3
+#define FV_CHUNK 32 /* rows a thread takes at a time (a multiple of 4) */
 
 static inline double fv_tree8(const double *a)
 {
@@ -249,73 +250,78 @@ static inline void fv_ld4(fv_v4d *d, const float *x)
     *d = __builtin_convertvector(f, fv_v4d);
 }
 
+/* Kernels work on [l0, l1) of L and carry their lane sums in memory (acc:
+ * 8 doubles per row and probe, row r probe j at acc + r ars + 8 j), so a
+ * dot product may be split into cache-sized pieces of L without changing
+ * one rounding: each lane still adds its terms in order. l0 is a multiple
+ * of 8; only the last piece has the L mod 8 tail (to lane 0). */
 #define FV_DOT_W8(JB)                                                                        \
-    FV_V4 static void fv_w8_##JB(const float *const *x, long L, const double *V, int k,      \
-                                 double *y)                                                  \
+    FV_V4 static void fv_w8_##JB(const float *const *x, long l0, long l1, const double *V,   \
+                                 long ldv, double *acc, long ars)                            \
     {                                                                                        \
         fv_v8d a[FV_W8_RB][JB];                                                              \
         FV_UNROLL for (int r = 0; r < FV_W8_RB; r++)                                         \
-            FV_UNROLL for (int j = 0; j < JB; j++) a[r][j] = (fv_v8d){0};                    \
-        long l = 0;                                                                          \
-        for (; l + 8 <= L; l += 8) {                                                         \
+            FV_UNROLL for (int j = 0; j < JB; j++)                                           \
+                memcpy(&a[r][j], acc + r * ars + 8 * j, sizeof a[r][j]);                     \
+        long l = l0;                                                                         \
+        for (; l + 8 <= l1; l += 8) {                                                        \
             fv_v8d u[FV_W8_RB];                                                              \
             FV_UNROLL for (int r = 0; r < FV_W8_RB; r++) fv_ld8(&u[r], x[r] + l);            \
             FV_UNROLL for (int j = 0; j < JB; j++) {                                         \
                 fv_v8d w;                                                                    \
-                memcpy(&w, V + j * L + l, sizeof w);                                         \
+                memcpy(&w, V + j * ldv + l, sizeof w);                                       \
                 FV_UNROLL for (int r = 0; r < FV_W8_RB; r++) a[r][j] += u[r] * w;            \
             }                                                                                \
         }                                                                                    \
-        for (; l < L; l++)                                                                   \
+        for (; l < l1; l++)                                                                  \
             for (int r = 0; r < FV_W8_RB; r++)                                               \
                 for (int j = 0; j < JB; j++)                                                 \
-                    a[r][j][0] += (double)x[r][l] * V[j * L + l];                            \
+                    a[r][j][0] += (double)x[r][l] * V[j * ldv + l];                          \
         for (int r = 0; r < FV_W8_RB; r++)                                                   \
-            for (int j = 0; j < JB; j++) {                                                   \
-                double t[8];                                                                 \
-                memcpy(t, &a[r][j], sizeof t);                                               \
-                y[r * k + j] = fv_tree8(t);                                                  \
-            }                                                                                \
+            for (int j = 0; j < JB; j++)                                                     \
+                memcpy(acc + r * ars + 8 * j, &a[r][j], sizeof a[r][j]);                     \
     }
 
 #define FV_DOT_W4(JB)                                                                        \
-    FV_CLONES static void fv_w4_##JB(const float *const *x, long L, const double *V, int k,  \
-                                     double *y)                                              \
+    FV_CLONES static void fv_w4_##JB(const float *const *x, long l0, long l1,                \
+                                     const double *V, long ldv, double *acc, long ars)       \
     {                                                                                        \
         fv_v4d a[FV_W4_RB][JB][2];                                                           \
         FV_UNROLL for (int r = 0; r < FV_W4_RB; r++)                                         \
-            FV_UNROLL for (int j = 0; j < JB; j++) a[r][j][0] = a[r][j][1] = (fv_v4d){0};    \
-        long l = 0;                                                                          \
-        for (; l + 8 <= L; l += 8) {                                                         \
+            FV_UNROLL for (int j = 0; j < JB; j++)                                           \
+                memcpy(&a[r][j], acc + r * ars + 8 * j, sizeof a[r][j]);                     \
+        long l = l0;                                                                         \
+        for (; l + 8 <= l1; l += 8) {                                                        \
             FV_UNROLL for (int h = 0; h < 2; h++) {                                          \
                 fv_v4d u[FV_W4_RB];                                                          \
                 FV_UNROLL for (int r = 0; r < FV_W4_RB; r++) fv_ld4(&u[r], x[r] + l + 4 * h); \
                 FV_UNROLL for (int j = 0; j < JB; j++) {                                     \
                     fv_v4d w;                                                                \
-                    memcpy(&w, V + j * L + l + 4 * h, sizeof w);                             \
+                    memcpy(&w, V + j * ldv + l + 4 * h, sizeof w);                           \
                     FV_UNROLL for (int r = 0; r < FV_W4_RB; r++) a[r][j][h] += u[r] * w;     \
                 }                                                                            \
             }                                                                                \
         }                                                                                    \
-        for (; l < L; l++)                                                                   \
+        for (; l < l1; l++)                                                                  \
             for (int r = 0; r < FV_W4_RB; r++)                                               \
                 for (int j = 0; j < JB; j++)                                                 \
-                    a[r][j][0][0] += (double)x[r][l] * V[j * L + l];                         \
+                    a[r][j][0][0] += (double)x[r][l] * V[j * ldv + l];                       \
         for (int r = 0; r < FV_W4_RB; r++)                                                   \
-            for (int j = 0; j < JB; j++) {                                                   \
-                double t[8];                                                                 \
-                memcpy(t, &a[r][j][0], 4 * sizeof(double));                                  \
-                memcpy(t + 4, &a[r][j][1], 4 * sizeof(double));                             \
-                y[r * k + j] = fv_tree8(t);                                                  \
-            }                                                                                \
+            for (int j = 0; j < JB; j++)                                                     \
+                memcpy(acc + r * ars + 8 * j, &a[r][j], sizeof a[r][j]);                     \
     }
 
-/* *wabs = sum_l |x_l| w_l (w NULL: w = 1), *sq = sum_l x_l^2 (16 lanes). */
-FV_CLONES3 static void fv_aux(const float *x, long L, const double *w, double *wabs, double *sq)
+/* Lane state st[32] (16 lanes of sum |x_l| w_l, 16 of sum x_l^2) over
+ * [l0, l1): l0 a multiple of 16, the tail (to lane 0) only at the end. */
+FV_CLONES3 static void fv_aux(const float *x, long l0, long l1, const double *w, double *st)
 {
-    fv_v8d s0 = {0}, s1 = {0}, q0 = {0}, q1 = {0};
-    long l = 0;
-    for (; l + 16 <= L; l += 16) {
+    fv_v8d s0, s1, q0, q1;
+    memcpy(&s0, st, sizeof s0);
+    memcpy(&s1, st + 8, sizeof s1);
+    memcpy(&q0, st + 16, sizeof q0);
+    memcpy(&q1, st + 24, sizeof q1);
+    long l = l0;
+    for (; l + 16 <= l1; l += 16) {
         fv_v8d u0, u1, b0, b1;
         fv_ld8(&u0, x + l);
         fv_ld8(&u1, x + l + 8);
@@ -333,17 +339,25 @@ FV_CLONES3 static void fv_aux(const float *x, long L, const double *w, double *w
         q0 += u0 * u0;
         q1 += u1 * u1;
     }
-    for (; l < L; l++) {
+    for (; l < l1; l++) {
         double u = x[l];
         s0[0] += fabs(u) * (w ? w[l] : 1.0);
         q0[0] += u * u;
     }
-    s0 += s1;
-    q0 += q1;
+    memcpy(st, &s0, sizeof s0);
+    memcpy(st + 8, &s1, sizeof s1);
+    memcpy(st + 16, &q0, sizeof q0);
+    memcpy(st + 24, &q1, sizeof q1);
+}
+
+static void fv_aux_final(const double *st, double *wabs, double *sq)
+{
     double t[8];
-    memcpy(t, &s0, sizeof t);
+    for (int v = 0; v < 8; v++)
+        t[v] = st[v] + st[8 + v];
     *wabs = fv_tree8(t);
-    memcpy(t, &q0, sizeof t);
+    for (int v = 0; v < 8; v++)
+        t[v] = st[16 + v] + st[24 + v];
     *sq = fv_tree8(t);
 }
 
@@ -356,30 +370,30 @@ FV_DOT_W4(1)
 FV_DOT_W4(2)
 FV_DOT_W4(3)
 
-/* All k probes for one group of rows (FV_W8_RB or FV_W4_RB of them), in
- * blocks of at most FV_W8_JB / FV_W4_JB probes with balanced sizes. */
-static void fv_dot_rows(const float *const *x, bool w8, long L, const double *V, int k,
-                        double *y)
+/* [l0, l1) of all k probes for one group of rows (FV_W8_RB or FV_W4_RB),
+ * in blocks of at most FV_W8_JB / FV_W4_JB probes with balanced sizes. */
+static void fv_dot_piece(const float *const *x, bool w8, long l0, long l1, const double *V,
+                         long L, int k, double *acc, long ars)
 {
     int jmax = w8 ? FV_W8_JB : FV_W4_JB;
     int nblk = (k + jmax - 1) / jmax, j0 = 0;
     for (int b = 0; b < nblk; b++) {
         int jb = (k - j0) / (nblk - b);
         const double *Vb = V + (long)j0 * L;
-        double *yb = y + j0;
+        double *ab = acc + 8 * j0;
         if (w8) {
             switch (jb) {
-            case 1: fv_w8_1(x, L, Vb, k, yb); break;
-            case 2: fv_w8_2(x, L, Vb, k, yb); break;
-            case 3: fv_w8_3(x, L, Vb, k, yb); break;
-            case 4: fv_w8_4(x, L, Vb, k, yb); break;
-            default: fv_w8_5(x, L, Vb, k, yb); break;
+            case 1: fv_w8_1(x, l0, l1, Vb, L, ab, ars); break;
+            case 2: fv_w8_2(x, l0, l1, Vb, L, ab, ars); break;
+            case 3: fv_w8_3(x, l0, l1, Vb, L, ab, ars); break;
+            case 4: fv_w8_4(x, l0, l1, Vb, L, ab, ars); break;
+            default: fv_w8_5(x, l0, l1, Vb, L, ab, ars); break;
             }
         } else {
             switch (jb) {
-            case 1: fv_w4_1(x, L, Vb, k, yb); break;
-            case 2: fv_w4_2(x, L, Vb, k, yb); break;
-            default: fv_w4_3(x, L, Vb, k, yb); break;
+            case 1: fv_w4_1(x, l0, l1, Vb, L, ab, ars); break;
+            case 2: fv_w4_2(x, l0, l1, Vb, L, ab, ars); break;
+            default: fv_w4_3(x, l0, l1, Vb, L, ab, ars); break;
             }
         }
         j0 += jb;
@@ -413,38 +427,52 @@ typedef struct fv_ctx {
     double *ratio, *thresh, *thr_rig, *thr_prob, *rmax, *resid, *cr;
     int *wprobe;
     atomic_long next;
-    long chunk;
-    int pass; /* 0: B, 1: A and C */
+    atomic_bool failed; /* a worker could not get its workspace */
+    int pass;           /* 0: B, 1: A and C */
     bool w8;  /* use the x86-64-v4 kernels */
 } fv_ctx;
 
-/* Row pointers for the group starting at row i0 of X (ld columns), the
- * last valid row repeated to fill the kernel's row count. */
-static int fv_group(const fv_ctx *c, const float *X, long ld, long i0, long i1,
-                    const float **x)
+/* Rows [r0, r1) (at most FV_CHUNK) of X, row length L: y[(r-r0) k + j] =
+ * sum_l X_rl V_jl and the fv_aux sums (weights w) in wabs[], sq[]. L is
+ * cut in pieces sized so that the probes' piece and the rows' piece stay
+ * in L2 while every row group uses them; the lane sums live in ws (see the
+ * kernels), so the pieces do not change the result. */
+static void fv_block(const fv_ctx *c, const float *X, long r0, long r1, long L,
+                     const double *V, const double *w, double *ws, double *y, double *wabs,
+                     double *sq)
 {
-    int rb = c->w8 ? FV_W8_RB : FV_W4_RB;
-    int valid = i1 - i0 < rb ? (int)(i1 - i0) : rb;
-    for (int r = 0; r < rb; r++)
-        x[r] = X + (i0 + (r < valid ? r : valid - 1)) * ld;
-    return valid;
+    int k = c->k, rb = c->w8 ? FV_W8_RB : FV_W4_RB;
+    long ars = 8L * k, nrow = r1 - r0;
+    double *acc = ws, *aux = ws + (FV_CHUNK + FV_W8_RB) * ars;
+    memset(acc, 0, sizeof(double) * (size_t)((nrow + rb) * ars));
+    memset(aux, 0, sizeof(double) * (size_t)(32 * nrow));
+    long lc = (384L << 10) / (8L * k + 4L * FV_CHUNK);
+    lc = lc < 256 ? 256 : lc / 16 * 16;
+    for (long l0 = 0; l0 < L; l0 += lc) {
+        long l1 = l0 + lc < L ? l0 + lc : L;
+        for (long g = r0; g < r1; g += rb) {
+            const float *x[FV_W8_RB];
+            int valid = r1 - g < rb ? (int)(r1 - g) : rb;
+            for (int r = 0; r < rb; r++)
+                x[r] = X + (g + (r < valid ? r : valid - 1)) * L;
+            fv_dot_piece(x, c->w8, l0, l1, V, L, k, acc + (g - r0) * ars, ars);
+            for (int r = 0; r < valid; r++)
+                fv_aux(x[r], l0, l1, w, aux + 32 * (g - r0 + r));
+        }
+    }
+    for (long r = 0; r < nrow; r++) {
+        for (int j = 0; j < k; j++)
+            y[r * k + j] = fv_tree8(acc + r * ars + 8 * j);
+        fv_aux_final(aux + 32 * r, &wabs[r], &sq[r]);
+    }
 }
 
-static void fv_rows_B(fv_ctx *c, long p0, long p1)
+static void fv_rows_B(fv_ctx *c, long p0, long p1, double *ws, double *y)
 {
-    double y[FV_W8_RB * KCS_FV_MAX_PROBES];
-    const float *x[FV_W8_RB];
-    int k = c->k;
-    for (long p = p0; p < p1;) {
-        int valid = fv_group(c, c->B, c->n, p, p1, x);
-        fv_dot_rows(x, c->w8, c->n, c->Rt, k, y);
-        for (int r = 0; r < valid; r++) {
-            for (int j = 0; j < k; j++)
-                c->BRt[(long)j * c->kk + p + r] = y[r * k + j];
-            fv_aux(x[r], c->n, NULL, &c->beta[p + r], &c->sqB[p + r]);
-        }
-        p += valid;
-    }
+    fv_block(c, c->B, p0, p1, c->n, c->Rt, NULL, ws, y, c->beta + p0, c->sqB + p0);
+    for (long p = p0; p < p1; p++)
+        for (int j = 0; j < c->k; j++)
+            c->BRt[(long)j * c->kk + p] = y[(p - p0) * c->k + j];
 }
 
 /* c x with 0 * inf = 0: an all-zero row has no rounding error to bound. */
@@ -502,23 +530,15 @@ static void fv_finish_row(fv_ctx *c, long i, const double *ya, const double *yc,
         c->rmax[i] = nan ? NAN : rm;
 }
 
-static void fv_rows_AC(fv_ctx *c, long i0, long i1)
+static void fv_rows_AC(fv_ctx *c, long i0, long i1, double *ws, double *y)
 {
-    double ya[FV_W8_RB * KCS_FV_MAX_PROBES], yc[FV_W8_RB * KCS_FV_MAX_PROBES];
-    const float *xa[FV_W8_RB], *xc[FV_W8_RB];
-    int k = c->k;
-    for (long i = i0; i < i1;) {
-        int valid = fv_group(c, c->A, c->kk, i, i1, xa);
-        fv_group(c, c->C, c->n, i, i1, xc);
-        fv_dot_rows(xa, c->w8, c->kk, c->BRt, k, ya);
-        fv_dot_rows(xc, c->w8, c->n, c->Rt, k, yc);
-        for (int r = 0; r < valid; r++) {
-            double sAb, nA2, sC, nC2;
-            fv_aux(xa[r], c->kk, c->beta, &sAb, &nA2);
-            fv_aux(xc[r], c->n, NULL, &sC, &nC2);
-            fv_finish_row(c, i + r, ya + r * k, yc + r * k, sAb, nA2, sC, nC2);
-        }
-        i += valid;
+    double sab[FV_CHUNK], na2[FV_CHUNK], sc[FV_CHUNK], nc2[FV_CHUNK];
+    double *ya = y, *yc = y + (long)FV_CHUNK * c->k;
+    fv_block(c, c->A, i0, i1, c->kk, c->BRt, c->beta, ws, ya, sab, na2);
+    fv_block(c, c->C, i0, i1, c->n, c->Rt, NULL, ws, yc, sc, nc2);
+    for (long i = i0; i < i1; i++) {
+        long r = i - i0;
+        fv_finish_row(c, i, ya + r * c->k, yc + r * c->k, sab[r], na2[r], sc[r], nc2[r]);
     }
 }
 
@@ -526,16 +546,28 @@ static void *fv_worker(void *arg)
 {
     fv_ctx *c = arg;
     long rows = c->pass == 0 ? c->kk : c->m;
+    /* lane sums of FV_CHUNK (+ padding) rows, aux lanes, two k-vectors per row */
+    size_t nws = (size_t)(FV_CHUNK + FV_W8_RB) * 8 * c->k + 32 * FV_CHUNK;
+    double *ws = malloc(sizeof(double) * nws);
+    double *y = malloc(sizeof(double) * 2 * FV_CHUNK * (size_t)c->k);
+    if (!ws || !y) {
+        atomic_store(&c->failed, true);
+        free(ws);
+        free(y);
+        return NULL;
+    }
     for (;;) {
-        long r0 = atomic_fetch_add(&c->next, c->chunk);
+        long r0 = atomic_fetch_add(&c->next, FV_CHUNK);
         if (r0 >= rows)
             break;
-        long r1 = r0 + c->chunk < rows ? r0 + c->chunk : rows;
+        long r1 = r0 + FV_CHUNK < rows ? r0 + FV_CHUNK : rows;
         if (c->pass == 0)
-            fv_rows_B(c, r0, r1);
+            fv_rows_B(c, r0, r1, ws, y);
         else
-            fv_rows_AC(c, r0, r1);
+            fv_rows_AC(c, r0, r1, ws, y);
     }
+    free(ws);
+    free(y);
     return NULL;
 }
 
@@ -543,7 +575,6 @@ static void *fv_worker(void *arg)
 static int fv_run_pass(fv_ctx *c, int pass, int nthr)
 {
     c->pass = pass;
-    c->chunk = 16;
     atomic_store(&c->next, 0);
     pthread_t th[64];
     int started = 0;
@@ -653,6 +684,8 @@ int kcs_freivalds_verify(const float *A, const float *B, const float *C, long m,
         return rc;
     int k = p->probes;
     fv_ctx c = {.A = A, .B = B, .C = C, .m = m, .kk = kk, .n = n, .k = k};
+    atomic_init(&c.next, 0);
+    atomic_init(&c.failed, false);
     c.w8 = !p->portable_kernels && fv_have_v4();
     double *ratio_own = NULL, *Rt = fv_alloc((size_t)n * k, sizeof *Rt);
     c.BRt = fv_alloc((size_t)kk * k, sizeof *c.BRt);
@@ -672,6 +705,10 @@ int kcs_freivalds_verify(const float *A, const float *B, const float *C, long m,
         nB2 += c.sqB[q];
     c.normB = sqrt(nB2);
     fv_run_pass(&c, 1, nthr);
+    if (atomic_load(&c.failed)) {
+        rc = kcs_fail(err, KCS_E_NOMEM, "freivalds: out of memory (thread workspace)");
+        goto out;
+    }
     kcs_fv_result res;
     fv_result(&c, &res);
     res.seconds = fv_now() - t0;

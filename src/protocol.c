@@ -254,8 +254,10 @@ int kcs_protocol_trial(const kcs_contract *c, const kcs_case *cs, int trial,
         if (ref_raises) {
             /* the reference raises (e.g. an out-of-range index under
              * oob=raise) and the kernel answered: nothing to compare */
-            for (size_t i = 0; i < out_len; i++)
+            for (size_t i = 0; i < out_len; i++) {
                 ref[i] = NAN;
+                absref[i] = 0.0;
+            }
         }
         kcs_metrics_compute(out.data, ref, absref, out_len, cs->dtype_out, scale, cs->shape.k,
                             out.sentinel, &o.m);

@@ -7,7 +7,7 @@
 #include "calibrate.h"
 
 /* A JSON string literal (quotes, escapes) of s. */
-void kcs_json_str(FILE *f, const char *s);
+#include "json.h" /* kcs_json_str */
 /* A JSON array of the names of a comma-separated list. */
 void kcs_json_names(FILE *f, const char *list);
 /* A JSON number, or "inf" / null for non-finite values. */

@@ -65,7 +65,7 @@ add_custom_target(kcs_fuzz_h5read ALL DEPENDS ${_h5f_out})
 set(_h5f_work ${CMAKE_CURRENT_BINARY_DIR}/corpus_h5read_work)
 file(MAKE_DIRECTORY ${_h5f_work})
 add_test(NAME fuzz.h5read_bounded
-         COMMAND ${_h5f_out} -max_total_time=60 -rss_limit_mb=2048 -timeout=10 -max_len=256
+         COMMAND ${_h5f_out} -max_total_time=${KCS_FUZZ_TIME} -rss_limit_mb=2048 -timeout=10 -max_len=256
                  -print_final_stats=1 -artifact_prefix=${CMAKE_CURRENT_BINARY_DIR}/h5read-
                  ${_h5f_work} ${_h5f_dir}/corpus_h5read
          WORKING_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR})

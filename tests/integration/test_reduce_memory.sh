@@ -21,7 +21,7 @@ echo "dataset $((s_small / 1048576)) MiB: max RSS $((r_small / 1024)) MiB"
 echo "dataset $((s_big / 1048576)) MiB: max RSS $((r_big / 1024)) MiB"
 # 4x the data may cost a few MiB more (HDF5 metadata cache, per-case
 # tables of O(cases) records), never a fraction of the data
-[ "$r_big" -lt $((r_small + 16 * 1024)) ] || fail "peak memory grew from $r_small to $r_big KiB"
+[ "$r_big" -lt $((r_small + 8 * 1024)) ] || fail "peak memory grew from $r_small to $r_big KiB"
 [ "$r_big" -lt $((s_big / 1024 / 4)) ] || fail "peak memory $r_big KiB is not small against $s_big B"
 grep -q "Divergence baselines" "$T/big.h5.rep/report.md" || fail "no report for the big dataset"
 echo "reduce_memory: ok"

@@ -362,11 +362,12 @@ static void test_prob_model_limit(void)
 }
 
 /* The computed residuals agree with a long-double evaluation on the same
- * probes within the check-error terms the threshold includes. */
+ * probes within the check-error terms the threshold includes. k = 150
+ * makes the kernels cut the rows of A into several cached pieces. */
 static void test_check_arithmetic(void)
 {
     const long m = 30, kk = 700, n = 50;
-    const int k = 7;
+    const int k = 150;
     float *A = fill_normal(m * kk, 61, KCS_FMT_FP32), *B = fill_normal(kk * n, 62, KCS_FMT_FP32);
     float *C = gemm_blas(A, B, m, kk, n);
     kcs_fv_params p = params_for(KCS_FMT_FP32, KCS_FV_RIGOROUS);
@@ -379,28 +380,39 @@ static void test_check_arithmetic(void)
     CU_ASSERT_EQUAL_FATAL(kcs_freivalds_verify(A, B, C, m, kk, n, &p, &r.d, &res, &err), 0);
     double *Rt = malloc(sizeof(double) * (size_t)(n * k));
     kcs_freivalds_probes(p.seed, p.stream, n, k, Rt);
+    long double *br = malloc(sizeof(long double) * (size_t)(kk * k));
+    long double *beta = malloc(sizeof(long double) * (size_t)kk);
+    for (long pp = 0; pp < kk; pp++) {
+        beta[pp] = 0;
+        for (int j = 0; j < k; j++)
+            br[pp * k + j] = 0;
+        for (long l = 0; l < n; l++) {
+            beta[pp] += fabsl((long double)B[pp * n + l]);
+            for (int j = 0; j < k; j++)
+                br[pp * k + j] += (long double)B[pp * n + l] * Rt[j * n + l];
+        }
+    }
     double u64 = 0x1.0p-53, gkn = (kk + n) * u64 / (1 - (kk + n) * u64);
-    for (long i = 0; i < m; i++)
+    for (long i = 0; i < m; i++) {
+        long double absab = 0, absc = 0;
+        for (long pp = 0; pp < kk; pp++)
+            absab += fabsl((long double)A[i * kk + pp]) * beta[pp];
+        for (long l = 0; l < n; l++)
+            absc += fabsl((long double)C[i * n + l]);
         for (int j = 0; j < k; j++) {
-            long double ab = 0, c = 0, absab = 0, absc = 0;
-            for (long pp = 0; pp < kk; pp++) {
-                long double br = 0, beta = 0;
-                for (long l = 0; l < n; l++) {
-                    br += (long double)B[pp * n + l] * Rt[j * n + l];
-                    beta += fabsl((long double)B[pp * n + l]);
-                }
-                ab += (long double)A[i * kk + pp] * br;
-                absab += fabsl((long double)A[i * kk + pp]) * beta;
-            }
-            for (long l = 0; l < n; l++) {
+            long double ab = 0, c = 0;
+            for (long pp = 0; pp < kk; pp++)
+                ab += (long double)A[i * kk + pp] * br[pp * k + j];
+            for (long l = 0; l < n; l++)
                 c += (long double)C[i * n + l] * Rt[j * n + l];
-                absc += fabsl((long double)C[i * n + l]);
-            }
             double ref = (double)(ab - c);
             double bound = gkn * (double)(absab + absc) * 1.01 + 4 * u64 * fabs(ref);
             CU_ASSERT(fabs(r.resid[i * k + j] - ref) <= bound);
             CU_ASSERT(fabs(r.cr[i * k + j] - (double)c) <= gkn * (double)absc * 1.01);
         }
+    }
+    free(br);
+    free(beta);
     free(Rt);
     rows_free(&r);
     free(A);
