@@ -223,7 +223,7 @@ typedef double fv_v8d __attribute__((vector_size(64)));
 typedef float fv_v8f __attribute__((vector_size(32)));
 typedef double fv_v4d __attribute__((vector_size(32)));
 typedef float fv_v4f __attribute__((vector_size(16)));
-typedef unsigned fv_v8u __attribute__((vector_size(32)));
+typedef long long fv_v8l __attribute__((vector_size(64)));
 
 /* Helpers take pointers: 64-byte vectors by value trip -Wpsabi. */
 static inline void fv_ld8(fv_v8d *d, const float *x)
@@ -233,14 +233,13 @@ static inline void fv_ld8(fv_v8d *d, const float *x)
     *d = __builtin_convertvector(f, fv_v8d);
 }
 
-static inline void fv_ld8abs(fv_v8d *d, const float *x)
+/* |d| by clearing the sign bits (exact). */
+static inline void fv_abs8(fv_v8d *d, const fv_v8d *x)
 {
-    fv_v8u b;
-    fv_v8f f;
+    fv_v8l b;
     memcpy(&b, x, sizeof b);
-    b &= 0x7fffffffu;
-    memcpy(&f, &b, sizeof f);
-    *d = __builtin_convertvector(f, fv_v8d);
+    b &= 0x7fffffffffffffffll;
+    memcpy(d, &b, sizeof b);
 }
 
 static inline void fv_ld4(fv_v4d *d, const float *x)
@@ -325,8 +324,8 @@ FV_CLONES3 static void fv_aux(const float *x, long l0, long l1, const double *w,
         fv_v8d u0, u1, b0, b1;
         fv_ld8(&u0, x + l);
         fv_ld8(&u1, x + l + 8);
-        fv_ld8abs(&b0, x + l);
-        fv_ld8abs(&b1, x + l + 8);
+        fv_abs8(&b0, &u0);
+        fv_abs8(&b1, &u1);
         if (w) {
             fv_v8d w0, w1;
             memcpy(&w0, w + l, sizeof w0);
