@@ -469,7 +469,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     /* HDF5 keeps freed blocks for reuse (the 1 MiB conversion buffers of
      * every read would otherwise be fresh pages each time: half the time
      * of a run). HDF5 is not instrumented, so ASan loses nothing. */
-    H5set_free_list_limits(-1, -1, -1, -1, 256 << 20, 64 << 20);
+    H5set_free_list_limits(-1, -1, -1, -1, -1, -1);
     g_verbose = getenv("FUZZ_H5READ_VERBOSE") != NULL;
     const char *dir = access("/dev/shm", W_OK) == 0 ? "/dev/shm" : getenv("TMPDIR");
     snprintf(g_path, sizeof g_path, "%s/kcs-fuzz-h5read-%ld.h5", dir ? dir : "/tmp",
