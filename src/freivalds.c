@@ -16,9 +16,10 @@
  * so every bound term is a matrix-vector product independent of j (one T_i
  * per row), B*R and C*R are computed with exact products, and a corruption
  * d of one element C_il moves every r_ij by exactly |d|: it is caught with
- * certainty once |d| > 2 T_i (uniform(-1,1) probes, as in the paper
- * author's torch harness, scale it by |R_lj|, so detection near the
- * threshold is a coin toss). A nonzero error vector e passes one
+ * certainty once |d| > T_i + max_j |r_ij|, at most 2 T_i when the rest of
+ * the row conforms (uniform(-1,1) probes, as in the paper author's torch
+ * harness, scale it by |R_lj|, so detection near the threshold is a coin
+ * toss). A nonzero error vector e passes one
  * Rademacher probe with probability <= 1/2, all k with <= 2^-k.
  *
  * Rigorous (no conforming GEMM can fail, for any R). With |R| = 1:
@@ -40,8 +41,8 @@
  * accumulation part of r_ij, E1 = sum_l R_lj sum_t delta_t w_t, is a
  * martingale with increments bounded by constants c whose squares add to
  * <= K u^2 (1+gamma_K)^2 sum_l S_il^2 <= K u^2 (1+gamma_K)^2 |a_i|^2 |B|_F^2
- * (Cauchy-Schwarz on S_il); Azuma-Hoeffding (as in Higham-Mary's Lemma 2.4)
- * gives P(|E1| > lambda sqrt(that)) <= 2 exp(-lambda^2/2). The output part
+ * (Cauchy-Schwarz on S_il); the Azuma-Hoeffding inequality (the tool of
+ * Higham-Mary's analysis) gives P(|E1| > lambda sqrt(that)) <= 2 exp(-lambda^2/2). The output part
  * E2 = sum_l R_lj eps_il, |eps_il| <= v/(1-v)|C_il|, needs no model: R is
  * drawn independently of the GEMM, so Hoeffding over R gives
  * P(|E2| > lambda v/(1-v) |c_i|_2) <= 2 exp(-lambda^2/2). Hence
@@ -51,13 +52,15 @@
  * call with probability <= 4 m k exp(-lambda^2/2) =: p, i.e.
  *   lambda = sqrt(2 ln(4 m k / p)),   p = 1e-9 by default
  * (m = 4096, k = 10: lambda = 8.09). No assumption on the data is made
- * (all-positive inputs included); the model itself fails for stagnating
- * sums (K > 2^p with RN: Higham-Mary Sec. 4.3), where only the rigorous
- * mode holds. The variance form K u^2 (A o A)((B o B)(R o R)) suggested in
+ * (all-positive inputs included); the model itself fails when rounding
+ * errors are correlated, e.g. stagnation (addends below half an ulp of the
+ * running sum; a case is in tests/unit/test_freivalds.c), where only the
+ * rigorous mode holds. The variance form K u^2 (A o A)((B o B)(R o R)) suggested in
  * the issue assumes random mean-zero data as well (Higham & Mary, "Sharper
  * probabilistic backward error analysis for basic linear algebra kernels
  * with random data", SISC 42(5) 2020) and is up to sqrt(K) smaller; it
- * does not hold for all-positive inputs, so it is not used.
+ * does not hold for all-positive inputs (recursive fp32 summation, n = 1024:
+ * residual / that threshold = 2.5), so it is not used.
  *
  * Check arithmetic: fp64 throughout, from fp32 data (exact in fp64).
  * |fl(BR) - BR| <= gamma_n(2^-53) beta (exact +-1 products), so the

@@ -21,7 +21,7 @@ typedef enum kcs_fv_mode {
 typedef struct kcs_fv_params {
     kcs_fv_mode mode;
     int probes;          /* k: columns of R, 1..KCS_FV_MAX_PROBES */
-    uint64_t seed;       /* R is drawn from Philox(seed, stream, 0) */
+    uint64_t seed;       /* R: Philox4x32-10 keyed by (seed, stream, "FREI") */
     uint64_t stream;     /* e.g. the case id, so each check draws fresh probes */
     double u_acc;        /* unit roundoff of the GEMM's accumulation (fp32: 2^-24) */
     double u_out;        /* rounding of the accumulator into the stored output

@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "cli.h"
+#include "freivalds.h"
 #include "cpu/cpu.h"
 #include "cpu/profile.h"
 #include "rng.h"
@@ -231,6 +232,8 @@ out:
 
 static const kcs_bench benches[] = {
     {"arith", bench_arith, "GFLOP/s: emulated matrix units vs OpenBLAS sgemm vs own kernel"},
+    {"freivalds", kcs_bench_freivalds,
+     "Freivalds verification vs OpenBLAS sgemm (--false-alarms, --detection)"},
 };
 
 static void bench_usage(FILE *f)

@@ -561,7 +561,7 @@ int kcs_bench_freivalds(int argc, char **argv)
 {
     const char *sizes_s = "512,1024,2048,4096,8192", *probes_s = "10";
     const char *fa_sizes_s = "256,1024,4096", *det_fmts_s = "fp32,bf16";
-    long long threads = 0, greps = 0, vreps = 9, bw_mib = 1024, fa_trials = 1000,
+    long long threads = 0, greps = 0, vreps = 15, bw_mib = 1024, fa_trials = 1000,
               fa_fresh = 2048, fa_gemms = 20, det_n = 1024, det_trials = 100;
     int fa = 0, det = 0, no_cost = 0;
     const kcs_opt opts[] = {
@@ -569,7 +569,7 @@ int kcs_bench_freivalds(int argc, char **argv)
         {'k', "probes", KCS_OPT_STR, &probes_s, "LIST", "probe counts k [10]"},
         {'j', "threads", KCS_OPT_INT, &threads, "N", "threads for the check (0: all CPUs)"},
         {0, "gemm-reps", KCS_OPT_INT, &greps, "N", "sgemm repetitions (0: 5, 3 for n>=4096)"},
-        {0, "reps", KCS_OPT_INT, &vreps, "N", "verification repetitions per mode [9]"},
+        {0, "reps", KCS_OPT_INT, &vreps, "N", "verification repetitions per mode [15]"},
         {0, "bw-mib", KCS_OPT_INT, &bw_mib, "MIB", "buffer for the read-bandwidth sum [1024]"},
         {0, "no-cost", KCS_OPT_FLAG, &no_cost, NULL, "skip the cost sweep"},
         {0, "false-alarms", KCS_OPT_FLAG, &fa, NULL, "run the false-alarm grid"},
@@ -591,7 +591,9 @@ int kcs_bench_freivalds(int argc, char **argv)
         "measured\nin the same run; optionally the false-alarm grid and the detection study.",
         "columns: ratio% = max(verify_rig, verify_prob) / sgemm; MB_read = 3 n^2 fp32 (each "
         "matrix\nread once); %bw = achieved / measured read bandwidth; memfl/arifl = bytes / "
-        "bandwidth,\nflops / measured fp64 rate; x_floor = time / max(memfl, arifl)."};
+        "bandwidth,\nflops / measured fp64 rate; x_floor = time / max(memfl, arifl); %bw "
+        "above 100:\nthe matrices fit in the last-level cache. False-alarm grid: conforming "
+        "checks that\nfailed, and the largest residual / threshold seen (maxtau)."};
     int npos = 0;
     int rc = kcs_cli_parse(&doc, opts, argc, argv, &npos);
     if (rc)

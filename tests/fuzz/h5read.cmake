@@ -1,6 +1,7 @@
 # fuzz_h5read: the libFuzzer target of the HDF5 reader of kcs reduce
-# (tests/fuzz/fuzz_h5read.c), and the ctest test fuzz.h5read_bounded that
-# runs it for 60 s and fails on any finding (crash, sanitizer report, leak,
+# (tests/fuzz/fuzz_h5read.c; cmake --build build --target kcs_fuzz_h5read),
+# and the ctest test fuzz.h5read_bounded that runs it for KCS_FUZZ_TIME
+# (60) s and fails on any finding (crash, sanitizer report, leak,
 # timeout, out-of-memory). Included from tests/fuzz/CMakeLists.txt:
 #   include(${CMAKE_CURRENT_SOURCE_DIR}/h5read.cmake)
 # libFuzzer needs clang, which need not be the project's compiler, so the
@@ -38,12 +39,8 @@ set(_h5f_sources
     ${_h5f_dir}/fuzz_h5read.c ${_h5f_dir}/h5read_recipe.c ${_h5f_dir}/h5read_tables.c
     ${CMAKE_SOURCE_DIR}/src/store_read.c ${CMAKE_SOURCE_DIR}/src/store_h5.c
     ${CMAKE_SOURCE_DIR}/src/store_types.c ${CMAKE_SOURCE_DIR}/src/error.c)
-set(_h5f_headers
-    ${_h5f_dir}/h5read_recipe.h ${_h5f_dir}/h5read_build.h ${CMAKE_SOURCE_DIR}/src/store_read.h
-    ${CMAKE_SOURCE_DIR}/src/store_h5.h ${CMAKE_SOURCE_DIR}/src/store.h
-    ${CMAKE_SOURCE_DIR}/src/error.h ${CMAKE_SOURCE_DIR}/src/study.h
-    ${CMAKE_SOURCE_DIR}/src/contract.h ${CMAKE_SOURCE_DIR}/src/op.h
-    ${CMAKE_SOURCE_DIR}/backends/backend.h)
+file(GLOB _h5f_headers CONFIGURE_DEPENDS ${_h5f_dir}/h5read_*.h ${CMAKE_SOURCE_DIR}/src/*.h
+     ${CMAKE_SOURCE_DIR}/backends/backend.h)
 set(_h5f_includes)
 foreach(d ${CMAKE_SOURCE_DIR}/src ${CMAKE_SOURCE_DIR}/backends ${CMAKE_SOURCE_DIR}/include
           ${HDF5_INCLUDE_DIRS} ${MPI_C_INCLUDE_DIRS})
@@ -60,14 +57,20 @@ add_custom_command(
   COMMAND_EXPAND_LISTS VERBATIM)
 add_custom_target(kcs_fuzz_h5read ALL DEPENDS ${_h5f_out})
 
-# 60 s from the seed corpus; new inputs go to a scratch corpus in the build
-# tree, a failing input to h5read-crash-* (etc.) next to it.
+# KCS_FUZZ_TIME (60) s from the seed corpus; new inputs go to a scratch
+# corpus in the build tree, a failing input to h5read-crash-* (etc.) next to it.
+if(NOT KCS_FUZZ_TIME) # set by tests/fuzz/CMakeLists.txt
+  set(KCS_FUZZ_TIME 60)
+endif()
+math(EXPR _h5f_limit "${KCS_FUZZ_TIME} + 180")
 set(_h5f_work ${CMAKE_CURRENT_BINARY_DIR}/corpus_h5read_work)
 file(MAKE_DIRECTORY ${_h5f_work})
 add_test(NAME fuzz.h5read_bounded
-         COMMAND ${_h5f_out} -max_total_time=${KCS_FUZZ_TIME} -rss_limit_mb=2048 -timeout=10 -max_len=256
-                 -print_final_stats=1 -artifact_prefix=${CMAKE_CURRENT_BINARY_DIR}/h5read-
+         COMMAND ${_h5f_out} -max_total_time=${KCS_FUZZ_TIME} -rss_limit_mb=2048 -timeout=10
+                 -max_len=256 -print_final_stats=1
+                 -artifact_prefix=${CMAKE_CURRENT_BINARY_DIR}/h5read-
                  ${_h5f_work} ${_h5f_dir}/corpus_h5read
          WORKING_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR})
-set_tests_properties(fuzz.h5read_bounded PROPERTIES TIMEOUT 240 LABELS fuzz)
-message(STATUS "fuzz_h5read: built with ${KCS_FUZZ_CLANG}; ctest -R fuzz.h5read_bounded runs it 60 s")
+set_tests_properties(fuzz.h5read_bounded PROPERTIES TIMEOUT ${_h5f_limit} LABELS fuzz)
+message(STATUS "fuzz_h5read: built with ${KCS_FUZZ_CLANG}; "
+               "ctest -R fuzz.h5read_bounded runs it ${KCS_FUZZ_TIME} s")

@@ -320,6 +320,24 @@ static void test_buffer_caps(void)
     H5Fclose(f);
     refused(p, KCS_E_INVAL, "/results", "more than kcs reads");
 
+    f = edit("ranks_huge.h5", &p); /* 2^20 rank records of ~600 bytes */
+    const hsize_t ranks = (hsize_t)1 << 20;
+    kcs_h5_put_i32(f, "complete", 0);
+    kcs_h5_put_i32(f, "n_ranks", (int32_t)ranks);
+    kcs_h5_put_i64(f, "n_cases", 0); /* so that no /results rows are due */
+    t = kcs_h5_rank_type();
+    table(f, "/provenance/ranks", t, ranks, 4096, NULL);
+    H5Tclose(t);
+    t = kcs_h5_case_type();
+    table(f, "/cases", t, 0, 0, NULL);
+    H5Tclose(t);
+    t = kcs_h5_result_type();
+    table(f, "/results", t, 0, 0, NULL);
+    H5Tclose(t);
+    H5Fclose(f);
+    CU_ASSERT_FATAL(ranks * sizeof(kcs_rank_rec) > ((hsize_t)256 << 20)); /* the cap */
+    refused(p, KCS_E_INVAL, "/provenance/ranks", "more than kcs reads");
+
     f = edit("samples_huge.h5", &p);
     kcs_h5_put_i32(f, "n_samples", 1 << 28); /* N_RANKS x 2^28 doubles = 4 GiB */
     H5Fclose(f);
