@@ -3,6 +3,7 @@
  * reported at once as "file:line:col: field: message". Printing the
  * normalized form lives in contract_print.c. */
 #include "contract.h"
+#include "freivalds.h"
 
 #include <ctype.h>
 #include <inttypes.h>
@@ -391,9 +392,22 @@ static void load_oracle(loader *L, struct fy_node *root)
         }
         c->oracle = KCS_ORACLE_MODEL;
         memcpy(c->oracle_profile, prof, len + 1);
+    } else if (!strncmp(buf, "freivalds", 9)) {
+        kcs_fv_params fp;
+        kcs_error fe = {0};
+        kcs_fv_params_default(&fp);
+        if (kcs_fv_oracle_parse(buf, &fp, &fe)) {
+            kcs_yaml_error(L->y, k, field, "%s", fe.msg);
+            return;
+        }
+        c->oracle = KCS_ORACLE_FREIVALDS;
+        c->fv_probes = fp.probes;
+        c->fv_mode = (int)fp.mode;
     } else {
         kcs_yaml_error(L->y, k, field,
-                       "unknown oracle '%s' (expected fp64 | exact | model:<profile>)", buf);
+                       "unknown oracle '%s' (expected fp64 | exact | model:<profile> | "
+                       "freivalds[:k[:mode]])",
+                       buf);
     }
 }
 

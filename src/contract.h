@@ -35,6 +35,7 @@ typedef enum kcs_oracle_kind {
     KCS_ORACLE_FP64 = 0,
     KCS_ORACLE_EXACT,
     KCS_ORACLE_MODEL,
+    KCS_ORACLE_FREIVALDS, /* gemm: batched probabilistic check, no full reference */
 } kcs_oracle_kind;
 
 typedef enum kcs_dist {
@@ -118,6 +119,8 @@ typedef struct kcs_contract {
     /* 6. reference oracle */
     kcs_oracle_kind oracle;
     char oracle_profile[32];
+    int fv_probes;      /* freivalds:k:mode */
+    int fv_mode;        /* kcs_fv_mode */
     /* 7. measurement protocol */
     kcs_shape shapes[KCS_MAX_SHAPES];
     int n_shapes;

@@ -3,6 +3,7 @@
  * that kcs_contract_load reads back, or as one JSON object. Used by
  * `kcs lint`. */
 #include "contract.h"
+#include "freivalds.h"
 #include "json.h"
 
 #include <inttypes.h>
@@ -209,6 +210,11 @@ int kcs_contract_print(const kcs_contract *c, FILE *f, bool json)
     if (c->oracle == KCS_ORACLE_MODEL) {
         char m[48];
         snprintf(m, sizeof m, "model:%s", c->oracle_profile);
+        name(p, m);
+    } else if (c->oracle == KCS_ORACLE_FREIVALDS) {
+        char m[64];
+        snprintf(m, sizeof m, "freivalds:%d:%s", c->fv_probes,
+                 kcs_fv_mode_name((kcs_fv_mode)c->fv_mode));
         name(p, m);
     } else {
         name(p, c->oracle == KCS_ORACLE_EXACT ? "exact" : "fp64");

@@ -134,6 +134,12 @@ int kcs_oracle_run(kcs_oracle_kind kind, const char *profile, const kcs_call *ca
                           "(gemm, batched_gemm, dot, reduce_sum)", kcs_op_name(call->op));
         }
         break;
+    case KCS_ORACLE_FREIVALDS: /* metrics still get the fp64 reference */
+        rc = is_gemm(call->op) ? gemm_fp64(call, ref, absref, &scale, err)
+                               : kcs_fail(err, KCS_E_UNSUPPORTED,
+                                          "oracle: freivalds checks gemm and batched_gemm, not %s",
+                                          kcs_op_name(call->op));
+        break;
     case KCS_ORACLE_MODEL:
         if (!is_gemm(call->op)) {
             rc = kcs_fail(err, KCS_E_UNSUPPORTED, "oracle: model:%s covers gemm and batched_gemm, "

@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "callguard.h"
+#include "freivalds.h"
 #include "inputs.h"
 #include "metrics.h"
 #include "oracle.h"
@@ -129,6 +130,51 @@ static int run_first_row(kcs_rank_binding *b, const kcs_call *full, const kcs_te
     }
     kcs_tensor_free(&t);
     return rc;
+}
+
+/* oracle freivalds:k:mode: check D = A·B per batch on fp32 copies; the
+ * thresholds come from the declared accumulator's unit roundoff. */
+static double freivalds_tau(const kcs_contract *c, const kcs_case *cs, const kcs_call *call,
+                            const double *out, int trial)
+{
+    int64_t m = cs->shape.m, n = cs->shape.n, k = cs->shape.k;
+    int64_t nb = cs->op == KCS_OP_BATCHED_GEMM && cs->shape.batch > 0 ? cs->shape.batch : 1;
+    float *A = malloc((size_t)(m * k) * sizeof *A), *B = malloc((size_t)(k * n) * sizeof *B);
+    float *D = malloc((size_t)(m * n) * sizeof *D);
+    double tau = NAN;
+    if (!A || !B || !D)
+        goto out;
+    kcs_fv_params p;
+    kcs_fv_params_default(&p);
+    p.probes = c->fv_probes;
+    p.mode = (kcs_fv_mode)c->fv_mode;
+    p.seed = cs->seed;
+    p.stream = (uint64_t)trial;
+    p.u_acc = cs->acc.bits > 0 ? ldexp(1.0, -cs->acc.bits) : kcs_format_u(cs->acc.fmt);
+    p.u_out = kcs_format_u(cs->dtype_out) > p.u_acc ? kcs_format_u(cs->dtype_out) : 0.0;
+    p.threads = 1;
+    tau = 0.0;
+    for (int64_t b = 0; b < nb; b++) {
+        for (int64_t i = 0; i < m * k; i++)
+            A[i] = (float)call->in[0][b * m * k + i];
+        for (int64_t i = 0; i < k * n; i++)
+            B[i] = (float)call->in[1][b * k * n + i];
+        for (int64_t i = 0; i < m * n; i++)
+            D[i] = (float)out[b * m * n + i];
+        kcs_fv_result r;
+        kcs_error e = {0};
+        if (kcs_freivalds_verify(A, B, D, (long)m, (long)k, (long)n, &p, NULL, &r, &e)) {
+            tau = NAN;
+            break;
+        }
+        if (!(r.tau <= tau))
+            tau = r.tau;
+    }
+out:
+    free(A);
+    free(B);
+    free(D);
+    return tau;
 }
 
 static double rowsum_err(const double *y, int64_t m, int64_t k)
@@ -272,6 +318,8 @@ int kcs_protocol_trial(const kcs_contract *c, const kcs_case *cs, int trial,
         o.bad_frac = out_len ? (double)above / (double)out_len : 0.0;
         if (cs->op == KCS_OP_SOFTMAX)
             o.rowsum_err = rowsum_err(out.data, cs->shape.m, cs->shape.k);
+        if (c->oracle == KCS_ORACLE_FREIVALDS)
+            o.fv_tau = freivalds_tau(c, cs, &call, out.data, trial);
         if (c->protocol == KCS_PROTO_REPEAT && c->repetitions > 1)
             run_repeats(c, b, &call, &out, io->timeout_s, &o, &kerr);
         else if (c->protocol == KCS_PROTO_BATCH_INVARIANCE && cs->shape.m > 1)

@@ -169,6 +169,11 @@ void kcs_verdict_judge(const kcs_contract *c, const kcs_case *cs, const kcs_obse
         double q = o->raised && cls[i].structure != KCS_TOL_INVARIANT ? NAN
                                                                         : measured(&cls[i], o, vals);
         double t = ratio(q, eta);
+        /* A Freivalds oracle replaces the elementwise comparison: its
+         * per-row thresholds come from the declared accumulator (the same
+         * gamma_k derivation), projected through the probes. */
+        if (c->oracle == KCS_ORACLE_FREIVALDS && cls[i].structure != KCS_TOL_INVARIANT)
+            t = o->raised ? INFINITY : (isnan(o->fv_tau) ? INFINITY : o->fv_tau);
         if (t > v.tau)
             v.tau = t;
     }

@@ -58,6 +58,7 @@ typedef struct kcs_observation {
     int held_out;
     int replayed;
     int trial;
+    double fv_tau;          /* oracle freivalds: max residual / per-row threshold */
 } kcs_observation;
 
 typedef struct kcs_verdict {
