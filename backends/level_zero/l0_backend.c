@@ -188,7 +188,7 @@ static int l0_run(kcs_backend_ctx *ctx, const kcs_call *c, kcs_error *err)
     case KCS_OP_ATTENTION:
     case KCS_OP_GATHER: break;
     default:
-        return kcs_fail(err, KCS_E_UNSUPPORTED, "level_zero: op %s is not implemented",
+        return kcs_fail(err, KCS_E_UNSUPPORTED, "level_zero: op %s is not offered by this backend",
                         kcs_op_name(c->op));
     }
     kcs_l0_types ty;
