@@ -12,10 +12,10 @@
  * (power-of-two scaling) and |t/q| < 2^(25+neab) <= 2^30 for neab <= 5: its
  * truncation fits an int32. The F+1 <= 33 truncated integers sum to less
  * than 2^36 in a double (exact), and S = sum*q is exact; d = round(S) is one
- * rounding of a double. The exact block (neab = inf) scales by the finest
- * quantum 2^qmin of its terms instead; when 2^(E+2-qmin) * (F+1) <= 2^53 the
- * scaled terms are integers whose double sum is exact, otherwise that lane
- * takes the reference step (128-bit / MPFR). Every fast path is checked bit
+ * rounding of a double. The exact block (neab = inf) sums in double with
+ * TwoSum error terms and rounds once; a lane whose sum was inexact where it
+ * matters takes the reference step (128-bit / MPFR); the argument is at the
+ * kernel (blockfma_kern.h). Every fast path is checked bit
  * for bit against kcs_blockfma_step by tests/unit/test_blockfma.c. */
 #include "blockfma_impl.h"
 
@@ -55,12 +55,10 @@ double kcs_bfma_lane_ref(const kcs_bfma_ctx *g, double c, const double *a, const
 
 /* Any profile, any F, and groups with NaN/Inf inputs: the reference step. */
 static void group_ref(const kcs_bfma_ctx *g, double *c, const double *a, const double *ia,
-                      const double *ia0, const double *b, const double *ib, const double *ib0)
+                      const double *b, const double *ib)
 {
     (void)ia;
-    (void)ia0;
     (void)ib;
-    (void)ib0;
     for (int j = 0; j < NJ; j++)
         for (int64_t blk = 0; blk < g->nb; blk++)
             c[j] = kcs_bfma_lane_ref(g, c[j], a + blk * g->F, b + blk * g->F * NJ + j, g->F);
@@ -86,20 +84,18 @@ static kcs_bfma_group_fn pick_group(const kcs_profile_params *p)
     return f ? f : group_ref;
 }
 
-/* Prepared operand element: value (flushed if the profile flushes), 2^-e(x)
- * (+Inf for 0) and 2^-e(x) (0 for 0). Returns false for NaN/Inf. */
-static inline bool prep1(double x, int emin, double tiny, bool flush, double *v, double *is,
-                         double *is0)
+/* Prepared operand element: value (flushed if the profile flushes) and
+ * 2^-e(x) (+Inf for 0). Returns false for NaN/Inf. */
+static inline bool prep1(double x, int emin, double tiny, bool flush, double *v, double *is)
 {
     if (flush && fabs(x) < tiny)
         x = copysign(0.0, x);
     *v = x;
     if (x == 0.0 || !isfinite(x)) {
         *is = INFINITY;
-        *is0 = 0.0;
         return isfinite(x) != 0;
     }
-    *is = *is0 = pow2i(-exp_clamped(x, emin));
+    *is = pow2i(-exp_clamped(x, emin));
     return true;
 }
 
@@ -113,33 +109,32 @@ int kcs_emulated_gemm(const kcs_profile_params *p, int64_t m, int64_t n, int64_t
         return KCS_E_INVAL;
     int64_t nb = k > 0 ? (k + F - 1) / F : 0, kp = nb * F, ng = (n + NJ - 1) / NJ;
     size_t ka = (size_t)(kp ? kp : 1), asz = (size_t)m * ka, bsz = (size_t)ng * NJ * ka;
-    double *av = malloc(sizeof(double) * 3 * asz);
-    double *bv = malloc(sizeof(double) * 3 * bsz);
+    double *av = malloc(sizeof(double) * 2 * asz);
+    double *bv = malloc(sizeof(double) * 2 * bsz);
     char *abad = malloc((size_t)m), *gbad = malloc((size_t)ng);
     int rc = KCS_E_NOMEM;
     if (!av || !bv || !abad || !gbad)
         goto out;
     int emin = kcs_format_get(p->in)->emin;
     double tiny = ldexp(1.0, emin);
-    double *ia = av + asz, *ia0 = ia + asz;
+    double *ia = av + asz;
     for (int64_t i = 0; i < m; i++) {
         bool ok = true;
         for (int64_t kk = 0; kk < kp; kk++) {
             int64_t o = i * kp + kk;
-            ok &= prep1(kk < k ? A[i * k + kk] : 0.0, emin, tiny, p->flush, &av[o], &ia[o],
-                        &ia0[o]);
+            ok &= prep1(kk < k ? A[i * k + kk] : 0.0, emin, tiny, p->flush, &av[o], &ia[o]);
         }
         abad[i] = !ok;
     }
     /* B packed per group of NJ columns: [group][k][lane], zero lanes past n */
-    double *ib = bv + bsz, *ib0 = ib + bsz;
+    double *ib = bv + bsz;
     for (int64_t gi = 0; gi < ng; gi++) {
         bool ok = true;
         for (int64_t kk = 0; kk < kp; kk++)
             for (int j = 0; j < NJ; j++) {
                 int64_t col = gi * NJ + j, o = (gi * kp + kk) * NJ + j;
                 double x = (kk < k && col < n) ? B[kk * n + col] : 0.0;
-                ok &= prep1(x, emin, tiny, p->flush, &bv[o], &ib[o], &ib0[o]);
+                ok &= prep1(x, emin, tiny, p->flush, &bv[o], &ib[o]);
             }
         gbad[gi] = !ok;
     }
@@ -147,11 +142,7 @@ int kcs_emulated_gemm(const kcs_profile_params *p, int64_t m, int64_t n, int64_t
     kcs_bfma_ctx g = {.p = p, .F = F, .ob = kcs_profile_out_bits(p), .nb = nb, .kp = kp};
     g.maxp = ldexp(2.0 - ldexp(1.0, 1 - g.ob), 127);
     g.sck = p->neab == KCS_NEAB_INF ? 1.0 : ldexp(1.0, 23 + p->neab);
-    g.pqs = ldexp(1.0, 2 * (kcs_format_get(p->in)->p - 1));
-    int lgt = 0;
-    while ((1 << lgt) < F + 1)
-        lgt++;
-    g.lim = ldexp(1.0, 51 - lgt); /* terms < 2^(E+2-qmin), F+1 of them: < 2^53 */
+    g.gridmask = (int64_t)((((uint64_t)1) << (52 - g.ob)) - 1);
     kcs_bfma_group_fn fast = pick_group(p);
     const int64_t IT = 64; /* a tile of A rows is reused across the B groups */
     for (int64_t i0 = 0; i0 < m; i0 += IT) {
@@ -166,8 +157,7 @@ int kcs_emulated_gemm(const kcs_profile_params *p, int64_t m, int64_t n, int64_t
                     c[j] = (p->flush && fabs(cv) < FLT_MIN) ? copysign(0.0, cv) : cv;
                 }
                 (abad[i] || gbad[gi] ? group_ref : fast)(&g, c, av + i * kp, ia + i * kp,
-                                                          ia0 + i * kp, bv + go, ib + go,
-                                                          ib0 + go);
+                                                          bv + go, ib + go);
                 for (int j = 0; j < NJ && gi * NJ + j < n; j++)
                     D[i * n + gi * NJ + j] = c[j];
             }

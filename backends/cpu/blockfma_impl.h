@@ -13,18 +13,16 @@ typedef struct kcs_bfma_ctx {
     const kcs_profile_params *p;
     int F, ob;
     double sck;  /* 2^(23 + neab): 1/q = 2^-E * sck */
-    double pqs;  /* 2^(2(p_in - 1)): a product's quantum below e(a)+e(b) */
-    double lim;  /* exact path: 2^(E - qmin) must stay <= lim */
+    int64_t gridmask; /* exact path: the low 52 - ob significand bits */
     double maxp; /* largest finite d: (2 - 2^(1-ob)) * 2^127 */
     int64_t nb, kp; /* blocks along k; padded k */
 } kcs_bfma_ctx;
 
-/* Advance NJ accumulators c over all blocks: a, ia, ia0 are the A row
- * (values, 2^-e or +Inf for 0, 2^-e or 0 for 0), b, ib, ib0 the packed B
+/* Advance NJ accumulators c over all blocks: a, ia are the A row
+ * (values, 2^-e or +Inf for 0), b, ib the packed B
  * group ([k][lane]). */
 typedef void (*kcs_bfma_group_fn)(const kcs_bfma_ctx *g, double *c, const double *a,
-                                  const double *ia, const double *ia0, const double *b,
-                                  const double *ib, const double *ib0);
+                                  const double *ia, const double *b, const double *ib);
 
 /* One lane through kcs_blockfma_step; b points at the lane in a packed block. */
 double kcs_bfma_lane_ref(const kcs_bfma_ctx *g, double c, const double *a, const double *b,

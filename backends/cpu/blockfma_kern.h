@@ -132,10 +132,10 @@ HOT vf vftz(vf x)
     return (vf)(((vi)x & ~m) | ((vi)x & (int32_t)0x80000000 & m)); /* signed 0 */
 }
 
-/* One block of F products for the NJ lanes: a, ia (A row block), b, ib, ib0
+/* One block of F products for the NJ lanes: a, ia (A row block), b, ib
  * (packed B block, [kk][lane]); c in/out. */
 HOT vd block_step(const kcs_bfma_ctx *g, const int kind, vd c, const double *a, const double *ia,
-                  const double *ia0, const double *b, const double *ib, const double *ib0,
+                  const double *b, const double *ib,
                   const int F)
 {
     vl fin = vabs(c) <= DBL_MAX;
@@ -148,22 +148,31 @@ HOT vd block_step(const kcs_bfma_ctx *g, const int kind, vd c, const double *a, 
         vf t = vftz(vftz(p[0] + p[1]) + vftz(p[2] + p[3]));
         d = __builtin_convertvector(vftz(__builtin_convertvector(cin, vf) + t), vd);
     } else if (kind == K_EXACT) {
-        vd m = vinv_scale_c(cin);
-        vd qs = vsel(cin != 0.0, m * 0x1p23, (vd){}); /* 2^-qmin */
-        for (int kk = 0; kk < F; kk++) {
-            m = vmin(m, ia[kk] * vload(ib + kk * NJ));
-            vd t = ia0[kk] * vload(ib0 + kk * NJ) * g->pqs;
-            qs = vsel(t > qs, t, qs);
+        /* No truncation: d = round(c + sum p_i), one rounding of the exact
+         * sum. t = sum p_i in double with TwoSum's error (products are exact
+         * doubles); S = RN(c + t), e2 its TwoSum error, so c + t = S + e2.
+         * round(S + e2) = round(S) unless S is itself a rounding boundary of
+         * the ob-bit grid (a representable value or a midpoint: at most
+         * ob + 1 significant bits, or the fp32 subnormal range) -- S is the
+         * double nearest to the exact sum, so no other boundary lies between
+         * them. Lanes with an inexact t, or e2 != 0 at a boundary, take the
+         * reference step. An exact zero sum is +0 (the model's). */
+        vd t = a[0] * vload(b), eacc = (vd){};
+        for (int kk = 1; kk < F; kk++) {
+            vd pk = a[kk] * vload(b + kk * NJ);
+            vd s = t + pk, bb = s - t;
+            eacc += vabs((t - (s - bb)) + (pk - bb));
+            t = s;
         }
-        qs = vsel(qs == 0.0, (vd){} + 1.0, qs); /* no terms: all zero */
-        vd s = cin * qs;                        /* integers: exact sums */
-        for (int kk = 0; kk < F; kk++)
-            s += a[kk] * vload(b + kk * NJ) * qs;
-        d = vfinal(g, s * vrecip2(qs));
-        vl wide = (m != INFINITY) & ~(qs <= m * g->lim);
-        if (vany(wide))
+        vd S = cin + t, bb = S - cin;
+        vd e2 = (cin - (S - bb)) + (t - bb);
+        d = vfinal(g, S);
+        d = vsel(S == 0.0, (vd){}, d);
+        vl grid = ((vl)S & g->gridmask) == 0;
+        vl bad = (eacc != 0.0) | ((e2 != 0.0) & (grid | (vabs(S) < FLT_MIN)));
+        if (vany(bad))
             for (int j = 0; j < VW; j++)
-                if (wide[j])
+                if (bad[j])
                     d[j] = kcs_bfma_lane_ref(g, cin[j], a, b + j, F);
     } else {
         vd m = kind == K_LATE ? (vd){} + INFINITY : vinv_scale_c(cin);
@@ -199,17 +208,15 @@ HOT vd block_step(const kcs_bfma_ctx *g, const int kind, vd c, const double *a, 
 
 #define GROUP_FN(KIND, F)                                                                   \
     static void group_##KIND##_##F(const kcs_bfma_ctx *g, double *c, const double *a,          \
-                                   const double *ia, const double *ia0, const double *b,   \
-                                   const double *ib, const double *ib0)                    \
+                                   const double *ia, const double *b, const double *ib)    \
     {                                                                                       \
         vd v[NU];                                                                           \
         memcpy(v, c, sizeof v);                                                             \
         for (int64_t blk = 0; blk < g->nb; blk++) {                                        \
             int64_t o = blk * F;                                                            \
             for (int u = 0; u < NU; u++)                                                    \
-                v[u] = block_step(g, KIND, v[u], a + o, ia + o, ia0 + o,                   \
-                                  b + o * NJ + u * VW, ib + o * NJ + u * VW,               \
-                                  ib0 + o * NJ + u * VW, F);                                \
+                v[u] = block_step(g, KIND, v[u], a + o, ia + o, b + o * NJ + u * VW,      \
+                                  ib + o * NJ + u * VW, F);                                 \
         }                                                                                   \
         memcpy(c, v, sizeof v);                                                             \
     }

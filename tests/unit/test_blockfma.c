@@ -302,6 +302,22 @@ static void test_exact_block(void)
     double am[2] = {-P2(-12), P2(-30)}, bm[2] = {P2(-12), P2(-30)}, bmn[2] = {P2(-12), -P2(-30)};
     CU_ASSERT_EQUAL(step("amd-mi100", KCS_FMT_BF16, 1 + P2(-23), am, bm, 2), 1 + P2(-23));
     CU_ASSERT_EQUAL(step("amd-mi100", KCS_FMT_BF16, 1 + P2(-23), am, bmn, 2), 1.0);
+    /* products whose double sum is exact but whose sum with c is not, the
+     * double nearest to it a tie of fp32: c = 2^20 (fp32 ulp 2^-3), products
+     * 2^-4 (the midpoint) and +-2^-40 -> 2^20 + 2^-3 / 2^20. Both MI100
+     * exact-block formats, through the GEMM's fast path. */
+    double ah[2] = {P2(-2), P2(-20)}, bh[2] = {P2(-2), P2(-20)}, bhn[2] = {P2(-2), -P2(-20)};
+    const kcs_format fmts[2] = {KCS_FMT_FP16, KCS_FMT_BF16};
+    for (int f = 0; f < 2; f++) {
+        const kcs_profile_params *pf = prof("amd-mi100", fmts[f]);
+        for (int sg = -1; sg <= 1; sg += 2) {
+            double ch = sg * P2(20), as[2] = {sg * ah[0], sg * ah[1]}, dh = 0;
+            CU_ASSERT_EQUAL(kcs_emulated_gemm(pf, 1, 1, 2, as, bh, &ch, &dh), 0);
+            CU_ASSERT_EQUAL(dh, sg * (P2(20) + P2(-3)));
+            CU_ASSERT_EQUAL(kcs_emulated_gemm(pf, 1, 1, 2, as, bhn, &ch, &dh), 0);
+            CU_ASSERT_EQUAL(dh, sg * P2(20));
+        }
+    }
     /* exact cancellation gives +0 */
     double ac[2] = {1.0, -1.0}, bc[2] = {1.0, 1.0};
     double r = step("amd-mi100", KCS_FMT_BF16, 0.0, ac, bc, 2);
@@ -483,6 +499,12 @@ static void gemm_vs_step(const char *isa)
                                (wide == 3   ? ldexp(1.0, (int)(rnd64() % 250) - 140)
                                 : wide != 0 ? ldexp(1.0, (int)(rnd64() % 60) - 30)
                                             : 4));
+            if (wide == 1) { /* signed zeros: row 0 of A is -0, C is -0 there */
+                for (int i = 0; i < k; i++)
+                    A[i] = -0.0;
+                for (int j = 0; j < n; j++)
+                    C[j] = -0.0;
+            }
             if (wide == 2) {
                 A[3] = INFINITY;
                 B[2 * n + 4] = NAN;
