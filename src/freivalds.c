@@ -604,8 +604,11 @@ static void *fv_alloc(size_t count, size_t size)
     return aligned_alloc(64, bytes ? bytes : 64);
 }
 
-static int fv_check_args(long m, long kk, long n, const kcs_fv_params *p, kcs_error *err)
+int kcs_freivalds_check_args(const void *A, const void *B, const void *C, long m, long kk,
+                             long n, const kcs_fv_params *p, const void *res_p, kcs_error *err)
 {
+    if (!A || !B || !C || !p || !res_p)
+        return kcs_fail(err, KCS_E_INVAL, "freivalds: NULL argument");
     if (m < 1 || kk < 1 || n < 1)
         return kcs_fail(err, KCS_E_INVAL, "freivalds: bad shape %ldx%ld * %ldx%ld", m, kk, kk,
                         n);
@@ -679,9 +682,7 @@ int kcs_freivalds_verify(const float *A, const float *B, const float *C, long m,
                          kcs_fv_result *res_p, kcs_error *err)
 {
     double t0 = fv_now();
-    if (!A || !B || !C || !p || !res_p)
-        return kcs_fail(err, KCS_E_INVAL, "freivalds: NULL argument");
-    int rc = fv_check_args(m, kk, n, p, err);
+    int rc = kcs_freivalds_check_args(A, B, C, m, kk, n, p, res_p, err);
     if (rc)
         return rc;
     int k = p->probes;
@@ -731,9 +732,9 @@ int kcs_freivalds_finish(const double *ya, const double *yc, const double *sab,
                          const kcs_fv_detail *detail, kcs_fv_result *res_p, kcs_error *err)
 {
     double t0 = fv_now();
-    if (!ya || !yc || !sab || !na2 || !sc || !nc2 || !p || !res_p)
+    if (!sab || !na2 || !sc || !nc2)
         return kcs_fail(err, KCS_E_INVAL, "freivalds: NULL argument");
-    int rc = fv_check_args(m, kk, n, p, err);
+    int rc = kcs_freivalds_check_args(ya, yc, sab, m, kk, n, p, res_p, err);
     if (rc)
         return rc;
     fv_ctx c = {.m = m, .kk = kk, .n = n, .k = p->probes, .normB = sqrt(nb2)};

@@ -73,6 +73,11 @@ int kcs_freivalds_verify(const float *A, const float *B, const float *C, long m,
                          long n, const kcs_fv_params *p, const kcs_fv_detail *detail,
                          kcs_fv_result *res_p, kcs_error *err);
 
+/* The argument checks of kcs_freivalds_verify (also used by the device
+ * verifiers, backends/freivalds_device.h): 0 or KCS_E_INVAL. */
+int kcs_freivalds_check_args(const void *A, const void *B, const void *C, long m, long kk,
+                             long n, const kcs_fv_params *p, const void *res_p, kcs_error *err);
+
 /* Thresholds and verdict from per-row terms computed elsewhere (the CUDA /
  * HIP kernels in backends/{cuda,hip}/freivalds.*), all fp64, row-major:
  * ya[i*k+j] = (A(BR))_ij, yc[i*k+j] = (CR)_ij, sab[i] = (|A| beta)_i with

@@ -8,6 +8,7 @@
 
 #include "callguard.h"
 #include "freivalds.h"
+#include "freivalds_device.h"
 #include "inputs.h"
 #include "metrics.h"
 #include "oracle.h"
@@ -134,9 +135,13 @@ static int run_first_row(kcs_rank_binding *b, const kcs_call *full, const kcs_te
 
 /* oracle freivalds:k:mode: check D = A·B per batch on fp32 copies; the
  * thresholds come from the declared accumulator's unit roundoff. */
+/* The Freivalds oracle: on the rank's device when its backend has a
+ * device verifier (cuda, hip: backends/freivalds_device.h), else on the
+ * CPU; both apply the same thresholds. NaN when the check cannot run. */
 static double freivalds_tau(const kcs_contract *c, const kcs_case *cs, const kcs_call *call,
-                            const double *out, int trial)
+                            const double *out, int trial, const kcs_rank_binding *bind)
 {
+    kcs_fv_device_fn dev = bind && bind->ops ? kcs_freivalds_device(bind->ops->name) : NULL;
     int64_t m = cs->shape.m, n = cs->shape.n, k = cs->shape.k;
     int64_t nb = cs->op == KCS_OP_BATCHED_GEMM && cs->shape.batch > 0 ? cs->shape.batch : 1;
     float *A = malloc((size_t)(m * k) * sizeof *A), *B = malloc((size_t)(k * n) * sizeof *B);
@@ -163,7 +168,8 @@ static double freivalds_tau(const kcs_contract *c, const kcs_case *cs, const kcs
             D[i] = (float)out[b * m * n + i];
         kcs_fv_result r;
         kcs_error e = {0};
-        if (kcs_freivalds_verify(A, B, D, (long)m, (long)k, (long)n, &p, NULL, &r, &e)) {
+        if (dev ? dev(bind->info.index, A, B, D, (long)m, (long)k, (long)n, &p, NULL, &r, &e)
+                : kcs_freivalds_verify(A, B, D, (long)m, (long)k, (long)n, &p, NULL, &r, &e)) {
             tau = NAN;
             break;
         }
@@ -319,7 +325,7 @@ int kcs_protocol_trial(const kcs_contract *c, const kcs_case *cs, int trial,
         if (cs->op == KCS_OP_SOFTMAX)
             o.rowsum_err = rowsum_err(out.data, cs->shape.m, cs->shape.k);
         if (c->oracle == KCS_ORACLE_FREIVALDS)
-            o.fv_tau = freivalds_tau(c, cs, &call, out.data, trial);
+            o.fv_tau = freivalds_tau(c, cs, &call, out.data, trial, b);
         if (c->protocol == KCS_PROTO_REPEAT && c->repetitions > 1)
             run_repeats(c, b, &call, &out, io->timeout_s, &o, &kerr);
         else if (c->protocol == KCS_PROTO_BATCH_INVARIANCE && cs->shape.m > 1)
