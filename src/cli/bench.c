@@ -1,9 +1,17 @@
 /* kcs bench: performance measurements, one sub-benchmark per entry of the
  * benches[] table ({name, fn, help}); `kcs bench <name> --help` for each.
- *   arith  GFLOP/s of the emulated matrix units (every row of the profile
- *          table), of OpenBLAS sgemm and of the own kernel (sequential,
- *          fp32 accumulator), measured side by side in one run: medians
- *          over repetitions, with ratios. */
+ * Every one reports medians over repetitions, with the machine facts and
+ * floors it compares against measured side by side in the same run.
+ *   arith      GFLOP/s of the emulated matrix units (every row of the
+ *              profile table), of OpenBLAS sgemm and of the own kernel
+ *              (sequential, fp32 accumulator), with ratios.
+ *   freivalds  batched Freivalds verification vs sgemm (bench_freivalds.c).
+ *   metrics    the metrics stage of a trial (error metrics, XXH3 digest) vs
+ *              a streaming sum over the same bytes (bench_metrics.c).
+ *   hdf5       the parallel HDF5 store writer under MPI vs write()/fsync of
+ *              the same payload in the same directory (bench_hdf5.c).
+ *   study      kcs_runner_run of a whole study end to end, next to its
+ *              load/plan, backend-open and kernel-call times (bench_study.c). */
 #include <cblas.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -234,6 +242,9 @@ static const kcs_bench benches[] = {
     {"arith", bench_arith, "GFLOP/s: emulated matrix units vs OpenBLAS sgemm vs own kernel"},
     {"freivalds", kcs_bench_freivalds,
      "Freivalds verification vs OpenBLAS sgemm (--false-alarms, --detection)"},
+    {"metrics", kcs_bench_metrics, "error metrics and XXH3 digest of an output vs a read floor"},
+    {"hdf5", kcs_bench_hdf5, "parallel HDF5 store writer (MPI) vs write()/fsync of the payload"},
+    {"study", kcs_bench_study, "end-to-end kcs_runner_run of a study vs load/plan and kernels"},
 };
 
 static void bench_usage(FILE *f)

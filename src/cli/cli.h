@@ -42,4 +42,9 @@ int kcs_cmd_version(int argc, char **argv);
 int kcs_cmd_calibrate(int argc, char **argv);
 int kcs_cmd_grade(int argc, char **argv);
 
+/* kcs bench sub-benchmarks (bench.c's table; bench_<name>.c). */
+int kcs_bench_metrics(int argc, char **argv);
+int kcs_bench_hdf5(int argc, char **argv);
+int kcs_bench_study(int argc, char **argv);
+
 #endif

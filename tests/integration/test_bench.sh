@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# kcs bench metrics / hdf5 / study at tiny sizes: exit 0, the table has the
+# rows the options ask for with positive finite numbers, nothing is left in
+# the output directory, --help works and bad options exit 2.
+source "$(dirname "$0")/lib.sh"
+mpirun2() { "$MPIEXEC" -n 2 --allow-run-as-root --oversubscribe "$@"; }
+D="$T/d"
+mkdir -p "$D"
+
+# $1: file; $2: first field of the table's header line; $3: first numeric
+# field, counted from the end (NF-$3+1 .. NF are numbers or "-"). Prints the
+# number of data rows after the header; fails on a bad number.
+rows() {
+  awk -v h="$2" -v k="$3" '
+    $1 == h { on = 1; next }
+    on && NF {
+      n++
+      for (i = NF - k + 1; i <= NF; i++) {
+        if ($i == "-") continue
+        if ($i !~ /^[0-9]+(\.[0-9]+)?(e[-+]?[0-9]+)?$/ || !($i + 0 > 0)) {
+          print "bad number \"" $i "\" in: " $0 > "/dev/stderr"; bad = 1
+        }
+      }
+    }
+    END { if (bad) exit 1; print n + 0 }' "$1"
+}
+empty() { [ -z "$(ls -A "$1")" ] || fail "$2 left files behind: $(ls -A "$1")"; }
+
+# --- metrics: 2 sizes x 2 formats x {metrics, digest} --------------------
+"$KCS" bench metrics --sizes 1000,2^12 --formats fp32,bf16 --reps 3 --bw-mib 8 > "$T/m.out"
+cat "$T/m.out"
+grep -q "^machine (this run): single-thread read bandwidth" "$T/m.out" || fail "metrics: no machine line"
+[ "$(rows "$T/m.out" n 5)" -eq 8 ] || fail "metrics: expected 8 rows"
+for n in 1000 4096; do
+  for f in fp32 bf16; do
+    for s in metrics digest; do
+      grep -Eq "^ *$n +$f +$s " "$T/m.out" || fail "metrics: no row $n $f $s"
+    done
+  done
+done
+
+# --- hdf5: one process and 2 ranks, rows = cases x ranks x trials ---------
+# (Open MPI keeps its session directory under TMPDIR too: elsewhere here)
+TMPDIR="$D" OMPI_MCA_orte_tmpdir_base="$T" \
+  "$KCS" bench hdf5 --cases 20 --trials 3 --samples 8 --reps 2 > "$T/h1.out"
+cat "$T/h1.out"
+empty "$D" "bench hdf5 (default dir from TMPDIR)"
+mpirun2 "$KCS" bench hdf5 --cases 20 --trials 3 --samples 8 --reps 2 --dir "$D" > "$T/h2.out"
+cat "$T/h2.out"
+empty "$D" "mpirun -n 2 bench hdf5"
+grep -q "20 cases x 1 ranks x 3 trials = 60 rows" "$T/h1.out" || fail "hdf5: 1-rank header"
+grep -q "20 cases x 2 ranks x 3 trials = 120 rows" "$T/h2.out" || fail "hdf5: 2-rank header"
+for o in "$T/h1.out" "$T/h2.out"; do
+  [ "$(rows "$o" writer 5)" -eq 3 ] || fail "hdf5: expected 3 rows in $o"
+  for w in "kcs store (parallel HDF5)" "pwrite (floor)" "pwrite+fsync (floor)"; do
+    grep -Fq "$w" "$o" || fail "hdf5: no row '$w'"
+  done
+  # x_store of the store row is its own ratio: exactly 1
+  awk '/^kcs store/ { exit !($NF + 0 == 1) }' "$o" || fail "hdf5: store row x_store != 1"
+done
+
+# --- study: tests/studies/small.yaml = 2 shapes x 2 inputs, 2 trials -----
+"$KCS" bench study "$KCS_SRC/tests/studies/small.yaml" --reps 2 --dir "$D" > "$T/s.out"
+cat "$T/s.out"
+empty "$D" "bench study"
+grep -q "(study small), 4 cases, 8 trials over 1 ranks" "$T/s.out" || fail "study: header"
+[ "$(rows "$T/s.out" stage 5)" -eq 4 ] || fail "study: expected 4 rows"
+awk '/^end to end/ { e = ($NF + 0 == 1) } /^kernel calls/ { k = ($NF + 0 <= 1) }
+     END { exit !(e && k) }' "$T/s.out" || fail "study: /e2e column (e2e 1, kernels <= 1)"
+
+# --- help and bad options ---------------------------------------------------
+for b in metrics hdf5 study; do
+  "$KCS" bench "$b" --help | grep -q "^usage: kcs bench $b" || fail "bench $b --help"
+done
+bad() {
+  set +e
+  "$@" > "$T/bad.out" 2> "$T/bad.err"; local rc=$?
+  set -e
+  [ "$rc" -eq 2 ] || fail "'${*:2}' exited $rc, expected 2"
+  [ -s "$T/bad.err" ] || fail "'${*:2}' printed no error"
+}
+bad "$KCS" bench metrics --nope
+bad "$KCS" bench metrics --sizes 12,x
+bad "$KCS" bench metrics --formats fp7
+bad "$KCS" bench hdf5 --trials 0
+bad "$KCS" bench hdf5 --dir "$T/missing"
+bad "$KCS" bench study --reps many
+bad "$KCS" bench study a.yaml b.yaml
+bad "$KCS" bench study "$T/missing.yaml" --reps 1 --dir "$D"
+bad "$KCS" bench nosuch
+empty "$D" "the failing runs"
+echo "bench: ok"
