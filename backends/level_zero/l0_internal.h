@@ -1,9 +1,10 @@
 /* Level Zero backend internals: the context, the module cache, buffer and
  * launch helpers (l0_util.c), driver/device enumeration (l0_device.c) and
- * the op entry points (l0_ops.c). The kernels are the OpenCL C sources of
- * backends/kernels compiled offline to SPIR-V (l0_spirv.h), launched with
- * the same arguments and work sizes as the opencl backend uses. Only files
- * in backends/level_zero/ include this header (and so ze_api.h). */
+ * the executor of the plans of backends/kernels_host (l0_exec.c). The
+ * kernels are the OpenCL C sources of backends/kernels compiled offline to
+ * SPIR-V (l0_spirv.h); kernels_host chooses them, their arguments and work
+ * sizes, shared with the opencl backend. Only files in
+ * backends/level_zero/ include this header (and so ze_api.h). */
 #ifndef KCS_L0_INTERNAL_H
 #define KCS_L0_INTERNAL_H
 
@@ -12,16 +13,13 @@
 #include <stdint.h>
 
 #include "backend.h"
-
-/* Input storage (common.cl KCS_TIN) */
-enum { KCS_L0_F32 = 0, KCS_L0_F64 = 1, KCS_L0_F16 = 2, KCS_L0_BF16 = 3 };
+#include "kernels_host.h"
 
 /* Work sizes the SPIR-V was compiled with (-DKCS_TS=64 ... in CMake) */
 #define KCS_L0_TS 64
 #define KCS_L0_WPT 4
 #define KCS_L0_RWG 64
 #define KCS_L0_AWG 64
-#define KCS_L0_ACOLS 16
 #define KCS_L0_MAX_MODULES 48
 
 typedef struct kcs_l0_mod {
@@ -36,33 +34,12 @@ struct kcs_backend_ctx {
     ze_context_handle_t context;
     ze_command_list_handle_t list; /* immediate, synchronous */
     kcs_device_info info;
-    int has_fp64;
-    uint32_t max_group;
-    uint32_t local_mem; /* shared local memory per work-group, bytes */
+    kcs_kh_device kh; /* fp64, work-group and local memory sizes, KCS_L0_TS... */
     char options[256]; /* module build flags (cfg->options) */
     kcs_l0_mod mods[KCS_L0_MAX_MODULES];
     int n_mods;
     int verbose;
 };
-
-typedef struct kcs_l0_types {
-    int tin;
-    int tacc; /* 0 float, 1 double */
-} kcs_l0_types;
-
-/* Output buffers hold common.cl's out_t: double when the input or the
- * accumulator is double; val_t (the working format) likewise. */
-#define KCS_L0_OUT_DBL(ty) ((ty)->tin == KCS_L0_F64 || (ty)->tacc)
-#define KCS_L0_OUT_SIZE(ty) (KCS_L0_OUT_DBL(ty) ? sizeof(double) : sizeof(float))
-#define KCS_L0_VAL_SIZE(ty) ((ty)->tin == KCS_L0_F64 ? sizeof(double) : sizeof(float))
-#define KCS_L0_BLOCK 64 /* fused attention keys per block (attrs block=N) */
-
-typedef struct kcs_l0_arg {
-    size_t size;
-    const void *value; /* NULL: local memory of size bytes */
-} kcs_l0_arg;
-#define KCS_L0_ARG(x) ((kcs_l0_arg){sizeof(x), &(x)})
-#define KCS_L0_LOCAL(bytes) ((kcs_l0_arg){(bytes), NULL})
 
 /* l0_util.c */
 const char *kcs_l0_strerror(ze_result_t r);
@@ -76,13 +53,13 @@ static inline int kcs_ze_check(ze_result_t r, const char *what, kcs_error *err)
 /* KCS_ZE_CHECK(err, zeMemAllocDevice, (...)): call, name it in the message. */
 #define KCS_ZE_CHECK(err, fn, args) kcs_ze_check(fn args, #fn, (err))
 
-/* Launch kernel `name` of <file> built for the types over dims dimensions.
- * local == NULL: the driver suggests a group size and the grid is rounded
- * up (the kernels check their bounds); else the global sizes are multiples
- * of local. Synchronous. Nothing is launched when a global size is 0. */
-int kcs_l0_launch(kcs_backend_ctx *ctx, const char *file, const char *name,
-                  const kcs_l0_types *ty, const kcs_l0_arg *args, int nargs, int dims,
-                  const size_t *global, const size_t *local, kcs_error *err);
+/* Launch l->name of l->file built for the types, its buffer arguments from
+ * buf. Without l->has_local the driver suggests a group size and the grid
+ * is rounded up (the kernels check their bounds); else the global sizes
+ * are multiples of local. Synchronous. Nothing is launched when a global
+ * size is 0. */
+int kcs_l0_launch(kcs_backend_ctx *ctx, const kcs_kh_types *ty, const kcs_kh_launch *l,
+                  void *const *buf, kcs_error *err);
 void kcs_l0_release_modules(kcs_backend_ctx *ctx);
 
 /* Device buffers (n = 0 gives one element); NULL-safe free. */
@@ -106,15 +83,8 @@ int kcs_l0_device_info(ze_driver_handle_t drv, ze_device_handle_t dev, int index
 /* Ordinal of a compute-capable command queue group. */
 int kcs_l0_compute_ordinal(ze_device_handle_t dev, uint32_t *ordinal_p, kcs_error *err);
 
-/* l0_ops.c: the call is validated (variant, shapes, lengths, types). */
-int kcs_l0_gemm(kcs_backend_ctx *ctx, const kcs_call *c, const kcs_l0_types *ty, int own,
-                kcs_error *err);
-int kcs_l0_rows(kcs_backend_ctx *ctx, const kcs_call *c, const kcs_l0_types *ty, int own,
-                kcs_error *err);
-/* attention: variant 0 native, 1 own, 2 fused */
-int kcs_l0_attention(kcs_backend_ctx *ctx, const kcs_call *c, const kcs_l0_types *ty,
-                     int variant, kcs_error *err);
-int kcs_l0_gather(kcs_backend_ctx *ctx, const kcs_call *c, const kcs_l0_types *ty,
-                  kcs_error *err);
+/* l0_exec.c: run a plan of kernels_host (kcs_kh_exec_fn). */
+int kcs_l0_exec(kcs_backend_ctx *ctx, const kcs_call *c, const kcs_kh_types *ty,
+                const kcs_kh_plan *plan, kcs_error *err);
 
 #endif

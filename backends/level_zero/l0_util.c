@@ -68,7 +68,7 @@ int kcs_l0_fail(kcs_error *err, const char *what, ze_result_t r)
 
 /* ---- modules ----------------------------------------------------------------- */
 
-static const kcs_l0_spirv *spirv_of(const char *file, const kcs_l0_types *ty)
+static const kcs_l0_spirv *spirv_of(const char *file, const kcs_kh_types *ty)
 {
     for (const kcs_l0_spirv *s = kcs_l0_spirv_modules; s->file; s++)
         if (s->tin == ty->tin && s->tacc == ty->tacc && strcmp(s->file, file) == 0)
@@ -93,7 +93,7 @@ static int build_failed(ze_module_build_log_handle_t log, const char *file, ze_r
                     file, kcs_l0_strerror(r), (unsigned)r, text[0] ? text : "(empty)");
 }
 
-static int module(kcs_backend_ctx *ctx, const char *file, const kcs_l0_types *ty,
+static int module(kcs_backend_ctx *ctx, const char *file, const kcs_kh_types *ty,
                   ze_module_handle_t *mod_p, kcs_error *err)
 {
     for (int i = 0; i < ctx->n_mods; i++) {
@@ -143,37 +143,46 @@ void kcs_l0_release_modules(kcs_backend_ctx *ctx)
 
 /* ---- launches ------------------------------------------------------------------ */
 
-static int set_args(ze_kernel_handle_t k, const char *name, const kcs_l0_arg *a, int n,
+static int set_args(ze_kernel_handle_t k, const kcs_kh_launch *l, void *const *buf,
                     kcs_error *err)
 {
-    for (int i = 0; i < n; i++) {
-        ze_result_t r = zeKernelSetArgumentValue(k, (uint32_t)i, a[i].size, a[i].value);
+    for (int i = 0; i < l->nargs; i++) {
+        const kcs_kh_arg *a = &l->args[i];
+        const void *value;
+        size_t size;
+        if (a->kind == KCS_KH_ARG_BUF) {
+            value = &buf[a->v.buf];
+            size = sizeof buf[0];
+        } else {
+            size = kcs_kh_arg_value(a, &value);
+        }
+        ze_result_t r = zeKernelSetArgumentValue(k, (uint32_t)i, size, value);
         if (r != ZE_RESULT_SUCCESS) {
             char what[96];
-            snprintf(what, sizeof what, "zeKernelSetArgumentValue(%s, %d)", name, i);
+            snprintf(what, sizeof what, "zeKernelSetArgumentValue(%s, %d)", l->name, i);
             return kcs_l0_fail(err, what, r);
         }
     }
     return 0;
 }
 
-int kcs_l0_launch(kcs_backend_ctx *ctx, const char *file, const char *name,
-                  const kcs_l0_types *ty, const kcs_l0_arg *args, int nargs, int dims,
-                  const size_t *global, const size_t *local, kcs_error *err)
+int kcs_l0_launch(kcs_backend_ctx *ctx, const kcs_kh_types *ty, const kcs_kh_launch *l,
+                  void *const *buf, kcs_error *err)
 {
-    uint32_t g[3] = {1, 1, 1}, l[3] = {1, 1, 1};
-    for (int d = 0; d < dims; d++) {
-        if (global[d] == 0)
+    const char *name = l->name;
+    uint32_t g[3] = {1, 1, 1}, gs[3] = {1, 1, 1};
+    for (int d = 0; d < l->dims; d++) {
+        if (l->global[d] == 0)
             return 0;
-        if (global[d] > UINT32_MAX)
+        if (l->global[d] > UINT32_MAX)
             return kcs_fail(err, KCS_E_UNSUPPORTED, "level_zero: %s: global size %zu too large",
-                            name, global[d]);
-        g[d] = (uint32_t)global[d];
-        if (local)
-            l[d] = (uint32_t)local[d];
+                            name, l->global[d]);
+        g[d] = (uint32_t)l->global[d];
+        if (l->has_local)
+            gs[d] = (uint32_t)l->local[d];
     }
     ze_module_handle_t mod = NULL;
-    int rc = module(ctx, file, ty, &mod, err);
+    int rc = module(ctx, l->file, ty, &mod, err);
     if (rc)
         return rc;
     ze_kernel_desc_t kd = {.stype = ZE_STRUCTURE_TYPE_KERNEL_DESC, .pKernelName = name};
@@ -183,15 +192,16 @@ int kcs_l0_launch(kcs_backend_ctx *ctx, const char *file, const char *name,
     ze_result_t r = zeKernelCreate(mod, &kd, &k);
     if (r != ZE_RESULT_SUCCESS)
         return kcs_l0_fail(err, what, r);
-    if (!local)
-        rc = KCS_ZE_CHECK(err, zeKernelSuggestGroupSize, (k, g[0], g[1], g[2], &l[0], &l[1], &l[2]));
+    if (!l->has_local)
+        rc = KCS_ZE_CHECK(err, zeKernelSuggestGroupSize,
+                          (k, g[0], g[1], g[2], &gs[0], &gs[1], &gs[2]));
     if (!rc)
-        rc = KCS_ZE_CHECK(err, zeKernelSetGroupSize, (k, l[0], l[1], l[2]));
+        rc = KCS_ZE_CHECK(err, zeKernelSetGroupSize, (k, gs[0], gs[1], gs[2]));
     if (!rc)
-        rc = set_args(k, name, args, nargs, err);
+        rc = set_args(k, l, buf, err);
     if (!rc) {
-        ze_group_count_t groups = {(g[0] + l[0] - 1) / l[0], (g[1] + l[1] - 1) / l[1],
-                                   (g[2] + l[2] - 1) / l[2]};
+        ze_group_count_t groups = {(g[0] + gs[0] - 1) / gs[0], (g[1] + gs[1] - 1) / gs[1],
+                                   (g[2] + gs[2] - 1) / gs[2]};
         rc = KCS_ZE_CHECK(err, zeCommandListAppendLaunchKernel,
                           (ctx->list, k, &groups, NULL, 0, NULL));
     }
@@ -232,14 +242,14 @@ int kcs_l0_get(kcs_backend_ctx *ctx, void *dst, const void *src, size_t bytes, k
 int kcs_l0_upload(kcs_backend_ctx *ctx, int tin, kcs_format fmt, const double *x, size_t n,
                   void **p_p, kcs_error *err)
 {
-    size_t es = tin == KCS_L0_F64 ? 8 : tin == KCS_L0_F32 ? 4 : 2;
+    size_t es = tin == KCS_KH_F64 ? 8 : tin == KCS_KH_F32 ? 4 : 2;
     void *host = malloc((n ? n : 1) * es), *dev = NULL;
     if (!host)
         return kcs_fail(err, KCS_E_NOMEM, "level_zero: out of memory packing %zu inputs", n);
     for (size_t i = 0; i < n; i++) {
-        if (tin == KCS_L0_F64)
+        if (tin == KCS_KH_F64)
             ((double *)host)[i] = x[i];
-        else if (tin == KCS_L0_F32)
+        else if (tin == KCS_KH_F32)
             ((float *)host)[i] = (float)x[i];
         else
             ((uint16_t *)host)[i] = (uint16_t)kcs_format_encode(fmt, x[i]);

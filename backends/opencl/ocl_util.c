@@ -1,5 +1,5 @@
-/* OpenCL helpers: status names, the program cache, kernel arguments and
- * launches, and the host <-> device conversions of kcs values. */
+/* OpenCL helpers: status names, the program cache, and the host <-> device
+ * conversions of kcs values. */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -127,7 +127,7 @@ static int build_failed(kcs_backend_ctx *ctx, cl_program prog, const char *file,
                     kcs_ocl_strerror(rc), (int)rc, log[0] ? log : "(empty)");
 }
 
-static int program(kcs_backend_ctx *ctx, const char *file, const kcs_ocl_types *ty,
+static int program(kcs_backend_ctx *ctx, const char *file, const kcs_kh_types *ty,
                    cl_program *prog_p, kcs_error *err)
 {
     for (int i = 0; i < ctx->n_progs; i++) {
@@ -146,8 +146,8 @@ static int program(kcs_backend_ctx *ctx, const char *file, const kcs_ocl_types *
     snprintf(opts, sizeof opts,
              "%s -DKCS_TIN=%d -DKCS_TACC=%d -DKCS_CONTRACT=%d -DKCS_TS=%d -DKCS_WPT=%d "
              "-DKCS_TSK=16 -DKCS_RWG=%d -DKCS_AWG=%d",
-             ctx->options, ty->tin, ty->tacc, ctx->contract, ctx->ts, ctx->wpt, ctx->rwg,
-             ctx->awg);
+             ctx->options, ty->tin, ty->tacc, ctx->contract, ctx->kh.ts, ctx->kh.wpt, ctx->kh.rwg,
+             ctx->kh.awg);
     cl_int rc;
     cl_program prog = clCreateProgramWithSource(ctx->context, 2, texts, NULL, &rc);
     if (rc != CL_SUCCESS)
@@ -164,7 +164,7 @@ static int program(kcs_backend_ctx *ctx, const char *file, const kcs_ocl_types *
 }
 
 int kcs_ocl_kernel(kcs_backend_ctx *ctx, const char *file, const char *name,
-                   const kcs_ocl_types *ty, cl_kernel *kernel_p, kcs_error *err)
+                   const kcs_kh_types *ty, cl_kernel *kernel_p, kcs_error *err)
 {
     cl_program prog;
     int rc = program(ctx, file, ty, &prog, err);
@@ -181,38 +181,6 @@ int kcs_ocl_kernel(kcs_backend_ctx *ctx, const char *file, const char *name,
     return 0;
 }
 
-int kcs_ocl_set_args(cl_kernel k, const char *name, const kcs_ocl_arg *args, int n,
-                     kcs_error *err)
-{
-    for (int i = 0; i < n; i++) {
-        cl_int rc = clSetKernelArg(k, (cl_uint)i, args[i].size, args[i].value);
-        if (rc != CL_SUCCESS) {
-            char what[96];
-            snprintf(what, sizeof what, "clSetKernelArg(%s, %d)", name, i);
-            return kcs_ocl_fail(err, what, rc);
-        }
-    }
-    return 0;
-}
-
-int kcs_ocl_launch(kcs_backend_ctx *ctx, cl_kernel k, const char *name, int dims,
-                   const size_t *global, const size_t *local, kcs_error *err)
-{
-    for (int d = 0; d < dims; d++)
-        if (global[d] == 0)
-            return 0;
-    cl_int rc = clEnqueueNDRangeKernel(ctx->queue, k, (cl_uint)dims, NULL, global, local, 0,
-                                       NULL, NULL);
-    if (rc == CL_SUCCESS)
-        rc = clFinish(ctx->queue);
-    if (rc != CL_SUCCESS) {
-        char what[96];
-        snprintf(what, sizeof what, "clEnqueueNDRangeKernel(%s)", name);
-        return kcs_ocl_fail(err, what, rc);
-    }
-    return 0;
-}
-
 static const char *tin_name(int tin)
 {
     static const char *const names[] = {"fp32", "fp64", "fp16", "bf16"};
@@ -223,15 +191,15 @@ static const char *tin_name(int tin)
 static int store_one(int tin, double x, void *dst, size_t i)
 {
     switch (tin) {
-    case KCS_OCL_F64:
+    case KCS_KH_F64:
         ((double *)dst)[i] = x;
         return 0;
-    case KCS_OCL_F16:
+    case KCS_KH_F16:
         if (!kcs_format_exact(KCS_FMT_FP16, x))
             return -1;
         ((uint16_t *)dst)[i] = (uint16_t)kcs_format_encode(KCS_FMT_FP16, x);
         return 0;
-    case KCS_OCL_BF16: {
+    case KCS_KH_BF16: {
         float f = (float)x;
         uint32_t u;
         memcpy(&u, &f, sizeof u);
@@ -265,7 +233,7 @@ int kcs_ocl_alloc(kcs_backend_ctx *ctx, size_t n, size_t elem, cl_mem *buf_p, kc
 int kcs_ocl_upload(kcs_backend_ctx *ctx, int tin, const double *x, size_t n, int which,
                    cl_mem *buf_p, kcs_error *err)
 {
-    size_t elem = tin == KCS_OCL_F64 ? 8 : tin == KCS_OCL_F32 ? 4 : 2;
+    size_t elem = tin == KCS_KH_F64 ? 8 : tin == KCS_KH_F32 ? 4 : 2;
     void *host = malloc((n ? n : 1) * elem);
     if (!host)
         return kcs_fail(err, KCS_E_NOMEM, "opencl: out of memory staging input %d", which);
