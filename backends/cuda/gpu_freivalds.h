@@ -93,8 +93,9 @@ int KCS_GPU_FN(freivalds_verify)(int device, const float *A, const float *B, con
         return rc;
     size_t mk = (size_t)m * (size_t)k;
     if ((uint64_t)nterms != 2 * (uint64_t)mk + 4 * (uint64_t)m + 1) /* layout below */
-        return kcs_fail(err, KCS_E_INTERNAL, "%s: freivalds: terms size %lld does not match its layout",
-                        KCS_FV_NAME, (long long)nterms);
+        return kcs_fail(err, KCS_E_INTERNAL,
+                        "%s: freivalds: terms size %lld does not match its layout", KCS_FV_NAME,
+                        (long long)nterms);
     rc = fv_select(device, err);
     if (rc)
         return rc;
@@ -142,8 +143,9 @@ int KCS_GPU_FN(freivalds_verify)(int device, const float *A, const float *B, con
     int st = KCS_GPU_FN(freivalds_terms)(s, dA, dB, dC, m, kk, n, k, p->seed, p->stream, dwork,
                                          dterms);
     if (st < 0) {
-        rc = kcs_fail(err, KCS_E_INVAL, "%s: freivalds_terms: bad arguments (%ldx%ld * %ldx%ld, k=%d)",
-                      KCS_FV_NAME, m, kk, kk, n, k);
+        rc = kcs_fail(err, KCS_E_INVAL,
+                      "%s: freivalds_terms: bad arguments (%ldx%ld * %ldx%ld, k=%d)", KCS_FV_NAME,
+                      m, kk, kk, n, k);
         goto out;
     }
     if (st != 0) {

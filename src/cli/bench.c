@@ -18,6 +18,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench_util.h"
 #include "cli.h"
 #include "freivalds.h"
 #include "cpu/cpu.h"
@@ -29,27 +30,6 @@ typedef struct kcs_bench {
     int (*fn)(int argc, char **argv);
     const char *help;
 } kcs_bench;
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-/* Sorts t; the median (and *best_p, the minimum). */
-static double median(double *t, int n, double *best_p)
-{
-    qsort(t, (size_t)n, sizeof *t, cmp_double);
-    *best_p = t[0];
-    return n % 2 ? t[n / 2] : 0.5 * (t[n / 2 - 1] + t[n / 2]);
-}
 
 static void fill_fmt(double *x, size_t n, kcs_format f, uint64_t stream)
 {
@@ -78,10 +58,10 @@ typedef struct arith_state {
 static double time_sgemm(arith_state *s)
 {
     int N = (int)s->N;
-    double t0 = now_s();
+    double t0 = kcs_bench_now();
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, N, N, N, 1.0f, s->fa, N, s->fb, N,
                 0.0f, s->fd, N);
-    return now_s() - t0;
+    return kcs_bench_now() - t0;
 }
 
 static double time_own(arith_state *s, int *rc_p)
@@ -99,9 +79,9 @@ static double time_own(arith_state *s, int *rc_p)
     c.out_len = (size_t)(s->N * s->N);
     kcs_backend_ctx ctx = {0};
     kcs_error err = {0};
-    double t0 = now_s();
+    double t0 = kcs_bench_now();
     *rc_p = kcs_cpu_gemm(&ctx, &c, &err);
-    double t = now_s() - t0;
+    double t = kcs_bench_now() - t0;
     if (*rc_p)
         fprintf(stderr, "kcs bench arith: own kernel: %s\n", err.msg);
     return t;
@@ -109,9 +89,9 @@ static double time_own(arith_state *s, int *rc_p)
 
 static double time_emulated(arith_state *s, const kcs_profile_params *p, int *rc_p)
 {
-    double t0 = now_s();
+    double t0 = kcs_bench_now();
     *rc_p = kcs_emulated_gemm(p, s->N, s->N, s->N, s->A, s->B, NULL, s->D);
-    double t = now_s() - t0;
+    double t = kcs_bench_now() - t0;
     if (*rc_p)
         fprintf(stderr, "kcs bench arith: %s: out of memory\n", p->profile);
     return t;
@@ -186,14 +166,14 @@ static int bench_arith(int argc, char **argv)
         t[r] = time_sgemm(&s);
     snprintf(rows[0].kernel, sizeof rows[0].kernel, "native sgemm (OpenBLAS)");
     rows[0].format = "fp32";
-    rows[0].seconds = median(t, (int)reps, &rows[0].best);
+    rows[0].seconds = kcs_bench_median(t, (int)reps, &rows[0].best);
     for (int r = 0; r < reps && !rc; r++)
         t[r] = time_own(&s, &rc);
     if (rc)
         goto out;
     snprintf(rows[1].kernel, sizeof rows[1].kernel, "own (sequential, fp32 acc)");
     rows[1].format = "fp32";
-    rows[1].seconds = median(t, (int)reps, &rows[1].best);
+    rows[1].seconds = kcs_bench_median(t, (int)reps, &rows[1].best);
     int n = 2;
     for (int i = 0; i < nt && !rc; i++) {
         const kcs_profile_params *p = &table[i];
@@ -213,7 +193,7 @@ static int bench_arith(int argc, char **argv)
         snprintf(rows[n].kernel, sizeof rows[n].kernel, "emulated %s (F=%d neab=%s %s)",
                  p->profile, p->F, neab, kcs_step_kind_name(p->step));
         rows[n].format = kcs_format_name(p->in);
-        rows[n].seconds = median(t, (int)reps, &rows[n].best);
+        rows[n].seconds = kcs_bench_median(t, (int)reps, &rows[n].best);
         n++;
     }
     if (rc)

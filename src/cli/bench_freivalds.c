@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench_util.h"
 #include "cli.h"
 #include "format.h"
 #include "freivalds.h"
@@ -24,25 +25,6 @@
 
 typedef double bf_vd __attribute__((vector_size(64)));
 typedef float bf_vf __attribute__((vector_size(64)));
-
-static double bf_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
 
 /* ---- a tiny parallel-for --------------------------------------------- */
 
@@ -172,11 +154,11 @@ static void measure_machine(int nt, long mib, double *bw_p, double *gflops_p)
     if (c.buf) {
         bf_parallel(nt, bw_fill, &c);
         for (int r = 0; r < 7; r++) {
-            double t0 = bf_now();
+            double t0 = kcs_bench_now();
             bf_parallel(nt, bw_run, &c);
-            v[r] = (double)(c.len * sizeof(float)) / (bf_now() - t0) / 1e9;
+            v[r] = (double)(c.len * sizeof(float)) / (kcs_bench_now() - t0) / 1e9;
         }
-        *bw_p = median(v, 7);
+        *bw_p = kcs_bench_median(v, 7, NULL);
         free(c.buf);
     } else {
         *bw_p = NAN;
@@ -184,11 +166,11 @@ static void measure_machine(int nt, long mib, double *bw_p, double *gflops_p)
     volatile double xv = 0.9999999;
     peak_ctx pc = {.iters = 4000000, .x = xv};
     for (int r = 0; r < 7; r++) {
-        double t0 = bf_now();
+        double t0 = kcs_bench_now();
         bf_parallel(nt, peak_run, &pc);
-        v[r] = 2.0 * 12 * 8 * (double)pc.iters * nt / (bf_now() - t0) / 1e9;
+        v[r] = 2.0 * 12 * 8 * (double)pc.iters * nt / (kcs_bench_now() - t0) / 1e9;
     }
-    *gflops_p = median(v, 7);
+    *gflops_p = kcs_bench_median(v, 7, NULL);
 }
 
 /* ---- inputs ------------------------------------------------------------- */
@@ -314,9 +296,9 @@ static int bench_cost(const long *sizes, int ns, const long *ks, int nk, int nt,
             bool all_pass = true;
             for (long r = 0; r < gr; r++) {
                 if (ki == 0) {
-                    double t0 = bf_now();
+                    double t0 = kcs_bench_now();
                     gemm(A, B, C, n, n, n, KCS_FMT_FP32);
-                    tg[r] = bf_now() - t0;
+                    tg[r] = kcs_bench_now() - t0;
                 }
                 for (long v = 0; v < per; v++, cnt++) {
                     kcs_fv_params p;
@@ -336,8 +318,9 @@ static int bench_cost(const long *sizes, int ns, const long *ks, int nk, int nt,
                 }
             }
             if (ki == 0)
-                tgm = median(tg, (int)gr);
-            double mr = median(tr, (int)nv), mp = median(tp, (int)nv);
+                tgm = kcs_bench_median(tg, (int)gr, NULL);
+            double mr = kcs_bench_median(tr, (int)nv, NULL);
+            double mp = kcs_bench_median(tp, (int)nv, NULL);
             double bytes = 3.0 * 4.0 * (double)n * (double)n;
             double flops = (6.0 * k + 10.0) * (double)n * (double)n;
             double mem_floor = bytes / (bw * 1e9), ari_floor = flops / (gf * 1e9);

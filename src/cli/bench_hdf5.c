@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench_util.h"
 #include "cli.h"
 #include "contract.h"
 #include "store.h"
@@ -35,26 +36,6 @@ typedef struct bh_ctx {
     double payload; /* bytes handed to the writer, all ranks */
     double file_bytes;
 } bh_ctx;
-
-static double bh_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *v, int n, double *best_p)
-{
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    *best_p = v[0];
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
 
 /* 1 on every rank if any rank failed. */
 static int any_failed(int failed)
@@ -85,7 +66,7 @@ static int write_store(bh_ctx *c, double *t_p)
     kcs_error err = {0};
     kcs_store *st = NULL;
     MPI_Barrier(MPI_COMM_WORLD);
-    double t0 = bh_now();
+    double t0 = kcs_bench_now();
     int rc = kcs_store_create(c->path, MPI_COMM_WORLD, &c->meta, &st, &err);
     if (rc)
         goto fail; /* create removes what it made */
@@ -102,7 +83,7 @@ static int write_store(bh_ctx *c, double *t_p)
         goto abort;
     rc = kcs_store_close(st, &err);
     MPI_Barrier(MPI_COMM_WORLD);
-    *t_p = bh_now() - t0;
+    *t_p = kcs_bench_now() - t0;
     struct stat sb;
     if (c->rank == 0 && stat(c->path, &sb) == 0)
         c->file_bytes = (double)sb.st_size;
@@ -144,7 +125,7 @@ static int write_plain(bh_ctx *c, int sync, double *t_p)
         failed = fd < 0;
     }
     MPI_Barrier(MPI_COMM_WORLD);
-    double t0 = bh_now();
+    double t0 = kcs_bench_now();
     for (size_t done = 0; !failed && done < mine;) {
         size_t n = mine - done < piece ? mine - done : piece;
         ssize_t w = pwrite(fd, buf, n, off + (off_t)done);
@@ -156,7 +137,7 @@ static int write_plain(bh_ctx *c, int sync, double *t_p)
     if (fd >= 0 && close(fd) != 0)
         failed = 1;
     MPI_Barrier(MPI_COMM_WORLD);
-    *t_p = bh_now() - t0;
+    *t_p = kcs_bench_now() - t0;
     free(buf);
     if (any_failed(failed)) {
         if (c->rank == 0)
@@ -328,7 +309,7 @@ int kcs_bench_hdf5(int argc, char **argv)
                                 "pwrite+fsync (floor)"};
         double med[3], best[3];
         for (int w = 0; w < 3; w++) {
-            med[w] = median(t + w * reps, (int)reps, &best[w]);
+            med[w] = kcs_bench_median(t + w * reps, (int)reps, &best[w]);
             printf("%-28s %10.4g %10.4g %12.4g %9.4g %8.4g\n", names[w], med[w], best[w],
                    rows / med[w], c.payload / med[w] / 1e6, med[0] / med[w]);
         }

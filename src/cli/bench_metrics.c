@@ -11,6 +11,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench_util.h"
 #include "cli.h"
 #include "format.h"
 #include "metrics.h"
@@ -32,25 +33,6 @@ typedef double bm_vd __attribute__((vector_size(32)));
 #define BM_MIN_REP_S 0.02 /* one repetition: at least this long of back-to-back calls */
 
 static volatile double bm_sink;
-
-static double bm_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
 
 /* The floor: sum of x[0..n) with independent vector accumulators. */
 BM_CLONES static double stream_sum(const double *x, size_t n)
@@ -149,20 +131,20 @@ static void time_jobs(const bm_data *d, int reps, double *t, double med[J_COUNT]
 {
     long inner[J_COUNT];
     for (int j = 0; j < J_COUNT; j++) {
-        double t0 = bm_now();
+        double t0 = kcs_bench_now();
         run_job(d, j); /* warm-up; sizes the repetition */
-        double one = bm_now() - t0;
+        double one = kcs_bench_now() - t0;
         inner[j] = one >= BM_MIN_REP_S ? 1 : (long)ceil(BM_MIN_REP_S / fmax(one, 1e-9));
     }
     for (int r = 0; r < reps; r++)
         for (int j = 0; j < J_COUNT; j++) {
-            double t0 = bm_now();
+            double t0 = kcs_bench_now();
             for (long i = 0; i < inner[j]; i++)
                 run_job(d, j);
-            t[j * reps + r] = (bm_now() - t0) / (double)inner[j];
+            t[j * reps + r] = (kcs_bench_now() - t0) / (double)inner[j];
         }
     for (int j = 0; j < J_COUNT; j++)
-        med[j] = median(t + j * reps, reps);
+        med[j] = kcs_bench_median(t + j * reps, reps, NULL);
 }
 
 /* Single-thread read bandwidth (GB/s): the floor kernel on mib MiB, median of 7. */
@@ -175,12 +157,12 @@ static double measure_bw(long long mib)
     for (size_t i = 0; i < n; i++)
         x[i] = (double)(i & 7);
     for (int r = 0; r < 7; r++) {
-        double t0 = bm_now();
+        double t0 = kcs_bench_now();
         bm_sink += stream_sum(x, n);
-        v[r] = (double)(n * sizeof *x) / (bm_now() - t0) / 1e9;
+        v[r] = (double)(n * sizeof *x) / (kcs_bench_now() - t0) / 1e9;
     }
     free(x);
-    return median(v, 7);
+    return kcs_bench_median(v, 7, NULL);
 }
 
 int kcs_bench_metrics(int argc, char **argv)

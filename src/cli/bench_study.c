@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench_util.h"
 #include "cli.h"
 #include "journal.h"
 #include "placement.h"
@@ -23,26 +24,6 @@
 int kcs_bench_study(int argc, char **argv);
 
 enum { S_LOAD, S_BIND, S_KERNEL, S_E2E, S_COUNT };
-
-static double bs_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *v, int n, double *best_p)
-{
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    *best_p = v[0];
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
 
 static int agree_max(int v)
 {
@@ -113,10 +94,10 @@ static int run_once(const char *study, const char *out, int rank, double *t, int
                       .quiet = 1};
     kcs_error err = {0};
     MPI_Barrier(MPI_COMM_WORLD);
-    double t0 = bs_now();
+    double t0 = kcs_bench_now();
     int rc = kcs_runner_run(&o, MPI_COMM_WORLD, &err);
     MPI_Barrier(MPI_COMM_WORLD);
-    t[S_E2E] = bs_now() - t0;
+    t[S_E2E] = kcs_bench_now() - t0;
     if (rc != KCS_RUN_OK && rc != KCS_RUN_DEGRADED) {
         if (rank == 0)
             fprintf(stderr, "kcs bench study: kcs_runner_run: %s (exit status %d)\n", err.msg, rc);
@@ -188,11 +169,11 @@ int kcs_bench_study(int argc, char **argv)
         kcs_plan plan = {0};
         kcs_error err = {0};
         MPI_Barrier(MPI_COMM_WORLD);
-        double t0 = bs_now();
+        double t0 = kcs_bench_now();
         int lrc = kcs_study_load(study_path, &st, &err);
         if (!lrc)
             lrc = kcs_plan_build(st, &plan, &err);
-        tr[S_LOAD] = bs_now() - t0;
+        tr[S_LOAD] = kcs_bench_now() - t0;
         if (agree_max(lrc != 0)) {
             if (rank == 0)
                 fprintf(stderr, "kcs bench study: %s\n",
@@ -206,11 +187,11 @@ int kcs_bench_study(int argc, char **argv)
         n_cases = plan.n_cases;
         kcs_rank_binding b;
         MPI_Barrier(MPI_COMM_WORLD);
-        t0 = bs_now();
+        t0 = kcs_bench_now();
         kcs_binding_open(st, NULL, MPI_COMM_WORLD, 0, &b);
         kcs_binding_close(&b);
         MPI_Barrier(MPI_COMM_WORLD);
-        tr[S_BIND] = bs_now() - t0;
+        tr[S_BIND] = kcs_bench_now() - t0;
         kcs_plan_free(&plan);
         kcs_study_free(st);
 
@@ -240,7 +221,7 @@ int kcs_bench_study(int argc, char **argv)
                                       "end to end (kcs_runner_run)"};
         double med[S_COUNT], best[S_COUNT];
         for (int s = 0; s < S_COUNT; s++)
-            med[s] = median(t + s * reps, (int)reps, &best[s]);
+            med[s] = kcs_bench_median(t + s * reps, (int)reps, &best[s]);
         for (int s = 0; s < S_COUNT; s++) {
             printf("%-40s %10.4g %10.4g", names[s], med[s], best[s]);
             if (s == S_E2E || s == S_KERNEL)
