@@ -8,6 +8,8 @@ study="$KCS_SRC/tests/studies/resume.yaml"
 mpirun4 "$KCS" run "$study" -o "$T/ref.h5" -q
 
 out="$T/out.h5"
+# bytes in this run's journals (0 before the first attempt creates them)
+jsize() { { find "$out.journal" -type f -printf '%s\n' 2>/dev/null || true; } | awk '{ s += $1 } END { print s + 0 }'; }
 kills=0 attempt=0
 while [ ! -e "$out" ]; do
   attempt=$((attempt + 1))
@@ -16,17 +18,36 @@ while [ ! -e "$out" ]; do
   setsid "$MPIEXEC" -n 4 --allow-run-as-root --oversubscribe "$KCS" run "${args[@]}" -q \
     > "$T/log.$attempt" 2>&1 &
   pid=$!
+  limit=600 # half-seconds this attempt may take
   if [ "$kills" -lt 6 ]; then
-    # a random point in the first ~3 s of this attempt
-    sleep "$(awk -v r="$RANDOM" 'BEGIN { printf "%.2f", 0.3 + (r % 270) / 100 }')"
+    # a random point of this attempt's work, whatever the machine's speed:
+    # once its ranks have journaled something new (so it is past MPI start-up
+    # and makes progress), 0-0.15 s later -- often inside the collective HDF5
+    # write that follows each journal record
+    s0=$(jsize)
+    for _ in $(seq 2000); do
+      [ "$(jsize)" -gt "$s0" ] && break
+      kill -0 "$pid" 2>/dev/null || break
+      sleep 0.05
+    done
+    sleep "$(awk -v r="$RANDOM" 'BEGIN { printf "%.2f", (r % 16) / 100 }')"
     if kill -0 "$pid" 2>/dev/null; then
       if [ "$kills" -eq 2 ]; then
         kill -TERM "$pid"          # mpirun forwards SIGTERM to the ranks
       else
         kill -KILL -- "-$pid"      # the whole job, mid-write if it so happens
+        pkill -KILL -f -- "$out" 2>/dev/null || true  # ranks outside its group too
       fi
       kills=$((kills + 1))
+      limit=120
     fi
+  fi
+  # a launcher still there 60 s after the signal (or 300 s into an attempt)
+  # is hung, not working: take the whole job down
+  for _ in $(seq "$limit"); do kill -0 "$pid" 2>/dev/null || break; sleep 0.5; done
+  if kill -0 "$pid" 2>/dev/null; then
+    echo "attempt $attempt: the job did not end; SIGKILL" >&2
+    kill -KILL -- "-$pid" 2>/dev/null || true
   fi
   wait "$pid" || true
   # leftovers of this job only (other tests may be running kcs too)
