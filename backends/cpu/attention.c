@@ -1,6 +1,7 @@
 /* CPU attention: O = softmax(Q K^T * scale) V per batch, Q m×k, K and V
- * n×k, O m×k (row-major, batch-major), scale = RN_w(1/sqrt(k)) in the
- * working format w (cpu/work.h). Scores s_ij = RN_w(sum_t q_it k_jt * scale).
+ * n×k, O m×k (row-major, batch-major), scale = RN_w(1.0 / sqrt((double)k))
+ * in the working format w (cpu/work.h): the expression of every backend and
+ * the oracle (in fp64 it can be 1 ulp from the correctly rounded value). Scores s_ij = RN_w(sum_t q_it k_jt * scale).
  *   own:    unfused composition, every reduction under call->schedule
  *           into call->acc: S = QK^T (length k), P = softmax(S) row-wise
  *           (cpu/softmax.c, denominator of length n), O = PV (length n;

@@ -1,6 +1,8 @@
 /* attention.cl: O = softmax(Q*K^T * scale) * V per batch, Q m x d, K and V
  * n x d, O m x d (row-major, batch-major), d = call->k; scale =
- * RN_w(1/sqrt(d)) from the host, in the working format (val_t). The cpu
+ * RN_w(1.0 / sqrt((double)d)) from the host, in the working format (val_t):
+ * the expression every backend and the oracle use (two fp64 roundings: in
+ * fp64 it can be 1 ulp from the correctly rounded 1/sqrt(d)). The cpu
  * backend's definitions (backends/cpu/attention.c):
  *   own (unfused, three kernels, schedules honoured in every sum):
  *     attn_scores   S[b,i,j] = RN_w(sum_t q[i,t]*k[j,t] * scale)  (val_t)

@@ -62,9 +62,10 @@ static int fused_block(const kcs_kh_device *dev, const kcs_call *c, const kcs_kh
                         dev->name, dev->awg * KH_ACOLS, (long long)d);
     if ((unsigned long long)(d + B + dev->awg) * vs > dev->local_mem)
         return kcs_fail(err, KCS_E_UNSUPPORTED,
-                        "%s: fused attention: d + block = %lld values exceed the device's "
-                        "%llu bytes of local memory",
-                        dev->name, (long long)(d + B), dev->local_mem);
+                        "%s: fused attention: d + block + %d = %lld values (%llu bytes) exceed "
+                        "the device's %llu bytes of local memory",
+                        dev->name, dev->awg, (long long)(d + B + dev->awg),
+                        (unsigned long long)(d + B + dev->awg) * vs, dev->local_mem);
     *B_p = B;
     return 0;
 }
@@ -120,7 +121,8 @@ int kcs_kh_plan_attention(const kcs_kh_device *dev, const kcs_call *c, const kcs
                             NULL);
     p->out_n = (size_t)(rows * d);
     p->out_dbl = KCS_KH_OUT_DBL(ty);
-    /* scale = RN_w(1/sqrt(d)) in the working format */
+    /* scale = RN_w(1.0 / sqrt((double)d)) in the working format, as every
+     * backend computes it (the kernels round to val_t) */
     double scale = 1.0 / sqrt((double)d);
     if (variant == 1) {
         unfused(c, ty, scale, p);
@@ -217,6 +219,9 @@ int kcs_kh_flag_raised(const kcs_kh_device *dev, const kcs_call *c, int32_t bad,
 {
     if (bad == INT32_MAX)
         return 0;
+    if (bad < 0 || (int64_t)bad >= c->n) /* the kernel writes only positions < n */
+        return kcs_fail(err, KCS_E_DEVICE, "%s gather: the device reported position %d of %lld",
+                        dev->name, (int)bad, (long long)c->n);
     char msg[256];
     snprintf(msg, sizeof msg, "index %.0f at position %d is out of range [0, %lld)",
              c->in[1][bad], (int)bad, (long long)c->m);
