@@ -77,8 +77,10 @@ typedef struct kcs_kh_device {
                              NULL: "<model> has no fp64 (input)" */
     int has_fp64;
     size_t max_wg;          /* largest work-group */
-    int check_native_wg;    /* native kernels need (ts/wpt)^2 work-items: refuse them
-                               on a smaller device (level_zero: tiles fixed at build) */
+    int check_native_wg;    /* refuse a call whose kernels need more work-items per group
+                               than max_wg (gemm_tiled (ts/wpt)^2, native rows rwg,
+                               attention's streaming kernel awg): level_zero, whose sizes
+                               are fixed at build time */
     unsigned long long local_mem; /* local memory per work-group, bytes */
     int ts, wpt, rwg, awg;  /* -DKCS_TS, KCS_WPT, KCS_RWG, KCS_AWG of the kernels */
     int gemm_vec;           /* native gemm is gemm_vec (OpenCL CPU devices), else gemm_tiled */

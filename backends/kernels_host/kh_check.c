@@ -102,6 +102,24 @@ static int check_lengths(const kcs_kh_device *dev, const kcs_call *c, kcs_error 
     return 0;
 }
 
+/* Work-items per group the op's kernels require (kh_args.c, kh_attn.c):
+ * gemm_tiled (ts/wpt)^2, the native row kernels rwg, attention's streaming
+ * kernel (native and fused) awg; 0 for kernels without a fixed group. */
+static int kernel_wg(const kcs_kh_device *dev, kcs_op op, int variant)
+{
+    switch (op) {
+    case KCS_OP_GEMM:
+    case KCS_OP_BATCHED_GEMM:
+    case KCS_OP_DOT:
+        return variant == 0 && !dev->gemm_vec && dev->wpt > 0
+                   ? (dev->ts / dev->wpt) * (dev->ts / dev->wpt)
+                   : 0;
+    case KCS_OP_ATTENTION: return variant == 1 ? 0 : dev->awg;
+    case KCS_OP_GATHER: return 0;
+    default: return variant == 0 ? dev->rwg : 0;
+    }
+}
+
 int kcs_kh_check_call(const kcs_kh_device *dev, const kcs_call *c, kcs_kh_types *ty_p,
                       int *variant_p, kcs_error *err)
 {
@@ -126,11 +144,11 @@ int kcs_kh_check_call(const kcs_kh_device *dev, const kcs_call *c, kcs_kh_types 
     int rc = check_types(dev, c, &ty, err);
     if (rc)
         return rc;
-    int tile = (dev->ts / dev->wpt) * (dev->ts / dev->wpt);
-    if (dev->check_native_wg && variant == 0 && c->op != KCS_OP_GATHER &&
-        dev->max_wg < (size_t)tile)
-        return kcs_fail(err, KCS_E_UNSUPPORTED, "%s: native kernels need work groups of %d "
-                        "(device: %u)", dev->name, tile, (unsigned)dev->max_wg);
+    int wg = kernel_wg(dev, c->op, variant);
+    if (dev->check_native_wg && dev->max_wg < (size_t)wg)
+        return kcs_fail(err, KCS_E_UNSUPPORTED, "%s: %s kernels need work groups of %d "
+                        "(device: %u)", dev->name, variant == 2 ? "fused" : "native", wg,
+                        (unsigned)dev->max_wg);
     if (variant > 0) { /* own and fused follow the schedule */
         rc = check_schedule(dev, &c->schedule, err);
         if (rc)

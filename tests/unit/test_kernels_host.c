@@ -341,6 +341,21 @@ static void test_check_native_wg(void)
     d256.max_wg = 256;
     c.variant = NULL;
     ACCEPTED(&d256, &c, KCS_KH_F32, 0, 0);
+    /* each op is held to its own kernels' group: native rows need rwg = 64
+     * (fits 128), attention's streaming kernel awg = 64 */
+    kcs_call sm = mk(KCS_OP_SOFTMAX, 2, 0, 5, 0);
+    sm.variant = "native";
+    ACCEPTED(&D_L0_SMALL, &sm, KCS_KH_F32, 0, 0);
+    kcs_kh_device d32 = D_L0_SMALL;
+    d32.max_wg = 32; /* < rwg = awg = 64 */
+    REFUSED(&d32, &sm, KCS_E_UNSUPPORTED, "native kernels need work groups of 64", "32");
+    REFUSED(&d32, &a, KCS_E_UNSUPPORTED, "fused kernels need work groups of 64", "32");
+    a.variant = "native";
+    REFUSED(&d32, &a, KCS_E_UNSUPPORTED, "native kernels need work groups of 64", "32");
+    a.variant = "own"; /* the unfused kernels have no fixed group */
+    ACCEPTED(&d32, &a, KCS_KH_F32, 0, 1);
+    sm.variant = "own";
+    ACCEPTED(&d32, &sm, KCS_KH_F32, 0, 1);
 }
 
 static void test_check_types(void)
