@@ -9,7 +9,6 @@
 #include "op.h"
 
 #define KCS_BACKEND_ABI 1
-#define KCS_MAX_DEVICES 16
 
 typedef struct kcs_device_info {
     char backend[16];

@@ -7,8 +7,8 @@ include(CMakePackageConfigHelpers)
 set_target_properties(kcs_core PROPERTIES OUTPUT_NAME kcs)
 install(TARGETS kcs RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(TARGETS kcs_core ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
-file(GLOB _kcs_headers ${CMAKE_SOURCE_DIR}/src/*.h ${CMAKE_SOURCE_DIR}/backends/backend.h
-     ${CMAKE_SOURCE_DIR}/analysis/*.h)
+file(GLOB _kcs_headers ${CMAKE_SOURCE_DIR}/src/*/*.h ${CMAKE_SOURCE_DIR}/backends/backend.h)
+list(FILTER _kcs_headers EXCLUDE REGEX "/src/cli/")
 install(FILES ${_kcs_headers} ${CMAKE_BINARY_DIR}/generated/build_info.h
         DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/kcs)
 install(FILES ${CMAKE_SOURCE_DIR}/include/kcs_plugin.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
@@ -17,7 +17,7 @@ install(DIRECTORY ${CMAKE_SOURCE_DIR}/contracts/ DESTINATION ${CMAKE_INSTALL_DAT
 install(DIRECTORY ${CMAKE_SOURCE_DIR}/studies/ DESTINATION ${CMAKE_INSTALL_DATADIR}/kcs/studies)
 install(DIRECTORY ${CMAKE_SOURCE_DIR}/scripts/slurm/ DESTINATION ${CMAKE_INSTALL_DATADIR}/kcs/slurm
         USE_SOURCE_PERMISSIONS)
-install(FILES ${CMAKE_SOURCE_DIR}/analysis/plot.py DESTINATION ${CMAKE_INSTALL_DATADIR}/kcs OPTIONAL)
+install(FILES ${CMAKE_SOURCE_DIR}/src/reduce/plot.py DESTINATION ${CMAKE_INSTALL_DATADIR}/kcs OPTIONAL)
 
 # Everything libkcs links, as absolute paths and flags, for consumers that
 # link the static library (pkg-config Libs.private, the CMake package).

@@ -29,7 +29,7 @@
 
 #include "attrs.h"
 #include "cpu.h"
-#include "cpu/work.h"
+#include "work.h"
 
 #define ATTN_BLOCK_DEFAULT 64
 

@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "cpu.h"
-#include "cpu/calib.h"
+#include "calib.h"
 
 #define OPBIT(o) (1u << (o))
 #define GEMMS (OPBIT(KCS_OP_GEMM) | OPBIT(KCS_OP_BATCHED_GEMM))

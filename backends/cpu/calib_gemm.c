@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "cpu.h"
-#include "cpu/calib.h"
+#include "calib.h"
 
 typedef enum gemm_kind {
     G_GOOD = 0,

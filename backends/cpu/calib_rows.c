@@ -11,7 +11,7 @@
 
 #include "attrs.h"
 #include "cpu.h"
-#include "cpu/calib.h"
+#include "calib.h"
 
 #define LN_EPS 1e-5f
 #define ORD01_K_BLOCKED 256 /* longer rows take the blocked multi-thread path */

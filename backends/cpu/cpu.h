@@ -1,29 +1,17 @@
-/* CPU backend internals: reference kernels, reduction schedules and the
- * accumulator model shared by every CPU op. */
+/* CPU backend internals: reference kernels and op entry points (the
+ * accumulator model and the summation schedules are src/arith/acc.h). */
 #ifndef KCS_CPU_H
 #define KCS_CPU_H
 
 #include <stdint.h>
 
+#include "acc.h"
 #include "backend.h"
 
 struct kcs_backend_ctx {
     char profile[32];
     int verbose;
 };
-
-/* Correctly rounded acc(x + t) for doubles x, t: one rounding into the
- * accumulator (what an FMA into a p-bit register does), computed from the
- * exact sum (TwoSum + a sticky nudge), for accumulators of <= 51 bits. */
-double kcs_acc_add(const kcs_acc *acc, double x, double t);
-/* Round x into the accumulator. */
-double kcs_acc_round(const kcs_acc *acc, double x);
-
-/* Sum n exact terms under a schedule, each addition rounded into acc.
- * scratch must hold n doubles (atomic and pairwise use it). seed keys the
- * random order of the atomic schedule. */
-double kcs_cpu_sum(const double *terms, int64_t n, const kcs_schedule *s, const kcs_acc *acc,
-                   uint64_t seed, double *scratch);
 
 typedef int (*kcs_cpu_op_fn)(kcs_backend_ctx *ctx, const kcs_call *call, kcs_error *err);
 

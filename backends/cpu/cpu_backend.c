@@ -10,8 +10,8 @@
 
 #include "build_info.h"
 #include "cpu.h"
-#include "cpu/calib.h"
-#include "cpu/profile.h"
+#include "calib.h"
+#include "profile.h"
 
 /* Ops the CPU backend implements; NULL entries answer KCS_E_UNSUPPORTED. */
 static const kcs_cpu_op_fn cpu_ops[KCS_OP_COUNT] = {

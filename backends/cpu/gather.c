@@ -16,7 +16,7 @@
 
 #include "attrs.h"
 #include "cpu.h"
-#include "cpu/work.h"
+#include "work.h"
 
 enum { OOB_RAISE, OOB_CLAMP, OOB_ZERO };
 

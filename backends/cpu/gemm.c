@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "cpu.h"
-#include "cpu/profile.h"
+#include "profile.h"
 
 static int gemm_native(const kcs_call *c, const double *A, const double *B, const double *C,
                        double *D, kcs_error *err)

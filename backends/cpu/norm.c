@@ -16,7 +16,7 @@
 #include <stdlib.h>
 
 #include "cpu.h"
-#include "cpu/work.h"
+#include "work.h"
 
 #define NORM_EPS 1e-5
 

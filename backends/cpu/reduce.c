@@ -18,7 +18,7 @@
 #include <stdlib.h>
 
 #include "cpu.h"
-#include "cpu/work.h"
+#include "work.h"
 
 static int blas_fits(const kcs_call *c, int64_t rows, kcs_error *err)
 {

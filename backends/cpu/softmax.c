@@ -14,7 +14,7 @@
 #include <stdlib.h>
 
 #include "cpu.h"
-#include "cpu/work.h"
+#include "work.h"
 
 static double row_max(const double *x, int64_t k)
 {

@@ -11,7 +11,8 @@ if(NOT TARGET kcs_kernels_host)
   add_library(kcs_kernels_host OBJECT ${KCS_KH_DIR}/kh_check.c ${KCS_KH_DIR}/kh_args.c
     ${KCS_KH_DIR}/kh_attn.c)
   target_include_directories(kcs_kernels_host PRIVATE ${KCS_KH_DIR}
-    ${CMAKE_SOURCE_DIR}/src ${CMAKE_SOURCE_DIR}/backends ${CMAKE_SOURCE_DIR}/include)
+    ${CMAKE_SOURCE_DIR}/include)
+  target_link_libraries(kcs_kernels_host PRIVATE kcs_backends)
   target_link_libraries(kcs_kernels_host PUBLIC m)
   set_target_properties(kcs_kernels_host PROPERTIES POSITION_INDEPENDENT_CODE ON)
   set_property(GLOBAL APPEND PROPERTY KCS_BACKEND_TARGETS kcs_kernels_host)

@@ -37,12 +37,13 @@ endif()
 set(_h5f_dir ${CMAKE_CURRENT_LIST_DIR})
 set(_h5f_sources
     ${_h5f_dir}/fuzz_h5read.c ${_h5f_dir}/h5read_recipe.c ${_h5f_dir}/h5read_tables.c
-    ${CMAKE_SOURCE_DIR}/src/store_read.c ${CMAKE_SOURCE_DIR}/src/store_h5.c
-    ${CMAKE_SOURCE_DIR}/src/store_types.c ${CMAKE_SOURCE_DIR}/src/error.c)
-file(GLOB _h5f_headers CONFIGURE_DEPENDS ${_h5f_dir}/h5read_*.h ${CMAKE_SOURCE_DIR}/src/*.h
+    ${CMAKE_SOURCE_DIR}/src/store/store_read.c ${CMAKE_SOURCE_DIR}/src/store/store_h5.c
+    ${CMAKE_SOURCE_DIR}/src/store/store_types.c ${CMAKE_SOURCE_DIR}/src/base/error.c)
+file(GLOB _h5f_headers CONFIGURE_DEPENDS ${_h5f_dir}/h5read_*.h ${CMAKE_SOURCE_DIR}/src/*/*.h
      ${CMAKE_SOURCE_DIR}/backends/backend.h)
 set(_h5f_includes)
-foreach(d ${CMAKE_SOURCE_DIR}/src ${CMAKE_SOURCE_DIR}/backends ${CMAKE_SOURCE_DIR}/include
+foreach(d ${CMAKE_SOURCE_DIR}/src/base ${CMAKE_SOURCE_DIR}/src/arith ${CMAKE_SOURCE_DIR}/src/lang
+          ${CMAKE_SOURCE_DIR}/src/plan ${CMAKE_SOURCE_DIR}/src/store ${CMAKE_SOURCE_DIR}/include
           ${HDF5_INCLUDE_DIRS} ${MPI_C_INCLUDE_DIRS})
   list(APPEND _h5f_includes -I${d})
 endforeach()

@@ -3,7 +3,7 @@
 #include <math.h>
 #include <mpfr.h>
 
-#include "cpu/cpu.h"
+#include "acc.h"
 #include "rng.h"
 
 static const kcs_acc ACC32 = {KCS_FMT_FP32, 0}, ACC64 = {KCS_FMT_FP64, 0},

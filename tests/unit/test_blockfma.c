@@ -4,7 +4,7 @@
  * derivation is in the comment next to it. */
 #include "error.h"
 #include "format.h"
-#include "cpu/profile.h"
+#include "profile.h"
 
 #include <CUnit/Basic.h>
 #include <math.h>

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "backend.h"
-#include "cpu/cpu.h"
+#include "acc.h"
 #include "oracle.h"
 #include "rng.h"
 #include "tensor.h"

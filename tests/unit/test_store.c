@@ -346,86 +346,6 @@ static void test_read_bad_tables(void)
     expect_fail(p, KCS_E_INVAL, "/cases: missing", NULL);
 }
 
-/* --- /analysis ----------------------------------------------------------- */
-
-typedef struct fit {
-    char contract[16];
-    double alpha;
-    int64_t n;
-} fit;
-
-static const kcs_field fit_fields[] = {
-    KCS_FIELD(fit, contract, KCS_FIELD_STR),
-    KCS_FIELD(fit, alpha, KCS_FIELD_F64),
-    KCS_FIELD(fit, n, KCS_FIELD_I64),
-};
-
-static void test_analysis(void)
-{
-    const char *p = tmp("analysis.h5");
-    make_fake(p, &valid);
-    kcs_error err = {0};
-    kcs_store_analysis *a = NULL;
-    fit rows[3] = {{"C-PRC-01", 1.0, 3}, {"C-ORD-01", 0.5, 7}, {"C-ORD-02", 0.25, 11}};
-    CU_ASSERT_EQUAL_FATAL(kcs_store_analysis_open(p, 0, &a, &err), 0);
-    CU_ASSERT_EQUAL(
-        kcs_store_analysis_write_table(a, "fits", fit_fields, 3, sizeof(fit), rows, 3, &err), 0);
-    CU_ASSERT_EQUAL(
-        kcs_store_analysis_write_table(a, "old", fit_fields, 3, sizeof(fit), rows, 1, &err), 0);
-    CU_ASSERT_EQUAL(kcs_store_analysis_set_str(a, "", "inputs", "a.h5 b.h5", &err), 0);
-    CU_ASSERT_EQUAL(kcs_store_analysis_set_f64(a, "fits", "u", 0x1p-24, &err), 0);
-    CU_ASSERT_EQUAL(kcs_store_analysis_set_i64(a, "missing", "x", 1, &err), KCS_E_INVAL);
-    CU_ASSERT_EQUAL(kcs_store_analysis_close(a, &err), 0);
-
-    /* reopen: /analysis is replaced, "old" is gone; the table is rewritten */
-    CU_ASSERT_EQUAL_FATAL(kcs_store_analysis_open(p, 0, &a, &err), 0);
-    rows[1].alpha = 2.0;
-    CU_ASSERT_EQUAL(
-        kcs_store_analysis_write_table(a, "fits", fit_fields, 3, sizeof(fit), rows, 3, &err), 0);
-    CU_ASSERT_EQUAL(kcs_store_analysis_close(a, &err), 0);
-
-    hid_t f = H5Fopen(p, H5F_ACC_RDONLY, H5P_DEFAULT);
-    CU_ASSERT_FATAL(f >= 0);
-    CU_ASSERT_EQUAL(H5Lexists(f, "/analysis/old", H5P_DEFAULT), 0);
-    hid_t d = H5Dopen2(f, "/analysis/fits", H5P_DEFAULT);
-    CU_ASSERT_FATAL(d >= 0);
-    hid_t t = kcs_h5_compound(fit_fields, 3, sizeof(fit));
-    fit back[3];
-    memset(back, 0, sizeof back);
-    CU_ASSERT_EQUAL(H5Dread(d, t, H5S_ALL, H5S_ALL, H5P_DEFAULT, back), 0);
-    CU_ASSERT_STRING_EQUAL(back[2].contract, "C-ORD-02");
-    CU_ASSERT_EQUAL(back[1].alpha, 2.0);
-    CU_ASSERT_EQUAL(back[2].n, 11);
-    H5Tclose(t);
-    H5Dclose(d);
-    H5Fclose(f);
-    /* the dataset still reads as a kcs dataset */
-    kcs_store_reader *r = NULL;
-    CU_ASSERT_EQUAL(kcs_store_open_read(p, &r, &err), 0);
-    kcs_store_reader_close(r);
-
-    /* create mode refuses an existing path and writes a fresh file */
-    CU_ASSERT_EQUAL(kcs_store_analysis_open(p, 1, &a, &err), KCS_E_EXISTS);
-    const char *q = tmp("reduced.h5");
-    remove(q);
-    CU_ASSERT_EQUAL_FATAL(kcs_store_analysis_open(q, 1, &a, &err), 0);
-    CU_ASSERT_EQUAL(kcs_store_analysis_close(a, &err), 0);
-    f = H5Fopen(q, H5F_ACC_RDONLY, H5P_DEFAULT);
-    char *schema = NULL;
-    CU_ASSERT_EQUAL(kcs_h5_get_str(f, "schema", &schema), 0);
-    CU_ASSERT_STRING_EQUAL(schema, "kcs");
-    free(schema);
-    CU_ASSERT_EQUAL(H5Lexists(f, "/analysis", H5P_DEFAULT), 1);
-    H5Fclose(f);
-
-    /* an HDF5 file that is not a kcs dataset is refused */
-    const char *n = tmp("plain.h5");
-    f = H5Fcreate(n, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
-    H5Fclose(f);
-    CU_ASSERT_EQUAL(kcs_store_analysis_open(n, 0, &a, &err), KCS_E_INVAL);
-    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "not a kcs dataset"));
-}
-
 /* The test's own directory: plain files only. */
 static void remove_dir(const char *path)
 {
@@ -463,7 +383,6 @@ int main(void)
     CU_add_test(s, "read a valid file", test_read_valid);
     CU_add_test(s, "reader errors", test_read_errors);
     CU_add_test(s, "reader refuses bad tables", test_read_bad_tables);
-    CU_add_test(s, "analysis group", test_analysis);
     CU_basic_set_mode(CU_BRM_VERBOSE);
     CU_basic_run_tests();
     unsigned f = CU_get_number_of_failures();

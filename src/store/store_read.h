@@ -101,28 +101,4 @@ void kcs_store_strings_free(char **v, int n);
 int kcs_store_read_attr(kcs_store_reader *r, const char *object, const char *name, char **value_p,
                         kcs_error *err);
 
-/* The reducer's output: the /analysis group of a dataset (serial). */
-typedef struct kcs_store_analysis kcs_store_analysis;
-
-/* Open an existing kcs dataset read-write (sec2 driver, serial process) and
- * create /analysis, replacing an existing one. With create != 0 the file
- * must not exist and is created holding only the root attributes schema,
- * schema_version, software, software_version, git_hash, created and
- * /analysis (a reduction of several inputs). */
-int kcs_store_analysis_open(const char *path, int create, kcs_store_analysis **a_p, kcs_error *err);
-/* Write rows[n_rows] (records of rec_size bytes described by fields) as the
- * compound dataset /analysis/<name>, replacing one of that name. */
-int kcs_store_analysis_write_table(kcs_store_analysis *a, const char *name, const kcs_field *fields,
-                                   int n_fields, size_t rec_size, const void *rows, int64_t n_rows,
-                                   kcs_error *err);
-/* Attributes of "/analysis" or "/analysis/<name>" (object is "" or name). */
-int kcs_store_analysis_set_str(kcs_store_analysis *a, const char *object, const char *name,
-                               const char *value, kcs_error *err);
-int kcs_store_analysis_set_f64(kcs_store_analysis *a, const char *object, const char *name,
-                               double value, kcs_error *err);
-int kcs_store_analysis_set_i64(kcs_store_analysis *a, const char *object, const char *name,
-                               int64_t value, kcs_error *err);
-/* Close and flush; returns errors. */
-int kcs_store_analysis_close(kcs_store_analysis *a, kcs_error *err);
-
 #endif

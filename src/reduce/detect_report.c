@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "detect.h"
+#include "detect_data.h"
 #include "h5out.h"
 #include "report.h"
 #include "spool.h"
@@ -48,6 +48,9 @@ static const kcs_field sum_fields[] = {
 };
 
 #define NF(a) ((int)(sizeof a / sizeof a[0]))
+
+const char *const kcs_detector_names[KCS_DETECTORS] = {
+    "oracle", "digest", "torch", "freivalds-rig", "freivalds-prob", "freivalds-fixed"};
 
 const kcs_field *kcs_det_row_fields(int *n_p)
 {

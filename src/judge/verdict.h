@@ -8,6 +8,7 @@
 #include "expr.h"
 #include "metrics.h"
 #include "study.h"
+#include "symbols.h"
 
 typedef enum kcs_verdict_kind {
     KCS_VERDICT_WITHIN = 0, /* within_tolerance */
@@ -19,30 +20,6 @@ typedef enum kcs_verdict_kind {
 
 const char *kcs_verdict_name(kcs_verdict_kind v);
 
-/* Symbols of the expression language; index order = enum order. */
-typedef enum kcs_sym {
-    KCS_SYM_M = 0, KCS_SYM_N, KCS_SYM_K, KCS_SYM_BATCH,
-    KCS_SYM_DTYPE_IN, KCS_SYM_DTYPE_ACC, KCS_SYM_DTYPE_OUT,
-    KCS_SYM_TAU, KCS_SYM_ETA, KCS_SYM_MAX_ABS, KCS_SYM_MAX_REL, KCS_SYM_MAX_ULP,
-    KCS_SYM_MEAN_ULP, KCS_SYM_BACKWARD_ERR, KCS_SYM_MAX_SCALED, KCS_SYM_RMS_SCALED,
-    KCS_SYM_EFFECTIVE_ACC_BITS, KCS_SYM_NAN_COUNT, KCS_SYM_INF_COUNT,
-    KCS_SYM_SENTINEL_COUNT, KCS_SYM_GUARD_OK, KCS_SYM_MISMATCH_NONFINITE,
-    KCS_SYM_RAISED,           /* 1: the kernel raised an error on purpose (e.g. OOB) */
-    KCS_SYM_OOB_COUNT,        /* out-of-range indices in the inputs */
-    KCS_SYM_NAN_REF_COUNT,    /* NaN outputs of the reference (NaN is due there) */
-    KCS_SYM_DISTINCT_DIGESTS, /* repeat: distinct output digests over repetitions */
-    KCS_SYM_SPREAD_ULP,       /* repeat / batch_invariance: max ULP between runs */
-    KCS_SYM_ROWSUM_ERR,       /* softmax: max |sum_j y_ij - 1| */
-    KCS_SYM_HELD_OUT,         /* 1: the case's shape is a held-out class */
-    KCS_SYM_BAD_FRAC,         /* fraction of outputs above clause 0's componentwise eta */
-    KCS_SYM_REPLAYED,         /* 1: output equals an earlier trial's, on other inputs */
-    KCS_SYM_TRIAL,            /* the trial index */
-    /* format literals usable as values: fp64 ... fp8_e5m2fnuz */
-    KCS_SYM_FMT_FIRST,
-    KCS_SYM_COUNT = KCS_SYM_FMT_FIRST + KCS_FMT_COUNT
-} kcs_sym;
-
-const kcs_expr_symtab *kcs_verdict_symtab(void);
 
 /* Everything measured about one trial. */
 typedef struct kcs_observation {

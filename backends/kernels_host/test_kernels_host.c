@@ -41,7 +41,7 @@
 #include <string.h>
 
 #if defined(KCS_HAVE_OPENCL) || defined(KCS_HAVE_LEVEL_ZERO)
-#include "kernels_host/kernels_host.h"
+#include "kernels_host.h"
 
 /* ---- devices --------------------------------------------------------------- */
 /* As ocl_backend.c fills it for a PoCL CPU device (max_wg >= 256: ts 64). */

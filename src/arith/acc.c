@@ -1,9 +1,9 @@
-/* The accumulator model and reduction schedules of the CPU backend. */
+/* The accumulator model and the summation schedules (used by the CPU backend, allreduce and calibration). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "cpu.h"
+#include "acc.h"
 #include "rng.h"
 
 double kcs_acc_round(const kcs_acc *acc, double x)

@@ -14,7 +14,7 @@
 #include "backend.h"
 
 #if defined(KCS_HAVE_CUDA) || defined(KCS_HAVE_HIP)
-#include "cuda/gpu_run.h"
+#include "gpu_run.h"
 #endif
 
 #ifdef KCS_HAVE_CUDA

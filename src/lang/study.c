@@ -7,7 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backend.h"
 #include "yamlx.h"
 
 static const char *const study_keys[] = {"name",  "seed",    "samples",     "contracts", "placement",
@@ -26,23 +25,28 @@ static void placement_defaults(kcs_placement *p)
 }
 
 /* Every backend kcs has, compiled in here or not: a study written for a
- * GPU cluster still loads on a laptop, where those ranks are unavailable. */
+ * GPU cluster still loads on a laptop, where those ranks are unavailable.
+ * (Which of them this build and node can open is the registry's business,
+ * backends/registry.c; a placement is checked against it when run.) */
+static const char *const known_backend_names[] = {"cpu", "opencl", "cuda", "hip", "level_zero",
+                                                  "plugin"};
+#define N_KNOWN_BACKENDS (sizeof known_backend_names / sizeof known_backend_names[0])
+
 static int backend_known(const char *name)
 {
-    static const char *const all[] = {"cpu", "opencl", "cuda", "hip", "level_zero", "plugin"};
-    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
-        if (strcmp(name, all[i]) == 0)
+    for (size_t i = 0; i < N_KNOWN_BACKENDS; i++)
+        if (strcmp(name, known_backend_names[i]) == 0)
             return 1;
     return 0;
 }
 
 static void known_backends(char *buf, size_t len)
 {
-    const kcs_backend_ops *const *all = kcs_backends_all();
     size_t used = 0;
     buf[0] = 0;
-    for (int i = 0; all[i] && used < len; i++)
-        used += (size_t)snprintf(buf + used, len - used, "%s%s", i ? ", " : "", all[i]->name);
+    for (size_t i = 0; i < N_KNOWN_BACKENDS && used < len; i++)
+        used += (size_t)snprintf(buf + used, len - used, "%s%s", i ? ", " : "",
+                                 known_backend_names[i]);
 }
 
 int kcs_placement_parse(const char *text, kcs_placement *p, kcs_error *err)

@@ -8,7 +8,6 @@
 #include <mpi.h>
 #include <stdint.h>
 
-#include "backend.h"
 #include "error.h"
 #include "study.h"
 

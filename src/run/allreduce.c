@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cpu/cpu.h"
+#include "acc.h"
 
 #define TAG_RS 0x4B01
 #define TAG_AG 0x4B02

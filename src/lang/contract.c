@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "contract_load.h"
-#include "verdict.h"
+#include "symbols.h"
 
 static const char *const dist_names[KCS_DIST_COUNT] = {
     [KCS_DIST_NORMAL] = "normal", [KCS_DIST_UNIFORM_PM1] = "uniform_pm1",

@@ -25,8 +25,6 @@
 #include "verdict.h"
 
 enum { D_ORACLE = 0, D_DIGEST, D_TORCH, D_FV_RIG, D_FV_PROB, D_FV_FIXED };
-const char *const kcs_detector_names[KCS_DETECTORS] = {
-    "oracle", "digest", "torch", "freivalds-rig", "freivalds-prob", "freivalds-fixed"};
 static const char *const kind_names[2] = {"single", "dense"};
 
 /* Everything about one input set of one case. */

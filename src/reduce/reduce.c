@@ -16,7 +16,7 @@
 #include <sys/stat.h>
 
 #include "baselines.h"
-#include "detect.h"
+#include "detect_data.h"
 #include "h5out.h"
 #include "merge.h"
 #include "recompute.h"

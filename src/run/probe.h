@@ -15,7 +15,7 @@
 #include <stdbool.h>
 
 #include "backend.h"
-#include "cpu/profile.h"
+#include "profile.h"
 
 /* Longest reduction the block-size scan tries: F up to KMAX - 1 is
  * measured exactly; a larger F shows as "F >= KMAX". */

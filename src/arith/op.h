@@ -64,6 +64,8 @@ int kcs_acc_parse(const char *text, kcs_acc *acc_p);
 const char *kcs_acc_str(const kcs_acc *a, char *buf, size_t len);
 
 #define KCS_MAX_INPUTS 4
+/* Devices one backend may list (a placement names device 0 .. this - 1). */
+#define KCS_MAX_DEVICES 16
 
 /* One op call: host-visible inputs and output, all values as doubles that
  * are exact in their declared formats. out is pre-filled by the caller with

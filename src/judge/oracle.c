@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cpu/profile.h"
+#include "profile.h"
 #include "exact.h"
 #include "metrics.h"
 #include "oracle_ops.h"
