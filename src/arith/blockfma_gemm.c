@@ -44,15 +44,6 @@ static inline int exp_clamped(double x, int emin)
     return e < emin ? emin : e;
 }
 
-double kcs_bfma_lane_ref(const kcs_bfma_ctx *g, double c, const double *a, const double *b,
-                         int F)
-{
-    double bl[64];
-    for (int kk = 0; kk < F; kk++)
-        bl[kk] = b[kk * NJ];
-    return kcs_blockfma_step(g->p, c, a, bl, F);
-}
-
 /* Any profile, any F, and groups with NaN/Inf inputs: the reference step. */
 static void group_ref(const kcs_bfma_ctx *g, double *c, const double *a, const double *ia,
                       const double *b, const double *ib)

@@ -1,4 +1,5 @@
-/* Private to the contract loader (contract.c, contract_tolerance.c): the
+/* Private to the contract loader (contract.c, contract_measure.c,
+ * contract_tolerance.c; helpers in contract_parse.c): the
  * loading state and the helpers both halves use. Not part of the API. */
 #ifndef KCS_CONTRACT_LOAD_H
 #define KCS_CONTRACT_LOAD_H

@@ -85,3 +85,10 @@ void kcs_plots_run(const kcs_reduce_opts *o, const char *report, const char *dat
                         "above); the report is complete without them\n",
                 py, script, WIFEXITED(status) ? WEXITSTATUS(status) : -1);
 }
+
+int kcs_report_has_figure(const char *dir, const char *name)
+{
+    char p[4096];
+    snprintf(p, sizeof p, "%s/%s", dir, name);
+    return access(p, R_OK) == 0;
+}

@@ -22,13 +22,6 @@ static const char *short_verdict(const char *v)
     return v[0] ? v : "-";
 }
 
-int kcs_report_has_figure(const char *dir, const char *name)
-{
-    char p[4096];
-    snprintf(p, sizeof p, "%s/%s", dir, name);
-    return access(p, R_OK) == 0;
-}
-
 static void sources_table(FILE *f, const kcs_report_data *d)
 {
     const kcs_view *v = d->view;
