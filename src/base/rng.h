@@ -7,6 +7,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* 2^64 / golden ratio: the Weyl increment of SplitMix64, and the odd
+ * multiplier kcs uses wherever it spreads a small integer over 64 bits. */
+#define KCS_GOLDEN64 0x9E3779B97F4A7C15ull
+
 typedef struct kcs_rng {
     uint32_t key[2];
     uint32_t ctr[4];

@@ -103,9 +103,9 @@ static void tally(const kcs_contract *c, const kcs_result_rec *rec, kcs_calib_ou
                   int *unsupported)
 {
     out->trials++;
-    int ran = strcmp(rec->status, "ok") == 0 || strcmp(rec->status, "raised") == 0;
+    int ran = kcs_status_of(rec->status) == KCS_ST_OK || kcs_status_of(rec->status) == KCS_ST_RAISED;
     if (!ran) {
-        if (strcmp(rec->status, "unsupported") == 0)
+        if (kcs_status_of(rec->status) == KCS_ST_UNSUPPORTED)
             (*unsupported)++;
         else
             out->errors++;
@@ -208,7 +208,7 @@ int kcs_calib_bind(const char *backend, int device, const char *path, int wrap,
     kcs_error e = {0};
     if (b->ops->describe(b->ctx, &b->info, &e) != 0)
         snprintf(b->why, sizeof b->why, "describe: %s", e.msg);
-    snprintf(b->status, sizeof b->status, "ok");
+    KCS_SET_STATUS(b->status, KCS_ST_OK);
     if (wrapped_p)
         *wrapped_p = !direct;
     return 0;

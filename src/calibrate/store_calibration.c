@@ -44,20 +44,8 @@ static int write_table(hid_t file, const char *path, const char *name, const kcs
 static int write_root(hid_t file, const char *path, const char *command_line, kcs_error *err)
 {
     char created[32];
-    time_t now = time(NULL);
-    struct tm tm;
-    gmtime_r(&now, &tm);
-    strftime(created, sizeof created, "%Y-%m-%dT%H:%M:%SZ", &tm);
-    const char *names[] = {"schema",  "software", "software_version", "git_hash",
-                           "created", "content",  "command_line"};
-    const char *values[] = {"kcs",   "kcs",         KCS_VERSION, KCS_GIT_HASH,
-                            created, "calibration", command_line ? command_line : ""};
-    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
-        if (kcs_h5_put_str(file, names[i], values[i]) < 0)
-            return kcs_h5_fail(err, KCS_E_IO, path, "/", "cannot write attribute %s", names[i]);
-    if (kcs_h5_put_i32(file, "schema_version", KCS_SCHEMA_VERSION) < 0)
-        return kcs_h5_fail(err, KCS_E_IO, path, "/", "cannot write attribute schema_version");
-    return 0;
+    kcs_h5_now_utc(created);
+    return kcs_h5_put_identity(file, path, created, "calibration", command_line, err);
 }
 
 int kcs_store_calibration_write(const char *path, const kcs_calib_row *rows, int n_rows,

@@ -20,6 +20,7 @@
 #include "bench_util.h"
 #include "cli.h"
 #include "contract.h"
+#include "rng.h"
 #include "store.h"
 #include "study.h"
 
@@ -73,7 +74,7 @@ static int write_store(bh_ctx *c, double *t_p)
     kcs_rank_rec rr;
     memset(&rr, 0, sizeof rr);
     snprintf(rr.backend, sizeof rr.backend, "cpu");
-    snprintf(rr.status, sizeof rr.status, "ok");
+    KCS_SET_STATUS(rr.status, KCS_ST_OK);
     if ((rc = kcs_store_write_ranks(st, &rr, &err)))
         goto abort;
     for (long long ci = 0; ci < c->cases; ci++)
@@ -197,9 +198,9 @@ static int build(bh_ctx *c, kcs_study *study, kcs_contract *con, kcs_plan *plan)
     }
     for (long long t = 0; t < c->trials; t++) {
         kcs_result_rec *r = &c->recs[t];
-        snprintf(r->status, sizeof r->status, "ok");
+        KCS_SET_STATUS(r->status, KCS_ST_OK);
         snprintf(r->verdict, sizeof r->verdict, "within_tolerance");
-        r->output_digest = 0x9e3779b97f4a7c15ull * (uint64_t)(t + 1);
+        r->output_digest = KCS_GOLDEN64 * (uint64_t)(t + 1);
         r->tau = r->max_ulp = 0.5 + (double)t;
         r->eta = r->max_abs = r->max_rel = r->backward_err = r->max_scaled = 1e-7 * (double)(t + 1);
         r->effective_acc_bits = 23.5;

@@ -50,7 +50,7 @@ static int kernel_time(const char *path, double *t_p, long long *trials_p, kcs_e
     for (int64_t ci = 0; !rc && ci < in->n_cases; ci++) {
         rc = kcs_store_read_case_results(rd, ci, rows, err);
         for (size_t i = 0; !rc && i < per_case; i++) {
-            if (!strcmp(rows[i].status, "skipped"))
+            if ((kcs_status_of(rows[i].status) == KCS_ST_SKIPPED))
                 continue;
             trials++;
             per_rank[i / (size_t)in->max_trials] += 1e-9 * (double)rows[i].time_ns;

@@ -204,16 +204,7 @@ static int detect_case(det_ctx *x, const kcs_case *cs, kcs_error *err)
         d.c = c;
         d.cs = cs;
         kcs_call *call = &d.call;
-        call->op = cs->op;
-        call->dtype_in = cs->dtype_in;
-        call->dtype_out = cs->dtype_out;
-        call->acc = cs->acc;
-        call->m = cs->shape.m;
-        call->n = cs->shape.n;
-        call->k = cs->shape.k;
-        call->batch = cs->shape.batch;
-        call->attrs = c->attrs;
-        call->seed = cs->seed ^ (uint64_t)t;
+        kcs_trial_call(c, cs, t, call);
         kcs_inputs in;
         if ((rc = kcs_inputs_make(c, cs, t, x->s->seed, call, &in, err)))
             break;
@@ -387,16 +378,8 @@ static int write_out(det_ctx *x, const char *path, kcs_error *err)
     if (rc)
         return rc;
     const kcs_detect_opts *d = x->o;
-    if ((rc = kcs_h5out_attr_str(o, "/", "schema", "kcs", err)) ||
-        (rc = kcs_h5out_attr_i32(o, "/", "schema_version", KCS_SCHEMA_VERSION, err)) ||
-        (rc = kcs_h5out_attr_str(o, "/", "software", "kcs", err)) ||
-        (rc = kcs_h5out_attr_str(o, "/", "software_version", KCS_VERSION, err)) ||
-        (rc = kcs_h5out_attr_str(o, "/", "git_hash", KCS_GIT_HASH, err)) ||
-        (rc = kcs_h5out_attr_str(o, "/", "created", created, err)) ||
-        (rc = kcs_h5out_attr_str(o, "/", "content", "detection", err)) ||
+    if ((rc = kcs_h5out_identity(o, created, "detection", d->command_line, err)) ||
         (rc = kcs_h5out_attr_str(o, "/", "study_name", x->s->name, err)) ||
-        (rc = kcs_h5out_attr_str(o, "/", "command_line", d->command_line ? d->command_line : "",
-                                 err)) ||
         (rc = kcs_h5out_text(o, "/study", x->s->text, err)) ||
         (rc = kcs_h5out_group(o, "/analysis", err)) ||
         (rc = kcs_h5out_attr_i64(o, "/analysis", "trials", d->trials, err)) ||

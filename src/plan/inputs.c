@@ -82,7 +82,7 @@ int kcs_inputs_make(const kcs_contract *c, const kcs_case *cs, int trial, uint64
         }
         if (!(cs->op == KCS_OP_GATHER && i == 1))
             in->digest ^= kcs_digest_values(x, len, cs->dtype_in) +
-                          0x9E3779B97F4A7C15ull * (uint64_t)(i + 1);
+                          KCS_GOLDEN64 * (uint64_t)(i + 1);
         call->in[i] = x;
         call->in_len[i] = len;
     }
@@ -96,4 +96,24 @@ void kcs_inputs_free(kcs_inputs *in)
     for (int i = 0; i < KCS_MAX_INPUTS; i++)
         free(in->t[i]);
     memset(in, 0, sizeof *in);
+}
+
+void kcs_trial_call(const kcs_contract *c, const kcs_case *cs, int trial, kcs_call *call)
+{
+    *call = (kcs_call){0};
+    call->op = cs->op;
+    call->dtype_in = cs->dtype_in;
+    call->dtype_out = cs->dtype_out;
+    call->acc = cs->acc;
+    call->m = cs->shape.m;
+    call->n = cs->shape.n;
+    call->k = cs->shape.k;
+    call->batch = cs->shape.batch;
+    call->attrs = c->attrs;
+    call->seed = cs->seed ^ (uint64_t)trial;
+}
+
+uint64_t kcs_input_digest_fold(uint64_t case_digest, uint64_t trial_digest, int trial)
+{
+    return case_digest ^ (trial_digest + KCS_GOLDEN64 * (uint64_t)(trial + 1));
 }

@@ -21,4 +21,13 @@ int kcs_inputs_make(const kcs_contract *c, const kcs_case *cs, int trial, uint64
                     kcs_call *call, kcs_inputs *in, kcs_error *err);
 void kcs_inputs_free(kcs_inputs *in);
 
+/* The call of trial `trial` of case cs under contract c, before inputs:
+ * op, dtypes, accumulator, shape, the contract's attributes and the
+ * trial's seed. The one setup that the protocol (src/run), the reducer's
+ * recomputation (src/reduce) and detection (src/detect) share. */
+void kcs_trial_call(const kcs_contract *c, const kcs_case *cs, int trial, kcs_call *call);
+/* A case's input digest with trial's folded in (order-independent XOR
+ * of the trials' digests, each spread by its index). */
+uint64_t kcs_input_digest_fold(uint64_t case_digest, uint64_t trial_digest, int trial);
+
 #endif

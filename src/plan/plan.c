@@ -6,12 +6,13 @@
 #include <string.h>
 #include <xxhash.h>
 
+#include "rng.h"
 #include "study.h"
 
 /* SplitMix64 finalizer: derive a per-case seed from the study seed. */
 static uint64_t mix64(uint64_t x)
 {
-    x += 0x9E3779B97F4A7C15ull;
+    x += KCS_GOLDEN64;
     x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
     x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
     return x ^ (x >> 31);

@@ -232,7 +232,7 @@ static void fit_point(kcs_fit_acc *a, double *cmax, int64_t *zero, double k, dou
 
 static int row_ok(const kcs_result_rec *x)
 {
-    return strcmp(x->status, "ok") == 0;
+    return kcs_status_of(x->status) == KCS_ST_OK;
 }
 
 static double metric_of(const kcs_result_rec *x, int m)

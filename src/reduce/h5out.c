@@ -47,6 +47,12 @@ static int new_out(const char *path, kcs_h5out **o_p, kcs_error *err)
     return 0;
 }
 
+int kcs_h5out_identity(kcs_h5out *o, const char *created, const char *content,
+                       const char *command_line, kcs_error *err)
+{
+    return kcs_h5_put_identity(o->file, o->path, created, content, command_line, err);
+}
+
 int kcs_h5out_create(const char *path, kcs_h5out **o_p, kcs_error *err)
 {
     kcs_h5_quiet();

@@ -17,6 +17,9 @@ typedef struct kcs_h5table kcs_h5table;
 
 /* A new file at path (replacing one), holding nothing yet. */
 int kcs_h5out_create(const char *path, kcs_h5out **o_p, kcs_error *err);
+/* The root identity every kcs file carries (kcs_h5_put_identity). */
+int kcs_h5out_identity(kcs_h5out *o, const char *created, const char *content,
+                       const char *command_line, kcs_error *err);
 /* An existing kcs dataset opened read-write, its /analysis group replaced
  * by an empty one. */
 int kcs_h5out_open_analysis(const char *path, kcs_h5out **o_p, kcs_error *err);

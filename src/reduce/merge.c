@@ -39,16 +39,9 @@ static int root_attrs(kcs_merge_out *m, const kcs_view *v, const char *cmd, kcs_
     XXH3_freeState(h);
     kcs_h5out *o = m->o;
     int rc;
-    if ((rc = kcs_h5out_attr_str(o, "/", "schema", "kcs", err)) ||
-        (rc = kcs_h5out_attr_i32(o, "/", "schema_version", KCS_SCHEMA_VERSION, err)) ||
-        (rc = kcs_h5out_attr_str(o, "/", "software", "kcs", err)) ||
-        (rc = kcs_h5out_attr_str(o, "/", "software_version", KCS_VERSION, err)) ||
-        (rc = kcs_h5out_attr_str(o, "/", "git_hash", KCS_GIT_HASH, err)) ||
-        (rc = kcs_h5out_attr_str(o, "/", "created", created, err)) ||
-        (rc = kcs_h5out_attr_str(o, "/", "command_line", cmd ? cmd : "", err)) ||
+    if ((rc = kcs_h5out_identity(o, created, "merged", cmd, err)) ||
         (rc = kcs_h5out_attr_str(o, "/", "study_name", name, err)) ||
         (rc = kcs_h5out_attr_str(o, "/", "plan_hash", hash, err)) ||
-        (rc = kcs_h5out_attr_str(o, "/", "content", "merged", err)) ||
         (rc = kcs_h5out_attr_i64(o, "/", "n_ranks", v->n_ranks, err)) ||
         (rc = kcs_h5out_attr_i64(o, "/", "n_cases", v->n_cases, err)) ||
         (rc = kcs_h5out_attr_i64(o, "/", "max_trials", v->max_trials, err)) ||

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "format.h"
+#include "rng.h"
 #include "recompute.h"
 #include "reduce.h"
 #include "view.h"
@@ -59,7 +60,7 @@ static int blockwise(const size_t *pos, const unsigned char *differ, int n, int6
     for (int i = 0; i < n && ok; i++) {
         int64_t r = (int64_t)pos[i] / cols, c = (int64_t)pos[i] % cols;
         int64_t b = (r / th) * nbc + c / tw;
-        uint64_t h = (uint64_t)b * 0x9E3779B97F4A7C15ull;
+        uint64_t h = (uint64_t)b * KCS_GOLDEN64;
         int p = (int)(h >> 40) & (cap - 1);
         while (st[p] && key[p] != b)
             p = (p + 1) & (cap - 1);
@@ -178,7 +179,7 @@ void kcs_reduce_divergence(const kcs_case_rec *cs, const kcs_result_rec *res,
             int same = 1, compared = 0;
             for (int t = 0; t < max_trials; t++) {
                 const kcs_result_rec *x = &res[a * max_trials + t], *y = &res[b * max_trials + t];
-                if (strcmp(x->status, "ok") || strcmp(y->status, "ok"))
+                if ((kcs_status_of(x->status) != KCS_ST_OK) || (kcs_status_of(y->status) != KCS_ST_OK))
                     continue;
                 compared = 1;
                 same &= x->output_digest == y->output_digest;

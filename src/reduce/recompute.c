@@ -128,16 +128,8 @@ int kcs_recompute_case(kcs_recompute *rc, kcs_view *v, int64_t c, double *ref_s,
         snprintf(out->why, sizeof out->why, "%.150s", e.msg);
         return 0;
     }
-    kcs_call call = {0};
-    call.op = cs.op;
-    call.dtype_in = cs.dtype_in;
-    call.dtype_out = cs.dtype_out;
-    call.acc = cs.acc;
-    call.m = cs.shape.m;
-    call.n = cs.shape.n;
-    call.k = cs.shape.k;
-    call.batch = cs.shape.batch;
-    call.attrs = k->attrs;
+    kcs_call call;
+    kcs_trial_call(k, &cs, 0, &call);
     if (work_of(&cs, &call) > rc->max_work) {
         snprintf(out->why, sizeof out->why, "larger than the recompute limit (%.3g)",
                  rc->max_work);
@@ -155,10 +147,10 @@ int kcs_recompute_case(kcs_recompute *rc, kcs_view *v, int64_t c, double *ref_s,
     int rcode = 0, have = 0;
     for (int t = 0; t < cs.trials; t++) {
         kcs_inputs in;
-        call.seed = cs.seed ^ (uint64_t)t;
+        kcs_trial_call(k, &cs, t, &call);
         if ((rcode = kcs_inputs_make(k, &cs, t, vc->origin_seed, &call, &in, err)))
             break;
-        digest ^= in.digest + 0x9E3779B97F4A7C15ull * (uint64_t)(t + 1);
+        digest = kcs_input_digest_fold(digest, in.digest, t);
         if (t == 0) {
             double scale = 0.0;
             int orc = kcs_oracle_run(KCS_ORACLE_FP64, NULL, &call, ref, absref, &scale, &e);

@@ -165,7 +165,7 @@ static int pass1_case(reduce_state *s, int64_t c, kcs_error *err)
         kcs_twin *tw = &s->twins[i];
         int a = tw->a, b = tw->b, ran = 0;
         for (int t = 0; t < T; t++)
-            ran |= !strcmp(s->res[a * T + t].status, "ok") && !strcmp(s->res[b * T + t].status, "ok");
+            ran |= (kcs_status_of(s->res[a * T + t].status) == KCS_ST_OK) && (kcs_status_of(s->res[b * T + t].status) == KCS_ST_OK);
         if (!ran)
             continue;
         tw->shared++;

@@ -72,7 +72,7 @@ static int bitwise_equal(const kcs_result_rec *res, int T, int a, int b)
     int compared = 0;
     for (int t = 0; t < T; t++) {
         const kcs_result_rec *x = &res[a * T + t], *y = &res[b * T + t];
-        int xo = !strcmp(x->status, "ok"), yo = !strcmp(y->status, "ok");
+        int xo = (kcs_status_of(x->status) == KCS_ST_OK), yo = (kcs_status_of(y->status) == KCS_ST_OK);
         if (xo != yo)
             return 0;
         if (!xo)
@@ -121,7 +121,7 @@ void kcs_signatures_case(const kcs_case_rec *cs, int have_protocol, kcs_protocol
     for (int r = 0; r < nr; r++) {
         int ok = 0;
         for (int t = 0; t < T; t++)
-            ok |= !strcmp(res[r * T + t].status, "ok");
+            ok |= (kcs_status_of(res[r * T + t].status) == KCS_ST_OK);
         cls[r] = -1;
         if (!ok)
             continue;
@@ -161,7 +161,7 @@ void kcs_signatures_case(const kcs_case_rec *cs, int have_protocol, kcs_protocol
                 continue;
             x->n_trials++;
             fails |= strcmp(y->verdict, "within_tolerance") != 0;
-            if (strcmp(y->status, "ok"))
+            if ((kcs_status_of(y->status) != KCS_ST_OK))
                 continue;
             int seen = 0;
             for (int i = 0; i < nd; i++)

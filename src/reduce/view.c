@@ -30,7 +30,7 @@ const kcs_field *kcs_origin_rec_fields(int *n_p)
 
 int kcs_view_row_ran(const kcs_result_rec *x)
 {
-    return strcmp(x->status, "skipped") != 0 && strcmp(x->status, "absent") != 0;
+    return kcs_status_of(x->status) != KCS_ST_SKIPPED && kcs_status_of(x->status) != KCS_ST_ABSENT;
 }
 
 int kcs_view_study_seed(const char *text, uint64_t *seed_p, int *explicit_p, kcs_error *err)
@@ -307,13 +307,13 @@ void kcs_view_close(kcs_view *v)
     free(v);
 }
 
-static void blank_row(kcs_result_rec *x, int64_t case_id, int rank, int trial, const char *status)
+static void blank_row(kcs_result_rec *x, int64_t case_id, int rank, int trial, kcs_status status)
 {
     memset(x, 0, sizeof *x);
     x->case_id = case_id;
     x->rank = rank;
     x->trial = trial;
-    snprintf(x->status, sizeof x->status, "%s", status);
+    KCS_SET_STATUS(x->status, status);
     x->tau = x->eta = x->max_abs = x->max_rel = x->max_ulp = x->mean_ulp = NAN;
     x->backward_err = x->max_scaled = x->effective_acc_bits = NAN;
 }
@@ -330,7 +330,7 @@ int kcs_view_read_case(kcs_view *v, int64_t c, kcs_result_rec *res, double *samp
         if (vc->src_idx[s] < 0) {
             for (int r = 0; r < nr; r++)
                 for (int t = 0; t < T; t++)
-                    blank_row(&res[(r0 + r) * T + t], c, r0 + r, t, "absent");
+                    blank_row(&res[(r0 + r) * T + t], c, r0 + r, t, KCS_ST_ABSENT);
             for (int i = 0; samples && i < nr * ns; i++)
                 samples[r0 * ns + i] = NAN;
             continue;
@@ -352,7 +352,7 @@ int kcs_view_read_case(kcs_view *v, int64_t c, kcs_result_rec *res, double *samp
                 if (t < Ts)
                     *x = v->scratch_res[r * Ts + t];
                 else
-                    blank_row(x, c, r0 + r, t, "skipped");
+                    blank_row(x, c, r0 + r, t, KCS_ST_SKIPPED);
                 x->case_id = c;
                 x->rank = r0 + r;
             }

@@ -66,7 +66,7 @@ void kcs_binding_open(const kcs_study *s, const char *plugin, MPI_Comm comm, int
     b->info.index = b->pl.device;
     b->ops = kcs_backend_find(b->pl.backend);
     if (!b->ops) {
-        snprintf(b->status, sizeof b->status, "unavailable");
+        KCS_SET_STATUS(b->status, KCS_ST_UNAVAILABLE);
         snprintf(b->why, sizeof b->why, "backend %s is %s", b->pl.backend,
                  kcs_backend_excluded(b->pl.backend) ? "excluded by KCS_BACKENDS"
                                                       : "not compiled in");
@@ -81,13 +81,13 @@ void kcs_binding_open(const kcs_study *s, const char *plugin, MPI_Comm comm, int
     kcs_error e = {0};
     if (b->ops->open(b->pl.device, &cfg, &b->ctx, &e) != 0) {
         b->ctx = NULL;
-        snprintf(b->status, sizeof b->status, "unavailable");
+        KCS_SET_STATUS(b->status, KCS_ST_UNAVAILABLE);
         snprintf(b->why, sizeof b->why, "%s", e.msg);
         goto report;
     }
     if (b->ops->describe(b->ctx, &b->info, &e) != 0)
         snprintf(b->why, sizeof b->why, "describe: %s", e.msg);
-    snprintf(b->status, sizeof b->status, "ok");
+    KCS_SET_STATUS(b->status, KCS_ST_OK);
 report:
     if (!b->ctx)
         fprintf(stderr, "kcs: rank %d: %s:%d unavailable: %s\n", rank, b->pl.backend,

@@ -1,4 +1,5 @@
 #include "protocol.h"
+#include "rng.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -23,13 +24,13 @@ static int64_t now_ns(void)
 }
 
 void kcs_protocol_blank(kcs_result_rec *r, const kcs_case *cs, int rank, int trial,
-                        const char *status, const char *verdict)
+                        kcs_status status, const char *verdict)
 {
     memset(r, 0, sizeof *r);
     r->case_id = cs->id;
     r->rank = rank;
     r->trial = trial;
-    snprintf(r->status, sizeof r->status, "%s", status);
+    KCS_SET_STATUS(r->status, status);
     snprintf(r->verdict, sizeof r->verdict, "%s", verdict);
     r->tau = r->eta = r->max_abs = r->max_rel = r->max_ulp = r->mean_ulp = NAN;
     r->backward_err = r->max_scaled = r->effective_acc_bits = NAN;
@@ -85,7 +86,7 @@ static int run_repeats(const kcs_contract *c, kcs_rank_binding *b, kcs_call *cal
         return rc;
     uint64_t seed0 = call->seed;
     for (int r = 1; r < c->repetitions; r++) {
-        call->seed = seed0 ^ (0x9E3779B97F4A7C15ull * (uint64_t)r);
+        call->seed = seed0 ^ (KCS_GOLDEN64 * (uint64_t)r);
         kcs_error e = {0};
         if ((rc = guarded(b, call, &rep, timeout_s, NULL, &e)) != 0) {
             *err = e;
@@ -205,7 +206,7 @@ static void fill_rec(kcs_result_rec *rec, const kcs_case *cs, int rank, int tria
     rec->case_id = cs->id;
     rec->rank = rank;
     rec->trial = trial;
-    snprintf(rec->status, sizeof rec->status, "%s", o->raised ? "raised" : "ok");
+    KCS_SET_STATUS(rec->status, o->raised ? KCS_ST_RAISED : KCS_ST_OK);
     rec->output_digest = digest;
     rec->tau = v->tau;
     rec->eta = v->eta;
@@ -228,17 +229,8 @@ int kcs_protocol_trial(const kcs_contract *c, const kcs_case *cs, int trial,
                        kcs_rank_binding *b, const kcs_trial_io *io, kcs_result_rec *rec,
                        kcs_error *err)
 {
-    kcs_call call = {0};
-    call.op = cs->op;
-    call.dtype_in = cs->dtype_in;
-    call.dtype_out = cs->dtype_out;
-    call.acc = cs->acc;
-    call.m = cs->shape.m;
-    call.n = cs->shape.n;
-    call.k = cs->shape.k;
-    call.batch = cs->shape.batch;
-    call.attrs = c->attrs;
-    call.seed = cs->seed ^ (uint64_t)trial;
+    kcs_call call;
+    kcs_trial_call(c, cs, trial, &call);
     kcs_binding_apply(b, &call);
     char msg[256] = "";
     call.msg = msg;
@@ -248,7 +240,7 @@ int kcs_protocol_trial(const kcs_contract *c, const kcs_case *cs, int trial,
     int rc = kcs_inputs_make(c, cs, trial, io->study_seed, &call, &in, err);
     if (rc)
         return rc;
-    *io->input_digest ^= in.digest + 0x9E3779B97F4A7C15ull * (uint64_t)(trial + 1);
+    *io->input_digest = kcs_input_digest_fold(*io->input_digest, in.digest, trial);
     size_t out_len = kcs_op_out_len(&call);
     double *ref = malloc((out_len ? out_len : 1) * sizeof *ref);
     double *absref = malloc((out_len ? out_len : 1) * sizeof *absref);
@@ -258,11 +250,11 @@ int kcs_protocol_trial(const kcs_contract *c, const kcs_case *cs, int trial,
         goto done;
     }
     if (!b->ctx) {
-        kcs_protocol_blank(rec, cs, io->rank, trial, "unavailable", "unavailable");
+        kcs_protocol_blank(rec, cs, io->rank, trial, KCS_ST_UNAVAILABLE, "unavailable");
         goto done;
     }
     if (b->broken) {
-        kcs_protocol_blank(rec, cs, io->rank, trial, "error", "error");
+        kcs_protocol_blank(rec, cs, io->rank, trial, KCS_ST_ERROR, "error");
         snprintf(rec->signature, sizeof rec->signature, "backend unusable: %.40s", b->why);
         goto done;
     }
@@ -271,7 +263,7 @@ int kcs_protocol_trial(const kcs_contract *c, const kcs_case *cs, int trial,
     int orc = kcs_oracle_run(c->oracle, c->oracle_profile, &call, ref, absref, &scale, &oerr);
     int ref_raises = orc == KCS_E_RAISED;
     if (orc && !ref_raises) {
-        kcs_protocol_blank(rec, cs, io->rank, trial, "error", "error");
+        kcs_protocol_blank(rec, cs, io->rank, trial, KCS_ST_ERROR, "error");
         snprintf(rec->signature, sizeof rec->signature, "oracle: %.54s", oerr.msg);
         goto done;
     }
@@ -288,10 +280,10 @@ int kcs_protocol_trial(const kcs_contract *c, const kcs_case *cs, int trial,
         o.raised = 1;
         o.guard_ok = out.base ? kcs_tensor_guards_ok(&out) : 1;
     } else if (krc) {
-        const char *st = krc == KCS_E_UNSUPPORTED ? "unsupported"
-                         : krc == KCS_E_TIMEOUT   ? "timeout"
-                         : krc == KCS_E_CRASHED   ? "crashed"
-                                                  : "error";
+        kcs_status st = krc == KCS_E_UNSUPPORTED ? KCS_ST_UNSUPPORTED
+                        : krc == KCS_E_TIMEOUT   ? KCS_ST_TIMEOUT
+                        : krc == KCS_E_CRASHED   ? KCS_ST_CRASHED
+                                                 : KCS_ST_ERROR;
         kcs_protocol_blank(rec, cs, io->rank, trial, st, "error");
         snprintf(rec->signature, sizeof rec->signature, "%.63s", kerr.msg);
         rec->time_ns = ns;
@@ -331,7 +323,7 @@ int kcs_protocol_trial(const kcs_contract *c, const kcs_case *cs, int trial,
         else if (c->protocol == KCS_PROTO_BATCH_INVARIANCE && cs->shape.m > 1)
             run_first_row(b, &call, &out, io->timeout_s, &o, &kerr);
         if (b->broken) {
-            kcs_protocol_blank(rec, cs, io->rank, trial, "error", "error");
+            kcs_protocol_blank(rec, cs, io->rank, trial, KCS_ST_ERROR, "error");
             snprintf(rec->signature, sizeof rec->signature, "%.63s", kerr.msg);
             goto done;
         }

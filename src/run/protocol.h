@@ -38,6 +38,6 @@ int kcs_protocol_trial(const kcs_contract *c, const kcs_case *cs, int trial,
 
 /* A result row for a trial that did not run. */
 void kcs_protocol_blank(kcs_result_rec *r, const kcs_case *cs, int rank, int trial,
-                        const char *status, const char *verdict);
+                        kcs_status status, const char *verdict);
 
 #endif

@@ -108,11 +108,11 @@ static int run_case(run_state *s, int64_t ci, kcs_error *err)
         const kcs_contract *c = s->study->contracts[cs->contract];
         for (int t = 0; t < T && !rc; t++) {
             if (t >= cs->trials)
-                kcs_protocol_blank(&s->recs[t], cs, s->rank, t, "skipped", "");
+                kcs_protocol_blank(&s->recs[t], cs, s->rank, t, KCS_ST_SKIPPED, "");
             else
                 rc = kcs_protocol_trial(c, cs, t, &s->bind, &io, &s->recs[t], err);
-            if (!rc && strcmp(s->recs[t].status, "ok") && strcmp(s->recs[t].status, "raised") &&
-                strcmp(s->recs[t].status, "skipped"))
+            if (!rc && (kcs_status_of(s->recs[t].status) != KCS_ST_OK) && (kcs_status_of(s->recs[t].status) != KCS_ST_RAISED) &&
+                (kcs_status_of(s->recs[t].status) != KCS_ST_SKIPPED))
                 s->degraded = 1;
         }
         if (!rc)

@@ -342,7 +342,7 @@ static void fill_rows(kcs_store *st, int64_t case_idx, const kcs_result_rec *rec
             memcpy(r, &recs[t], sizeof *r);
         } else {
             memset(r, 0, sizeof *r);
-            strcpy(r->status, "skipped");
+            KCS_SET_STATUS(r->status, KCS_ST_SKIPPED);
             r->tau = r->eta = r->max_abs = r->max_rel = r->max_ulp = NAN;
             r->mean_ulp = r->backward_err = r->max_scaled = r->effective_acc_bits = NAN;
         }

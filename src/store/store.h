@@ -15,12 +15,33 @@
 #define KCS_STR_SHORT 32
 #define KCS_STR_LONG 128
 
+/* What happened to one (case, rank, trial): /results.status. Rows keep the
+ * name (the dataset's text); code compares kcs_status values. */
+typedef enum kcs_status {
+    KCS_ST_UNKNOWN = -1, /* text that is none of these (a damaged or newer file) */
+    KCS_ST_OK,           /* the call returned an output, judged */
+    KCS_ST_RAISED,       /* the kernel raised an error on purpose (judged: raise semantics) */
+    KCS_ST_ERROR,        /* the call or its judgement failed */
+    KCS_ST_UNSUPPORTED,  /* the backend does not offer the op / variant */
+    KCS_ST_TIMEOUT,      /* the call ran past its time limit */
+    KCS_ST_CRASHED,      /* the call died of a signal */
+    KCS_ST_UNAVAILABLE,  /* the rank's backend or device could not be opened */
+    KCS_ST_SKIPPED,      /* not run: a case with fewer trials than the table's width */
+    KCS_ST_ABSENT,       /* the reducer's placeholder for a rank a merged dataset lacks */
+    KCS_ST_COUNT
+} kcs_status;
+
+const char *kcs_status_name(kcs_status s);
+kcs_status kcs_status_of(const char *text);
+/* Store s's name into a record's status field. */
+#define KCS_SET_STATUS(field, s) snprintf((field), sizeof(field), "%s", kcs_status_name(s))
+
 /* One row of /results. */
 typedef struct kcs_result_rec {
     int64_t case_id;
     int32_t rank;
     int32_t trial;
-    char status[16];   /* ok | error | unavailable | unsupported | raised */
+    char status[16];   /* kcs_status_name() of a kcs_status */
     uint64_t output_digest;
     double tau, eta;
     double max_abs, max_rel, max_ulp, mean_ulp, backward_err;

@@ -5,7 +5,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
+#include "build_info.h"
+#include "store.h"
 #include "store_h5.h"
 
 void kcs_h5_quiet(void)
@@ -177,4 +180,28 @@ int kcs_h5_get_i64(hid_t loc, const char *name, int64_t *value_p)
     if (rc == 0)
         *value_p = v;
     return rc;
+}
+
+int kcs_h5_put_identity(hid_t file, const char *path, const char *created, const char *content,
+                        const char *command_line, kcs_error *err)
+{
+    const char *names[] = {"schema",  "software",     "software_version", "git_hash",
+                           "created", "command_line", "content"};
+    const char *values[] = {"kcs",   "kcs",   KCS_VERSION, KCS_GIT_HASH,
+                            created, command_line ? command_line : "", content};
+    size_t n = sizeof names / sizeof names[0] - (content ? 0 : 1);
+    for (size_t i = 0; i < n; i++)
+        if (kcs_h5_put_str(file, names[i], values[i]) < 0)
+            return kcs_h5_fail(err, KCS_E_IO, path, "/", "cannot write attribute %s", names[i]);
+    if (kcs_h5_put_i32(file, "schema_version", KCS_SCHEMA_VERSION) < 0)
+        return kcs_h5_fail(err, KCS_E_IO, path, "/", "cannot write attribute schema_version");
+    return 0;
+}
+
+void kcs_h5_now_utc(char buf[32])
+{
+    time_t now = time(NULL);
+    struct tm tm;
+    gmtime_r(&now, &tm);
+    strftime(buf, 32, "%Y-%m-%dT%H:%M:%SZ", &tm);
 }

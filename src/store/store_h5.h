@@ -35,6 +35,16 @@ void kcs_fields_terminate(const kcs_field *f, int n, void *rows, size_t rec_size
 /* Attributes: return 0 or a negative value (HDF5 error stack set). String
  * attributes are variable-length UTF-8 (read back as str by h5py). */
 int kcs_h5_put_str(hid_t loc, const char *name, const char *value);
+/* The identity every kcs file carries at its root, written in one place:
+ * schema "kcs", schema_version, software, software_version, git_hash,
+ * created (UTC, ISO 8601: pass the same text on every rank of a parallel
+ * file), command_line and, when content is not NULL, content (what the
+ * file holds besides a study's results: "calibration", "detection",
+ * "merged"). path names the file in errors. */
+int kcs_h5_put_identity(hid_t file, const char *path, const char *created, const char *content,
+                        const char *command_line, kcs_error *err);
+/* Now as kcs writes `created`: UTC, "%Y-%m-%dT%H:%M:%SZ". */
+void kcs_h5_now_utc(char buf[32]);
 int kcs_h5_put_i32(hid_t loc, const char *name, int32_t value);
 int kcs_h5_put_i64(hid_t loc, const char *name, int64_t value);
 int kcs_h5_put_f64(hid_t loc, const char *name, double value);

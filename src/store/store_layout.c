@@ -131,13 +131,7 @@ int kcs_store_create_layout(kcs_store *st, const kcs_store_meta *m, char *const 
     snprintf(h5v, sizeof h5v, "%u.%u.%u", maj, min, rel);
     hid_t f = st->file;
     int rc = 0;
-    if ((rc = attr_str(st, f, "/", "schema", "kcs", err)) ||
-        (rc = attr_int(st, f, "/", "schema_version", KCS_SCHEMA_VERSION, 0, err)) ||
-        (rc = attr_str(st, f, "/", "software", "kcs", err)) ||
-        (rc = attr_str(st, f, "/", "software_version", KCS_VERSION, err)) ||
-        (rc = attr_str(st, f, "/", "git_hash", KCS_GIT_HASH, err)) ||
-        (rc = attr_str(st, f, "/", "created", s[0], err)) ||
-        (rc = attr_str(st, f, "/", "command_line", s[1], err)) ||
+    if ((rc = kcs_h5_put_identity(f, st->path, s[0], NULL, s[1], err)) ||
         (rc = attr_str(st, f, "/", "study_name", study->name, err)) ||
         (rc = attr_str(st, f, "/", "plan_hash", hash, err)) ||
         (rc = attr_int(st, f, "/", "n_ranks", st->size, 0, err)) ||

@@ -44,6 +44,7 @@ file(GLOB _h5f_headers CONFIGURE_DEPENDS ${_h5f_dir}/h5read_*.h ${CMAKE_SOURCE_D
 set(_h5f_includes)
 foreach(d ${CMAKE_SOURCE_DIR}/src/base ${CMAKE_SOURCE_DIR}/src/arith ${CMAKE_SOURCE_DIR}/src/lang
           ${CMAKE_SOURCE_DIR}/src/plan ${CMAKE_SOURCE_DIR}/src/store ${CMAKE_SOURCE_DIR}/include
+          ${CMAKE_BINARY_DIR}/generated
           ${HDF5_INCLUDE_DIRS} ${MPI_C_INCLUDE_DIRS})
   list(APPEND _h5f_includes -I${d})
 endforeach()
