@@ -34,36 +34,13 @@
 
 namespace {
 
-__device__ __forceinline__ void fv_mulhilo(uint32_t a, uint32_t b, uint32_t *hi, uint32_t *lo)
-{
-    uint64_t p = (uint64_t)a * b;
-    *hi = (uint32_t)(p >> 32);
-    *lo = (uint32_t)p;
-}
+/* Philox4x32-10: the CPU's one definition (src/base/philox.h), on the device. */
+#define KCS_PHILOX_QUAL static __device__ inline
+#include "philox.h"
 
-/* Philox4x32-10 exactly as src/rng.c. */
 __device__ void fv_philox(const uint32_t in[4], const uint32_t key_in[2], uint32_t out[4])
 {
-    uint32_t c0 = in[0], c1 = in[1], c2 = in[2], c3 = in[3];
-    uint32_t k0 = key_in[0], k1 = key_in[1];
-    for (int r = 0; r < 10; r++) {
-        if (r > 0) {
-            k0 += 0x9E3779B9u;
-            k1 += 0xBB67AE85u;
-        }
-        uint32_t hi0, lo0, hi1, lo1;
-        fv_mulhilo(0xD2511F53u, c0, &hi0, &lo0);
-        fv_mulhilo(0xCD9E8D57u, c2, &hi1, &lo1);
-        uint32_t n0 = hi1 ^ c1 ^ k0, n1 = lo1, n2 = hi0 ^ c3 ^ k1, n3 = lo0;
-        c0 = n0;
-        c1 = n1;
-        c2 = n2;
-        c3 = n3;
-    }
-    out[0] = c0;
-    out[1] = c1;
-    out[2] = c2;
-    out[3] = c3;
+    kcs_philox4x32_10_rounds(in, key_in, out);
 }
 
 /* One thread per Philox block (128 probe entries), kcs_rng_init(seed,

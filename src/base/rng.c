@@ -1,41 +1,11 @@
 #include "rng.h"
+#include "philox.h"
 
 #include <math.h>
 
-#define PHILOX_M0 0xD2511F53u
-#define PHILOX_M1 0xCD9E8D57u
-#define PHILOX_W0 0x9E3779B9u
-#define PHILOX_W1 0xBB67AE85u
-
-static inline void mulhilo(uint32_t a, uint32_t b, uint32_t *hi, uint32_t *lo)
-{
-    uint64_t p = (uint64_t)a * b;
-    *hi = (uint32_t)(p >> 32);
-    *lo = (uint32_t)p;
-}
-
 void kcs_philox4x32_10(const uint32_t ctr_in[4], const uint32_t key_in[2], uint32_t out[4])
 {
-    uint32_t c0 = ctr_in[0], c1 = ctr_in[1], c2 = ctr_in[2], c3 = ctr_in[3];
-    uint32_t k0 = key_in[0], k1 = key_in[1];
-    for (int r = 0; r < 10; r++) {
-        if (r > 0) {
-            k0 += PHILOX_W0;
-            k1 += PHILOX_W1;
-        }
-        uint32_t hi0, lo0, hi1, lo1;
-        mulhilo(PHILOX_M0, c0, &hi0, &lo0);
-        mulhilo(PHILOX_M1, c2, &hi1, &lo1);
-        uint32_t n0 = hi1 ^ c1 ^ k0, n1 = lo1, n2 = hi0 ^ c3 ^ k1, n3 = lo0;
-        c0 = n0;
-        c1 = n1;
-        c2 = n2;
-        c3 = n3;
-    }
-    out[0] = c0;
-    out[1] = c1;
-    out[2] = c2;
-    out[3] = c3;
+    kcs_philox4x32_10_rounds(ctr_in, key_in, out);
 }
 
 void kcs_rng_init(kcs_rng *r, uint64_t seed, uint64_t stream_a, uint64_t stream_b)
