@@ -1,5 +1,5 @@
 /* Batched Freivalds verification on a GPU (issue #8): the same check as
- * kcs_freivalds_verify (src/freivalds.h), with the per-row terms computed
+ * kcs_freivalds_verify (src/arith/freivalds.h), with the per-row terms computed
  * by the device kernels of backends/cuda/freivalds.cu (CUDA) or
  * backends/hip/freivalds.hip (HIP) and the thresholds and verdict applied
  * on the host by kcs_freivalds_finish, exactly as on the CPU.

@@ -12,7 +12,7 @@
  * allreduce: the CPU backend has no communicator, so the op is the
  *   one-rank allreduce (MPI_COMM_SELF): y = x rounded into the accumulator,
  *   then to dtype_out. The multi-rank collective is kcs_allreduce
- *   (src/allreduce.c), which the runner calls with its communicator. */
+ *   (src/run/allreduce.c), which the runner calls with its communicator. */
 #include <cblas.h>
 #include <limits.h>
 #include <stdlib.h>

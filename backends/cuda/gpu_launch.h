@@ -42,7 +42,7 @@ enum { KCS_GPU_IN_F32 = 0, KCS_GPU_IN_F64 = 1, KCS_GPU_IN_F16 = 2, KCS_GPU_IN_BF
  * Device buffers of accumulator values are float for F32, double else. */
 enum { KCS_GPU_ACC_F32 = 0, KCS_GPU_ACC_F64 = 1, KCS_GPU_ACC_NARROW = 2 };
 
-/* Schedule kinds: the values of kcs_schedule_kind (src/op.h; the host
+/* Schedule kinds: the values of kcs_schedule_kind (src/arith/op.h; the host
  * checks the correspondence at compile time). */
 enum {
     KCS_GPU_SCHED_SEQUENTIAL = 0,

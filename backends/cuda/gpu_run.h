@@ -65,7 +65,7 @@ static inline int gpu_alloc(gpu_bufs *b, size_t bytes, void **p_p, kcs_error *er
     return 0;
 }
 
-/* Attribute value of key in "k=v;k2=v2" (src/attrs.h): 1 and the value
+/* Attribute value of key in "k=v;k2=v2" (src/arith/attrs.h): 1 and the value
  * in buf when present, 0 when absent, KCS_E_INVAL when attrs is malformed
  * (a message naming the backend is in err). */
 static inline int gpu_attr(const char *bn, const kcs_call *c, const char *key, char *buf,

@@ -1,12 +1,12 @@
 /* Three-state calibration (DESIGN §3) and grading (DESIGN §4): a contract
  * measured on one implementation through the contract's OWN measurement
  * protocol (its shapes, held-out shapes, inputs, trials, guards and
- * protocol; src/protocol.c), summarised as one outcome.
+ * protocol; src/run/protocol.c), summarised as one outcome.
  *
  * Calibration: for every contract three built-in implementations, the
  * variants "calib:<ID>:baseline|bad|good" (CPU kernels in
  * backends/cpu/calib*.c; on other backends the wrappers of
- * src/calib_wrap.c around the backend's native kernels). A contract is
+ * src/calibrate/calib_wrap.c around the backend's native kernels). A contract is
  * sound when baseline and bad FAIL, good PASSes, and the bad state's
  * matched signatures include the contract's own named signature(s) for
  * that failure (the catalogue's `expected`). */

@@ -16,7 +16,7 @@ static const kcs_cmd_doc doc = {
     "Run one op on one backend with inputs from raw little-endian float64 files\n"
     "(row-major) and write the output the same way.",
     "gemm: D = C + A·B with A (m×k), B (k×n), optional C (m×n); D holds fp32 values.\n"
-    "Other ops take their inputs as --a, --b, --c in the order of src/op.h:\n"
+    "Other ops take their inputs as --a, --b, --c in the order of src/arith/op.h:\n"
     "  reduce_sum  -m M -k K --a X (m×k)               -> m sums\n"
     "  dot         -k K --a X --b Y (k each)           -> 1 value\n"
     "  softmax     -m M -k K --a X                     -> m×k (row-wise)\n"

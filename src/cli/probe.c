@@ -1,6 +1,6 @@
 /* kcs probe: infer a GEMM path's arithmetic (block size, alignment bits,
  * step kind, rounding, subnormals) from feature-targeted vectors and name
- * the nearest emulated profile (src/probe.h, shared/PROFILES.md). */
+ * the nearest emulated profile (src/run/probe.h, shared/PROFILES.md). */
 #include <stdio.h>
 #include <string.h>
 

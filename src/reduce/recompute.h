@@ -1,6 +1,6 @@
 /* Recomputing what a dataset does not store: the inputs of a case are
  * regenerated bit for bit from its seeds (Philox keyed by study seed, case
- * id, tensor and trial: src/inputs.c), proven identical to what the ranks
+ * id, tensor and trial: src/plan/inputs.c), proven identical to what the ranks
  * used by recomputing the input digest over every trial and comparing it
  * with /cases.input_digest, and the fp64 oracle is run on trial 0 to get
  * the reference y_ref and the magnitudes |A||B| at the sampled output
@@ -17,7 +17,7 @@
 #include "study.h"
 #include "view.h"
 
-/* The output position of sample j of n_samples (src/protocol.c). */
+/* The output position of sample j of n_samples (src/run/protocol.c). */
 size_t kcs_sample_index(int j, size_t out_len, int n_samples);
 
 /* A case record back into the case kcs ran (id = the case id it had in its

@@ -11,7 +11,7 @@
 #include "h5out.h"
 #include "yamlx.h"
 
-/* kcs_study_load's default seed (src/study.c) for a study without `seed:`. */
+/* kcs_study_load's default seed (src/lang/study.c) for a study without `seed:`. */
 #define KCS_DEFAULT_STUDY_SEED 20260601ull
 
 static const kcs_field origin_fields[] = {

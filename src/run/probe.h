@@ -3,7 +3,7 @@
  * products with C given), in the spirit of Fasi, Higham, Mikaitis, Pranesh
  * (PeerJ CS 7:e330, 2021) and FTTN (Li et al., arXiv:2403.00232). The
  * parameters are those of the block-FMA model of shared/PROFILES.md; the
- * nearest row of the profile table (backends/cpu/profile.h) is named.
+ * nearest row of the profile table (src/arith/profile.h) is named.
  *
  * Every feature is measured by several vectors (both signs, two base
  * exponents, several shapes); a feature whose vectors disagree, or that no

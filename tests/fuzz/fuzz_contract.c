@@ -8,8 +8,8 @@
  * found; by hand:
  *   clang -g -O1 -fsanitize=fuzzer,address,undefined -D_POSIX_C_SOURCE=200809L \
  *       -Isrc -Ibackends -Iinclude tests/fuzz/fuzz_contract.c src/contract*.c \
- *       src/expr.c src/yamlx*.c src/verdict.c src/format.c src/op.c src/attrs.c \
- *       src/error.c -lfyaml -lm
+ *       src/lang/expr.c src/yamlx*.c src/judge/verdict.c src/arith/format.c src/arith/op.c src/arith/attrs.c \
+ *       src/base/error.c -lfyaml -lm
  *   ./a.out -max_total_time=60 corpus_work tests/fuzz/corpus_contract contracts */
 #include <math.h>
 #include <stdint.h>

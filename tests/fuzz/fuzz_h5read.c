@@ -1,4 +1,4 @@
-/* libFuzzer target: the HDF5 reader of `kcs reduce` (src/store_read.c) on
+/* libFuzzer target: the HDF5 reader of `kcs reduce` (src/store/store_read.c) on
  * hostile kcs datasets. Structure-aware: the input is decoded into a
  * recipe (h5read_recipe.h) that h5r_build() writes with the HDF5 API
  * (missing objects, wrong classes and widths, huge or zero dimensions,
@@ -23,8 +23,8 @@
  * Build (see h5read.cmake):
  *   clang -g -O1 -fsanitize=fuzzer,address,undefined -Isrc -Ibackends -Iinclude \
  *       -I/usr/include/hdf5/openmpi -I<mpi include> tests/fuzz/fuzz_h5read.c \
- *       tests/fuzz/h5read_recipe.c tests/fuzz/h5read_tables.c src/store_read.c \
- *       src/store_h5.c src/store_types.c src/error.c <libhdf5.so> -lmpi -lm */
+ *       tests/fuzz/h5read_recipe.c tests/fuzz/h5read_tables.c src/store/store_read.c \
+ *       src/store/store_h5.c src/store/store_types.c src/base/error.c <libhdf5.so> -lmpi -lm */
 #define _POSIX_C_SOURCE 200809L
 
 #include <hdf5.h>

@@ -1,6 +1,6 @@
-/* libFuzzer target: arbitrary bytes as a study file (src/study.c: YAML
+/* libFuzzer target: arbitrary bytes as a study file (src/lang/study.c: YAML
  * reading, placements, case sweeps, contract references) and, when it
- * loads, the plan it expands into (src/plan.c). A study names contracts by
+ * loads, the plan it expands into (src/plan/plan.c). A study names contracts by
  * path relative to itself, so each input is written to study.yaml in a
  * private directory that also holds contracts/ (copies of C-PRC-01 and
  * C-ORD-02, see fuzz_init). File access is sandboxed: every fopen() of the

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# kcs exec for every op of src/op.h on the cpu backend: inputs from raw
+# kcs exec for every op of src/arith/op.h on the cpu backend: inputs from raw
 # float64 files, outputs checked against a Python fp64 reference within the
 # first-order bounds of tests/unit/test_ops.c (u = 2^-24, fp32 in, fp32
 # accumulator, fp32 out; gamma_n = n u / (1 - n u)); gather's policies,
@@ -60,7 +60,7 @@ for v in ('native', 'own'):
         for j in range(K):
             assert abs(yi[j] - e[j] / s) <= 1.01 * ((mx - r[j] + D + 6) * u + gam(K)) * e[j] / s, ('softmax', i, j)
         assert abs(math.fsum(yi) - 1) <= (1 + u) ** 2 / (1 - gam(K)) - 1 + 1e-15
-    # layernorm / rmsnorm (absref as src/oracle_ops.c; factor gamma_{k+1} + 9u)
+    # layernorm / rmsnorm (absref as src/judge/oracle_ops.c; factor gamma_{k+1} + 9u)
     for op in ('layernorm', 'rmsnorm'):
         extra = ['--b', fg] + (['--c', fb] if op == 'layernorm' else [])
         y = kcs(op, '-m', M, '-k', K, '--a', fx, '--variant', v, *extra)

@@ -1,4 +1,4 @@
-/* Op attributes "key=value;key=value" (src/attrs.c). */
+/* Op attributes "key=value;key=value" (src/arith/attrs.c). */
 #include <CUnit/Basic.h>
 #include <string.h>
 

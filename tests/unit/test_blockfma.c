@@ -1,5 +1,5 @@
 #define _POSIX_C_SOURCE 200809L /* setenv */
-/* Unit tests for the block-FMA model (backends/cpu/blockfma.c, profile.c).
+/* Unit tests for the block-FMA model (src/arith/blockfma.c, profile.c).
  * Every expected value below is derived by hand from shared/PROFILES.md; the
  * derivation is in the comment next to it. */
 #include "error.h"

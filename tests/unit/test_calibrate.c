@@ -1,4 +1,4 @@
-/* Three-state calibration (src/calibrate.c, backends/cpu/calib*.c,
+/* Three-state calibration (src/cli/calibrate.c, backends/cpu/calib*.c,
  * src/calib_wrap*.c).
  *
  * Part 1 proves that every bad calibration kernel passes the plain

@@ -1,4 +1,4 @@
-/* Unit tests of the contract loader (src/contract.c, contract_print.c):
+/* Unit tests of the contract loader (src/lang/contract.c, contract_print.c):
  * every malformed contract in tests/contracts_bad/ must fail with the
  * diagnostics of its .expect file (one substring per line); the real
  * contracts/C-PRC-01.yaml must load with the values written in it. */

@@ -1,4 +1,4 @@
-/* Unit tests of the expression language (src/expr.c). Expected values are
+/* Unit tests of the expression language (src/lang/expr.c). Expected values are
  * worked out by hand from the grammar in expr.h and IEEE arithmetic; unit
  * roundoffs from the formats' precisions (fp32 p=24, bf16 p=8, fp16 p=11). */
 #include <CUnit/Basic.h>

@@ -1,4 +1,4 @@
-/* Unit tests for src/format.c: every 8- and 16-bit (and tf32) encoding,
+/* Unit tests for src/arith/format.c: every 8- and 16-bit (and tf32) encoding,
  * every rounding boundary class, and independent references: the C cast
  * (float)x (also under fesetround for the directed modes) and gcc's _Float16.
  * Expected values are derived from the format definitions in

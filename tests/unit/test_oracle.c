@@ -1,4 +1,4 @@
-/* The exact and model:<profile> oracles (src/oracle.c, src/exact.c) on
+/* The exact and model:<profile> oracles (src/judge/oracle.c, src/arith/exact.c) on
  * hand-derived cases, and the exact oracle against an independent MPFR
  * computation on random cases. */
 #include <CUnit/Basic.h>

@@ -1,4 +1,4 @@
-/* kcs probe (src/probe.c): round trip against every row of the emulated
+/* kcs probe (src/run/probe.c): round trip against every row of the emulated
  * profile table (cpu backend opened with that profile), against models with
  * parameters the table does not hold, against hand-written fp32 fma chains,
  * against black boxes that follow no model (the probe must say

@@ -53,7 +53,7 @@ static void test_patterns(void)
 
 static void test_sample_index(void)
 {
-    /* src/protocol.c: sample j of n at floor(j * len / n) */
+    /* src/run/protocol.c: sample j of n at floor(j * len / n) */
     CU_ASSERT_EQUAL(kcs_sample_index(0, 256, 16), 0);
     CU_ASSERT_EQUAL(kcs_sample_index(5, 256, 16), 80);
     CU_ASSERT_EQUAL(kcs_sample_index(15, 100, 16), 93);

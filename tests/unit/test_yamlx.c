@@ -1,4 +1,4 @@
-/* Unit tests of the strict YAML layer (src/yamlx.c). Positions are 1-based
+/* Unit tests of the strict YAML layer (src/lang/yamlx.c). Positions are 1-based
  * and counted by hand from the literal texts below. */
 #include <CUnit/Basic.h>
 #include <math.h>
