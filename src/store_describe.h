@@ -1,0 +1,33 @@
+/* Descriptions and units of the dataset's fields (store_describe.c),
+ * written as attributes "<field>.description" and "<field>.units" on the
+ * tables /results, /cases and /provenance/ranks, and as "description",
+ * "units" and "positions" on the /samples group. Internal to the store. */
+#ifndef KCS_STORE_DESCRIBE_H
+#define KCS_STORE_DESCRIBE_H
+
+#include <hdf5.h>
+
+#include "store_read.h"
+
+typedef struct kcs_field_doc {
+    const char *name;
+    const char *units;
+    const char *description;
+} kcs_field_doc;
+
+/* The documentation of table "results", "cases" or "ranks" (NULL, *n_p = 0
+ * for another name), and of one of its fields (NULL when undocumented). */
+const kcs_field_doc *kcs_store_field_docs(const char *table, int *n_p);
+const kcs_field_doc *kcs_store_field_doc(const char *table, const char *field);
+
+/* Write the two attributes of every field f[0..n) on dset. Returns 0, -1
+ * (HDF5 error, stack set) or -2 (a field has no documentation). Collective
+ * under parallel HDF5 (every rank writes the same values). */
+int kcs_store_describe(hid_t dset, const char *table, const kcs_field *f, int n);
+/* The /samples group's attributes. 0 or -1. */
+int kcs_store_describe_samples(hid_t group);
+
+extern const char *const kcs_store_samples_description;
+extern const char *const kcs_store_samples_positions;
+
+#endif
