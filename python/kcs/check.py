@@ -23,9 +23,9 @@ from . import ops as ops_table
 
 
 class WorkerModeUnsupported(RuntimeError):
-    """The kcs binary cannot start a worker given by its command line (it
-    predates the worker protocol of include/kcs_worker.h, or lacks the
-    `backend: worker` placement)."""
+    """The kcs binary does not run plugins in a worker process started as
+    `$KCS_PLUGIN_WORKER SPEC` (it predates the worker protocol of
+    include/kcs_worker.h)."""
 
 
 class Result:
@@ -114,9 +114,11 @@ def _yaml_str(s):
 
 
 def study_text(contract_path, contract_id, op, dtype_in, dtype_out, shapes, trials, seed,
-               inputs, timeout, command):
-    """The one-case study check() runs. The placement names the worker by its
-    command line (`backend: worker`, `command: [argv]`)."""
+               inputs, timeout, spec):
+    """The one-case study check() runs: one rank, a plugin placement whose
+    "library" is the worker spec. kcs runs plugins in a worker process,
+    started as `$KCS_PLUGIN_WORKER SPEC`: check() points KCS_PLUGIN_WORKER
+    at a launcher of kcs/worker.py's relay."""
     lines = [
         "name: python-check",
         f"seed: {int(seed)}",
@@ -124,7 +126,7 @@ def study_text(contract_path, contract_id, op, dtype_in, dtype_out, shapes, tria
         "samples: 16",
         f"contracts: [{_yaml_str(contract_path)}]",
         "placement:",
-        "  - { backend: worker, command: [" + ", ".join(_yaml_str(a) for a in command) + "] }",
+        f"  - {{ backend: plugin, plugin: {_yaml_str(spec)} }}",
         "cases:",
         f"  - contract: {contract_id}",
         f"    op: {op}",
@@ -140,9 +142,6 @@ def study_text(contract_path, contract_id, op, dtype_in, dtype_out, shapes, tria
     if trials:
         lines.append(f"    trials: {int(trials)}")
     return "\n".join(lines) + "\n"
-
-
-_UNSUPPORTED = re.compile(r"backend 'worker'|unknown backend|unknown key|command", re.I)
 
 
 def check(fn, contract, *, shapes, dtype_in, dtype_out=None, trials=None, seed=None, op=None,
@@ -185,11 +184,13 @@ def check(fn, contract, *, shapes, dtype_in, dtype_out=None, trials=None, seed=N
         broker = Broker(fn, name=f"python:{name}", ops=op, file=os.path.abspath(src) if src
                         else "", tensors=tensors)
         try:
+            spec = broker.write_spec(os.path.join(work, "kernel.kcsw"))
+            launcher = broker.write_launcher(os.path.join(work, "kcs-python-worker"))
             study = os.path.join(work, "check.yaml")
             with open(study, "w", encoding="utf-8") as fh:
                 fh.write(study_text(cpath, cid, op, dtype_in, dtype_out, shp, trials,
                                     seed if seed is not None else 20260601, inputs, timeout,
-                                    broker.command()))
+                                    spec))
             out = os.path.join(work, "check.h5")
             for p in (out, out + ".partial"):
                 if os.path.exists(p):
@@ -197,7 +198,7 @@ def check(fn, contract, *, shapes, dtype_in, dtype_out=None, trials=None, seed=N
             if os.path.isdir(out + ".journal"):
                 shutil.rmtree(out + ".journal")
             log = os.path.join(work, "worker.log")
-            env = dict(os.environ, KCS_WORKER_LOG=log)
+            env = dict(os.environ, KCS_WORKER_LOG=log, KCS_PLUGIN_WORKER=launcher)
             cmd = [kcs, "run", study, "-o", out, "-q"]
             with open(os.path.join(work, "kcs.out"), "w") as so, \
                     open(os.path.join(work, "kcs.err"), "w") as se:
@@ -212,13 +213,15 @@ def check(fn, contract, *, shapes, dtype_in, dtype_out=None, trials=None, seed=N
         err = open(os.path.join(work, "kcs.err"), encoding="utf-8", errors="replace").read()
         wlog = (open(log, encoding="utf-8", errors="replace").read()
                 if os.path.exists(log) else "")
-        if rc == 2 and _UNSUPPORTED.search(err) and broker.forks == 0:
-            raise WorkerModeUnsupported(
-                f"{kcs} does not run a worker given by its command line "
-                f"(study placement `backend: worker, command: [...]`): {err.strip()}")
         if rc not in (0, 3) or not os.path.exists(out):
             raise RuntimeError(f"kcs run exited {rc}: {err.strip()}")
         trials_df = load(out)
+        if broker.forks == 0 and (trials_df["status"] == "unavailable").all():
+            # a kcs that dlopen()s plugins in its own process took the spec
+            # for a library; one with workers would have started the relay
+            raise WorkerModeUnsupported(
+                f"{kcs} did not start the Python worker (it loads plugins in its own "
+                f"process, or ignores KCS_PLUGIN_WORKER): {err.strip()}")
         return _result(trials_df, wlog, cmd)
     finally:
         if keep is None:

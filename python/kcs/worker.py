@@ -8,8 +8,9 @@ anything, with nothing pickled. So the worker program kcs starts is a small
 RELAY, and the kernel runs in a child FORKED from the checking process:
 
     check() process (Broker)             kcs (grader)
-       |  listens on a private             |  forks + execs the worker argv:
-       |  AF_UNIX socket                   |  python3 -m kcs.worker --broker S --token T
+       |  listens on a private             |  forks + execs the worker program with
+       |  AF_UNIX socket                   |  one argument: python3 -m kcs.relay SPEC
+       |                                   |  (SPEC: a file naming the socket, a token)
        |                                   v
        |<---- connect, token, fds --- relay (fd 3: the protocol channel,
        |      [3, 1, 2] (SCM_RIGHTS)       1/2: the worker log)
@@ -276,46 +277,7 @@ def serve(sock, fn, name="python", ops="gemm", file="", tensors="numpy"):
 
 # --------------------------------------------------------------- relay
 
-_TOKEN_LEN = 32
-
-
-def relay_main(argv):
-    """python3 -m kcs.worker --broker PATH --token HEX: started by kcs with the
-    channel on fd 3; hands it to the Broker and ends the way the Broker's
-    server child ended."""
-    import argparse
-    ap = argparse.ArgumentParser(prog="python3 -m kcs.worker")
-    ap.add_argument("--broker", required=True)
-    ap.add_argument("--token", required=True)
-    a = ap.parse_args(argv)
-    fd = int(os.environ.get("KCS_WORKER_FD", WORKER_FD))
-    conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    try:
-        conn.connect(a.broker)
-        socket.send_fds(conn, [a.token.encode()[:_TOKEN_LEN].ljust(_TOKEN_LEN, b"\0")],
-                        [fd, 1, 2])
-    except OSError as e:
-        print(f"kcs.worker relay: cannot reach the checking process at {a.broker}: {e}",
-              file=sys.stderr, flush=True)
-        return 75
-    os.close(fd)  # the server child holds the channel now
-    buf = b""
-    while not buf.endswith(b"\n"):
-        chunk = conn.recv(256)
-        if not chunk:
-            print("kcs.worker relay: the checking process went away", file=sys.stderr,
-                  flush=True)
-            return 75
-        buf += chunk
-    word, _, num = buf.decode().strip().partition(" ")
-    if word == "signal":
-        sig = int(num)
-        print(f"kcs.worker relay: the Python worker died of signal {sig} "
-              f"({signal.Signals(sig).name})", file=sys.stderr, flush=True)
-        signal.signal(sig, signal.SIG_DFL)
-        os.kill(os.getpid(), sig)
-        return 128 + sig
-    return int(num) if word == "exit" else 70
+from .relay import TOKEN_LEN as _TOKEN_LEN  # noqa: E402
 
 
 def _close_other_fds(keep):
@@ -355,9 +317,27 @@ class Broker:
         self.forks = 0
         self.deaths = []  # (pid, "exit N" | "signal S")
 
-    def command(self):
-        """The worker argv for kcs."""
-        return [sys.executable, "-m", "kcs.worker", "--broker", self.path, "--token", self.token]
+    def write_spec(self, path):
+        """The file a relay reads (its one argument): where this broker
+        listens and the token it wants."""
+        import json
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w") as fh:
+            json.dump({"broker": self.path, "token": self.token, "pid": os.getpid()}, fh)
+        return path
+
+    def write_launcher(self, path):
+        """An executable that kcs can exec as the worker program (kcs
+        passes one argument, the spec): this interpreter, -m kcs.relay."""
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o700)
+        with os.fdopen(fd, "w") as fh:
+            fh.write("#!/bin/sh\n# kcs Python worker: the relay of kcs/worker.py\n"
+                     f"exec '{sys.executable}' -m kcs.relay \"$@\"\n")
+        return path
+
+    def command(self, spec):
+        """The worker argv: what kcs runs."""
+        return [sys.executable, "-m", "kcs.relay", spec]
 
     def poll(self, timeout=0.05):
         for key, _ in self.sel.select(timeout):
@@ -461,4 +441,5 @@ class Broker:
 
 
 if __name__ == "__main__":
+    from .relay import relay_main
     sys.exit(relay_main(sys.argv[1:]))

@@ -20,7 +20,8 @@ def harness(tmp_path):
 
     def make(fn, op="gemm"):
         b = Broker(fn, name="test", ops=op, tmpdir=str(tmp_path))
-        g = Grader(b.command(), str(tmp_path / "worker.log"), poll=b.poll)
+        spec = b.write_spec(str(tmp_path / f"spec{len(made)}.json"))
+        g = Grader(b.command(spec), str(tmp_path / "worker.log"), poll=b.poll)
         made.append((b, g))
         return b, g
 
@@ -50,6 +51,34 @@ def test_hello_and_a_correct_call(harness):
     assert st == 0 and guards and np.array_equal(out.reshape(40, 30), A2 @ B2)
     assert b.forks == 1
     assert g.stop() == 0  # the grader closes the channel: the worker exits 0
+
+
+def test_the_launcher_kcs_execs(tmp_path):
+    """kcs runs the worker program with one argument (the spec), as
+    $KCS_PLUGIN_WORKER SPEC: the launcher Broker writes does that."""
+    b = Broker(lambda A, B: A @ B, name="launched", ops="gemm", tmpdir=str(tmp_path))
+    spec = b.write_spec(str(tmp_path / "k.kcsw"))
+    launcher = b.write_launcher(str(tmp_path / "kcs-python-worker"))
+    g = Grader([launcher, spec], str(tmp_path / "worker.log"), poll=b.poll)
+    try:
+        assert g.start()["name"] == "launched"
+        A, B = rng_mats(3, 3, 8)
+        st, _, out, _ = g.call("gemm", "fp32", "fp32", 3, 3, 8, 0, [A, B, None])
+        assert st == 0 and np.array_equal(out.reshape(3, 3), A @ B)
+        assert g.stop() == 0
+    finally:
+        g.close()
+        b.close()
+
+
+def test_a_bad_spec_is_refused(tmp_path):
+    import subprocess
+    import sys
+    bad = tmp_path / "bad.kcsw"
+    bad.write_text("not json")
+    p = subprocess.run([sys.executable, "-m", "kcs.relay", str(bad)], capture_output=True,
+                       text=True, timeout=60)
+    assert p.returncode == 2 and "not a kcs Python worker spec" in p.stderr
 
 
 def test_gemm_with_c_gets_three_inputs(harness):
