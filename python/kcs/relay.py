@@ -6,11 +6,27 @@ that process's forked server ended. Standard library only: it starts fast
 import os
 import signal
 import socket
+import struct
 import sys
 
 WORKER_FD = 3
 
 TOKEN_LEN = 32
+
+
+LIMITS = struct.Struct("=QQ")  # RLIMIT_AS, RLIMIT_CPU soft limits (2**64-1: none)
+
+
+def limits():
+    """The resource limits kcs gave this worker, for the server child to
+    take on (it is forked from the checking process, not from kcs)."""
+    import resource
+
+    def soft(r):
+        v = resource.getrlimit(r)[0]
+        return 2 ** 64 - 1 if v == resource.RLIM_INFINITY else v
+
+    return LIMITS.pack(soft(resource.RLIMIT_AS), soft(resource.RLIMIT_CPU))
 
 
 def relay_main(argv):
@@ -35,8 +51,8 @@ def relay_main(argv):
     conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
         conn.connect(broker)
-        socket.send_fds(conn, [token.encode()[:TOKEN_LEN].ljust(TOKEN_LEN, b"\0")],
-                        [fd, 1, 2])
+        socket.send_fds(conn, [token.encode()[:TOKEN_LEN].ljust(TOKEN_LEN, b"\0")
+                               + limits()], [fd, 1, 2])
     except OSError as e:
         print(f"kcs.relay: cannot reach the checking process at {broker}: {e}",
               file=sys.stderr, flush=True)

@@ -277,7 +277,18 @@ def serve(sock, fn, name="python", ops="gemm", file="", tensors="numpy"):
 
 # --------------------------------------------------------------- relay
 
-from .relay import TOKEN_LEN as _TOKEN_LEN  # noqa: E402
+from .relay import LIMITS as _LIMITS, TOKEN_LEN as _TOKEN_LEN  # noqa: E402
+
+
+def _take_limits(as_bytes, cpu_s):
+    """The CPU-time limit kcs gave the relay, on the server child. RLIMIT_AS
+    is not applied: the child starts with the whole address space of the
+    checking process (an interpreter, numpy, pandas, pytest), which is not
+    the kernel's footprint; it would fail at once or mean nothing."""
+    import resource
+    if cpu_s != 2 ** 64 - 1:
+        resource.setrlimit(resource.RLIMIT_CPU, (cpu_s, cpu_s + 1))
+    return as_bytes
 
 
 def _close_other_fds(keep):
@@ -359,11 +370,12 @@ class Broker:
     def _accept(self):
         conn, _ = self.listener.accept()
         try:
-            data, fds, _, _ = socket.recv_fds(conn, _TOKEN_LEN, 3)
+            data, fds, _, _ = socket.recv_fds(conn, _TOKEN_LEN + _LIMITS.size, 3)
         except OSError:
             conn.close()
             return
-        if data.rstrip(b"\0").decode(errors="replace") != self.token or len(fds) != 3:
+        token = data[:_TOKEN_LEN].rstrip(b"\0").decode(errors="replace")
+        if token != self.token or len(fds) != 3 or len(data) != _TOKEN_LEN + _LIMITS.size:
             for fd in fds:
                 os.close(fd)
             conn.close()
@@ -382,6 +394,7 @@ class Broker:
                 os.dup2(out_fd, 1)
                 os.dup2(err_fd, 2)
                 _close_other_fds({chan_fd})
+                _take_limits(*_LIMITS.unpack_from(data, _TOKEN_LEN))
                 sys.stdout = os.fdopen(1, "w", buffering=1, closefd=False)
                 sys.stderr = os.fdopen(2, "w", buffering=1, closefd=False)
                 signal.signal(signal.SIGINT, signal.SIG_DFL)

@@ -32,8 +32,9 @@ def _up(x):
 
 
 class Grader:
-    def __init__(self, argv, log_path, poll=None):
+    def __init__(self, argv, log_path, poll=None, cpu_s=None):
         self.argv, self.log_path, self.poll = argv, log_path, poll or (lambda t: time.sleep(t))
+        self.cpu_s = cpu_s  # RLIMIT_CPU of the worker, as kcs's KCS_WORKER_CPU sets it
         self.proc = self.sock = None
         self.region = self.region_fd = None
         self.new_region = False
@@ -48,7 +49,7 @@ class Grader:
                    KCS_WORKER_PROTOCOL=str(W.PROTOCOL_VERSION))
         self.proc = subprocess.Popen(self.argv, stdin=subprocess.DEVNULL, stdout=log, stderr=log,
                                      pass_fds=[theirs.fileno()], env=env,
-                                     start_new_session=True)
+                                     start_new_session=True, preexec_fn=self._limits)
         theirs.close()
         log.close()
         self.sock = ours
@@ -61,6 +62,11 @@ class Grader:
         self.hello = {"status": status, "pid": pid, "name": strs[0], "ops": strs[1],
                       "message": strs[2], "file": strs[3]}
         return self.hello
+
+    def _limits(self):
+        if self.cpu_s:
+            import resource
+            resource.setrlimit(resource.RLIMIT_CPU, (self.cpu_s, self.cpu_s + 1))
 
     def stop(self):
         if self.sock:

@@ -165,6 +165,26 @@ def test_a_dying_kernel_is_seen_as_the_workers_death(harness, how, want):
     assert b.deaths and b.deaths[0][1] == want
 
 
+def test_the_cpu_limit_reaches_the_kernel(tmp_path):
+    """kcs sets RLIMIT_CPU on the worker it starts (the relay); the kernel's
+    process takes it on, so a spinning kernel dies of SIGXCPU."""
+    def spin(A, B):
+        while True:
+            pass
+
+    b = Broker(spin, name="spin", ops="gemm", tmpdir=str(tmp_path))
+    spec = b.write_spec(str(tmp_path / "k.kcsw"))
+    g = Grader(b.command(spec), str(tmp_path / "worker.log"), poll=b.poll, cpu_s=1)
+    try:
+        A, B = rng_mats(2, 2, 4)
+        with pytest.raises(WorkerDied, match=f"signal {int(signal.SIGXCPU)}"):
+            g.call("gemm", "fp32", "fp32", 2, 2, 4, 0, [A, B, None], timeout=60)
+        assert b.deaths[0][1] == f"signal {int(signal.SIGXCPU)}"
+    finally:
+        g.close()
+        b.close()
+
+
 def test_bf16_in_and_out_travel_as_encodings(harness):
     vals = np.array([1.0, -2.5, 0.375, 96.0, 0.0, -0.0, 3.0, 0.5], np.float32)
     A = vals.reshape(2, 4)
