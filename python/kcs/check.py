@@ -181,8 +181,10 @@ def check(fn, contract, *, shapes, dtype_in, dtype_out=None, trials=None, seed=N
         except TypeError:
             pass
         name = getattr(fn, "__qualname__", None) or type(fn).__name__
-        broker = Broker(fn, name=f"python:{name}", ops=op, file=os.path.abspath(src) if src
-                        else "", tensors=tensors)
+        # the file kcs fingerprints as the implementation's identity (none
+        # for a lambda typed at a prompt: kcs then hashes the spec)
+        src = os.path.abspath(src) if src and os.path.isfile(src) else ""
+        broker = Broker(fn, name=f"python:{name}", ops=op, file=src, tensors=tensors)
         try:
             spec = broker.write_spec(os.path.join(work, "kernel.kcsw"))
             launcher = broker.write_launcher(os.path.join(work, "kcs-python-worker"))
@@ -222,13 +224,13 @@ def check(fn, contract, *, shapes, dtype_in, dtype_out=None, trials=None, seed=N
             raise WorkerModeUnsupported(
                 f"{kcs} did not start the Python worker (it loads plugins in its own "
                 f"process, or ignores KCS_PLUGIN_WORKER): {err.strip()}")
-        return _result(trials_df, wlog, cmd)
+        return _result(trials_df, wlog, cmd, err)
     finally:
         if keep is None:
             shutil.rmtree(work, ignore_errors=True)
 
 
-def _result(df, log, cmd):
+def _result(df, log, cmd, kcs_err=""):
     ok_status = df["status"].isin(["ok", "raised"])
     errors = df[~ok_status | df["verdict"].isin(["error", "unavailable"])]
     failing = df[df["verdict"].isin(["violation", "under_specified"])]
@@ -236,6 +238,8 @@ def _result(df, log, cmd):
     sigs = sorted({s for x in failing["signature"] for s in x.split(",") if s})
     reasons = [f"trial {r.trial} (k={r.k}): {r.status}: {r.signature}"
                for r in errors.itertuples(index=False)]
+    if (df["status"] == "unavailable").any():
+        reasons += [ln for ln in kcs_err.splitlines() if "unavailable" in ln]
     if len(errors):
         verdict = "ERROR"
     elif len(failing):

@@ -24,7 +24,7 @@ rm -rf "$T/pkg/build" "$T/pkg"/*.egg-info
 where=$("$venv/bin/python" -c "import kcs, os; print(os.path.dirname(kcs.__file__))")
 case "$where" in "$venv"/*) ;; *) fail "kcs imported from $where, not the venv" ;; esac
 cd "$T"
-KCS="$KCS" KCS_SRC="$KCS_SRC" MPIEXEC="$MPIEXEC" \
+KCS="$KCS" KCS_SRC="$KCS_SRC" KCS_CONTRACTS="$KCS_SRC/contracts" MPIEXEC="$MPIEXEC" \
   "$venv/bin/python" -m pytest -q -p no:cacheprovider -rs "$KCS_SRC/python/tests"
 "$venv/bin/python" "$KCS_SRC/python/examples/grade_matmul.py" --dataset-only > "$T/example.out"
 grep -q "rows, one per trial" "$T/example.out" || fail "the example did not read a dataset: $(cat "$T/example.out")"
