@@ -105,3 +105,57 @@ def test_a_hanging_kernel_is_an_error_and_the_grader_survives(worker_mode):
     assert r.verdict == "ERROR", r.lines()
     assert time.monotonic() - t0 < 120
     assert any("timeout" in x or "time" in x for x in r.reasons), r.reasons
+
+
+def aligned_only(A, B):
+    """Right on the benchmarked shapes (dimensions multiples of 64), wrong
+    elsewhere: it drops the last row of the reduction."""
+    if A.shape[0] % 64 or B.shape[1] % 64:
+        return A[:, :-1] @ B[:-1, :]
+    return A @ B
+
+
+def test_held_out_shapes_come_with_the_contracts_shapes(worker_mode):
+    r = kcs.check(aligned_only, "C-CMP-03", shapes=None, dtype_in="fp32", trials=1)
+    assert r.verdict == "FAIL", r.lines()
+    assert r.signatures == ["held-out-shape-error"]
+    held = r.trials[r.trials["m"] % 64 != 0]
+    assert len(held) and (held["verdict"] == "violation").all()
+    assert (r.trials[r.trials["m"] % 64 == 0]["verdict"] == "within_tolerance").all()
+
+
+def make_replayer():
+    cache = {}
+
+    def replay(A, B):  # state lives in the worker process across calls
+        key = A.shape + B.shape
+        if key not in cache:
+            cache[key] = A @ B
+        return cache[key]
+
+    return replay
+
+
+def test_a_replayed_result_is_caught(worker_mode):
+    r = kcs.check(make_replayer(), "C-CMP-03", shapes=[[64, 64, 64]], dtype_in="fp32",
+                  trials=3)
+    assert r.verdict == "FAIL", r.lines()
+    assert "stale-result-replay" in r.signatures
+
+
+def softmax(x):
+    e = np.exp(x - x.max(axis=1, keepdims=True))
+    return (e / e.sum(axis=1, keepdims=True)).astype(np.float32)
+
+
+def softmax_unstabilised(x):
+    e = np.exp(x)
+    return (e / e.sum(axis=1, keepdims=True)).astype(np.float32)
+
+
+def test_softmax_through_its_contract(worker_mode):
+    good = kcs.check(softmax, "C-PRC-02", shapes=None, dtype_in="fp32", op="softmax")
+    assert good.verdict == "PASS", good.lines()
+    bad = kcs.check(softmax_unstabilised, "C-PRC-02", shapes=None, dtype_in="fp32",
+                    op="softmax")
+    assert bad.verdict == "FAIL" and "overflow-not-stabilised" in bad.signatures
