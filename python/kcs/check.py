@@ -18,7 +18,7 @@ import time
 
 from ._binary import find_kcs
 from .dataset import load
-from .worker import Broker
+from .worker import Broker, wants_torch
 from . import ops as ops_table
 
 
@@ -145,7 +145,7 @@ def study_text(contract_path, contract_id, op, dtype_in, dtype_out, shapes, tria
 
 
 def check(fn, contract, *, shapes, dtype_in, dtype_out=None, trials=None, seed=None, op=None,
-          inputs=None, timeout=60.0, tensors="numpy", keep=None):
+          inputs=None, timeout=60.0, tensors="auto", keep=None):
     """Grade fn through contract's measurement protocol; returns a Result.
 
     fn        the kernel: fn(A, B) or fn(A, B, C) for gemm, the ops table's
@@ -160,8 +160,14 @@ def check(fn, contract, *, shapes, dtype_in, dtype_out=None, trials=None, seed=N
     trials, seed, inputs  None: the contract's trials and inputs, a fixed seed
     op        None: the first op of the contract's scope
     timeout   seconds one kernel call may take; a hung call is an ERROR
+    tensors   "numpy", "torch" (CPU tensors; bf16 as torch.bfloat16), or
+              "auto": torch when fn's parameters are annotated torch.Tensor
     keep      a directory to keep the study, dataset and worker log in
     """
+    if tensors == "auto":
+        tensors = "torch" if wants_torch(fn) else "numpy"
+    if tensors not in ("numpy", "torch"):
+        raise ValueError(f"tensors={tensors!r}: numpy, torch or auto")
     kcs = find_kcs()
     cpath = _contract_path(contract, kcs)
     cid, scope_ops = _contract_id_and_ops(cpath)

@@ -151,6 +151,25 @@ def _to_torch(arrays, dtypes):
     return out
 
 
+def wants_torch(fn):
+    """True when fn's parameters are annotated as torch tensors
+    (torch.Tensor, or the string "torch.Tensor")."""
+    import inspect
+    try:
+        params = inspect.signature(fn).parameters.values()
+    except (TypeError, ValueError):
+        return False
+    for p in params:
+        ann = p.annotation
+        if ann is inspect.Parameter.empty:
+            continue
+        name = ann if isinstance(ann, str) else (
+            f"{getattr(ann, '__module__', '')}.{getattr(ann, '__qualname__', '')}")
+        if "torch" in name and "Tensor" in name:
+            return True
+    return False
+
+
 def _result_array(res, dt_out):
     """The kernel's return value as the numpy type of dt_out, or a reason."""
     if hasattr(res, "detach") and hasattr(res, "cpu"):  # a torch tensor
@@ -202,7 +221,10 @@ def run_kernel(fn, call, region, tensors="numpy"):
         args.append(enc.decode(dts[i], raw).reshape(shapes[i]).copy())
         arg_dts.append(dts[i])
     if tensors == "torch":
-        args = _to_torch(args, arg_dts)
+        try:
+            args = _to_torch(args, arg_dts)
+        except ImportError:
+            return -1, "tensors='torch' (the kernel wants torch tensors), but torch is not installed"
     elif tensors != "numpy":
         return -1, f"tensors={tensors!r}: numpy or torch"
     try:

@@ -225,3 +225,30 @@ def test_fp8_tables():
         assert np.array_equal(enc.encode(dt, v[finite]), codes[finite])
     with pytest.raises(enc.EncodingError):
         enc.encode(enc.F8_E4M3, np.array([1.0625], np.float32))
+
+
+def test_torch_tensors_when_the_kernel_wants_them(tmp_path):
+    from kcs.worker import wants_torch
+
+    def t(A: "torch.Tensor", B: "torch.Tensor"):
+        import torch
+        assert isinstance(A, torch.Tensor)
+        return A @ B
+
+    assert wants_torch(t) and not wants_torch(lambda A, B: A @ B)
+    b = Broker(t, name="torch", ops="gemm", tensors="torch", tmpdir=str(tmp_path))
+    spec = b.write_spec(str(tmp_path / "spec.json"))
+    g = Grader(b.command(spec), str(tmp_path / "worker.log"), poll=b.poll)
+    try:
+        A, B = rng_mats(3, 3, 8)
+        st, msg, out, _ = g.call("gemm", "fp32", "fp32", 3, 3, 8, 0, [A, B, None])
+        try:
+            import torch  # noqa: F401
+        except ImportError:
+            assert st < 0 and "torch is not installed" in msg
+            return
+        assert st == 0, msg
+        assert np.allclose(out.reshape(3, 3), A @ B, rtol=1e-6)
+    finally:
+        g.close()
+        b.close()
