@@ -112,12 +112,16 @@ const kcs_field_doc *kcs_store_field_doc(const char *table, const char *field)
     return NULL;
 }
 
-int kcs_store_describe(hid_t dset, const char *table, const kcs_field *f, int n)
+int kcs_store_describe(hid_t dset, const char *table, const kcs_field *f, int n,
+                       const char **missing_p)
 {
     for (int i = 0; i < n; i++) {
         const kcs_field_doc *d = kcs_store_field_doc(table, f[i].name);
-        if (!d)
+        if (!d) {
+            if (missing_p)
+                *missing_p = f[i].name;
             return -2;
+        }
         char name[96];
         snprintf(name, sizeof name, "%s.description", f[i].name);
         if (kcs_h5_put_str(dset, name, d->description) < 0)

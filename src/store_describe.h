@@ -21,9 +21,12 @@ const kcs_field_doc *kcs_store_field_docs(const char *table, int *n_p);
 const kcs_field_doc *kcs_store_field_doc(const char *table, const char *field);
 
 /* Write the two attributes of every field f[0..n) on dset. Returns 0, -1
- * (HDF5 error, stack set) or -2 (a field has no documentation). Collective
- * under parallel HDF5 (every rank writes the same values). */
-int kcs_store_describe(hid_t dset, const char *table, const kcs_field *f, int n);
+ * (HDF5 error, stack set) or -2 (a field has no documentation: its name in
+ * *missing_p when missing_p is not NULL). Collective under parallel HDF5
+ * (every rank writes the same values). A field added to a record needs its
+ * line in store_describe.c, or kcs refuses to write datasets. */
+int kcs_store_describe(hid_t dset, const char *table, const kcs_field *f, int n,
+                       const char **missing_p);
 /* The /samples group's attributes. 0 or -1. */
 int kcs_store_describe_samples(hid_t group);
 

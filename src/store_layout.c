@@ -38,9 +38,12 @@ static int describe(kcs_store *st, hid_t dset, const char *table, const char *ob
     const kcs_field *f = !strcmp(table, "results") ? kcs_store_result_fields(&n)
                          : !strcmp(table, "cases") ? kcs_store_case_fields(&n)
                                                    : kcs_store_rank_fields(&n);
-    int r = kcs_store_describe(dset, table, f, n);
+    const char *missing = "";
+    int r = kcs_store_describe(dset, table, f, n, &missing);
     if (r == -2)
-        return kcs_fail(err, KCS_E_INTERNAL, "%s: %s: a field has no description", st->path, obj);
+        return kcs_fail(err, KCS_E_INTERNAL,
+                        "%s: %s: field %s has no description (src/store_describe.c)", st->path,
+                        obj, missing);
     if (r < 0)
         return kcs_h5_fail(err, KCS_E_IO, st->path, obj, "cannot write the field descriptions");
     return 0;

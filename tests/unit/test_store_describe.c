@@ -74,10 +74,13 @@ static void test_attributes_read_back(void)
     CU_ASSERT_TRUE_FATAL(d >= 0);
     int nf;
     const kcs_field *f = kcs_store_result_fields(&nf);
-    CU_ASSERT_EQUAL(kcs_store_describe(d, "results", f, nf), 0);
-    /* a field the table does not document is refused */
+    CU_ASSERT_EQUAL(kcs_store_describe(d, "results", f, nf, NULL), 0);
+    /* a field the table does not document is refused, by name */
     kcs_field bogus = {"bogus", KCS_FIELD_F64, 0, 8};
-    CU_ASSERT_EQUAL(kcs_store_describe(d, "results", &bogus, 1), -2);
+    const char *missing = NULL;
+    CU_ASSERT_EQUAL(kcs_store_describe(d, "results", &bogus, 1, &missing), -2);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(missing);
+    CU_ASSERT_STRING_EQUAL(missing, "bogus");
     for (int i = 0; i < nf; i++) {
         char name[96], *v = NULL;
         snprintf(name, sizeof name, "%s.description", f[i].name);
