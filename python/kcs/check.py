@@ -242,7 +242,10 @@ def _result(df, log, cmd, kcs_err=""):
     failing = df[df["verdict"].isin(["violation", "under_specified"])]
     tau = float(df["tau"].max()) if len(df) else float("nan")
     sigs = sorted({s for x in failing["signature"] for s in x.split(",") if s})
-    reasons = [f"trial {r.trial} (k={r.k}): {r.status}: {r.signature}"
+    # /results.message holds a failed call's whole reason where the dataset
+    # has it (the 64-byte signature field cuts it)
+    why = "message" if "message" in df.columns else "signature"
+    reasons = [f"trial {r.trial} (k={r.k}): {r.status}: {getattr(r, why) or r.signature}"
                for r in errors.itertuples(index=False)]
     if (df["status"] == "unavailable").any():
         reasons += [ln for ln in kcs_err.splitlines() if "unavailable" in ln]
