@@ -73,6 +73,8 @@ def _contract_path(contract, kcs):
     dirs = []
     if os.environ.get("KCS_CONTRACTS"):
         dirs.append(os.environ["KCS_CONTRACTS"])
+    if os.environ.get("KCS_SRC"):
+        dirs.append(os.path.join(os.environ["KCS_SRC"], "contracts"))
     bindir = os.path.dirname(os.path.realpath(kcs))
     dirs.append(os.path.join(bindir, "..", "share", "kcs", "contracts"))
     d = bindir
