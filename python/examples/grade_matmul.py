@@ -86,7 +86,7 @@ def read(path):
     print(f"{path}: {len(df)} rows, one per trial")
     print(df.groupby(["implementation", "verdict"]).agg(trials=("trial", "size"),
                                                          max_tau=("tau", "max")))
-    doc = df.attrs["fields"].get("tau")  # files from kcs before 0.1's field descriptions lack it
+    doc = df.attrs["fields"].get("tau")  # files written before fields were described lack it
     print("tau:", doc["description"] if doc else "(not described in this file)")
     s = kcs.load(path, samples=True)
     print(s.pivot_table(index="index", columns="rank", values="value").head())
