@@ -77,6 +77,8 @@ def _interp_loglog(points, n, where):
             if n == x1:
                 return y1
             t = (math.log(n) - math.log(x0)) / (math.log(x1) - math.log(x0))
+            if math.isnan(y0) or math.isnan(y1):
+                return float("nan")
             if y0 > 0 and y1 > 0:
                 return math.exp(math.log(y0) + t * (math.log(y1) - math.log(y0)))
             return y0 + t * (y1 - y0)
@@ -87,14 +89,20 @@ def _points(raw, width, where):
     if not isinstance(raw, list) or not raw:
         raise ToleranceError(f"{where}: expected a non-empty list of [n, ...] points")
     pts = []
+
+    def number(v):
+        return not isinstance(v, bool) and isinstance(v, (int, float)) and math.isfinite(v)
+
     for i, p in enumerate(raw):
-        if (not isinstance(p, list) or len(p) != width
-                or any(isinstance(v, bool) or not isinstance(v, (int, float))
-                       or not math.isfinite(v) for v in p)):
-            raise ToleranceError(f"{where}[{i}]: expected {width} finite numbers, got {p!r}")
-        if p[0] <= 0 or any(v < 0 for v in p[1:]):
+        # a value kcs could not compute is null: NaN here, so that a k that
+        # needs it gets NaN rather than a number made up
+        if (not isinstance(p, list) or len(p) != width or not number(p[0])
+                or any(v is not None and not number(v) for v in p[1:])):
+            raise ToleranceError(f"{where}[{i}]: expected {width} finite numbers (values may be "
+                                 f"null), got {p!r}")
+        if p[0] <= 0 or any(v is not None and v < 0 for v in p[1:]):
             raise ToleranceError(f"{where}[{i}]: n must be > 0 and values >= 0, got {p!r}")
-        pts.append([float(v) for v in p])
+        pts.append([float(v) if v is not None else float("nan") for v in p])
     pts.sort(key=lambda p: p[0])
     for a, b in zip(pts, pts[1:]):
         if a[0] == b[0]:
@@ -164,6 +172,11 @@ def tolerance(source, *, op, dtype_in, k, outputs, acc=None, dtype_out=None, met
 
     hits = [(i, r) for i, r in enumerate(recs)
             if isinstance(r, dict) and _matches(r, op, dtype_in, acc, dtype_out, metric)]
+    if not hits:
+        for w in doc.get("withheld") or []:
+            if isinstance(w, dict) and _matches(w, op, dtype_in, acc, dtype_out, None):
+                raise ToleranceError(f"{name}: no recommendation for {_describe(w)}: withheld, "
+                                     f"the data were too few ({w.get('missing')})")
     if len(hits) != 1:
         have = "; ".join(_describe(r) for r in recs if isinstance(r, dict)) or "none"
         what = "no recommendation" if not hits else f"{len(hits)} recommendations"

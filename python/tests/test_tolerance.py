@@ -135,3 +135,19 @@ def test_sources_and_bad_files(tmp_path):
     bad.write_text('{"format": "kcs-tolerances",\n "version": }')
     with pytest.raises(kcs.ToleranceError, match=r"bad.json:2:"):
         kcs.tolerance(bad, op="gemm", dtype_in="fp32", k=64, outputs=1)
+
+
+def test_nulls_and_withheld_keys(tmp_path):
+    # kcs writes null for a number it could not compute: NaN where needed
+    rec = power(torch={"points": [[64, 1e-6, None], [1024, 4e-6, 4e-5]], "outputs": 1024})
+    d = doc(rec)
+    d["withheld"] = [{"op": "gemm", "dtype_in": "bf16", "dtype_out": "fp32", "acc": "fp32",
+                      "missing": "2 implementations, 1 needed more"}]
+    t = kcs.tolerance(d, op="gemm", dtype_in="fp32", k=64, outputs=1024)
+    assert t["rtol"] == pytest.approx(1e-6) and math.isnan(t["atol"])
+    t = kcs.tolerance(d, op="gemm", dtype_in="fp32", k=1024, outputs=1024)
+    assert t["atol"] == pytest.approx(4e-5)
+    t = kcs.tolerance(d, op="gemm", dtype_in="fp32", k=256, outputs=1024)
+    assert t["rtol"] == pytest.approx(2e-6) and math.isnan(t["atol"])
+    with pytest.raises(kcs.ToleranceError, match="withheld.*1 needed more"):
+        kcs.tolerance(d, op="gemm", dtype_in="bf16", k=64, outputs=1024)
