@@ -28,7 +28,7 @@ _CASE_RENAME = {"variant": "case_variant"}
 
 def _decode(col):
     if col.dtype.kind == "S":
-        return np.array([x.decode("utf-8", "replace") for x in col], dtype=object)
+        return np.char.decode(col, "utf-8", "replace").astype(object)
     return col
 
 
