@@ -10,6 +10,7 @@
 #include "store_describe.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "store_h5.h"
@@ -148,4 +149,41 @@ int kcs_store_describe_samples(hid_t group)
         kcs_h5_put_str(group, "positions", kcs_store_samples_positions) < 0)
         return -1;
     return 0;
+}
+
+int kcs_store_describe_held_out(hid_t cases, const kcs_plan *plan)
+{
+    int64_t n = 0;
+    for (int64_t i = 0; i < plan->n_cases; i++)
+        n += plan->cases[i].held_out != 0;
+    if (kcs_h5_put_i64(cases, "held_out_count", n) < 0 ||
+        kcs_h5_put_str(cases, "held_out.description",
+                       "held_out_cases lists the case_ids whose shape is one of the contract's "
+                       "held-out classes (measured with the contract's own shapes; a study "
+                       "that names its shapes has none)") < 0)
+        return -1;
+    if (n > KCS_HELD_OUT_ATTR_MAX)
+        return kcs_h5_put_str(cases, "held_out_cases_omitted",
+                              "more held-out cases than an attribute holds: see the plan") < 0
+                   ? -1
+                   : 0;
+    int64_t *ids = malloc(sizeof *ids * (size_t)(n ? n : 1));
+    if (!ids)
+        return -1;
+    int64_t j = 0;
+    for (int64_t i = 0; i < plan->n_cases; i++)
+        if (plan->cases[i].held_out)
+            ids[j++] = plan->cases[i].id;
+    hsize_t dim = (hsize_t)n;
+    hid_t sp = n ? H5Screate_simple(1, &dim, NULL) : H5Screate(H5S_NULL);
+    hid_t a = sp >= 0 ? H5Acreate2(cases, "held_out_cases", H5T_NATIVE_INT64, sp, H5P_DEFAULT,
+                                   H5P_DEFAULT)
+                      : -1;
+    int rc = a >= 0 && (n == 0 || H5Awrite(a, H5T_NATIVE_INT64, ids) >= 0) ? 0 : -1;
+    if (a >= 0 && H5Aclose(a) < 0)
+        rc = -1;
+    if (sp >= 0)
+        H5Sclose(sp);
+    free(ids);
+    return rc;
 }

@@ -8,6 +8,11 @@
 #include <hdf5.h>
 
 #include "store_read.h"
+#include "study.h"
+
+/* Most held-out case ids kept in one attribute (8 bytes each, inside HDF5's
+ * 64 KiB compact attribute limit with room to spare). */
+#define KCS_HELD_OUT_ATTR_MAX 4096
 
 typedef struct kcs_field_doc {
     const char *name;
@@ -29,6 +34,12 @@ int kcs_store_describe(hid_t dset, const char *table, const kcs_field *f, int n,
                        const char **missing_p);
 /* The /samples group's attributes. 0 or -1. */
 int kcs_store_describe_samples(hid_t group);
+
+/* /cases attributes naming the held-out cases (the contract's held-out
+ * shape classes: signatures test held_out): held_out_count, and
+ * held_out_cases (int64 case_ids; a null dataspace when there are none),
+ * or held_out_cases_omitted beyond KCS_HELD_OUT_ATTR_MAX. 0 or -1. */
+int kcs_store_describe_held_out(hid_t cases, const kcs_plan *plan);
 
 extern const char *const kcs_store_samples_description;
 extern const char *const kcs_store_samples_positions;

@@ -212,6 +212,10 @@ int kcs_store_create_layout(kcs_store *st, const kcs_store_meta *m, char *const 
     }
     if ((rc = describe(st, st->cases, "cases", "/cases", err)))
         goto out_groups;
+    if (kcs_store_describe_held_out(st->cases, m->plan) < 0) {
+        rc = kcs_h5_fail(err, KCS_E_IO, st->path, "/cases", "cannot write the held-out cases");
+        goto out_groups;
+    }
     st->results = make_table(st, "/results", st->result_t, total, results_chunk(per_case, total));
     if (st->results < 0) {
         rc = kcs_h5_fail(err, KCS_E_IO, st->path, "/results", "cannot create");

@@ -97,9 +97,18 @@ def _rank_table(f):
 
 
 def _case_table(f):
-    cases = _table(f["cases"]).rename(columns=_CASE_RENAME)
+    ds = f["cases"]
+    cases = _table(ds).rename(columns=_CASE_RENAME)
     cases["shape"] = [tuple(int(v) for v in row) for row in
                       cases[["m", "n", "k", "batch"]].itertuples(index=False)]
+    # held-out shape classes: listed in an attribute (None where the file
+    # does not say: older files, or too many to list)
+    ids = ds.attrs.get("held_out_cases")
+    if ids is not None and "held_out_count" in ds.attrs:
+        held = set() if isinstance(ids, h5py.Empty) else {int(x) for x in np.atleast_1d(ids)}
+        cases["held_out"] = [int(c) in held for c in cases["case_id"]]
+    else:
+        cases["held_out"] = None
     return cases
 
 
@@ -128,7 +137,7 @@ def load(path, samples=False, skipped=False):
 
     Default: one row per (case, rank, trial) of /results, joined with the
     case's columns (contract, op, dtype_in/acc/out, m, n, k, batch, shape,
-    input_dist, seed, input_digest, trials, case_variant) and the rank's
+    input_dist, seed, input_digest, trials, case_variant, held_out) and the rank's
     (implementation, device, backend, device_index, vendor, model, arch,
     driver, runtime, uuid, profile, host, rank_status), with the result's
     fields (status, verdict, signature, tau, eta, max_abs, max_rel, max_ulp,
@@ -153,6 +162,9 @@ def load(path, samples=False, skipped=False):
         fields = {}
         fields.update(_docs(f["provenance/ranks"], _RANK_RENAME))
         fields.update(_docs(f["cases"], _CASE_RENAME))
+        if "held_out.description" in f["cases"].attrs:
+            fields["held_out"] = {"description": _s(f["cases"].attrs["held_out.description"]),
+                                  "units": "none"}
         if samples:
             df = _samples(f, cases, ranks)
             grp = f.get("samples")

@@ -125,3 +125,32 @@ def test_not_a_kcs_file(tmp_path):
         kcs.load(p)
     with pytest.raises(OSError, match="cannot open"):
         kcs.load(tmp_path / "missing.h5")
+
+
+def test_held_out_cases(small_dataset, kcs_bin, tmp_path):
+    # the small study names its shapes: nothing is held out
+    df = kcs.load(small_dataset)
+    assert (df["held_out"] == False).all()  # noqa: E712
+    # a contract's own shapes come with its held-out classes (C-CMP-03)
+    import os
+    import subprocess
+    from conftest import SRC
+    study = tmp_path / "held.yaml"
+    study.write_text(
+        "name: held\nseed: 3\n"
+        f"contracts: [\"{os.path.join(SRC, 'contracts', 'C-CMP-03.yaml')}\"]\n"
+        "placement: [{ backend: cpu, variant: native }]\n"
+        "cases:\n  - { contract: C-CMP-03, op: gemm, dtype_in: fp32, inputs: [normal], "
+        "trials: 1 }\n")
+    out = tmp_path / "held.h5"
+    p = subprocess.run([kcs_bin, "run", str(study), "-o", str(out), "-q"], capture_output=True,
+                       text=True, timeout=300)
+    assert p.returncode == 0, p.stderr
+    df = kcs.load(out)
+    shapes = {tuple(s[:3]): h for s, h in zip(df["shape"], df["held_out"])}
+    # C-CMP-03: measurement shapes [[64,64,64],[128,64,256],[64,128,128,2]],
+    # held_out [[48,80,96],[63,65,127],[1,200,33],[17,5,300,3]]
+    assert shapes == {(64, 64, 64): False, (128, 64, 256): False, (64, 128, 128): False,
+                      (48, 80, 96): True, (63, 65, 127): True, (1, 200, 33): True,
+                      (17, 5, 300): True}
+    assert "held-out" in df.attrs["fields"]["held_out"]["description"]

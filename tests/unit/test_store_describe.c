@@ -107,6 +107,65 @@ static void test_attributes_read_back(void)
     remove(path);
 }
 
+static void test_held_out_cases(void)
+{
+    char path[256];
+    const char *base = getenv("TMPDIR");
+    snprintf(path, sizeof path, "%s/kcs_test_held_out.%d.h5", base && base[0] ? base : "/tmp",
+             (int)getpid());
+    hid_t file = H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+    CU_ASSERT_TRUE_FATAL(file >= 0);
+    hid_t g1 = H5Gcreate2(file, "some", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    hid_t g0 = H5Gcreate2(file, "none", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    hid_t gx = H5Gcreate2(file, "many", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    enum { N = KCS_HELD_OUT_ATTR_MAX + 2 };
+    static kcs_case cs[N];
+    for (int i = 0; i < N; i++)
+        cs[i] = (kcs_case){.id = i, .held_out = (i % 3 == 1)};
+    kcs_plan some = {.cases = cs, .n_cases = 7};
+    CU_ASSERT_EQUAL(kcs_store_describe_held_out(g1, &some), 0);
+    int64_t count = -1;
+    CU_ASSERT_EQUAL(kcs_h5_get_i64(g1, "held_out_count", &count), 0);
+    CU_ASSERT_EQUAL(count, 2);
+    hid_t a = H5Aopen(g1, "held_out_cases", H5P_DEFAULT);
+    CU_ASSERT_TRUE_FATAL(a >= 0);
+    hid_t sp = H5Aget_space(a);
+    CU_ASSERT_EQUAL(H5Sget_simple_extent_npoints(sp), 2);
+    int64_t ids[2] = {0, 0};
+    CU_ASSERT_TRUE(H5Aread(a, H5T_NATIVE_INT64, ids) >= 0);
+    CU_ASSERT_EQUAL(ids[0], 1);
+    CU_ASSERT_EQUAL(ids[1], 4);
+    H5Sclose(sp);
+    H5Aclose(a);
+    /* no held-out case: a count of 0 and an empty (null) attribute */
+    for (int i = 0; i < 3; i++)
+        cs[i].held_out = 0;
+    kcs_plan none = {.cases = cs, .n_cases = 3};
+    CU_ASSERT_EQUAL(kcs_store_describe_held_out(g0, &none), 0);
+    CU_ASSERT_EQUAL(kcs_h5_get_i64(g0, "held_out_count", &count), 0);
+    CU_ASSERT_EQUAL(count, 0);
+    a = H5Aopen(g0, "held_out_cases", H5P_DEFAULT);
+    CU_ASSERT_TRUE_FATAL(a >= 0);
+    sp = H5Aget_space(a);
+    CU_ASSERT_EQUAL(H5Sget_simple_extent_type(sp), H5S_NULL);
+    H5Sclose(sp);
+    H5Aclose(a);
+    /* more than an attribute holds: counted, listed nowhere, said so */
+    for (int i = 0; i < N; i++)
+        cs[i].held_out = 1;
+    kcs_plan many = {.cases = cs, .n_cases = N};
+    CU_ASSERT_EQUAL(kcs_store_describe_held_out(gx, &many), 0);
+    CU_ASSERT_EQUAL(kcs_h5_get_i64(gx, "held_out_count", &count), 0);
+    CU_ASSERT_EQUAL(count, N);
+    CU_ASSERT_TRUE(H5Aexists(gx, "held_out_cases") == 0);
+    CU_ASSERT_TRUE(H5Aexists(gx, "held_out_cases_omitted") > 0);
+    H5Gclose(g1);
+    H5Gclose(g0);
+    H5Gclose(gx);
+    H5Fclose(file);
+    remove(path);
+}
+
 int main(void)
 {
     kcs_h5_quiet();
@@ -115,6 +174,7 @@ int main(void)
     CU_pSuite s = CU_add_suite("store_describe", NULL, NULL);
     CU_add_test(s, "every field documented", test_every_field_documented);
     CU_add_test(s, "attributes read back", test_attributes_read_back);
+    CU_add_test(s, "held-out cases", test_held_out_cases);
     CU_basic_set_mode(CU_BRM_VERBOSE);
     CU_basic_run_tests();
     unsigned fails = CU_get_number_of_failures();
