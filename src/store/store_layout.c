@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "build_info.h"
+#include "store_describe.h"
 #include "store_writer.h"
 
 static int attr_str(kcs_store *st, hid_t loc, const char *obj, const char *name, const char *v,
@@ -27,6 +28,24 @@ static int attr_int(kcs_store *st, hid_t loc, const char *obj, const char *name,
     int r = wide ? kcs_h5_put_i64(loc, name, v) : kcs_h5_put_i32(loc, name, (int32_t)v);
     if (r < 0)
         return kcs_h5_fail(err, KCS_E_IO, st->path, obj, "cannot write attribute %s", name);
+    return 0;
+}
+
+/* The description and units of every field of a table (store_describe.c). */
+static int describe(kcs_store *st, hid_t dset, const char *table, const char *obj, kcs_error *err)
+{
+    int n = 0;
+    const kcs_field *f = !strcmp(table, "results") ? kcs_store_result_fields(&n)
+                         : !strcmp(table, "cases") ? kcs_store_case_fields(&n)
+                                                   : kcs_store_rank_fields(&n);
+    const char *missing = "";
+    int r = kcs_store_describe(dset, table, f, n, &missing);
+    if (r == -2)
+        return kcs_fail(err, KCS_E_INTERNAL,
+                        "%s: %s: field %s has no description (src/store_describe.c)", st->path,
+                        obj, missing);
+    if (r < 0)
+        return kcs_h5_fail(err, KCS_E_IO, st->path, obj, "cannot write the field descriptions");
     return 0;
 }
 
@@ -161,6 +180,8 @@ int kcs_store_create_layout(kcs_store *st, const kcs_store_meta *m, char *const 
         rc = kcs_h5_fail(err, KCS_E_IO, st->path, "/provenance/ranks", "cannot create");
         goto out_groups;
     }
+    if ((rc = describe(st, st->ranks, "ranks", "/provenance/ranks", err)))
+        goto out_groups;
     if ((rc = write_text(st, f, "study", "/study", study->text, study->path, err)))
         goto out_groups;
     hid_t cg = H5Gcreate2(f, "contracts", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
@@ -183,14 +204,24 @@ int kcs_store_create_layout(kcs_store *st, const kcs_store_meta *m, char *const 
         rc = kcs_h5_fail(err, KCS_E_IO, st->path, "/cases", "cannot create");
         goto out_groups;
     }
+    if ((rc = describe(st, st->cases, "cases", "/cases", err)))
+        goto out_groups;
+    if (kcs_store_describe_held_out(st->cases, m->plan) < 0) {
+        rc = kcs_h5_fail(err, KCS_E_IO, st->path, "/cases", "cannot write the held-out cases");
+        goto out_groups;
+    }
     st->results = make_table(st, "/results", st->result_t, total, results_chunk(per_case, total));
     if (st->results < 0) {
         rc = kcs_h5_fail(err, KCS_E_IO, st->path, "/results", "cannot create");
         goto out_groups;
     }
+    if ((rc = describe(st, st->results, "results", "/results", err)))
+        goto out_groups;
     st->samples = H5Gcreate2(f, "samples", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
     if (st->samples < 0)
         rc = kcs_h5_fail(err, KCS_E_IO, st->path, "/samples", "cannot create");
+    else if (kcs_store_describe_samples(st->samples) < 0)
+        rc = kcs_h5_fail(err, KCS_E_IO, st->path, "/samples", "cannot write its description");
 out_groups:
     if (build >= 0)
         H5Gclose(build);

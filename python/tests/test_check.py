@@ -1,0 +1,161 @@
+"""kcs.check / kcs.assert_conforms through the real kcs binary: kcs drives
+the worker protocol and judges; the kernel runs in a process forked from
+this one. Skipped, with the binary's own answer as the reason, when the kcs
+binary cannot start a worker given by its command line."""
+import time
+
+import numpy as np
+import pytest
+
+import kcs
+
+SHAPES = [[32, 32, 256], [16, 16, 1024]]
+
+
+def matmul(A, B):
+    return A @ B
+
+
+def bf16(x):
+    b = x.view(np.uint32)
+    b = (b + np.uint32(0x7FFF) + ((b >> np.uint32(16)) & np.uint32(1))) & np.uint32(0xFFFF0000)
+    return b.view(np.float32)
+
+
+def matmul_bf16_acc(A, B):
+    acc = np.zeros((A.shape[0], B.shape[1]), np.float32)
+    for p in range(A.shape[1]):
+        acc = bf16(acc + np.outer(A[:, p], B[p, :]))
+    return acc
+
+
+@pytest.fixture(scope="module")
+def worker_mode(kcs_bin):
+    """Skip unless the binary runs Python workers (probed with one call)."""
+    try:
+        kcs.check(matmul, "C-PRC-01", shapes=[[4, 4, 16]], dtype_in="fp32", trials=1)
+    except kcs.WorkerModeUnsupported as e:
+        pytest.skip(f"the kcs binary has no worker mode yet: {e}")
+    return True
+
+
+def test_correct_fp32_matmul_passes(worker_mode):
+    r = kcs.check(matmul, "C-PRC-01", shapes=SHAPES, dtype_in="fp32", trials=2, seed=5)
+    assert r.verdict == "PASS", r.lines()
+    assert r.tau < 1 and r.signatures == []
+    # one row per (shape, input distribution, trial) of the contract
+    assert len(r.trials) == len(SHAPES) * 2 * 2
+    assert set(r.trials["k"]) == {256, 1024}
+    assert (r.trials["verdict"] == "within_tolerance").all()
+
+
+def test_bf16_running_sum_fails(worker_mode):
+    r = kcs.check(matmul_bf16_acc, "C-PRC-01", shapes=SHAPES, dtype_in="fp32", trials=2,
+                  seed=5)
+    assert r.verdict == "FAIL", r.lines()
+    assert r.tau > 1
+    assert "accumulator-narrower-than-declared" in r.signatures
+    # the accumulator it looks like is far narrower than fp32's 24 bits
+    assert (r.trials["effective_acc_bits"] < 20).all()
+
+
+def test_assert_conforms(worker_mode):
+    kcs.assert_conforms(matmul, "C-PRC-01", shapes=SHAPES[:1], dtype_in="fp32", trials=1)
+    with pytest.raises(AssertionError, match="accumulator-narrower-than-declared"):
+        kcs.assert_conforms(matmul_bf16_acc, "C-PRC-01", shapes=SHAPES[:1], dtype_in="fp32",
+                            trials=1)
+
+
+def raises(A, B):
+    raise ValueError("this kernel is broken")
+
+
+def wrong_shape(A, B):
+    return (A @ B)[:-1]
+
+
+def wrong_dtype(A, B):
+    return (A @ B).astype(np.float64)
+
+
+def hangs(A, B):
+    time.sleep(3600)
+
+
+@pytest.mark.parametrize("fn,reason", [
+    (raises, "ValueError: this kernel is broken"),
+    (wrong_shape, "returned shape"),
+    (wrong_dtype, "returned dtype float64"),
+])
+def test_failing_kernels_are_errors_with_reasons(worker_mode, fn, reason):
+    r = kcs.check(fn, "C-PRC-01", shapes=[[8, 8, 64]], dtype_in="fp32", trials=2)
+    assert r.verdict == "ERROR", r.lines()
+    assert r.reasons
+    # the full reason is in the worker's log whatever the dataset keeps
+    assert reason in r.log
+    # and kcs, and this process, carry on: a correct kernel still passes
+    assert kcs.check(matmul, "C-PRC-01", shapes=[[8, 8, 64]], dtype_in="fp32",
+                     trials=1).verdict == "PASS"
+
+
+def test_a_hanging_kernel_is_an_error_and_the_grader_survives(worker_mode):
+    t0 = time.monotonic()
+    r = kcs.check(hangs, "C-PRC-01", shapes=[[8, 8, 64]], dtype_in="fp32", trials=1,
+                  timeout=2)
+    assert r.verdict == "ERROR", r.lines()
+    assert time.monotonic() - t0 < 120
+    assert any("timeout" in x or "time" in x for x in r.reasons), r.reasons
+
+
+def aligned_only(A, B):
+    """Right on the benchmarked shapes (dimensions multiples of 64), wrong
+    elsewhere: it drops the last row of the reduction."""
+    if A.shape[0] % 64 or B.shape[1] % 64:
+        return A[:, :-1] @ B[:-1, :]
+    return A @ B
+
+
+def test_held_out_shapes_come_with_the_contracts_shapes(worker_mode):
+    r = kcs.check(aligned_only, "C-CMP-03", shapes=None, dtype_in="fp32", trials=1)
+    assert r.verdict == "FAIL", r.lines()
+    assert r.signatures == ["held-out-shape-error"]
+    held = r.trials[r.trials["m"] % 64 != 0]
+    assert len(held) and (held["verdict"] == "violation").all()
+    assert (r.trials[r.trials["m"] % 64 == 0]["verdict"] == "within_tolerance").all()
+
+
+def make_replayer():
+    cache = {}
+
+    def replay(A, B):  # state lives in the worker process across calls
+        key = A.shape + B.shape
+        if key not in cache:
+            cache[key] = A @ B
+        return cache[key]
+
+    return replay
+
+
+def test_a_replayed_result_is_caught(worker_mode):
+    r = kcs.check(make_replayer(), "C-CMP-03", shapes=[[64, 64, 64]], dtype_in="fp32",
+                  trials=3)
+    assert r.verdict == "FAIL", r.lines()
+    assert "stale-result-replay" in r.signatures
+
+
+def softmax(x):
+    e = np.exp(x - x.max(axis=1, keepdims=True))
+    return (e / e.sum(axis=1, keepdims=True)).astype(np.float32)
+
+
+def softmax_unstabilised(x):
+    e = np.exp(x)
+    return (e / e.sum(axis=1, keepdims=True)).astype(np.float32)
+
+
+def test_softmax_through_its_contract(worker_mode):
+    good = kcs.check(softmax, "C-PRC-02", shapes=None, dtype_in="fp32", op="softmax")
+    assert good.verdict == "PASS", good.lines()
+    bad = kcs.check(softmax_unstabilised, "C-PRC-02", shapes=None, dtype_in="fp32",
+                    op="softmax")
+    assert bad.verdict == "FAIL" and "overflow-not-stabilised" in bad.signatures

@@ -1,0 +1,153 @@
+"""kcs.tolerance on hand-written tolerances.json files. Expected values are
+derived here by hand from the numbers in each file (chosen so that the
+answers are exact: points on a power law, N = N0, N0 squared ...), not by
+calling the code under test."""
+import io
+import json
+import math
+
+import pytest
+
+import kcs
+
+P = 0.01
+U32 = 2.0 ** -24
+
+
+def doc(*recs, p=P):
+    return {"format": "kcs-tolerances", "version": 1, "false_alarm_target": p,
+            "recommendations": list(recs)}
+
+
+def power(**kw):
+    r = {"op": "gemm", "dtype_in": "fp32", "dtype_out": "fp32", "acc": "fp32",
+         "metric": "max_scaled", "form": "power", "u": U32, "c": 3.0, "alpha": 0.5,
+         "alpha_ci": [0.4, 0.6], "envelope": [],
+         "valid": {"n_min": 64, "n_max": 16384, "outputs_fitted": 1024},
+         "outputs_rule": "sqrt_log",
+         "torch": {"points": [[64, 1e-6, 1e-5], [1024, 4e-6, 4e-5], [16384, 1.6e-5, 1.6e-4]],
+                   "outputs": 1024},
+         "heldout": {"trials": 100, "flagged": 0}}
+    r.update(kw)
+    return r
+
+
+def envelope(**kw):
+    r = {"op": "softmax", "dtype_in": "fp16", "dtype_out": "fp16", "acc": "any",
+         "metric": "max_abs", "form": "envelope", "u": 2.0 ** -11,
+         "envelope": [[256, 8e-4], [1024, 2e-4], [4096, 1e-4]],
+         "valid": {"n_min": 256, "n_max": 4096, "outputs_fitted": 4096},
+         "outputs_rule": "sqrt_log"}
+    r.update(kw)
+    return r
+
+
+def write(tmp_path, d):
+    p = tmp_path / "tolerances.json"
+    p.write_text(json.dumps(d))
+    return p
+
+
+def test_power_form_at_the_fitted_output_count(tmp_path):
+    src = write(tmp_path, doc(power()))
+    t = kcs.tolerance(src, op="gemm", dtype_in="fp32", k=4096, outputs=1024)
+    # c * k^alpha * u = 3 * 64 * 2^-24, factor 1 at N = N0
+    assert t["eta"] == pytest.approx(3 * 64 * 2.0 ** -24, rel=1e-12)
+    assert t["metric"] == "max_scaled" and t["valid"] is True
+    # torch: log-log between (1024, 4e-6, 4e-5) and (16384, 1.6e-5, 1.6e-4):
+    # rtol doubles per factor 4 of n, so n^0.5; at 4096 = 1024 * 4: 8e-6
+    assert t["rtol"] == pytest.approx(8e-6, rel=1e-12)
+    assert t["atol"] == pytest.approx(8e-5, rel=1e-12)
+
+
+def test_more_outputs_widen_by_the_sqrt_log_rule(tmp_path):
+    src = write(tmp_path, doc(power()))
+    n0 = 1024
+    big = (2 * n0 / P) ** 2 * P / 2  # ln(2N/p) = 2 ln(2 N0/p): factor sqrt(2)
+    t = kcs.tolerance(src, op="gemm", dtype_in="fp32", k=64, outputs=big)
+    assert t["eta"] == pytest.approx(3 * 8 * U32 * math.sqrt(2), rel=1e-9)
+    assert t["rtol"] == pytest.approx(1e-6 * math.sqrt(2), rel=1e-9)
+    assert t["atol"] == pytest.approx(1e-5 * math.sqrt(2), rel=1e-9)
+    # fewer outputs than fitted never tighten it
+    small = kcs.tolerance(src, op="gemm", dtype_in="fp32", k=64, outputs=16)
+    assert small["eta"] == pytest.approx(3 * 8 * U32, rel=1e-12)
+
+
+def test_validity_range(tmp_path):
+    src = write(tmp_path, doc(power()))
+    inside = kcs.tolerance(src, op="gemm", dtype_in="fp32", k=16384, outputs=1024)
+    outside = kcs.tolerance(src, op="gemm", dtype_in="fp32", k=65536, outputs=1024)
+    assert inside["valid"] is True and outside["valid"] is False
+    # the power form is still evaluated outside (3 * 256 * u) ...
+    assert outside["eta"] == pytest.approx(3 * 256 * U32, rel=1e-12)
+    # ... torch points are not extrapolated
+    assert math.isnan(outside["rtol"]) and math.isnan(outside["atol"])
+
+
+def test_envelope_interpolates_log_log_and_never_extrapolates(tmp_path):
+    src = write(tmp_path, doc(envelope()))
+    # between (256, 8e-4) and (1024, 2e-4): slope -1 in log-log; at 512: 4e-4
+    t = kcs.tolerance(src, op="softmax", dtype_in="fp16", k=512, outputs=4096)
+    assert t["eta"] == pytest.approx(4e-4, rel=1e-12)
+    assert t["rtol"] is None and t["atol"] is None  # no torch points in the file
+    # between (1024, 2e-4) and (4096, 1e-4): slope -1/2; at 2048: 2e-4 / sqrt(2)
+    t = kcs.tolerance(src, op="softmax", dtype_in="fp16", k=2048, outputs=4096)
+    assert t["eta"] == pytest.approx(2e-4 / math.sqrt(2), rel=1e-12)
+    # on a point exactly
+    assert kcs.tolerance(src, op="softmax", dtype_in="fp16", k=4096,
+                         outputs=4096)["eta"] == pytest.approx(1e-4, rel=1e-15)
+    for k in (128, 8192):
+        t = kcs.tolerance(src, op="softmax", dtype_in="fp16", k=k, outputs=4096)
+        assert math.isnan(t["eta"]) and t["valid"] is False
+
+
+def test_acc_any_matches_and_choices_are_explicit(tmp_path):
+    d = doc(power(), power(acc="bf16", c=30.0), envelope())
+    src = write(tmp_path, d)
+    # acc "any" matches whatever is asked
+    t = kcs.tolerance(src, op="softmax", dtype_in="fp16", k=256, outputs=4096, acc="fp32")
+    assert t["eta"] == pytest.approx(8e-4)
+    # two gemm fp32 recommendations: acc must choose
+    with pytest.raises(kcs.ToleranceError, match="2 recommendations"):
+        kcs.tolerance(src, op="gemm", dtype_in="fp32", k=64, outputs=1024)
+    t = kcs.tolerance(src, op="gemm", dtype_in="fp32", k=64, outputs=1024, acc="bf16")
+    assert t["eta"] == pytest.approx(30 * 8 * U32, rel=1e-12)
+    with pytest.raises(kcs.ToleranceError, match="no recommendation for op=gemm dtype_in=bf16"):
+        kcs.tolerance(src, op="gemm", dtype_in="bf16", k=64, outputs=1024)
+
+
+def test_sources_and_bad_files(tmp_path):
+    d = doc(power())
+    a = kcs.tolerance(d, op="gemm", dtype_in="fp32", k=1024, outputs=1024)
+    b = kcs.tolerance(io.StringIO(json.dumps(d)), op="gemm", dtype_in="fp32", k=1024,
+                      outputs=1024)
+    assert a == b and a["eta"] == pytest.approx(3 * 32 * U32, rel=1e-12)
+    with pytest.raises(kcs.ToleranceError, match="not a kcs tolerances file"):
+        kcs.tolerance({"format": "x"}, op="gemm", dtype_in="fp32", k=1, outputs=1)
+    with pytest.raises(kcs.ToleranceError, match="version 2"):
+        kcs.tolerance(dict(d, version=2), op="gemm", dtype_in="fp32", k=1, outputs=1)
+    with pytest.raises(kcs.ToleranceError, match="form 'cubic'"):
+        kcs.tolerance(doc(power(form="cubic")), op="gemm", dtype_in="fp32", k=64, outputs=1)
+    with pytest.raises(kcs.ToleranceError, match=r"envelope\[1\]"):
+        kcs.tolerance(doc(envelope(envelope=[[256, 1e-3], [1024]])), op="softmax",
+                      dtype_in="fp16", k=256, outputs=1)
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"format": "kcs-tolerances",\n "version": }')
+    with pytest.raises(kcs.ToleranceError, match=r"bad.json:2:"):
+        kcs.tolerance(bad, op="gemm", dtype_in="fp32", k=64, outputs=1)
+
+
+def test_nulls_and_withheld_keys(tmp_path):
+    # kcs writes null for a number it could not compute: NaN where needed
+    rec = power(torch={"points": [[64, 1e-6, None], [1024, 4e-6, 4e-5]], "outputs": 1024})
+    d = doc(rec)
+    d["withheld"] = [{"op": "gemm", "dtype_in": "bf16", "dtype_out": "fp32", "acc": "fp32",
+                      "missing": "2 implementations, 1 needed more"}]
+    t = kcs.tolerance(d, op="gemm", dtype_in="fp32", k=64, outputs=1024)
+    assert t["rtol"] == pytest.approx(1e-6) and math.isnan(t["atol"])
+    t = kcs.tolerance(d, op="gemm", dtype_in="fp32", k=1024, outputs=1024)
+    assert t["atol"] == pytest.approx(4e-5)
+    t = kcs.tolerance(d, op="gemm", dtype_in="fp32", k=256, outputs=1024)
+    assert t["rtol"] == pytest.approx(2e-6) and math.isnan(t["atol"])
+    with pytest.raises(kcs.ToleranceError, match="withheld.*1 needed more"):
+        kcs.tolerance(d, op="gemm", dtype_in="bf16", k=64, outputs=1024)
