@@ -121,7 +121,7 @@ static inline int ut_write(const char *dir, const char *name, const char *text, 
     return fclose(f) == 0 && ok ? 0 : -1;
 }
 
-/* Remove a scratch directory and the plain files in it (one level). */
+/* Remove a scratch directory and everything in it. */
 static inline void ut_rmdir(const char *dir)
 {
     if (!dir[0])
