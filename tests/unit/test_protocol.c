@@ -221,11 +221,15 @@ static void test_batch_invariance(void)
 
 /* Stale-result replay: the same output digest as an earlier trial of the
  * case while the inputs differ. The bad kernel memoises its first result
- * per shape. */
+ * per shape. `replayed` is bounded by an exact invariant, so that it
+ * decides the verdict even where the error alone would not. */
 static void test_replay(void)
 {
     ut_contract s = {
-        .tolerance = "  structure: pointwise_relative\n  eta: \"2 * k * u(dtype_acc)\"\n",
+        .tolerance = "  structure: composite\n"
+                     "  all:\n"
+                     "    - { structure: pointwise_relative, eta: \"2 * k * u(dtype_acc)\" }\n"
+                     "    - { structure: invariant, eta: \"0\", quantity: \"replayed\" }\n",
         .shapes = "[[63, 65, 127]]",
         .trials = 3,
         .signatures = "  - { name: stale, when: \"replayed == 1\", explain: e }\n",
