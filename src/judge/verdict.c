@@ -25,9 +25,9 @@ void kcs_verdict_bind(const kcs_case *cs, const kcs_observation *o, double tau, 
     v[KCS_SYM_K] = (double)cs->shape.k;
     v[KCS_SYM_BATCH] = (double)(cs->shape.batch > 0 ? cs->shape.batch : 1);
     v[KCS_SYM_DTYPE_IN] = (double)cs->dtype_in;
-    /* A bits:N accumulator has fp32's range; the expression language sees
-     * formats only, so it binds as fp32 (metrics carry the rest). */
-    v[KCS_SYM_DTYPE_ACC] = (double)cs->acc.fmt;
+    /* A bits:N accumulator binds as -N (expr.h: u = 2^-N, bits = N), as
+     * the loader binds it when it checks eta. */
+    v[KCS_SYM_DTYPE_ACC] = cs->acc.bits > 0 ? -(double)cs->acc.bits : (double)cs->acc.fmt;
     v[KCS_SYM_DTYPE_OUT] = (double)cs->dtype_out;
     v[KCS_SYM_TAU] = tau;
     v[KCS_SYM_ETA] = eta;

@@ -114,39 +114,40 @@ static void load_placement_entry(kcs_yctx *y, struct fy_node *n, const char *fie
         char f[96], buf[256];
         struct fy_node *v;
         snprintf(f, sizeof f, "%s.backend", field);
-        if ((v = kcs_yaml_get(y, n, "backend", true, f)))
+        if ((v = kcs_yaml_get(y, n, "backend", true, field)))
             kcs_yaml_str(y, v, f, p->backend, sizeof p->backend);
         snprintf(f, sizeof f, "%s.device", field);
-        if ((v = kcs_yaml_get(y, n, "device", false, f))) {
+        if ((v = kcs_yaml_get(y, n, "device", false, field))) {
             int64_t d;
             if (kcs_yaml_int(y, v, f, 0, KCS_MAX_DEVICES - 1, &d))
                 p->device = (int)d;
         }
         snprintf(f, sizeof f, "%s.profile", field);
-        if ((v = kcs_yaml_get(y, n, "profile", false, f)))
+        if ((v = kcs_yaml_get(y, n, "profile", false, field)))
             kcs_yaml_str(y, v, f, p->profile, sizeof p->profile);
         snprintf(f, sizeof f, "%s.variant", field);
-        if ((v = kcs_yaml_get(y, n, "variant", false, f)))
+        if ((v = kcs_yaml_get(y, n, "variant", false, field)))
             kcs_yaml_str(y, v, f, p->variant, sizeof p->variant);
         snprintf(f, sizeof f, "%s.schedule", field);
-        if ((v = kcs_yaml_get(y, n, "schedule", false, f)) &&
+        if ((v = kcs_yaml_get(y, n, "schedule", false, field)) &&
             kcs_yaml_str(y, v, f, buf, sizeof buf) && kcs_schedule_parse(buf, &p->schedule))
             kcs_yaml_error(y, v, f,
                            "unknown schedule '%s' (sequential, pairwise, blocked:B, splitk:S, "
                            "atomic)",
                            buf);
         snprintf(f, sizeof f, "%s.acc", field);
-        if ((v = kcs_yaml_get(y, n, "acc", false, f)) && kcs_yaml_str(y, v, f, buf, sizeof buf)) {
+        if ((v = kcs_yaml_get(y, n, "acc", false, field)) &&
+            kcs_yaml_str(y, v, f, buf, sizeof buf)) {
             if (kcs_acc_parse(buf, &p->acc))
                 kcs_yaml_error(y, v, f, "unknown accumulator '%s' (a format or bits:N)", buf);
             else
                 p->acc_set = 1;
         }
         snprintf(f, sizeof f, "%s.options", field);
-        if ((v = kcs_yaml_get(y, n, "options", false, f)))
+        if ((v = kcs_yaml_get(y, n, "options", false, field)))
             kcs_yaml_str(y, v, f, p->options, sizeof p->options);
         snprintf(f, sizeof f, "%s.plugin", field);
-        if ((v = kcs_yaml_get(y, n, "plugin", false, f)))
+        if ((v = kcs_yaml_get(y, n, "plugin", false, field)))
             kcs_yaml_str(y, v, f, p->path, sizeof p->path);
     } else {
         kcs_yaml_error(y, n, field, "expected a mapping or \"backend[:device[:profile]]\"");
@@ -296,14 +297,15 @@ static void load_case(kcs_yctx *y, struct fy_node *n, const char *field, kcs_stu
     char f[96], buf[64];
     struct fy_node *v;
     snprintf(f, sizeof f, "%s.contract", field);
-    if ((v = kcs_yaml_get(y, n, "contract", true, f)) && kcs_yaml_str(y, v, f, buf, sizeof buf)) {
+    if ((v = kcs_yaml_get(y, n, "contract", true, field)) &&
+        kcs_yaml_str(y, v, f, buf, sizeof buf)) {
         w->contract = find_contract(s, buf);
         if (w->contract < 0)
             kcs_yaml_error(y, v, f, "contract '%s' is not in the study's contracts list", buf);
     }
     const kcs_contract *c = w->contract >= 0 ? s->contracts[w->contract] : NULL;
     snprintf(f, sizeof f, "%s.op", field);
-    if ((v = kcs_yaml_get(y, n, "op", true, f)) && kcs_yaml_str(y, v, f, buf, sizeof buf)) {
+    if ((v = kcs_yaml_get(y, n, "op", true, field)) && kcs_yaml_str(y, v, f, buf, sizeof buf)) {
         if (kcs_op_parse(buf, &w->op))
             kcs_yaml_error(y, v, f, "unknown op '%s'", buf);
         else if (c && !(c->ops & (1u << w->op)))
@@ -311,7 +313,8 @@ static void load_case(kcs_yctx *y, struct fy_node *n, const char *field, kcs_stu
     }
     w->dtype_in = KCS_FMT_FP32;
     snprintf(f, sizeof f, "%s.dtype_in", field);
-    if ((v = kcs_yaml_get(y, n, "dtype_in", false, f)) && kcs_yaml_str(y, v, f, buf, sizeof buf)) {
+    if ((v = kcs_yaml_get(y, n, "dtype_in", false, field)) &&
+        kcs_yaml_str(y, v, f, buf, sizeof buf)) {
         if (kcs_format_parse(buf, &w->dtype_in))
             kcs_yaml_error(y, v, f, "unknown format '%s'", buf);
         else if (c && !(c->dtype_in & (1u << w->dtype_in)))
@@ -319,14 +322,15 @@ static void load_case(kcs_yctx *y, struct fy_node *n, const char *field, kcs_stu
     }
     w->dtype_out = c ? c->dtype_out : KCS_FMT_FP32;
     snprintf(f, sizeof f, "%s.dtype_out", field);
-    if ((v = kcs_yaml_get(y, n, "dtype_out", false, f)) && kcs_yaml_str(y, v, f, buf, sizeof buf) &&
+    if ((v = kcs_yaml_get(y, n, "dtype_out", false, field)) &&
+        kcs_yaml_str(y, v, f, buf, sizeof buf) &&
         kcs_format_parse(buf, &w->dtype_out))
         kcs_yaml_error(y, v, f, "unknown format '%s'", buf);
     snprintf(f, sizeof f, "%s.shapes", field);
-    if ((v = kcs_yaml_get(y, n, "shapes", false, f)))
+    if ((v = kcs_yaml_get(y, n, "shapes", false, field)))
         load_shapes(y, v, f, w->shapes, &w->n_shapes);
     snprintf(f, sizeof f, "%s.inputs", field);
-    if ((v = kcs_yaml_get(y, n, "inputs", false, f))) {
+    if ((v = kcs_yaml_get(y, n, "inputs", false, field))) {
         void *it = NULL;
         struct fy_node *e;
         if (!fy_node_is_sequence(v))
@@ -339,7 +343,7 @@ static void load_case(kcs_yctx *y, struct fy_node *n, const char *field, kcs_stu
             }
     }
     snprintf(f, sizeof f, "%s.trials", field);
-    if ((v = kcs_yaml_get(y, n, "trials", false, f))) {
+    if ((v = kcs_yaml_get(y, n, "trials", false, field))) {
         int64_t t;
         if (kcs_yaml_int(y, v, f, 1, 10000, &t))
             w->trials = (int)t;
@@ -369,19 +373,19 @@ int kcs_study_load(const char *path, kcs_study **s_p, kcs_error *err)
     snprintf(s->name, sizeof s->name, "study");
     struct fy_node *root = kcs_yaml_root(&y), *v;
     kcs_yaml_check_keys(&y, root, "study", study_keys);
-    if ((v = kcs_yaml_get(&y, root, "name", true, "name")))
+    if ((v = kcs_yaml_get(&y, root, "name", true, "")))
         kcs_yaml_str(&y, v, "name", s->name, sizeof s->name);
-    if ((v = kcs_yaml_get(&y, root, "seed", false, "seed"))) {
+    if ((v = kcs_yaml_get(&y, root, "seed", false, ""))) {
         int64_t seed;
         if (kcs_yaml_int(&y, v, "seed", 0, INT64_MAX, &seed))
             s->seed = (uint64_t)seed;
     }
-    if ((v = kcs_yaml_get(&y, root, "samples", false, "samples"))) {
+    if ((v = kcs_yaml_get(&y, root, "samples", false, ""))) {
         int64_t ns;
         if (kcs_yaml_int(&y, v, "samples", 1, 65536, &ns))
             s->n_samples = (int)ns;
     }
-    if ((v = kcs_yaml_get(&y, root, "timeout", false, "timeout"))) {
+    if ((v = kcs_yaml_get(&y, root, "timeout", false, ""))) {
         double t;
         if (kcs_yaml_num(&y, v, "timeout", &t)) {
             if (!(t > 0.0 && t <= 1e6))
@@ -390,13 +394,13 @@ int kcs_study_load(const char *path, kcs_study **s_p, kcs_error *err)
                 s->timeout_s = t;
         }
     }
-    if ((v = kcs_yaml_get(&y, root, "max_memory_mib", false, "max_memory_mib")))
+    if ((v = kcs_yaml_get(&y, root, "max_memory_mib", false, "")))
         kcs_yaml_int(&y, v, "max_memory_mib", 1, (int64_t)1 << 30, &s->max_memory_mib);
-    if ((v = kcs_yaml_get(&y, root, "contracts", true, "contracts")))
+    if ((v = kcs_yaml_get(&y, root, "contracts", true, "")))
         load_contracts(&y, v, s);
-    if ((v = kcs_yaml_get(&y, root, "placement", true, "placement")))
+    if ((v = kcs_yaml_get(&y, root, "placement", true, "")))
         load_placement(&y, v, s);
-    if ((v = kcs_yaml_get(&y, root, "cases", true, "cases"))) {
+    if ((v = kcs_yaml_get(&y, root, "cases", true, ""))) {
         if (!fy_node_is_sequence(v) || fy_node_sequence_item_count(v) == 0) {
             kcs_yaml_error(&y, v, "cases", "expected a non-empty list");
         } else {

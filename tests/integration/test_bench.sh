@@ -55,8 +55,28 @@ for o in "$T/h1.out" "$T/h2.out"; do
   for w in "kcs store (parallel HDF5)" "pwrite (floor)" "pwrite+fsync (floor)"; do
     grep -Fq "$w" "$o" || fail "hdf5: no row '$w'"
   done
-  # x_store of the store row is its own ratio: exactly 1
-  awk '/^kcs store/ { exit !($NF + 0 == 1) }' "$o" || fail "hdf5: store row x_store != 1"
+  # The columns agree, recomputed from the printed values (4 significant
+  # digits each: 3e-3 relative slack): best_s <= median_s; rows/s x median_s
+  # = the header's rows; MB/s / rows/s (the payload per row) the same for
+  # every writer; x_store x median_s = the store row's median_s.
+  awk '
+    function near(a, b) { return a - b <= 3e-3 * b && b - a <= 3e-3 * b }
+    function bad(why) { print "hdf5 table: " why > "/dev/stderr"; err = 1 }
+    /^kcs bench hdf5:/ { for (i = 2; i <= NF; i++) if ($i == "rows") { rows = $(i - 1); break } }
+    /^kcs store|^pwrite/ {
+      n++; w[n] = $1; med[n] = $(NF - 4); best[n] = $(NF - 3); rps[n] = $(NF - 2)
+      mbs[n] = $(NF - 1); x[n] = $NF
+    }
+    END {
+      if (n != 3 || w[1] != "kcs" || !(rows > 0)) bad("expected the store row first, 3 rows, a row count")
+      for (i = 1; i <= n; i++) {
+        if (!(best[i] <= med[i])) bad(w[i] ": best_s above median_s")
+        if (!near(rps[i] * med[i], rows)) bad(w[i] ": rows/s x median_s is not " rows)
+        if (!near(mbs[i] / rps[i], mbs[1] / rps[1])) bad(w[i] ": another payload per row")
+        if (!near(x[i] * med[i], med[1])) bad(w[i] ": x_store is not store median / median")
+      }
+      exit err
+    }' "$o" || fail "hdf5: the table's columns disagree in $o"
 done
 
 # --- study: tests/studies/small.yaml = 2 shapes x 2 inputs, 2 trials -----

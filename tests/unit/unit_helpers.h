@@ -1,0 +1,163 @@
+/* Helpers shared by the unit suites of the decision core (test_verdict.c,
+ * test_protocol.c, test_plan.c, test_study.c, test_inputs.c,
+ * test_journal.c): a contract written from a few fields, scratch
+ * directories and files, and the CUnit main. Header-only (static inline):
+ * every tests/unit/test_*.c is its own program. */
+#ifndef KCS_UNIT_HELPERS_H
+#define KCS_UNIT_HELPERS_H
+
+#include <CUnit/Basic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "contract.h"
+
+#ifndef KCS_TEST_SOURCE_DIR
+#define KCS_TEST_SOURCE_DIR "."
+#endif
+#ifndef KCS_TEST_BINARY_DIR
+#define KCS_TEST_BINARY_DIR "."
+#endif
+
+/* The fields of a test contract that vary; NULL takes the default. */
+typedef struct ut_contract {
+    const char *id;          /* "C-PRC-90" */
+    const char *ops;         /* "gemm" */
+    const char *dtype_in;    /* "[fp32, bf16, fp16]" */
+    const char *finite;      /* "true" */
+    const char *tolerance;   /* YAML lines under `tolerance:` (without derivation) */
+    const char *shapes;      /* "[[4, 4, 64]]" */
+    const char *held_out;    /* NULL: none */
+    const char *inputs;      /* "[normal]" */
+    int trials;              /* 0: 1 */
+    const char *extra;       /* more YAML lines under `measurement:` */
+    const char *signatures;  /* YAML list items under `signature:` */
+} ut_contract;
+
+/* The YAML text of a contract; caller frees. */
+static inline char *ut_contract_text(const ut_contract *s)
+{
+    const char *tol = s->tolerance ? s->tolerance
+                                   : "  structure: backward_error\n"
+                                     "  eta: \"2 * k * u(dtype_acc)\"\n";
+    const char *sig = s->signatures ? s->signatures
+                                    : "  - { name: any-failure, when: \"tau > 1\", explain: e }\n";
+    char held[256] = "";
+    if (s->held_out)
+        snprintf(held, sizeof held, "  held_out: %s\n", s->held_out);
+    size_t len = 4096 + strlen(tol) + strlen(sig) + (s->extra ? strlen(s->extra) : 0);
+    char *t = malloc(len);
+    if (!t)
+        return NULL;
+    snprintf(t, len,
+             "id: %s\n"
+             "title: a contract of the unit tests\n"
+             "family: %.3s\n"
+             "primitive: path_dependence\n"
+             "scope: { ops: [%s] }\n"
+             "precondition:\n"
+             "  dtype_in: %s\n"
+             "  dtype_acc: fp32\n"
+             "  dtype_out: fp32\n"
+             "  values: { dist: any, finite: %s }\n"
+             "postcondition: \"the unit test's promise\"\n"
+             "tolerance:\n"
+             "%s"
+             "  derivation: >-\n"
+             "    A bound chosen by hand for a unit test of the judge, after Higham,\n"
+             "    Accuracy and Stability of Numerical Algorithms, Thm 3.5.\n"
+             "oracle: { kind: fp64 }\n"
+             "measurement:\n"
+             "  shapes: %s\n"
+             "%s"
+             "  inputs: %s\n"
+             "  trials: %d\n"
+             "  guards: { poison: sentinel, fresh_inputs: true, revalidate: true }\n"
+             "%s"
+             "signature:\n"
+             "%s",
+             s->id ? s->id : "C-PRC-90", s->id ? s->id + 2 : "PRC", s->ops ? s->ops : "gemm",
+             s->dtype_in ? s->dtype_in : "[fp32, bf16, fp16]", s->finite ? s->finite : "true",
+             tol, s->shapes ? s->shapes : "[[4, 4, 64]]", held,
+             s->inputs ? s->inputs : "[normal]", s->trials > 0 ? s->trials : 1,
+             s->extra ? s->extra : "", sig);
+    return t;
+}
+
+/* Load a test contract; a load failure fails the test (message printed). */
+static inline kcs_contract *ut_contract_load(const ut_contract *s)
+{
+    char *text = ut_contract_text(s);
+    kcs_contract *c = NULL;
+    kcs_error err = {0};
+    if (!text || kcs_contract_load_string("unit.yaml", text, &c, &err) != 0) {
+        fprintf(stderr, "\n  test contract does not load: %s\n", err.msg);
+        c = NULL;
+    }
+    free(text);
+    return c;
+}
+
+/* A fresh scratch directory under TMPDIR (or /tmp); "" on failure. */
+static inline void ut_tmpdir(char *buf, size_t len, const char *tag)
+{
+    const char *base = getenv("TMPDIR") && getenv("TMPDIR")[0] ? getenv("TMPDIR") : "/tmp";
+    snprintf(buf, len, "%s/kcs-unit-%s.XXXXXX", base, tag);
+    if (!mkdtemp(buf))
+        buf[0] = 0;
+}
+
+/* Write text to dir/name; the full path into path. Returns 0 or -1. */
+static inline int ut_write(const char *dir, const char *name, const char *text, char *path,
+                           size_t len)
+{
+    snprintf(path, len, "%s/%s", dir, name);
+    FILE *f = fopen(path, "wb");
+    if (!f)
+        return -1;
+    int ok = fputs(text, f) >= 0;
+    return fclose(f) == 0 && ok ? 0 : -1;
+}
+
+/* Remove a scratch directory and everything in it. */
+static inline void ut_rmdir(const char *dir)
+{
+    if (!dir[0])
+        return;
+    char cmd[4200];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    if (system(cmd) != 0)
+        fprintf(stderr, "\n  could not remove %s\n", dir);
+}
+
+typedef struct ut_test {
+    const char *name;
+    void (*fn)(void);
+} ut_test;
+
+/* Register one suite and run it; non-zero when anything failed. */
+static inline int ut_run(const char *suite, const ut_test *tests)
+{
+    if (CU_initialize_registry() != CUE_SUCCESS)
+        return 1;
+    CU_pSuite s = CU_add_suite(suite, NULL, NULL);
+    if (!s) {
+        CU_cleanup_registry();
+        return 1;
+    }
+    for (const ut_test *t = tests; t->name; t++)
+        if (!CU_add_test(s, t->name, t->fn)) {
+            CU_cleanup_registry();
+            return 1;
+        }
+    CU_basic_set_mode(CU_BRM_VERBOSE);
+    CU_basic_run_tests();
+    unsigned f = CU_get_number_of_failures();
+    unsigned run = CU_get_number_of_tests_run();
+    CU_cleanup_registry();
+    return f != 0 || run == 0;
+}
+
+#endif
