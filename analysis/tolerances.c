@@ -438,7 +438,7 @@ int kcs_tolset_settle(kcs_tolset *ts, kcs_error *err)
 static void jnum(FILE *f, double v)
 {
     if (isfinite(v))
-        fprintf(f, "%.10g", v);
+        fprintf(f, "%.17g", v);
     else
         fprintf(f, "null");
 }
