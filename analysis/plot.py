@@ -13,6 +13,9 @@ renders PNG files into OUT_DIR:
                            kcs's recommended one
   fig_signatures.png       ordering-signature classes, rank x case
   fig_detection_c<C>.png   detection probability vs injected magnitude
+  fig_tolerance_<I>.png    recommendation I of OUT_DIR/tolerances.json: its
+                           fitted form (eta0(n), N0 outputs) against every
+                           trial's divergence, the validity range shaded
 Needs h5py, numpy and matplotlib (Debian: python3-h5py python3-matplotlib);
 exits with status 3 and a one-line message when they are missing.
 """
@@ -189,6 +192,70 @@ def detection(f, out):
     return made
 
 
+def tolerances(f, out):
+    import json
+    path = os.path.join(out, "tolerances.json")
+    if not os.path.exists(path) or "analysis/divergence_points" not in f:
+        return []
+    tol = json.load(open(path))
+    groups = f["analysis/baseline_groups"][:]
+    pts = f["analysis/divergence_points"][:]
+    pts = pts[pts["rank_b"] == -1]
+    names = [s(r["variant"]) for r in f["provenance/ranks"][:]]
+    made = []
+    for i, r in enumerate(tol["recommendations"]):
+        gids = [int(g["group"]) for g in groups
+                if (s(g["op"]), s(g["dtype_in"]), s(g["dtype_out"]), s(g["dtype_acc"]))
+                == (r["op"], r["dtype_in"], r["dtype_out"], r["acc"])]
+        conf = set()
+        for g in groups:
+            if int(g["group"]) in gids:
+                conf |= set(int(x) for x in s(g["conforming"]).split(",") if x)
+        p = pts[np.isin(pts["group"], gids)]
+        col = "scaled_div" if r["metric"] == "scaled" else "abs_div"
+        fig, ax = plt.subplots(figsize=(8, 5))
+        cmap = plt.get_cmap("tab10")
+        for j, rank in enumerate(sorted(set(int(x) for x in p["rank_a"]))):
+            q = p[(p["rank_a"] == rank) & np.isfinite(p[col]) & (p[col] > 0)]
+            if len(q) == 0:
+                continue
+            ok = rank in conf
+            ax.scatter(q["k"] * (1 + 0.03 * (j - 2)), q[col], s=10 if ok else 14,
+                       marker="o" if ok else "x", color=cmap(j % 10), alpha=0.5,
+                       label="%d %s%s" % (rank, names[rank], "" if ok else " (not conforming)"))
+        lo, hi = r["valid"]["n_min"], r["valid"]["n_max"]
+        if r["form"] == "power":
+            nn = np.geomspace(lo, hi, 64)
+            ax.plot(nn, r["c"] * nn ** r["alpha"] * r["u"], "k-", lw=1.8,
+                    label="η0 = %.3g·n^%.3f·u (α CI [%.3f, %.3f])"
+                    % (r["c"], r["alpha"], r["alpha_ci"][0], r["alpha_ci"][1]))
+        else:
+            e = np.array(r["envelope"])
+            ax.plot(e[:, 0], e[:, 1], "k-", lw=1.8,
+                    label="η0 envelope (pooled α = %.3f, no power law fits)" % r["alpha"])
+        m = np.array(r["observed_max"])
+        ax.plot(m[:, 0], m[:, 1], "k_", ms=12, label="largest conforming divergence per n")
+        ax.axvspan(lo / 4, lo, color="grey", alpha=0.15)
+        ax.axvspan(hi, hi * 4, color="grey", alpha=0.15, label="outside the validity range")
+        ax.set_xlim(lo / 2, hi * 2)
+        ax.set_xscale("log", base=2)
+        ax.set_yscale("log")
+        ax.set_xlabel("n = k")
+        ax.set_ylabel("%s divergence of a trial (max over %d outputs)" % (r["metric"], r["valid"]["outputs_fitted"]))
+        h = r["heldout"]
+        ax.set_title("%s %s→%s acc %s: held out %d/%d flagged [%.2g, %.2g] (p = %g)"
+                     % (r["op"], r["dtype_in"], r["dtype_out"], r["acc"], h["flagged"], h["trials"],
+                        h["ci95"][0], h["ci95"][1], tol["false_alarm_target"]), fontsize=9)
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend(fontsize=6)
+        fig.tight_layout()
+        name = "fig_tolerance_%d.png" % i
+        fig.savefig(os.path.join(out, name), dpi=110)
+        plt.close(fig)
+        made.append(name)
+    return made
+
+
 def main(argv):
     if len(argv) != 3:
         sys.stderr.write(__doc__)
@@ -200,7 +267,7 @@ def main(argv):
         if content == "detection":
             made = detection(f, out)
         else:
-            made = divergence(f, out) + signatures(f, out)
+            made = divergence(f, out) + signatures(f, out) + tolerances(f, out)
     print("plot.py: %d figures in %s" % (len(made), out))
     return 0
 

@@ -709,6 +709,7 @@ void kcs_tolset_report(FILE *f, const kcs_tolset *ts, const char *out_dir)
         }
     }
     fprintf(f, "\n");
+    int rec = 0; /* the index of the recommendation in tolerances.json */
     for (int i = 0; i < ts->nk; i++) {
         const tkey *k = &ts->k[i];
         const kcs_tolfit *x = &k->fit;
@@ -734,9 +735,10 @@ void kcs_tolset_report(FILE *f, const kcs_tolset *ts, const char *out_dir)
                 k->n_conf_ranks, count_impls(ts, k), (long long)k->conf_trials,
                 (long long)x->n_zero, x->margin);
         char fig[96];
-        snprintf(fig, sizeof fig, "fig_tolerance_%d.png", i);
+        snprintf(fig, sizeof fig, "fig_tolerance_%d.png", rec);
         if (kcs_report_has_figure(out_dir, fig))
-            fprintf(f, "![tolerance model %d](%s)\n\n", i, fig);
+            fprintf(f, "![tolerance model %d](%s)\n\n", rec, fig);
+        rec++;
         fprintf(f, "| n | largest conforming %s divergence | η0(n) | ratio |", metric_name[k->metric]);
         if (k->torch_ok)
             fprintf(f, " assert_close rtol | atol |");
