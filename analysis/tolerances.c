@@ -17,12 +17,15 @@
 #include "op.h"
 #include "reduce.h"
 #include "report.h"
+#include "stats.h"
 #include "view.h"
 
 typedef struct tpt {
     double n, scaled, abs, outputs;
     double torch_stat;  /* trial 0: max_i |y - y_ref| - rtol |y_ref| (assert_close rules) */
     double absmax;      /* trial 0: max_i (|A||B|)_i over the sampled outputs (NaN: none) */
+    double absmed;      /* trial 0: median of (|A||B|)_i over them */
+    double relmed;      /* trial 0: median of |y_ref,i| / (|A||B|)_i */
     int64_t case_id;
     int32_t rank, trial, torch_ns;
 } tpt;
@@ -48,6 +51,7 @@ typedef struct tkey {
     int loio_folds;
     double rtol_def;
     double *torch_atol;          /* per fit.env_n */
+    double *torch_loose;         /* per fit.env_n: the pair's bound / eta's at a median output */
     int torch_ok;
     cvcount torch_heldout;
     int64_t bad0_trials, bad0_eta, bad0_torch; /* non-conforming ranks, trial 0 */
@@ -115,6 +119,7 @@ void kcs_tolset_free(kcs_tolset *ts)
         free(k->nonconf);
         free(k->conf);
         free(k->torch_atol);
+        free(k->torch_loose);
         kcs_tolfit_free(&k->fit);
     }
     free(ts->k);
@@ -186,6 +191,22 @@ int kcs_tolset_case(kcs_tolset *ts, const kcs_case_rec *cs, const kcs_result_rec
     kcs_format fout = KCS_FMT_FP64;
     int fout_ok = kcs_format_parse(cs->dtype_out, &fout) == 0;
     double outputs = kcs_case_outputs(cs);
+    double absmed = NAN, relmed = NAN;
+    if (absref && ref && ns > 0) {
+        double *a = malloc((size_t)ns * sizeof *a), *q = malloc((size_t)ns * sizeof *q);
+        size_t na = 0;
+        for (int j = 0; a && q && j < ns; j++)
+            if (absref[j] > 0.0 && isfinite(absref[j]) && isfinite(ref[j])) {
+                a[na] = absref[j];
+                q[na++] = fabs(ref[j]) / absref[j];
+            }
+        if (na > 0) {
+            absmed = kcs_quantile(a, na, 0.5);
+            relmed = kcs_quantile(q, na, 0.5);
+        }
+        free(a);
+        free(q);
+    }
     for (int r = 0; r < ts->nr; r++)
         for (int t = 0; t < T; t++) {
             const kcs_result_rec *x = &res[r * T + t];
@@ -213,6 +234,8 @@ int kcs_tolset_case(kcs_tolset *ts, const kcs_case_rec *cs, const kcs_result_rec
             p->trial = t;
             p->torch_stat = NAN;
             p->absmax = NAN;
+            p->absmed = absmed;
+            p->relmed = relmed;
             p->torch_ns = 0;
             if (t == 0 && samples && ref && fout_ok) {
                 double worst = -INFINITY;
@@ -345,7 +368,9 @@ static int settle_key(kcs_tolset *ts, tkey *k)
             break;
         }
         if (atol_f && cv.form != KCS_TOLFORM_NONE) {
-            torch_atols(k, tp, idx, m, use, &cv, atol_f);
+            /* eta0 from the training folds; the input scale (|A||B|) from every
+             * trial-0 sample at n: a pair is stated for the inputs' scale */
+            torch_atols(k, tp, idx, m, NULL, &cv, atol_f);
         }
         for (size_t i = 0; i < m; i++) {
             if (use[i])
@@ -401,6 +426,31 @@ static int settle_key(kcs_tolset *ts, tkey *k)
         }
         torch_atols(k, tp, idx, m, NULL, &k->fit, k->torch_atol);
         k->torch_ok = 1;
+        /* what the pair gives up: at a median output (median (|A||B|)_i and
+         * |y_ref,i| / (|A||B|)_i of the conforming trial-0 samples at n_j),
+         * (atol + rtol |y_ref|) / (eta0 (|A||B|)_i) */
+        k->torch_loose = malloc((size_t)k->fit.n_env * sizeof *k->torch_loose);
+        if (!k->torch_loose) {
+            rc = -1;
+            goto out;
+        }
+        for (int j = 0; j < k->fit.n_env; j++) {
+            double am = 0.0, rm = 0.0;
+            int64_t c = 0;
+            for (size_t i = 0; i < m; i++) {
+                const tpt *q = &k->pts[idx[i]];
+                if (q->trial != 0 || isnan(q->absmed) || env_index(&k->fit, q->n) != j)
+                    continue;
+                am += log(q->absmed);
+                rm += q->relmed;
+                c++;
+            }
+            double e0 = k->fit.env_eta[j];
+            k->torch_loose[j] =
+                c && k->metric ? (k->torch_atol[j] + k->rtol_def * (rm / c) * exp(am / c)) /
+                                     (e0 * exp(am / c))
+                               : NAN;
+        }
     }
     /* the other ranks under the full fit */
     for (size_t i = 0; i < k->n; i++) {
@@ -518,20 +568,36 @@ int kcs_tolset_write_json(const kcs_tolset *ts, const char *path, const char *co
         jnum(f, x->u);
         fprintf(f, ", \"c\": ");
         jnum(f, x->c);
+        int pw = x->form == KCS_TOLFORM_POWER;
         fprintf(f, ", \"alpha\": ");
-        jnum(f, x->alpha);
+        jnum(f, pw ? x->power_alpha : x->alpha);
         fprintf(f, ", \"alpha_ci\": [");
+        jnum(f, pw ? x->power_lo : x->alpha_lo);
+        fprintf(f, ", ");
+        jnum(f, pw ? x->power_hi : x->alpha_hi);
+        fprintf(f, "], \"alpha_basis\": \"%s\",\n   \"alpha_pooled\": ",
+                pw && x->basis == KCS_TOLBASIS_ENVELOPE ? "envelope" : "pooled");
+        jnum(f, x->alpha);
+        fprintf(f, ", \"alpha_pooled_ci\": [");
         jnum(f, x->alpha_lo);
         fprintf(f, ", ");
         jnum(f, x->alpha_hi);
-        fprintf(f, "], \"alpha_se\": ");
+        fprintf(f, "], \"alpha_pooled_se\": ");
         jnum(f, x->alpha_se);
         fprintf(f, ", \"alpha_envelope\": ");
         jnum(f, x->alpha_env);
-        fprintf(f, ", \"power_spread\": ");
+        fprintf(f, ", \"alpha_envelope_ci\": [");
+        jnum(f, x->alpha_env_lo);
+        fprintf(f, ", ");
+        jnum(f, x->alpha_env_hi);
+        fprintf(f, "],\n   \"power_spread\": ");
         jnum(f, x->spread);
+        fprintf(f, ", \"power_spread_envelope\": ");
+        jnum(f, x->spread_env);
         fprintf(f, ", \"tail_margin\": ");
         jnum(f, x->margin);
+        fprintf(f, ", \"extrapolation\": ");
+        jnum(f, x->extrapolate);
         fprintf(f, ",\n   \"envelope\": [");
         for (int j = 0; j < x->n_env; j++) {
             fprintf(f, "%s[", j ? ", " : "");
@@ -574,7 +640,15 @@ int kcs_tolset_write_json(const kcs_tolset *ts, const char *path, const char *co
             }
             fprintf(f, "], \"outputs\": ");
             jnum(f, x->outputs0);
-            fprintf(f, ", \"heldout\": ");
+            fprintf(f, ", \"looseness_median\": [");
+            w = 0;
+            for (int j = 0; j < x->n_env; j++) {
+                if (isnan(k->torch_atol[j]))
+                    continue;
+                fprintf(f, "%s", w++ ? ", " : "");
+                jnum(f, k->torch_loose[j]);
+            }
+            fprintf(f, "], \"heldout\": ");
             jcount(f, &k->torch_heldout);
             fprintf(f, ",\n     \"other_ranks_trial0\": {\"trials\": %lld, \"flagged_torch\": "
                        "%lld, \"flagged_eta\": %lld}},\n",
@@ -646,7 +720,10 @@ int kcs_tolset_write_csv(const kcs_tolset *ts, const char *path, kcs_error *err)
         fprintf(f, "%s,%s,%s,%s,%s,%s,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%d,%lld,%lld,"
                    "%lld,%lld,%lld,%lld,%lld,%lld,%lld,\"%s\"\n",
                 k->op, k->dtype_in, k->dtype_out, k->acc, metric_name[k->metric],
-                form_name(x->form), x->u, x->c, x->alpha, x->alpha_lo, x->alpha_hi, x->alpha_env,
+                form_name(x->form), x->u, x->c,
+                x->form == KCS_TOLFORM_POWER ? x->power_alpha : x->alpha,
+                x->form == KCS_TOLFORM_POWER ? x->power_lo : x->alpha_lo,
+                x->form == KCS_TOLFORM_POWER ? x->power_hi : x->alpha_hi, x->alpha_env,
                 x->n_min, x->n_max, x->outputs0, k->n_conf_ranks, (long long)k->conf_trials,
                 (long long)k->heldout.trials, (long long)k->heldout.flagged,
                 (long long)k->loio.trials, (long long)k->loio.flagged,
@@ -675,7 +752,7 @@ void kcs_tolset_report(FILE *f, const kcs_tolset *ts, const char *out_dir)
             ts->p, KCS_TOL_FOLDS, KCS_TOL_MIN_IMPLS, KCS_TOL_MIN_NVALUES, KCS_TOL_MIN_TRIALS);
     fprintf(f, "| op | in → out | acc | metric | held-out false alarms (trial split) | "
                "held-out (leave one implementation out) | in sample | other ranks flagged | "
-               "form | α [95 %% CI, implementations as units] | valid n | fitted outputs |\n"
+               "form | pooled α [95 %% CI, implementations as units] | valid n | fitted outputs |\n"
                "|---|---|---|---|---|---|---|---|---|---|---|---:|\n");
     char a[96], b[96], c[96], d[96];
     for (int i = 0; i < ts->nk; i++) {
@@ -690,11 +767,17 @@ void kcs_tolset_report(FILE *f, const kcs_tolset *ts, const char *out_dir)
             snprintf(b, sizeof b, "– (needs 3 implementations)");
         cv_text(c, sizeof c, &k->insample);
         cv_text(d, sizeof d, &k->bad);
+        char form[128];
+        if (x->form == KCS_TOLFORM_POWER)
+            snprintf(form, sizeof form, "power: n^%.3f [%.3f, %.3f] (%s)", x->power_alpha,
+                     x->power_lo, x->power_hi,
+                     x->basis == KCS_TOLBASIS_POOLED ? "pooled fit" : "slope of the per-n maxima");
+        else
+            snprintf(form, sizeof form, "envelope");
         fprintf(f, "| %s | %s → %s | %s | %s | %s | %s | %s | %s | %s | %.3f [%.3f, %.3f] | "
                    "%g–%g | %g |\n",
                 k->op, k->dtype_in, k->dtype_out, k->acc, metric_name[k->metric], a, b, c, d,
-                form_name(x->form), x->alpha, x->alpha_lo, x->alpha_hi, x->n_min, x->n_max,
-                x->outputs0);
+                form, x->alpha, x->alpha_lo, x->alpha_hi, x->n_min, x->n_max, x->outputs0);
     }
     int withheld = 0;
     for (int i = 0; i < ts->nk; i++)
@@ -717,18 +800,30 @@ void kcs_tolset_report(FILE *f, const kcs_tolset *ts, const char *out_dir)
             continue;
         fprintf(f, "### %s %s → %s, accumulator %s (%s inputs)\n\n", k->op, k->dtype_in,
                 k->dtype_out, k->acc, k->inputs);
-        if (x->form == KCS_TOLFORM_POWER)
+        if (x->form == KCS_TOLFORM_POWER && x->basis == KCS_TOLBASIS_POOLED)
             fprintf(f, "Form: **power**, η0(n) = c·n^α·u = %.4g · n^%.3f · %.4g for N0 = %g "
-                       "outputs (the power law is at most %.2f× looser than the observed maxima "
-                       "at any fitted n; the envelope's own slope %.3f lies in α's interval).\n\n",
-                    x->c, x->alpha, x->u, x->outputs0, x->spread, x->alpha_env);
+                       "outputs, α the pooled fit (the power law is at most %.2f× looser than the "
+                       "observed maxima at any fitted n; the envelope's own slope %.3f lies in "
+                       "α's interval). Extrapolated up to %g× beyond the fitted n.\n\n",
+                    x->c, x->power_alpha, x->u, x->outputs0, x->spread, x->alpha_env,
+                    x->extrapolate);
+        else if (x->form == KCS_TOLFORM_POWER)
+            fprintf(f, "Form: **power**, η0(n) = c·n^α·u = %.4g · n^%.3f · %.4g for N0 = %g "
+                       "outputs, α the slope of the largest divergences per n [%.3f, %.3f] "
+                       "(n values as units): the pooled α = %.3f [%.3f, %.3f] (implementations "
+                       "as units) describes the typical implementation, not the upper envelope "
+                       "a tolerance must bound (it would be %.2f× looser at some n; this power "
+                       "law at most %.2f×). Extrapolated up to %g× beyond the fitted n.\n\n",
+                    x->c, x->power_alpha, x->u, x->outputs0, x->power_lo, x->power_hi, x->alpha,
+                    x->alpha_lo, x->alpha_hi, x->spread, x->spread_env, x->extrapolate);
         else
-            fprintf(f, "Form: **envelope** (no power law fits: with the pooled α = %.3f one "
-                       "constant would be up to %.2f× looser than the observed maxima at some n, "
-                       "or the envelope's slope %.3f lies outside α's interval [%.3f, %.3f]): "
+            fprintf(f, "Form: **envelope** (no power law fits: with the pooled α = %.3f "
+                       "[%.3f, %.3f] one constant would be up to %.2f× looser than the observed "
+                       "maxima at some n, with the envelope's slope %.3f up to %.2f×): "
                        "η0(n_j) = %.3f × the largest conforming divergence at n_j, log-log "
                        "interpolation between them, no extrapolation.\n\n",
-                    x->alpha, x->spread, x->alpha_env, x->alpha_lo, x->alpha_hi, x->margin);
+                    x->alpha, x->alpha_lo, x->alpha_hi, x->spread, x->alpha_env, x->spread_env,
+                    x->margin);
         fprintf(f, "Fitted on %d ranks (%d implementations), %lld conforming trials (%lld with "
                    "zero divergence). For N outputs: η(n, N) = η0(n)·max(1, √(ln(2N/p) / "
                    "ln(2·N0/p))). Tail margin over the observed maxima: %.3f.\n\n",
@@ -741,13 +836,14 @@ void kcs_tolset_report(FILE *f, const kcs_tolset *ts, const char *out_dir)
         rec++;
         fprintf(f, "| n | largest conforming %s divergence | η0(n) | ratio |", metric_name[k->metric]);
         if (k->torch_ok)
-            fprintf(f, " assert_close rtol | atol |");
-        fprintf(f, "\n|---:|---:|---:|---:|%s\n", k->torch_ok ? "---:|---:|" : "");
+            fprintf(f, " assert_close rtol | atol | its bound / η's at a median output |");
+        fprintf(f, "\n|---:|---:|---:|---:|%s\n", k->torch_ok ? "---:|---:|---:|" : "");
         for (int j = 0; j < x->n_env; j++) {
             fprintf(f, "| %g | %.3g | %.3g | %.2f |", x->env_n[j], x->env_u[j], x->env_eta[j],
                     x->env_eta[j] / x->env_u[j]);
             if (k->torch_ok)
-                fprintf(f, " %.3g | %.3g |", k->rtol_def, k->torch_atol[j]);
+                fprintf(f, " %.3g | %.3g | %.2f× |", k->rtol_def, k->torch_atol[j],
+                        k->torch_loose[j]);
             fprintf(f, "\n");
         }
         if (k->torch_ok) {
@@ -757,7 +853,9 @@ void kcs_tolset_report(FILE *f, const kcs_tolset *ts, const char *out_dir)
                        "atol = η0(n) × the largest (|A||B|)_ij of the conforming trial-0 "
                        "samples at n for the scaled metric, η0(n) for abs: an output within η "
                        "passes the pair, so it keeps η's false-alarm target; equal_nan=False, "
-                       "equal values pass). Held out (trial split, trial 0): %s false alarms. What the pair gives up "
+                       "equal values pass). The last column is what the pair gives up: at an output "
+                       "of median (|A||B|)_ij it admits that many times the error η admits. "
+                       "Held out (trial split, trial 0): %s false alarms. What the pair gives up "
                        "against η: of the other ranks' trial-0 outputs, the pair flags %lld/%lld, "
                        "η flags %lld/%lld.\n",
                     k->dtype_out, h, (long long)k->bad0_torch, (long long)k->bad0_trials,

@@ -32,7 +32,7 @@ struct kcs_toljudge {
     int n_rec;
     int nr;
     const kcs_rank_rec *ranks;
-    int64_t *trials, *flagged, *no_rec, *out_of_range, *not_run;
+    int64_t *trials, *flagged, *no_rec, *out_of_range, *not_run, *extrapolated;
     jcase *cases;
     size_t n_cases, cap_cases;
 };
@@ -50,6 +50,7 @@ void kcs_toljudge_free(kcs_toljudge *j)
     free(j->no_rec);
     free(j->out_of_range);
     free(j->not_run);
+    free(j->extrapolated);
     free(j->cases);
     free(j);
 }
@@ -122,6 +123,13 @@ static void parse_rec(kcs_yctx *y, struct fy_node *m, int i, double p, jrec *r)
     num(y, m, "u", field, &f->u);
     num(y, m, "c", field, &f->c);
     num(y, m, "alpha", field, &f->alpha);
+    f->power_alpha = f->alpha;
+    f->extrapolate = 1.0;
+    snprintf(fld, sizeof fld, "%s.extrapolation", field);
+    struct fy_node *xn = kcs_yaml_get(y, m, "extrapolation", false, fld);
+    if (xn && !is_null(xn) && kcs_yaml_num(y, xn, fld, &f->extrapolate) &&
+        !(f->extrapolate >= 1.0 && isfinite(f->extrapolate)))
+        kcs_yaml_error(y, xn, fld, "must be a finite number >= 1");
     snprintf(fld, sizeof fld, "%s.valid", field);
     struct fy_node *v = kcs_yaml_get(y, m, "valid", true, fld);
     if (v && fy_node_get_type(v) == FYNT_MAPPING) {
@@ -206,7 +214,9 @@ int kcs_toljudge_open(const char *path, const kcs_rank_rec *ranks, int n_ranks,
     j->no_rec = calloc(nr, sizeof *j->no_rec);
     j->out_of_range = calloc(nr, sizeof *j->out_of_range);
     j->not_run = calloc(nr, sizeof *j->not_run);
-    if (!j->path || !j->trials || !j->flagged || !j->no_rec || !j->out_of_range || !j->not_run) {
+    j->extrapolated = calloc(nr, sizeof *j->extrapolated);
+    if (!j->path || !j->trials || !j->flagged || !j->no_rec || !j->out_of_range || !j->not_run ||
+        !j->extrapolated) {
         kcs_yaml_close(&y);
         kcs_toljudge_free(j);
         return kcs_fail(err, KCS_E_NOMEM, "out of memory");
@@ -276,6 +286,7 @@ void kcs_toljudge_case(kcs_toljudge *j, const kcs_case_rec *cs, const kcs_result
     const jrec *r = find_rec(j, cs);
     double outputs = kcs_case_outputs(cs);
     double eta = NAN;
+    int extrap = r && ((double)cs->k < r->fit.n_min || (double)cs->k > r->fit.n_max);
     if (r) {
         double e0 = kcs_tolfit_eta0(&r->fit, (double)cs->k);
         if (!isnan(e0))
@@ -307,6 +318,7 @@ void kcs_toljudge_case(kcs_toljudge *j, const kcs_case_rec *cs, const kcs_result
             int fl = kcs_tol_flags(d, eta);
             j->trials[k]++;
             j->flagged[k] += fl;
+            j->extrapolated[k] += extrap;
             c.trials++;
             c.flagged += fl;
             if (!(d <= c.max_d))
@@ -333,11 +345,12 @@ int kcs_toljudge_write_csv(const kcs_toljudge *j, const char *dir, kcs_error *er
     FILE *f = fopen(path, "w");
     if (!f)
         return kcs_fail(err, KCS_E_IO, "%s: cannot create", path);
-    fprintf(f, "rank,implementation,trials,flagged,no_recommendation,out_of_range,not_run\n");
+    fprintf(f, "rank,implementation,trials,flagged,extrapolated,no_recommendation,out_of_range,"
+               "not_run\n");
     for (int r = 0; r < j->nr; r++)
-        fprintf(f, "%d,\"%s\",%lld,%lld,%lld,%lld,%lld\n", r, j->ranks[r].variant,
-                (long long)j->trials[r], (long long)j->flagged[r], (long long)j->no_rec[r],
-                (long long)j->out_of_range[r], (long long)j->not_run[r]);
+        fprintf(f, "%d,\"%s\",%lld,%lld,%lld,%lld,%lld,%lld\n", r, j->ranks[r].variant,
+                (long long)j->trials[r], (long long)j->flagged[r], (long long)j->extrapolated[r],
+                (long long)j->no_rec[r], (long long)j->out_of_range[r], (long long)j->not_run[r]);
     if (fclose(f) != 0)
         return kcs_fail(err, KCS_E_IO, "%s: cannot write", path);
     snprintf(path, sizeof path, "%s/judged_cases.csv", dir);
@@ -361,14 +374,16 @@ void kcs_toljudge_report(FILE *f, const kcs_toljudge *j)
                "target p = %g per trial; η(n, N) = η0(n)·max(1, √(ln(2N/p) / ln(2·N0/p))) for "
                "a case of N outputs; a trial is flagged when its divergence exceeds η or is "
                "NaN/Inf). Trials are not judged when no recommendation matches their (op, "
-               "dtypes, accumulator) or their n lies outside its validity range. Per case: "
-               "`judged_cases.csv`.\n\n| rank | implementation | trials judged | flagged | "
-               "no recommendation | n out of range | did not run |\n"
-               "|---:|---|---:|---:|---:|---:|---:|\n",
+               "dtypes, accumulator) or their n lies outside its validity range (a power form "
+               "extrapolates up to the factor its `extrapolation` states; those trials are "
+               "counted apart). Per case: `judged_cases.csv`.\n\n| rank | implementation | "
+               "trials judged | flagged | of them extrapolated | no recommendation | n out of "
+               "range | did not run |\n|---:|---|---:|---:|---:|---:|---:|---:|\n",
             j->path, j->p);
     for (int r = 0; r < j->nr; r++)
-        fprintf(f, "| %d | %s | %lld | %lld | %lld | %lld | %lld |\n", r, j->ranks[r].variant,
-                (long long)j->trials[r], (long long)j->flagged[r], (long long)j->no_rec[r],
+        fprintf(f, "| %d | %s | %lld | %lld | %lld | %lld | %lld | %lld |\n", r,
+                j->ranks[r].variant, (long long)j->trials[r], (long long)j->flagged[r],
+                (long long)j->extrapolated[r], (long long)j->no_rec[r],
                 (long long)j->out_of_range[r], (long long)j->not_run[r]);
     fprintf(f, "\n");
 }
@@ -381,9 +396,9 @@ void kcs_toljudge_json(FILE *f, const kcs_toljudge *j)
     for (int r = 0; r < j->nr; r++) {
         fprintf(f, "%s{\"rank\": %d, \"implementation\": ", r ? ", " : "", r);
         kcs_json_str(f, j->ranks[r].variant);
-        fprintf(f, ", \"trials\": %lld, \"flagged\": %lld, \"not_judged\": %lld, "
-                   "\"did_not_run\": %lld}",
-                (long long)j->trials[r], (long long)j->flagged[r],
+        fprintf(f, ", \"trials\": %lld, \"flagged\": %lld, \"extrapolated\": %lld, "
+                   "\"not_judged\": %lld, \"did_not_run\": %lld}",
+                (long long)j->trials[r], (long long)j->flagged[r], (long long)j->extrapolated[r],
                 (long long)(j->no_rec[r] + j->out_of_range[r]), (long long)j->not_run[r]);
     }
     fprintf(f, "]}\n");

@@ -104,12 +104,14 @@ double kcs_tol_loglog(const double *xs, const double *ys, int n, double x)
 
 double kcs_tolfit_eta0(const kcs_tolfit *f, double n)
 {
-    if (f->form == KCS_TOLFORM_NONE)
+    if (f->form == KCS_TOLFORM_NONE || isnan(n))
         return NAN;
-    double e = kcs_tol_loglog(f->env_n, f->env_eta, f->n_env, n);
-    if (isnan(e) || f->form == KCS_TOLFORM_ENVELOPE)
-        return e;
-    return f->c * pow(n, f->alpha) * f->u;
+    if (f->form == KCS_TOLFORM_ENVELOPE)
+        return kcs_tol_loglog(f->env_n, f->env_eta, f->n_env, n);
+    double x = f->extrapolate >= 1.0 ? f->extrapolate : 1.0, rel = 1e-9;
+    if (n < f->n_min / x * (1 - rel) || n > f->n_max * x * (1 + rel))
+        return NAN;
+    return f->c * pow(n, f->power_alpha) * f->u;
 }
 
 void kcs_tolfit_free(kcs_tolfit *f)
@@ -133,8 +135,11 @@ int kcs_tolfit_make(const kcs_tolpt *pts, size_t n, const unsigned char *use, do
     memset(f, 0, sizeof *f);
     f->u = u;
     f->p = p;
-    f->alpha = f->alpha_se = f->alpha_lo = f->alpha_hi = f->alpha_env = f->c = NAN;
-    f->margin = f->spread = f->n_min = f->n_max = f->outputs0 = NAN;
+    f->alpha = f->alpha_se = f->alpha_lo = f->alpha_hi = f->c = NAN;
+    f->alpha_env = f->alpha_env_lo = f->alpha_env_hi = NAN;
+    f->power_alpha = f->power_lo = f->power_hi = NAN;
+    f->margin = f->spread = f->spread_env = f->n_min = f->n_max = f->outputs0 = NAN;
+    f->extrapolate = 1.0;
     int max_impl = -1;
     for (size_t i = 0; i < n; i++)
         if ((!use || use[i]) && pts[i].impl > max_impl)
@@ -222,25 +227,61 @@ int kcs_tolfit_make(const kcs_tolpt *pts, size_t n, const unsigned char *use, do
         double lx[J], ly[J];
         int32_t gz[J];
         for (int j = 0; j < J; j++)
-            lx[j] = log(f->env_n[j]), ly[j] = log(f->env_u[j]), gz[j] = 0;
-        double s, se, lo, hi;
-        kcs_ols_cluster(lx, ly, gz, (size_t)J, 1, 0.95, &s, &se, &lo, &hi);
-        f->alpha_env = s;
-        double a = -INFINITY, lmax = 0.0;
-        for (int j = 0; j < J; j++)
-            a = fmax(a, ly[j] - f->alpha * lx[j]);
-        for (int j = 0; j < J; j++)
-            lmax = fmax(lmax, a + f->alpha * lx[j] - ly[j]);
-        f->spread = exp(lmax);
-        f->c = f->margin * exp(a) / u;
+            lx[j] = log(f->env_n[j]), ly[j] = log(f->env_u[j]), gz[j] = j;
+        /* the per-n maxima: each n_j its own unit (independent cases) */
+        double se;
+        if (J >= 3) {
+            double b, lo, hi, mx = 0, sxx = 0, my = 0, rss = 0;
+            kcs_ols_cluster(lx, ly, gz, (size_t)J, 1, 0.95, &b, &se, &lo, &hi);
+            for (int j = 0; j < J; j++)
+                mx += lx[j] / J, my += ly[j] / J;
+            for (int j = 0; j < J; j++) {
+                double e = ly[j] - my - b * (lx[j] - mx);
+                sxx += (lx[j] - mx) * (lx[j] - mx);
+                rss += e * e;
+            }
+            double t = kcs_t_quantile(0.975, (double)(J - 2));
+            f->alpha_env = b;
+            f->alpha_env_lo = b - t * sqrt(rss / (J - 2) / sxx);
+            f->alpha_env_hi = b + t * sqrt(rss / (J - 2) / sxx);
+        } else {
+            double lo, hi;
+            kcs_ols_cluster(lx, ly, gz, (size_t)J, 1, 0.95, &f->alpha_env, &se, &lo, &hi);
+        }
+        double a_p = -INFINITY, a_e = -INFINITY, l_p = 0.0, l_e = 0.0;
+        for (int j = 0; j < J; j++) {
+            a_p = fmax(a_p, ly[j] - f->alpha * lx[j]);
+            a_e = fmax(a_e, ly[j] - f->alpha_env * lx[j]);
+        }
+        for (int j = 0; j < J; j++) {
+            l_p = fmax(l_p, a_p + f->alpha * lx[j] - ly[j]);
+            l_e = fmax(l_e, a_e + f->alpha_env * lx[j] - ly[j]);
+        }
+        f->spread = exp(l_p);
+        f->spread_env = exp(l_e);
+        int in_ci = isnan(f->alpha_lo) ||
+                    (f->alpha_env >= f->alpha_lo && f->alpha_env <= f->alpha_hi);
+        if (isfinite(f->alpha) && f->spread <= KCS_TOL_SHAPE_SPREAD && in_ci) {
+            f->form = KCS_TOLFORM_POWER;
+            f->basis = KCS_TOLBASIS_POOLED;
+            f->power_alpha = f->alpha, f->power_lo = f->alpha_lo, f->power_hi = f->alpha_hi;
+            f->c = f->margin * exp(a_p) / u;
+        } else if (isfinite(f->alpha_env) && f->spread_env <= KCS_TOL_SHAPE_SPREAD) {
+            f->form = KCS_TOLFORM_POWER;
+            f->basis = KCS_TOLBASIS_ENVELOPE;
+            f->power_alpha = f->alpha_env, f->power_lo = f->alpha_env_lo;
+            f->power_hi = f->alpha_env_hi;
+            f->c = f->margin * exp(a_e) / u;
+        } else {
+            f->form = KCS_TOLFORM_ENVELOPE;
+            f->c = f->margin * exp(a_p) / u; /* informational: the pooled power law */
+        }
     }
-    int in_ci = isnan(f->alpha_lo) || (f->alpha_env >= f->alpha_lo && f->alpha_env <= f->alpha_hi);
-    f->form = (isfinite(f->alpha) && f->spread <= KCS_TOL_SHAPE_SPREAD && in_ci)
-                  ? KCS_TOLFORM_POWER
-                  : KCS_TOLFORM_ENVELOPE;
+    f->extrapolate = f->form == KCS_TOLFORM_POWER ? KCS_TOL_EXTRAPOLATE : 1.0;
     for (int j = 0; j < J; j++)
-        f->env_eta[j] = f->form == KCS_TOLFORM_POWER ? f->c * pow(f->env_n[j], f->alpha) * u
-                                                     : f->margin * f->env_u[j];
+        f->env_eta[j] = f->form == KCS_TOLFORM_POWER
+                            ? f->c * pow(f->env_n[j], f->power_alpha) * u
+                            : f->margin * f->env_u[j];
 done:
     free(x), free(y), free(ns), free(g), free(dense);
     return 0;

@@ -103,6 +103,7 @@ by = {x["rank"]: x for x in j["judged"]}
 assert len(by) == 6, j
 for rank in range(4):
     assert by[rank]["trials"] == 12 and by[rank]["flagged"] == 0, by[rank]
+    assert by[rank]["extrapolated"] == 0 and by[rank]["not_judged"] == 0, by[rank]
 for rank in (4, 5):
     assert "bits:1" in by[rank]["implementation"], by[rank]
     assert by[rank]["trials"] == 12 and by[rank]["flagged"] == 12, by[rank]

@@ -122,6 +122,8 @@ static void test_forms(void)
     kcs_tolfit f;
     CU_ASSERT_EQUAL(kcs_tolfit_make(p, m, NULL, u, 0.01, 1, &f), 0);
     CU_ASSERT_EQUAL(f.form, KCS_TOLFORM_POWER);
+    CU_ASSERT_EQUAL(f.basis, KCS_TOLBASIS_POOLED);
+    CU_ASSERT_EQUAL(f.power_alpha, f.alpha);
     CU_ASSERT_DOUBLE_EQUAL(f.alpha, 0.5, 0.05);
     CU_ASSERT_TRUE(f.alpha_lo < f.alpha && f.alpha < f.alpha_hi);
     CU_ASSERT_EQUAL(f.n_impls, 3);
@@ -133,21 +135,42 @@ static void test_forms(void)
         CU_ASSERT_FALSE(kcs_tol_flags(p[i].d, kcs_tolfit_eta0(&f, p[i].n)));
     for (int j = 0; j < f.n_env; j++) {
         CU_ASSERT_DOUBLE_EQUAL(kcs_tolfit_eta0(&f, f.env_n[j]),
-                               f.c * pow(f.env_n[j], f.alpha) * u, 1e-12 * f.env_eta[j]);
+                               f.c * pow(f.env_n[j], f.power_alpha) * u, 1e-12 * f.env_eta[j]);
         CU_ASSERT_TRUE(f.env_eta[j] >= f.margin * f.env_u[j] * (1 - 1e-12));
     }
-    /* between fitted n the power law holds; outside the range nothing */
+    /* between fitted n the power law holds; it extrapolates a factor 4 */
     CU_ASSERT_DOUBLE_EQUAL(kcs_tolfit_eta0(&f, 3000), f.c * pow(3000, f.alpha) * u, 1e-20);
-    CU_ASSERT_TRUE(isnan(kcs_tolfit_eta0(&f, 63)));
-    CU_ASSERT_TRUE(isnan(kcs_tolfit_eta0(&f, 16385)));
+    CU_ASSERT_DOUBLE_EQUAL(f.extrapolate, KCS_TOL_EXTRAPOLATE, 0);
+    CU_ASSERT_DOUBLE_EQUAL(kcs_tolfit_eta0(&f, 16), f.c * pow(16, f.alpha) * u, 1e-20);
+    CU_ASSERT_DOUBLE_EQUAL(kcs_tolfit_eta0(&f, 65536), f.c * pow(65536, f.alpha) * u, 1e-20);
+    CU_ASSERT_TRUE(isnan(kcs_tolfit_eta0(&f, 15)));
+    CU_ASSERT_TRUE(isnan(kcs_tolfit_eta0(&f, 65537)));
     kcs_tolfit_free(&f);
 
-    /* slopes 0 and -0.5 (sequential vs blocked): no single power law */
+    /* slopes 0 and -0.5 (sequential vs blocked summation): the pooled
+     * exponent describes neither; the upper envelope is the flat one */
     double a2[] = {0.0, -0.5, -0.5}, c2[] = {2.0, 16.0, 8.0};
     m = population(p, 3, a2, c2, 8, 5);
     CU_ASSERT_EQUAL(kcs_tolfit_make(p, m, NULL, u, 0.01, 1, &f), 0);
-    CU_ASSERT_EQUAL(f.form, KCS_TOLFORM_ENVELOPE);
+    CU_ASSERT_EQUAL(f.form, KCS_TOLFORM_POWER);
+    CU_ASSERT_EQUAL(f.basis, KCS_TOLBASIS_ENVELOPE);
     CU_ASSERT_TRUE(f.spread > KCS_TOL_SHAPE_SPREAD);
+    CU_ASSERT_TRUE(f.spread_env <= KCS_TOL_SHAPE_SPREAD);
+    CU_ASSERT_DOUBLE_EQUAL(f.power_alpha, 0.0, 0.1);
+    CU_ASSERT_TRUE(f.power_lo < f.power_alpha && f.power_alpha < f.power_hi);
+    CU_ASSERT_TRUE(f.alpha < -0.1);
+    for (size_t i = 0; i < m; i++)
+        CU_ASSERT_FALSE(kcs_tol_flags(p[i].d, kcs_tolfit_eta0(&f, p[i].n)));
+    kcs_tolfit_free(&f);
+
+    /* slopes +1 and -1 crossing at n = 1024: a V-shaped envelope, no power law */
+    double a3[] = {1.0, -1.0}, c3[] = {1.0, 1048576.0};
+    m = population(p, 2, a3, c3, 8, 5);
+    CU_ASSERT_EQUAL(kcs_tolfit_make(p, m, NULL, u, 0.01, 1, &f), 0);
+    CU_ASSERT_EQUAL(f.form, KCS_TOLFORM_ENVELOPE);
+    CU_ASSERT_TRUE(f.spread_env > KCS_TOL_SHAPE_SPREAD);
+    CU_ASSERT_TRUE(isnan(kcs_tolfit_eta0(&f, 63)));
+    CU_ASSERT_TRUE(isnan(kcs_tolfit_eta0(&f, 16385)));
     for (int j = 0; j < f.n_env; j++)
         CU_ASSERT_DOUBLE_EQUAL(f.env_eta[j], f.margin * f.env_u[j], 1e-15);
     /* log-log interpolation: the geometric mean half way */
