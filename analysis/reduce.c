@@ -413,6 +413,10 @@ int kcs_reduce_run(const kcs_reduce_opts *o, kcs_error *err)
             return rc;
         int det = content && !strcmp(content, "detection");
         free(content);
+        if (det && o->tolerances)
+            return kcs_fail(err, KCS_E_INVAL,
+                            "%s: a kcs detect dataset has no trials to judge with --tolerances",
+                            o->inputs[0]);
         if (det) {
             if ((rc = ensure_dir(o->out_dir, err)))
                 return rc;

@@ -750,7 +750,13 @@ void kcs_tolset_report(FILE *f, const kcs_tolset *ts, const char *out_dir)
                "conforming implementations, %d distinct n, %d trials with a nonzero "
                "divergence.\n\n",
             ts->p, KCS_TOL_FOLDS, KCS_TOL_MIN_IMPLS, KCS_TOL_MIN_NVALUES, KCS_TOL_MIN_TRIALS);
-    fprintf(f, "| op | in → out | acc | metric | held-out false alarms (trial split) | "
+    int n_rec = 0;
+    for (int i = 0; i < ts->nk; i++)
+        n_rec += ts->k[i].fit.form != KCS_TOLFORM_NONE;
+    if (n_rec == 0)
+        fprintf(f, "No recommendation from this dataset.\n");
+    else
+        fprintf(f, "| op | in → out | acc | metric | held-out false alarms (trial split) | "
                "held-out (leave one implementation out) | in sample | other ranks flagged | "
                "form | pooled α [95 %% CI, implementations as units] | valid n | fitted outputs |\n"
                "|---|---|---|---|---|---|---|---|---|---|---|---:|\n");

@@ -187,10 +187,18 @@ int kcs_tolfit_make(const kcs_tolpt *pts, size_t n, const unsigned char *use, do
     int min_impl = strict ? KCS_TOL_MIN_IMPLS : 1, min_nv = strict ? KCS_TOL_MIN_NVALUES : 2;
     int64_t min_pts = strict ? KCS_TOL_MIN_TRIALS : 8;
     if (G < min_impl || J < min_nv || (int64_t)m < min_pts) {
-        snprintf(f->missing, sizeof f->missing,
-                 "%d conforming implementation%s (need %d), %d distinct n (need %d), %lld "
-                 "trials with a nonzero divergence (need %lld)",
-                 G, G == 1 ? "" : "s", min_impl, J, min_nv, (long long)m, (long long)min_pts);
+        size_t w = 0;
+        if (G < min_impl)
+            w += (size_t)snprintf(f->missing + w, sizeof f->missing - w,
+                                  "%d conforming implementation%s (need %d)", G,
+                                  G == 1 ? "" : "s", min_impl);
+        if (J < min_nv && w < sizeof f->missing)
+            w += (size_t)snprintf(f->missing + w, sizeof f->missing - w,
+                                  "%s%d distinct n (need %d)", w ? "; " : "", J, min_nv);
+        if ((int64_t)m < min_pts && w < sizeof f->missing)
+            snprintf(f->missing + w, sizeof f->missing - w,
+                     "%s%lld trials with a nonzero divergence (need %lld)", w ? "; " : "",
+                     (long long)m, (long long)min_pts);
         goto done;
     }
     kcs_ols_cluster(x, y, g, m, G, 0.95, &f->alpha, &f->alpha_se, &f->alpha_lo, &f->alpha_hi);
