@@ -1,6 +1,8 @@
 /* Judging a dataset with a given tolerances.json (tolerances.h): every
  * trial of every rank against the recommendation of its (op, dtype_in,
  * dtype_out, accumulator), eta(n, N) = eta0(n) * outputs rule. */
+#define _POSIX_C_SOURCE 200809L
+
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
