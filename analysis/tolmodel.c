@@ -229,8 +229,10 @@ int kcs_tolfit_make(const kcs_tolpt *pts, size_t n, const unsigned char *use, do
     f->n_min = f->env_n[0];
     f->n_max = f->env_n[J - 1];
     f->outputs0 = out0;
-    /* typical maximum of N0 -> the level exceeded with probability p */
-    f->margin = out0 >= 1.0 ? sqrt(log(2.0 * out0 / p) / log(2.0 * out0)) : 1.0;
+    /* typical maximum of N0 -> the level exceeded with probability p, for
+     * errors with an exponential tail (the scaled errors of a sum are a
+     * Gaussian scale mixture: heavier-tailed than a Gaussian) */
+    f->margin = out0 >= 1.0 ? log(2.0 * out0 / p) / log(2.0 * out0) : 1.0;
     {
         double lx[J], ly[J];
         int32_t gz[J];

@@ -11,10 +11,12 @@
  *      standard error, implementations as clusters, and a t interval with
  *      G - 1 degrees of freedom (G implementations);
  *   2. the upper envelope U(n_j) = max d over the points at n_j;
- *   3. tail margin m = sqrt(ln(2 N0 / p) / ln(2 N0)): a typical maximum of
- *      N0 sub-Gaussian errors is about sigma sqrt(2 ln 2N0), the level a
- *      maximum exceeds with probability p is sigma sqrt(2 ln(2 N0 / p))
- *      (union bound);
+ *   3. tail margin m = ln(2 N0 / p) / ln(2 N0): a typical maximum of N0
+ *      errors with an exponential tail (P(|e| > t) <= 2 exp(-t / b)) is
+ *      about b ln 2N0, the level a maximum exceeds with probability p is
+ *      b ln(2 N0 / p) (union bound). The scaled errors of a sum are a
+ *      Gaussian scale mixture, heavier-tailed than a Gaussian (for which
+ *      the margin would be the square root of this);
  *   4. power form eta0(n) = c n^a u with c = m max_j U(n_j) / (n_j^a u):
  *      a = the pooled alpha when that power law fits the envelope (its
  *      looseness over U spreads by at most KCS_TOL_SHAPE_SPREAD across the
