@@ -192,6 +192,14 @@ def detection(f, out):
     return made
 
 
+def outputs_of(c):
+    """kcs_op_out_len of a /cases row"""
+    op, m, n, k, b = s(c["op"]), int(c["m"]), int(c["n"]), int(c["k"]), max(1, int(c["batch"]))
+    return {"gemm": m * n, "batched_gemm": b * m * n, "reduce_sum": m, "dot": 1,
+            "softmax": m * k, "layernorm": m * k, "rmsnorm": m * k, "attention": b * m * k,
+            "gather": n * k, "allreduce": k}.get(op, 0)
+
+
 def tolerances(f, out):
     import json
     path = os.path.join(out, "tolerances.json")
@@ -202,6 +210,7 @@ def tolerances(f, out):
     pts = f["analysis/divergence_points"][:]
     pts = pts[pts["rank_b"] == -1]
     names = [s(r["variant"]) for r in f["provenance/ranks"][:]]
+    outputs = {int(c["case_id"]): outputs_of(c) for c in f["cases"][:]}
     made = []
     for i, r in enumerate(tol["recommendations"]):
         gids = [int(g["group"]) for g in groups
@@ -213,14 +222,19 @@ def tolerances(f, out):
                 conf |= set(int(x) for x in s(g["conforming"]).split(",") if x)
         p = pts[np.isin(pts["group"], gids)]
         col = "scaled_div" if r["metric"] == "scaled" else "abs_div"
+        p0, N0 = tol["false_alarm_target"], r["valid"]["outputs_fitted"]
+        # every point brought to N0 outputs by the outputs rule, as fitted
+        rule = np.array([max(1.0, np.sqrt(np.log(2 * max(outputs.get(int(c), N0), 1) / p0)
+                                          / np.log(2 * N0 / p0))) for c in p["case_id"]])
         fig, ax = plt.subplots(figsize=(8, 5))
         cmap = plt.get_cmap("tab10")
         for j, rank in enumerate(sorted(set(int(x) for x in p["rank_a"]))):
-            q = p[(p["rank_a"] == rank) & np.isfinite(p[col]) & (p[col] > 0)]
+            sel = (p["rank_a"] == rank) & np.isfinite(p[col]) & (p[col] > 0)
+            q = p[sel]
             if len(q) == 0:
                 continue
             ok = rank in conf
-            ax.scatter(q["k"] * (1 + 0.03 * (j - 2)), q[col], s=10 if ok else 14,
+            ax.scatter(q["k"] * (1 + 0.03 * (j - 2)), q[col] / rule[sel], s=10 if ok else 14,
                        marker="o" if ok else "x", color=cmap(j % 10), alpha=0.5,
                        label="%d %s%s" % (rank, names[rank], "" if ok else " (not conforming)"))
         lo, hi = r["valid"]["n_min"], r["valid"]["n_max"]
@@ -241,7 +255,8 @@ def tolerances(f, out):
         ax.set_xscale("log", base=2)
         ax.set_yscale("log")
         ax.set_xlabel("n = k")
-        ax.set_ylabel("%s divergence of a trial (max over %d outputs)" % (r["metric"], r["valid"]["outputs_fitted"]))
+        ax.set_ylabel("%s divergence of a trial (max over its outputs,\nbrought to N0 = %d by the outputs rule)"
+                      % (r["metric"], N0))
         h = r["heldout"]
         ax.set_title("%s %s→%s acc %s: held out %d/%d flagged [%.2g, %.2g] (p = %g)"
                      % (r["op"], r["dtype_in"], r["dtype_out"], r["acc"], h["flagged"], h["trials"],

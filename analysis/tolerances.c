@@ -307,6 +307,9 @@ static void torch_atols(const tkey *k, const kcs_tolpt *tp, const size_t *idx, s
     }
 }
 
+/* the trial's own divergence (tp[i].d is brought to N0 outputs) */
+#define RAW(i) metric_of(k, &k->pts[idx[i]])
+
 static int settle_key(kcs_tolset *ts, tkey *k)
 {
     int nr = ts->nr;
@@ -335,12 +338,21 @@ static int settle_key(kcs_tolset *ts, tkey *k)
         free(tp), free(idx), free(use);
         return -1;
     }
+    /* divergences of trials with more outputs than the fewest (ops whose
+     * output count grows with n: softmax, norms) are brought back to N0
+     * outputs by the outputs rule before the fit; the judge applies it
+     * again to the trial's own N */
+    double n0 = INFINITY;
+    for (size_t i = 0; i < k->n; i++)
+        if (k->conf[k->pts[i].rank] && k->pts[i].outputs < n0)
+            n0 = k->pts[i].outputs;
     m = 0;
     for (size_t i = 0; i < k->n; i++) {
         const tpt *q = &k->pts[i];
         if (!k->conf[q->rank])
             continue;
-        tp[m] = (kcs_tolpt){q->n, metric_of(k, q), q->outputs, ts->impl[q->rank],
+        tp[m] = (kcs_tolpt){q->n, metric_of(k, q) / kcs_tol_outputs_factor(q->outputs, n0, ts->p),
+                            q->outputs, ts->impl[q->rank],
                             (int32_t)((q->case_id + q->trial) % KCS_TOL_FOLDS)};
         idx[m++] = i;
     }
@@ -353,7 +365,7 @@ static int settle_key(kcs_tolset *ts, tkey *k)
     if (k->fit.form == KCS_TOLFORM_NONE)
         goto out;
     for (size_t i = 0; i < m; i++)
-        count(&k->insample, judge(&k->fit, tp[i].n, tp[i].outputs, tp[i].d));
+        count(&k->insample, judge(&k->fit, tp[i].n, tp[i].outputs, RAW(i)));
     /* trial-split cross-validation */
     int has_torch = 0;
     for (size_t i = 0; i < m; i++)
@@ -377,7 +389,7 @@ static int settle_key(kcs_tolset *ts, tkey *k)
                 continue;
             count(&k->heldout, cv.form == KCS_TOLFORM_NONE
                                    ? -1
-                                   : judge(&cv, tp[i].n, tp[i].outputs, tp[i].d));
+                                   : judge(&cv, tp[i].n, tp[i].outputs, RAW(i)));
             const tpt *q = &k->pts[idx[i]];
             if (atol_f && q->trial == 0 && q->torch_ns > 0 && cv.form != KCS_TOLFORM_NONE) {
                 int j = env_index(&cv, q->n);
@@ -414,7 +426,7 @@ static int settle_key(kcs_tolset *ts, tkey *k)
             if (!use[i])
                 count(&k->loio, cv.form == KCS_TOLFORM_NONE
                                     ? -1
-                                    : judge(&cv, tp[i].n, tp[i].outputs, tp[i].d));
+                                    : judge(&cv, tp[i].n, tp[i].outputs, RAW(i)));
         kcs_tolfit_free(&cv);
     }
     /* torch pairs from every conforming trial 0 */
