@@ -420,7 +420,17 @@ int kcs_reduce_run(const kcs_reduce_opts *o, kcs_error *err)
         if (det) {
             if ((rc = ensure_dir(o->out_dir, err)))
                 return rc;
-            return kcs_detect_report(o, err);
+            if ((rc = kcs_detect_report(o, err)))
+                return rc;
+            /* every report directory has a tolerances.json: a detection
+             * dataset holds no conforming trials, so it recommends nothing */
+            kcs_tolset *ts = NULL;
+            char path[4096];
+            snprintf(path, sizeof path, "%s/tolerances.json", o->out_dir);
+            if (!(rc = kcs_tolset_new(NULL, 0, o->false_alarm, &ts, err)))
+                rc = kcs_tolset_write_json(ts, path, o->inputs, o->n_inputs, err);
+            kcs_tolset_free(ts);
+            return rc;
         }
     }
     for (int i = 0; i < o->n_inputs; i++) {

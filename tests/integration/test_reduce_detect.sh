@@ -39,6 +39,7 @@ set -e
 grep -q "kcs detection report" "$T/rep/report.md" || fail "no detection report"
 grep -q "smallest magnitude at ≥ 99 %" "$T/rep/report.md" || fail "report lacks the summary"
 [ -s "$T/rep/detection.csv" ] || fail "no detection.csv"
+[ -s "$T/rep/tolerances.json" ] || fail "no tolerances.json in the detection report"
 "$PYTHON" - "$T/det.h5" <<'PY'
 import sys
 import h5py
