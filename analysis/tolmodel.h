@@ -40,7 +40,7 @@
 /* Minimum data for a recommendation (the reducer's report states them). */
 #define KCS_TOL_MIN_IMPLS 2     /* conforming implementations */
 #define KCS_TOL_MIN_NVALUES 3   /* distinct n */
-#define KCS_TOL_MIN_TRIALS 50   /* conforming trials with d > 0 */
+#define KCS_TOL_MIN_TRIALS 30   /* conforming trials with d > 0 */
 #define KCS_TOL_SHAPE_SPREAD 3.0
 #define KCS_TOL_FOLDS 4         /* trial-split cross-validation */
 #define KCS_TOL_P 0.01          /* default false-alarm target */
