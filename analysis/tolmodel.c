@@ -184,6 +184,10 @@ int kcs_tolfit_make(const kcs_tolpt *pts, size_t n, const unsigned char *use, do
     for (size_t i = 0; i < m; i++)
         if (J == 0 || ns[i] != ns[J - 1])
             ns[J++] = ns[i];
+    if (!(u > 0.0) || !isfinite(u)) {
+        snprintf(f->missing, sizeof f->missing, "no unit roundoff for the accumulator");
+        goto done;
+    }
     int min_impl = strict ? KCS_TOL_MIN_IMPLS : 1, min_nv = strict ? KCS_TOL_MIN_NVALUES : 2;
     int64_t min_pts = strict ? KCS_TOL_MIN_TRIALS : 8;
     if (G < min_impl || J < min_nv || (int64_t)m < min_pts) {

@@ -193,6 +193,12 @@ static void test_forms(void)
     CU_ASSERT_PTR_NOT_NULL(strstr(f.missing, "18 trials with a nonzero divergence (need 30)"));
     CU_ASSERT_PTR_NULL(strstr(f.missing, "implementation"));
     kcs_tolfit_free(&f);
+    /* an accumulator without a unit roundoff: nothing to scale by */
+    m = population(p, 3, a1, c1, 8, 13);
+    CU_ASSERT_EQUAL(kcs_tolfit_make(p, m, NULL, NAN, 0.01, 1, &f), 0);
+    CU_ASSERT_EQUAL(f.form, KCS_TOLFORM_NONE);
+    CU_ASSERT_PTR_NOT_NULL(strstr(f.missing, "unit roundoff"));
+    kcs_tolfit_free(&f);
     /* zeros are counted, not fitted; a mask selects points */
     m = population(p, 3, a1, c1, 8, 13);
     p[0].d = 0.0;
