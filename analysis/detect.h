@@ -6,6 +6,8 @@
  *   dense   every element moves by m eta w_i times a random sign (or, for a
  *           backward_error contract, a Gaussian matrix scaled so that
  *           ||E||_F = m eta ||A||_F ||B||_F)
+ *   row     localized: every element of one random row moves by m eta w_i
+ *           times a random sign (backward_error: ||E||_F = m eta ||A|| ||B||)
  * with w_i = (|A||B|)_ij for componentwise contracts (pointwise_relative),
  * ||A||_F ||B||_F for backward_error, 1 for pointwise_absolute and one ULP
  * of y_i for ulp contracts, and the result rounded to dtype_out. Each
@@ -61,10 +63,14 @@ typedef struct kcs_det_row {
     char structure[24];      /* the contract's tolerance structure */
     double eta;              /* of the first input set */
     char detector[24];
-    char kind[16];           /* single | dense */
+    char kind[16];           /* single | dense | row */
     double magnitude;        /* multiple of eta */
     int64_t trials, detected;
     double p_detect;
+    double magnitude_data;   /* the same injections in units of the data: mean over
+                                trials of max_i |dy_i| / max_j |y_row(i),j| (the
+                                corrupted element's row scale); one axis for every
+                                detector and contract */
 } kcs_det_row;
 
 /* /analysis/detection_false_alarms: a placement's own outputs. */

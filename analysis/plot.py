@@ -12,7 +12,8 @@ renders PNG files into OUT_DIR:
                            torch's default tolerance, the contract's and
                            kcs's recommended one
   fig_signatures.png       ordering-signature classes, rank x case
-  fig_detection_c<C>.png   detection probability vs injected magnitude
+  fig_detection_c<C>.png   detection probability vs injected corruption in
+                           units of the data (every detector on one axis)
   fig_tolerance_<I>.png    recommendation I of OUT_DIR/tolerances.json: its
                            fitted form (eta0(n), N0 outputs) against every
                            trial's divergence, the validity range shaded
@@ -162,24 +163,30 @@ def detection(f, out):
     made = []
     for c in np.unique(t["case_id"]):
         q = t[t["case_id"] == c]
-        fig, axes = plt.subplots(1, 2, figsize=(12, 4.5), sharey=True)
-        for ax, kind in zip(axes, ("single", "dense")):
+        kinds = [k for k in ("single", "dense", "row") if any(s(x) == k for x in q["kind"])]
+        fig, axes = plt.subplots(1, len(kinds), figsize=(6 * len(kinds), 4.5), sharey=True)
+        for ax, kind in zip(np.atleast_1d(axes), kinds):
             r = q[np.array([s(x) == kind for x in q["kind"]])]
             styles = ["o-", "s--", "^:", "v-.", "D-", "x--"]
+            data_axis = "magnitude_data" in r.dtype.names
+            xcol = "magnitude_data" if data_axis else "magnitude"
             for i, det in enumerate(dict.fromkeys(s(x) for x in r["detector"])):
                 d = r[np.array([s(x) == det for x in r["detector"]])]
-                order = np.argsort(d["magnitude"])
+                order = np.argsort(d[xcol])
                 # overlapping curves stay visible: a small vertical offset per detector
-                ax.plot(d["magnitude"][order], d["p_detect"][order] + 0.012 * (i - 2.5),
+                ax.plot(d[xcol][order], d["p_detect"][order] + 0.012 * (i - 2.5),
                         styles[i % len(styles)], ms=3, lw=1.2, label=det)
             ax.axhline(0.99, color="k", ls=":", lw=0.8)
-            ax.axvline(1.0, color="grey", ls="--", lw=0.8)
+            if not data_axis:
+                ax.axvline(1.0, color="grey", ls="--", lw=0.8)
             ax.set_xscale("log")
-            ax.set_xlabel("injected magnitude (× η)")
-            ax.set_title("%s-element corruption" % kind)
+            ax.set_xlabel("injected corruption: max |Δy| / the row's max |y|" if data_axis
+                          else "injected magnitude (× η)")
+            ax.set_title({"single": "one element", "dense": "every element",
+                          "row": "one row (localized)"}[kind] + " corrupted")
             ax.grid(True, which="both", alpha=0.3)
-        axes[0].set_ylabel("detection probability (curves offset by ±0.03 to stay visible)")
-        axes[1].legend(fontsize=7)
+        np.atleast_1d(axes)[0].set_ylabel("detection probability (curves offset by ±0.03 to stay visible)")
+        np.atleast_1d(axes)[-1].legend(fontsize=7)
         x = q[0]
         fig.suptitle("case %d: %s %s %dx%dx%d (%s, η = %.3g)"
                      % (c, s(x["contract"]), s(x["dtype_in"]), x["m"], x["n"], x["k"],

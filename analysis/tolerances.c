@@ -555,7 +555,8 @@ int kcs_tolset_write_json(const kcs_tolset *ts, const char *path, const char *co
     }
     fprintf(f, "],\n \"false_alarm_target\": ");
     jnum(f, ts->p);
-    fprintf(f, ",\n \"minimum_data\": {\"implementations\": %d, \"n_values\": %d, \"trials\": %d},\n"
+    fprintf(f, ",\n \"minimum_data\": {\"implementations\": %d, \"n_values\": %d, "
+               "\"trials\": %d},\n"
                " \"recommendations\": [",
             KCS_TOL_MIN_IMPLS, KCS_TOL_MIN_NVALUES, KCS_TOL_MIN_TRIALS);
     int first = 1;
@@ -852,7 +853,8 @@ void kcs_tolset_report(FILE *f, const kcs_tolset *ts, const char *out_dir)
         if (kcs_report_has_figure(out_dir, fig))
             fprintf(f, "![tolerance model %d](%s)\n\n", rec, fig);
         rec++;
-        fprintf(f, "| n | largest conforming %s divergence | η0(n) | ratio |", metric_name[k->metric]);
+        fprintf(f, "| n | largest conforming %s divergence | η0(n) | ratio |",
+                metric_name[k->metric]);
         if (k->torch_ok)
             fprintf(f, " assert_close rtol | atol | its bound / η's at a median output |");
         fprintf(f, "\n|---:|---:|---:|---:|%s\n", k->torch_ok ? "---:|---:|---:|" : "");
@@ -871,8 +873,8 @@ void kcs_tolset_report(FILE *f, const kcs_tolset *ts, const char *out_dir)
                        "atol = η0(n) × the largest (|A||B|)_ij of the conforming trial-0 "
                        "samples at n for the scaled metric, η0(n) for abs: an output within η "
                        "passes the pair, so it keeps η's false-alarm target; equal_nan=False, "
-                       "equal values pass). The last column is what the pair gives up: at an output "
-                       "of median (|A||B|)_ij it admits that many times the error η admits. "
+                       "equal values pass). The last column is what the pair gives up: at an "
+                       "output of median (|A||B|)_ij it admits that many times the error η admits. "
                        "Held out (trial split, trial 0): %s false alarms. What the pair gives up "
                        "against η: of the other ranks' trial-0 outputs, the pair flags %lld/%lld, "
                        "η flags %lld/%lld.\n",

@@ -40,6 +40,7 @@ grep -q "kcs detection report" "$T/rep/report.md" || fail "no detection report"
 grep -q "smallest magnitude at ≥ 99 %" "$T/rep/report.md" || fail "report lacks the summary"
 [ -s "$T/rep/detection.csv" ] || fail "no detection.csv"
 [ -s "$T/rep/tolerances.json" ] || fail "no tolerances.json in the detection report"
+grep -q "Clopper–Pearson" "$T/rep/report.md" || fail "false alarms without intervals"
 "$PYTHON" - "$T/det.h5" <<'PY'
 import sys
 import h5py
@@ -53,18 +54,30 @@ fa = f["analysis/detection_false_alarms"][:]
 sm = f["analysis/detection_summary"][:]
 det = np.array([s(x) for x in d["detector"]])
 kind = np.array([s(x) for x in d["kind"]])
-assert len(d) == 2 * 6 * 2 * 9, len(d)
+assert len(d) == 2 * 6 * 3 * 9, len(d)
 assert np.all(d["trials"] == 40)
 mags = np.unique(d["magnitude"])
 assert len(mags) == 9 and abs(mags[0] - 0.01) < 1e-12 and abs(mags[-1] - 100) < 1e-9
 for case in (0, 1):
-    for k in ("single", "dense"):
+    for k in ("single", "dense", "row"):
         o = d[(d["case_id"] == case) & (det == "oracle") & (kind == k)]
         o = o[np.argsort(o["magnitude"])]
         assert o["p_detect"][0] == 0.0 and o["p_detect"][-1] == 1.0, o["p_detect"]
         assert np.all(np.diff(o["p_detect"]) >= -0.1), o["p_detect"]
         fr = d[(d["case_id"] == case) & (det == "freivalds-rig") & (kind == k)]
         assert fr[np.argmax(fr["magnitude"])]["p_detect"] == 1.0
+# one axis in units of the data: every detector judged the same injections
+for case in (0, 1):
+    for k in ("single", "dense", "row"):
+        q = d[(d["case_id"] == case) & (kind == k)]
+        for mag in np.unique(q["magnitude"]):
+            md = q[q["magnitude"] == mag]["magnitude_data"]
+            assert np.all(md == md[0]), md
+        o = q[det[(d["case_id"] == case) & (kind == k)] == "oracle"]
+        o = o[np.argsort(o["magnitude"])]
+        big = o["magnitude"] >= 1
+        assert np.all(o["magnitude_data"][big] > 0), o["magnitude_data"]
+        assert np.all(np.diff(o["magnitude_data"][big]) > 0), o["magnitude_data"]
 fdet = np.array([s(x) for x in fa["detector"]])
 conf = fa[(fa["conforming"] == 1)]
 cdet = np.array([s(x) for x in conf["detector"]])
