@@ -29,6 +29,11 @@ const char *const kcs_detector_names[KCS_DETECTORS] = {
     "oracle", "digest", "torch", "freivalds-rig", "freivalds-prob", "freivalds-fixed"};
 enum { N_KINDS = 3 };
 static const char *const kind_names[N_KINDS] = {"single", "dense", "row"};
+/* Mechanisms: corrupted outputs made by something other than an additive
+ * injection, judged by every detector (magnitude NaN in the table; their
+ * size in units of the data is measured). */
+enum { M_COERCE = 0, M_STALE, N_MECH };
+static const char *const mech_names[N_MECH] = {"coerce-bf16", "stale-row"};
 
 /* Everything about one input set of one case. */
 typedef struct det_input {
@@ -223,6 +228,10 @@ static int detect_case(det_ctx *x, const kcs_case *cs, kcs_error *err)
     int nm = o->n_magnitudes;
     int64_t det[N_KINDS][64][KCS_DETECTORS] = {{{0}}}, tri[N_KINDS][64] = {{0}};
     double dmag[N_KINDS][64] = {{0}}; /* sum over trials of the data-unit magnitude */
+    int64_t mdet[N_MECH][KCS_DETECTORS] = {{0}}, mtri[N_MECH] = {0};
+    double mmag[N_MECH] = {0};
+    double *y_prev = NULL; /* the previous input set's conforming output */
+    size_t n_prev = 0;
     int64_t *fa_out = calloc((size_t)x->n_impl * KCS_DETECTORS, sizeof *fa_out);
     int64_t *fa_flag = calloc((size_t)x->n_impl * KCS_DETECTORS, sizeof *fa_flag);
     int *conf = calloc((size_t)x->n_impl, sizeof *conf);
@@ -323,6 +332,61 @@ static int detect_case(det_ctx *x, const kcs_case *cs, kcs_error *err)
                 fa_flag[p * KCS_DETECTORS + k] += fl[k];
             }
         }
+        /* mechanisms: the first placement on inputs coerced to bf16 (a kernel
+         * that silently narrows its inputs), judged against the fp32 inputs'
+         * reference; one row of the previous input set's output (a stale
+         * buffer) */
+        if (x->impl[0].ctx && call->in[0] && call->in[1]) {
+            double *ca = malloc(call->in_len[0] * sizeof *ca);
+            double *cb = malloc(call->in_len[1] * sizeof *cb);
+            const double *ia = call->in[0], *ib = call->in[1];
+            if (ca && cb) {
+                for (size_t i = 0; i < call->in_len[0]; i++)
+                    ca[i] = kcs_format_round(KCS_FMT_BF16, ia[i], KCS_ROUND_DEFAULT);
+                for (size_t i = 0; i < call->in_len[1]; i++)
+                    cb[i] = kcs_format_round(KCS_FMT_BF16, ib[i], KCS_ROUND_DEFAULT);
+                call->in[0] = ca;
+                call->in[1] = cb;
+                kcs_binding_apply(&x->impl[0], call);
+                kcs_tensor_poison(&out);
+                call->out = out.data;
+                call->out_len = out.len;
+                if (x->impl[0].ops->run(x->impl[0].ctx, call, &e) == 0) {
+                    int fl[KCS_DETECTORS];
+                    judge(&d, out.data, 0xC0E5u ^ (uint64_t)t, fl);
+                    mtri[M_COERCE]++;
+                    mmag[M_COERCE] += data_magnitude(&d, y0, out.data);
+                    for (int k = 0; k < KCS_DETECTORS; k++)
+                        mdet[M_COERCE][k] += fl[k];
+                }
+                call->in[0] = ia;
+                call->in[1] = ib;
+            }
+            free(ca);
+            free(cb);
+        }
+        if (y_prev && n_prev == d.n && call->n > 0) {
+            size_t cols = (size_t)call->n, rows = d.n / cols;
+            kcs_rng r;
+            kcs_rng_init(&r, x->s->seed ^ 0x57A1Eull, (uint64_t)cs->id, (uint64_t)t);
+            size_t row = (size_t)(kcs_rng_uniform(&r) * (double)rows);
+            if (row >= rows)
+                row = rows - 1;
+            memcpy(y, y0, d.n * sizeof *y);
+            memcpy(y + row * cols, y_prev + row * cols, cols * sizeof *y);
+            int fl[KCS_DETECTORS];
+            judge(&d, y, 0x57A1Eu ^ (uint64_t)t, fl);
+            mtri[M_STALE]++;
+            mmag[M_STALE] += data_magnitude(&d, y0, y);
+            for (int k = 0; k < KCS_DETECTORS; k++)
+                mdet[M_STALE][k] += fl[k];
+        }
+        if (!y_prev)
+            y_prev = malloc(d.n * sizeof *y_prev);
+        if (y_prev) {
+            memcpy(y_prev, y0, d.n * sizeof *y_prev);
+            n_prev = d.n;
+        }
         /* injections into the first placement's output */
         int per = (o->trials + n_in - 1) / n_in;
         if (t == n_in - 1)
@@ -353,7 +417,31 @@ static int detect_case(det_ctx *x, const kcs_case *cs, kcs_error *err)
         kcs_inputs_free(&in);
         free_input(&d);
     }
+    free(y_prev);
     for (int k = 0; k < KCS_DETECTORS && !rc; k++) {
+        for (int mech = 0; mech < N_MECH && !rc; mech++) {
+            if (mtri[mech] == 0)
+                continue;
+            kcs_det_row row = {0};
+            row.case_id = cs->id;
+            snprintf(row.contract, sizeof row.contract, "%s", c->id);
+            snprintf(row.op, sizeof row.op, "%s", kcs_op_name(cs->op));
+            snprintf(row.dtype_in, sizeof row.dtype_in, "%s", kcs_format_name(cs->dtype_in));
+            row.m = cs->shape.m;
+            row.n = cs->shape.n;
+            row.k = cs->shape.k;
+            snprintf(row.structure, sizeof row.structure, "%s",
+                     kcs_tol_structure_name(c->tol_structure));
+            row.eta = eta_first;
+            snprintf(row.detector, sizeof row.detector, "%s", kcs_detector_names[k]);
+            snprintf(row.kind, sizeof row.kind, "%s", mech_names[mech]);
+            row.magnitude = NAN;
+            row.trials = mtri[mech];
+            row.detected = mdet[mech][k];
+            row.p_detect = (double)row.detected / (double)row.trials;
+            row.magnitude_data = mmag[mech] / (double)row.trials;
+            rc = kcs_spool_put(&x->rows, &row, 1, err);
+        }
         for (int kind = 0; kind < N_KINDS && !rc; kind++) {
             kcs_det_summary_row sm = {0};
             sm.case_id = cs->id;

@@ -23,7 +23,10 @@
  *                     <= 1e-9 per call)
  *   freivalds-fixed   the paper author's harness criterion on the same
  *                     residuals (atol = rtol = 1e-4 for fp32)
- * Magnitude 0 is the false-alarm check: every placement's own output (the
+ * Mechanisms (rows with magnitude NaN): coerce-bf16, the first placement on
+ * inputs rounded to bf16; stale-row, one row of the previous input set's
+ * output. Every row also gives its size in units of the data
+ * (magnitude_data). Magnitude 0 is the false-alarm check: every placement's own output (the
  * conforming ones: those the oracle judges within tolerance) through every
  * detector. The tables go to /analysis of a small HDF5 file whose root says
  * content = "detection"; `kcs reduce` renders them. */

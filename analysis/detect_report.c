@@ -151,6 +151,37 @@ static int render(FILE *f, const kcs_reduce_opts *o, const kcs_det_row *rows, in
         curves(f, rows, n, x->case_id, "single");
         curves(f, rows, n, x->case_id, "dense");
         curves(f, rows, n, x->case_id, "row");
+        /* mechanisms: rows with no injected magnitude */
+        int any = 0;
+        for (int64_t j = 0; j < n; j++)
+            any |= rows[j].case_id == x->case_id && isnan(rows[j].magnitude);
+        if (any) {
+            fprintf(f, "\n*Mechanisms* — detection probability of outputs corrupted by a "
+                       "mechanism rather than an injection (coerce-bf16: the first placement "
+                       "on inputs rounded to bf16; stale-row: one row of the previous input "
+                       "set's output), with their measured size relative to the row:\n\n"
+                       "| mechanism | trials | relative to the row |");
+            for (int k = 0; k < KCS_DETECTORS; k++)
+                fprintf(f, " %s |", kcs_detector_names[k]);
+            fprintf(f, "\n|---|---:|---:|");
+            for (int k = 0; k < KCS_DETECTORS; k++)
+                fprintf(f, "---:|");
+            fprintf(f, "\n");
+            for (int64_t j = 0; j < n; j++) {
+                const kcs_det_row *y = &rows[j];
+                if (y->case_id != x->case_id || !isnan(y->magnitude) ||
+                    strcmp(y->detector, "oracle"))
+                    continue;
+                fprintf(f, "| %s | %lld | %.3g |", y->kind, (long long)y->trials,
+                        y->magnitude_data);
+                for (int k = 0; k < KCS_DETECTORS; k++)
+                    for (int64_t q = 0; q < n; q++)
+                        if (rows[q].case_id == x->case_id && !strcmp(rows[q].kind, y->kind) &&
+                            !strcmp(rows[q].detector, kcs_detector_names[k]))
+                            fprintf(f, " %.3f |", rows[q].p_detect);
+                fprintf(f, "\n");
+            }
+        }
         fprintf(f, "\n**False alarms per placement** (its own outputs, no injection):\n\n"
                    "| placement | implementation | conforming |");
         for (int k = 0; k < KCS_DETECTORS; k++)

@@ -54,6 +54,26 @@ fa = f["analysis/detection_false_alarms"][:]
 sm = f["analysis/detection_summary"][:]
 det = np.array([s(x) for x in d["detector"]])
 kind = np.array([s(x) for x in d["kind"]])
+# mechanisms (no injected magnitude): inputs coerced to bf16 on every input
+# set, a stale row from the second input set on. The oracle sees the stale
+# row; whether it sees the coercion depends on the contract's eta (C-PRC-01's
+# backward-error eta at k = 2048 admits it), the digest always does
+mech = d[np.isnan(d["magnitude"])]
+mkind = np.array([s(x) for x in mech["kind"]])
+mdet = np.array([s(x) for x in mech["detector"]])
+assert sorted(set(mkind)) == ["coerce-bf16", "stale-row"], set(mkind)
+for case in (0, 1):
+    c = mech["case_id"] == case
+    assert np.all(mech[c & (mkind == "coerce-bf16")]["trials"] == 2)
+    assert np.all(mech[c & (mkind == "stale-row")]["trials"] == 1)
+    assert np.all(mech[c & (mdet == "oracle") & (mkind == "stale-row")]["p_detect"] == 1.0)
+    assert np.all(mech[c & (mdet == "digest")]["p_detect"] == 1.0)
+    assert np.all(mech[c]["magnitude_data"] > 0)
+for row in mech[mdet == "oracle"]:
+    print("case %d mechanism %-12s size %.3g of the row: oracle detects %.2f"
+          % (row["case_id"], s(row["kind"]), row["magnitude_data"], row["p_detect"]))
+keep = ~np.isnan(d["magnitude"])
+d, det, kind = d[keep], det[keep], kind[keep]
 assert len(d) == 2 * 6 * 3 * 9, len(d)
 assert np.all(d["trials"] == 40)
 mags = np.unique(d["magnitude"])
