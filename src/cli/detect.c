@@ -23,11 +23,13 @@ int kcs_cmd_detect(int argc, char **argv)
         "detect", "STUDY.yaml -o DET.h5",
         "Detection curves by error injection (serial, no MPI). For every gemm case of the\n"
         "study, the output of its first placement (the conforming implementation, e.g. cpu\n"
-        "native) is corrupted by single-element and dense errors of magnitude m x eta (eta the\n"
-        "contract's tolerance; m log-spaced from --min to --max) and judged by the full oracle\n"
-        "verdict, the output digest, torch.testing.assert_close's defaults and Freivalds\n"
-        "checks (rigorous, probabilistic, and the paper harness's fixed tolerance). Magnitude\n"
-        "0: every placement's own output, for false alarms on conforming implementations.",
+        "native) is corrupted by single-element, dense and one-row errors of magnitude m x eta\n"
+        "(eta the contract's tolerance; m log-spaced from --min to --max; each also stated\n"
+        "relative to the row's largest |y|), by bf16-coerced inputs and by a stale row, and\n"
+        "judged by the full oracle verdict, the output digest, torch.testing.assert_close's\n"
+        "defaults and Freivalds checks (rigorous, probabilistic, and the paper harness's fixed\n"
+        "tolerance). Magnitude 0: every placement's own output, for false alarms on conforming\n"
+        "implementations (--inputs N: N input sets, more conforming outputs).",
         "kcs reduce DET.h5 -o DIR renders the detection tables and curves."};
     const char *out = NULL, *smin = NULL, *smax = NULL;
     long long trials = 200, mags = 13, inputs = 0, probes = 10;

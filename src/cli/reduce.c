@@ -8,23 +8,30 @@
 int kcs_cmd_reduce(int argc, char **argv)
 {
     static const kcs_cmd_doc doc = {
-        "reduce", "DATASET.h5 [MORE.h5 ...] [-o REPORT_DIR]",
+        "reduce", "DATASET.h5 [MORE.h5 ...] [-o REPORT_DIR] [--tolerances FILE [--json]]",
         "Read finished datasets back from disk, case by case, and write the analysis into\n"
         "/analysis, CSV tables, figures and a Markdown report: per-(case, rank) verdicts,\n"
         "cross-rank divergence, divergence baselines (fits of divergence ~ n^alpha against the\n"
-        "oracle and between ranks, recommended tolerances eta = c_q n u from the conforming\n"
-        "ranks, torch's default tolerance for comparison), ordering signatures. Several\n"
+        "oracle and between ranks, linear-in-n tolerances eta = c_q n u for comparison,\n"
+        "torch's default tolerance), ordering signatures. Several\n"
         "datasets are merged first (cases matched by contract, op, dtypes, shape, inputs and\n"
         "seed; refused with exit status 2 when their input digests differ; ranks of dataset 2\n"
         "follow those of dataset 1) into REPORT_DIR/merged.h5, itself a kcs dataset. A\n"
-        "dataset of `kcs detect` gives its detection tables and curves.",
+        "dataset of `kcs detect` gives its detection tables and curves.\n"
+        "Every report directory gets tolerances.json: per (op, dtypes, accumulator) a tolerance\n"
+        "model fitted on the conforming ranks (c n^alpha u or a per-n envelope, validity range,\n"
+        "false-alarm target, outputs rule, torch assert_close pairs) with its held-out\n"
+        "false-alarm rate. --tolerances FILE judges the dataset's trials with such a file\n"
+        "(report section, judged.csv, judged_cases.csv; --json: one JSON object on stdout whose\n"
+        "key `judged` lists rank, implementation, trials and flagged per rank).",
         "The /analysis group is derived data: reducing again replaces it (of DATASET.h5, or of\n"
         "the merged dataset), and replaces REPORT_DIR. Nothing else in a dataset is modified.\n"
         "Figures: src/reduce/plot.py run by /usr/bin/python3 (KCS_PYTHON) with h5py and\n"
         "matplotlib, when there; the report does not need them.\n"
         "Default REPORT_DIR: the first DATASET without .h5, plus -report."};
     const char *out_dir = NULL, *merged = NULL, *plot_script = NULL;
-    int quiet = 0, no_plots = 0, no_recompute = 0;
+    const char *tolerances = NULL, *false_alarm = NULL;
+    int quiet = 0, no_plots = 0, no_recompute = 0, json = 0;
     long long recompute_max = 0;
     const kcs_opt opts[] = {
         {'o', "output", KCS_OPT_STR, &out_dir, "DIR", "report directory"},
@@ -35,6 +42,12 @@ int kcs_cmd_reduce(int argc, char **argv)
          "do not regenerate inputs (no |A||B| at the samples, no torch check)"},
         {0, "recompute-max", KCS_OPT_INT, &recompute_max, "N",
          "largest case (multiply-adds) whose inputs are regenerated (default 4e10)"},
+        {0, "tolerances", KCS_OPT_STR, &tolerances, "FILE",
+         "judge every trial with this tolerances.json"},
+        {0, "json", KCS_OPT_FLAG, &json, NULL,
+         "with --tolerances: one JSON object on stdout (no summary line)"},
+        {0, "false-alarm", KCS_OPT_STR, &false_alarm, "P",
+         "false-alarm target per trial of the recommended tolerances (default 0.01)"},
         {'q', "quiet", KCS_OPT_FLAG, &quiet, NULL, "no summary line"},
         {0},
     };
@@ -45,6 +58,20 @@ int kcs_cmd_reduce(int argc, char **argv)
     if (npos < 1) {
         fprintf(stderr, "kcs reduce: need a DATASET.h5 (see kcs reduce --help)\n");
         return 2;
+    }
+    if (json && !tolerances) {
+        fprintf(stderr, "kcs reduce: --json needs --tolerances FILE\n");
+        return 2;
+    }
+    double p = 0.0;
+    if (false_alarm) {
+        char *end = NULL;
+        p = strtod(false_alarm, &end);
+        if (!end || *end || !(p > 0.0 && p < 0.5)) {
+            fprintf(stderr, "kcs reduce: --false-alarm: '%s' is not a probability in (0, 0.5)\n",
+                    false_alarm);
+            return 2;
+        }
     }
     char dflt[4096];
     if (!out_dir) {
@@ -65,6 +92,9 @@ int kcs_cmd_reduce(int argc, char **argv)
         .no_recompute = no_recompute,
         .recompute_max = (double)recompute_max,
         .plot_script = plot_script,
+        .tolerances = tolerances,
+        .json = json,
+        .false_alarm = p,
     };
     kcs_error err = {0};
     rc = kcs_reduce_run(&o, &err);

@@ -25,7 +25,13 @@
 #include "verdict.h"
 
 enum { D_ORACLE = 0, D_DIGEST, D_TORCH, D_FV_RIG, D_FV_PROB, D_FV_FIXED };
-static const char *const kind_names[2] = {"single", "dense"};
+enum { N_KINDS = 3 };
+static const char *const kind_names[N_KINDS] = {"single", "dense", "row"};
+/* Mechanisms: corrupted outputs made by something other than an additive
+ * injection, judged by every detector (magnitude NaN in the table; their
+ * size in units of the data is measured). */
+enum { M_COERCE = 0, M_STALE, N_MECH };
+static const char *const mech_names[N_MECH] = {"coerce-bf16", "stale-row"};
 
 /* Everything about one input set of one case. */
 typedef struct det_input {
@@ -121,6 +127,21 @@ static void inject(const det_input *d, const double *y0, double *y, int kind, do
     kcs_format fo = d->cs->dtype_out;
     memcpy(y, y0, d->n * sizeof *y);
     double amp = mag * d->eta;
+    if (kind == 2) {
+        /* localized: every element of one random row (a tile, a warp's rows) */
+        size_t cols = (size_t)(d->call.n > 0 ? d->call.n : 1), rows = d->n / cols;
+        size_t row = (size_t)(kcs_rng_uniform(r) * (double)rows);
+        if (row >= rows)
+            row = rows - 1;
+        for (size_t j = 0; j < cols; j++) {
+            size_t i = row * cols + j;
+            double s = (kcs_rng_u32(r) & 1) ? 1.0 : -1.0;
+            double w = d->c->tol_structure == KCS_TOL_BACKWARD_ERROR ? d->scale / sqrt((double)cols)
+                                                                      : weight(d, i, y0);
+            y[i] = kcs_format_round(fo, y0[i] + s * amp * w, KCS_ROUND_DEFAULT);
+        }
+        return;
+    }
     if (kind == 0) {
         size_t i = (size_t)(kcs_rng_uniform(r) * (double)d->n);
         if (i >= d->n)
@@ -145,6 +166,24 @@ static void inject(const det_input *d, const double *y0, double *y, int kind, do
         double s = (kcs_rng_u32(r) & 1) ? 1.0 : -1.0;
         y[i] = kcs_format_round(fo, y0[i] + s * amp * weight(d, i, y0), KCS_ROUND_DEFAULT);
     }
+}
+
+/* The injection in units of the data: max_i |y_i - y0_i| / max_j |y0| over
+ * the row of i (gemm: m rows of n). */
+static double data_magnitude(const det_input *d, const double *y0, const double *y)
+{
+    size_t cols = (size_t)(d->call.n > 0 ? d->call.n : 1), rows = d->n / cols;
+    double worst = 0.0;
+    for (size_t r = 0; r < rows; r++) {
+        double scale = 0.0, dy = 0.0;
+        for (size_t j = 0; j < cols; j++) {
+            scale = fmax(scale, fabs(y0[r * cols + j]));
+            dy = fmax(dy, fabs(y[r * cols + j] - y0[r * cols + j]));
+        }
+        if (dy > 0.0)
+            worst = fmax(worst, scale > 0.0 ? dy / scale : INFINITY);
+    }
+    return worst;
 }
 
 static void fixed_tols(kcs_format in, double *tol)
@@ -185,7 +224,12 @@ static int detect_case(det_ctx *x, const kcs_case *cs, kcs_error *err)
     if (n_in < 1)
         n_in = 1;
     int nm = o->n_magnitudes;
-    int64_t det[2][64][KCS_DETECTORS] = {{{0}}}, tri[2][64] = {{0}};
+    int64_t det[N_KINDS][64][KCS_DETECTORS] = {{{0}}}, tri[N_KINDS][64] = {{0}};
+    double dmag[N_KINDS][64] = {{0}}; /* sum over trials of the data-unit magnitude */
+    int64_t mdet[N_MECH][KCS_DETECTORS] = {{0}}, mtri[N_MECH] = {0};
+    double mmag[N_MECH] = {0};
+    double *y_prev = NULL; /* the previous input set's conforming output */
+    size_t n_prev = 0;
     int64_t *fa_out = calloc((size_t)x->n_impl * KCS_DETECTORS, sizeof *fa_out);
     int64_t *fa_flag = calloc((size_t)x->n_impl * KCS_DETECTORS, sizeof *fa_flag);
     int *conf = calloc((size_t)x->n_impl, sizeof *conf);
@@ -277,11 +321,66 @@ static int detect_case(det_ctx *x, const kcs_case *cs, kcs_error *err)
                 fa_flag[p * KCS_DETECTORS + k] += fl[k];
             }
         }
+        /* mechanisms: the first placement on inputs coerced to bf16 (a kernel
+         * that silently narrows its inputs), judged against the fp32 inputs'
+         * reference; one row of the previous input set's output (a stale
+         * buffer) */
+        if (x->impl[0].ctx && call->in[0] && call->in[1]) {
+            double *ca = malloc(call->in_len[0] * sizeof *ca);
+            double *cb = malloc(call->in_len[1] * sizeof *cb);
+            const double *ia = call->in[0], *ib = call->in[1];
+            if (ca && cb) {
+                for (size_t i = 0; i < call->in_len[0]; i++)
+                    ca[i] = kcs_format_round(KCS_FMT_BF16, ia[i], KCS_ROUND_DEFAULT);
+                for (size_t i = 0; i < call->in_len[1]; i++)
+                    cb[i] = kcs_format_round(KCS_FMT_BF16, ib[i], KCS_ROUND_DEFAULT);
+                call->in[0] = ca;
+                call->in[1] = cb;
+                kcs_binding_apply(&x->impl[0], call);
+                kcs_tensor_poison(&out);
+                call->out = out.data;
+                call->out_len = out.len;
+                if (x->impl[0].ops->run(x->impl[0].ctx, call, &e) == 0) {
+                    int fl[KCS_DETECTORS];
+                    judge(&d, out.data, 0xC0E5u ^ (uint64_t)t, fl);
+                    mtri[M_COERCE]++;
+                    mmag[M_COERCE] += data_magnitude(&d, y0, out.data);
+                    for (int k = 0; k < KCS_DETECTORS; k++)
+                        mdet[M_COERCE][k] += fl[k];
+                }
+                call->in[0] = ia;
+                call->in[1] = ib;
+            }
+            free(ca);
+            free(cb);
+        }
+        if (y_prev && n_prev == d.n && call->n > 0) {
+            size_t cols = (size_t)call->n, rows = d.n / cols;
+            kcs_rng r;
+            kcs_rng_init(&r, x->s->seed ^ 0x57A1Eull, (uint64_t)cs->id, (uint64_t)t);
+            size_t row = (size_t)(kcs_rng_uniform(&r) * (double)rows);
+            if (row >= rows)
+                row = rows - 1;
+            memcpy(y, y0, d.n * sizeof *y);
+            memcpy(y + row * cols, y_prev + row * cols, cols * sizeof *y);
+            int fl[KCS_DETECTORS];
+            judge(&d, y, 0x57A1Eu ^ (uint64_t)t, fl);
+            mtri[M_STALE]++;
+            mmag[M_STALE] += data_magnitude(&d, y0, y);
+            for (int k = 0; k < KCS_DETECTORS; k++)
+                mdet[M_STALE][k] += fl[k];
+        }
+        if (!y_prev)
+            y_prev = malloc(d.n * sizeof *y_prev);
+        if (y_prev) {
+            memcpy(y_prev, y0, d.n * sizeof *y_prev);
+            n_prev = d.n;
+        }
         /* injections into the first placement's output */
         int per = (o->trials + n_in - 1) / n_in;
         if (t == n_in - 1)
             per = o->trials - per * (n_in - 1);
-        for (int kind = 0; kind < 2; kind++)
+        for (int kind = 0; kind < N_KINDS; kind++)
             for (int mi = 0; mi < nm; mi++) {
                 double mag = nm == 1 ? o->mag_min
                                      : o->mag_min * pow(o->mag_max / o->mag_min,
@@ -291,6 +390,7 @@ static int detect_case(det_ctx *x, const kcs_case *cs, kcs_error *err)
                              ((uint64_t)t << 32) | (uint64_t)(kind * 64 + mi));
                 for (int j = 0; j < per; j++) {
                     inject(&d, y0, y, kind, mag, &r);
+                    dmag[kind][mi] += data_magnitude(&d, y0, y);
                     int fl[KCS_DETECTORS];
                     judge(&d, y, ((uint64_t)(kind * 64 + mi) << 32) ^ (uint64_t)j ^
                                      ((uint64_t)t << 48), fl);
@@ -306,8 +406,32 @@ static int detect_case(det_ctx *x, const kcs_case *cs, kcs_error *err)
         kcs_inputs_free(&in);
         free_input(&d);
     }
+    free(y_prev);
     for (int k = 0; k < KCS_DETECTORS && !rc; k++) {
-        for (int kind = 0; kind < 2 && !rc; kind++) {
+        for (int mech = 0; mech < N_MECH && !rc; mech++) {
+            if (mtri[mech] == 0)
+                continue;
+            kcs_det_row row = {0};
+            row.case_id = cs->id;
+            snprintf(row.contract, sizeof row.contract, "%s", c->id);
+            snprintf(row.op, sizeof row.op, "%s", kcs_op_name(cs->op));
+            snprintf(row.dtype_in, sizeof row.dtype_in, "%s", kcs_format_name(cs->dtype_in));
+            row.m = cs->shape.m;
+            row.n = cs->shape.n;
+            row.k = cs->shape.k;
+            snprintf(row.structure, sizeof row.structure, "%s",
+                     kcs_tol_structure_name(c->tol_structure));
+            row.eta = eta_first;
+            snprintf(row.detector, sizeof row.detector, "%s", kcs_detector_names[k]);
+            snprintf(row.kind, sizeof row.kind, "%s", mech_names[mech]);
+            row.magnitude = NAN;
+            row.trials = mtri[mech];
+            row.detected = mdet[mech][k];
+            row.p_detect = (double)row.detected / (double)row.trials;
+            row.magnitude_data = mmag[mech] / (double)row.trials;
+            rc = kcs_spool_put(&x->rows, &row, 1, err);
+        }
+        for (int kind = 0; kind < N_KINDS && !rc; kind++) {
             kcs_det_summary_row sm = {0};
             sm.case_id = cs->id;
             snprintf(sm.detector, sizeof sm.detector, "%s", kcs_detector_names[k]);
@@ -339,6 +463,7 @@ static int detect_case(det_ctx *x, const kcs_case *cs, kcs_error *err)
                 row.trials = tri[kind][mi];
                 row.detected = det[kind][mi][k];
                 row.p_detect = row.trials ? (double)row.detected / (double)row.trials : NAN;
+                row.magnitude_data = row.trials ? dmag[kind][mi] / (double)row.trials : NAN;
                 if (isnan(sm.min_magnitude_99) && row.trials && row.p_detect >= 0.99)
                     sm.min_magnitude_99 = mag;
                 rc = kcs_spool_put(&x->rows, &row, 1, err);
@@ -494,9 +619,10 @@ int kcs_detect_run(const kcs_detect_opts *o, kcs_error *err)
     if (!rc)
         rc = write_out(&x, o->out, err);
     if (!rc && !o->quiet)
-        printf("kcs detect: %s: %" PRId64 " cases x %d magnitudes x 2 kinds x %d trials, %d "
+        printf("kcs detect: %s: %" PRId64 " cases x %d magnitudes x %d kinds x %d trials, %d "
                "detectors -> %s (kcs reduce %s renders the curves)\n",
-               o->study, done, o->n_magnitudes, o->trials, KCS_DETECTORS, o->out, o->out);
+               o->study, done, o->n_magnitudes, (int)N_KINDS, o->trials, KCS_DETECTORS, o->out,
+               o->out);
 out:
     kcs_spool_close(&x.rows);
     kcs_spool_close(&x.fa);

@@ -6,6 +6,8 @@
  *   dense   every element moves by m eta w_i times a random sign (or, for a
  *           backward_error contract, a Gaussian matrix scaled so that
  *           ||E||_F = m eta ||A||_F ||B||_F)
+ *   row     localized: every element of one random row moves by m eta w_i
+ *           times a random sign (backward_error: ||E||_F = m eta ||A|| ||B||)
  * with w_i = (|A||B|)_ij for componentwise contracts (pointwise_relative),
  * ||A||_F ||B||_F for backward_error, 1 for pointwise_absolute and one ULP
  * of y_i for ulp contracts, and the result rounded to dtype_out. Each
@@ -21,7 +23,10 @@
  *                     <= 1e-9 per call)
  *   freivalds-fixed   the paper author's harness criterion on the same
  *                     residuals (atol = rtol = 1e-4 for fp32)
- * Magnitude 0 is the false-alarm check: every placement's own output (the
+ * Mechanisms (rows with magnitude NaN): coerce-bf16, the first placement on
+ * inputs rounded to bf16; stale-row, one row of the previous input set's
+ * output. Every row also gives its size in units of the data
+ * (magnitude_data). Magnitude 0 is the false-alarm check: every placement's own output (the
  * conforming ones: those the oracle judges within tolerance) through every
  * detector. The tables go to /analysis of a small HDF5 file whose root says
  * content = "detection"; `kcs reduce` renders them. */

@@ -24,10 +24,14 @@ typedef struct kcs_det_row {
     char structure[24];      /* the contract's tolerance structure */
     double eta;              /* of the first input set */
     char detector[24];
-    char kind[16];           /* single | dense */
+    char kind[16];           /* single | dense | row */
     double magnitude;        /* multiple of eta */
     int64_t trials, detected;
     double p_detect;
+    double magnitude_data;   /* the same injections in units of the data: mean over
+                                trials of max_i |dy_i| / max_j |y_row(i),j| (the
+                                corrupted element's row scale); one axis for every
+                                detector and contract */
 } kcs_det_row;
 
 /* /analysis/detection_false_alarms: a placement's own outputs. */

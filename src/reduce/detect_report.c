@@ -8,6 +8,7 @@
 #include "h5out.h"
 #include "report.h"
 #include "spool.h"
+#include "tolmodel.h"
 
 static const kcs_field det_fields[] = {
     KCS_FIELD(kcs_det_row, case_id, KCS_FIELD_I64),
@@ -25,6 +26,7 @@ static const kcs_field det_fields[] = {
     KCS_FIELD(kcs_det_row, trials, KCS_FIELD_I64),
     KCS_FIELD(kcs_det_row, detected, KCS_FIELD_I64),
     KCS_FIELD(kcs_det_row, p_detect, KCS_FIELD_F64),
+    KCS_FIELD(kcs_det_row, magnitude_data, KCS_FIELD_F64),
 };
 
 static const kcs_field fa_fields[] = {
@@ -73,12 +75,13 @@ const kcs_field *kcs_det_summary_row_fields(int *n_p)
 static void curves(FILE *f, const kcs_det_row *rows, int64_t n, int64_t case_id, const char *kind)
 {
     /* magnitudes in order of appearance, one column per detector */
-    fprintf(f, "\n*%s-element corruption* — detection probability per magnitude (× η):\n\n"
-               "| magnitude |",
+    fprintf(f, "\n*%s-element corruption* — detection probability per magnitude (× η, and "
+               "in units of the data: max |Δy| / the corrupted row's max |y|):\n\n"
+               "| magnitude (× η) | relative to the row |",
             kind);
     for (int k = 0; k < KCS_DETECTORS; k++)
         fprintf(f, " %s |", kcs_detector_names[k]);
-    fprintf(f, "\n|---:|");
+    fprintf(f, "\n|---:|---:|");
     for (int k = 0; k < KCS_DETECTORS; k++)
         fprintf(f, "---:|");
     fprintf(f, "\n");
@@ -86,7 +89,7 @@ static void curves(FILE *f, const kcs_det_row *rows, int64_t n, int64_t case_id,
         const kcs_det_row *x = &rows[i];
         if (x->case_id != case_id || strcmp(x->kind, kind) || strcmp(x->detector, "oracle"))
             continue;
-        fprintf(f, "| %.3g |", x->magnitude);
+        fprintf(f, "| %.3g | %.3g |", x->magnitude, x->magnitude_data);
         for (int k = 0; k < KCS_DETECTORS; k++) {
             double p = NAN;
             for (int64_t j = 0; j < n; j++) {
@@ -112,7 +115,12 @@ static int render(FILE *f, const kcs_reduce_opts *o, const kcs_det_row *rows, in
                "Frobenius norm m·η·‖A‖‖B‖ for backward-error contracts), then judged by each "
                "detector. Magnitude 0 is every placement's own output: false alarms are counted "
                "on the placements the oracle judges conforming. A detector is *usable* when it "
-               "reaches ≥ 99 %% detection at some magnitude with zero false alarms.\n\n");
+               "reaches ≥ 99 %% detection at some magnitude with zero false alarms. Every detector "
+               "judges the same injected outputs, so each magnitude is also stated in units of "
+               "the data (the largest change relative to its row's largest |y|): one axis for "
+               "every detector, on which the contract's own curve is no step at 1 by "
+               "construction. The false-alarm intervals need many conforming outputs: "
+               "`kcs detect --inputs 250` on 4 conforming placements judges 1000.\n\n");
     int64_t last = -1;
     for (int64_t i = 0; i < n; i++) {
         const kcs_det_row *x = &rows[i];
@@ -126,14 +134,17 @@ static int render(FILE *f, const kcs_reduce_opts *o, const kcs_det_row *rows, in
         snprintf(fig, sizeof fig, "fig_detection_c%lld.png", (long long)x->case_id);
         if (kcs_report_has_figure(o->out_dir, fig))
             fprintf(f, "![detection curves, case %lld](%s)\n\n", (long long)x->case_id, fig);
-        fprintf(f, "| detector | injection | false alarms (conforming outputs) | smallest "
+        fprintf(f, "| detector | injection | false alarms (conforming outputs) [95 %% "
+                   "Clopper–Pearson] | smallest "
                    "magnitude at ≥ 99 %% | usable |\n|---|---|---|---:|:-:|\n");
         for (int64_t j = 0; j < nsm; j++) {
             const kcs_det_summary_row *s = &sm[j];
             if (s->case_id != x->case_id)
                 continue;
-            fprintf(f, "| %s | %s | %lld/%lld | ", s->detector, s->kind,
-                    (long long)s->fa_flagged, (long long)s->fa_outputs);
+            double lo, hi;
+            kcs_clopper_pearson(s->fa_flagged, s->fa_outputs, 0.95, &lo, &hi);
+            fprintf(f, "| %s | %s | %lld/%lld [%.3g, %.3g] | ", s->detector, s->kind,
+                    (long long)s->fa_flagged, (long long)s->fa_outputs, lo, hi);
             if (isnan(s->min_magnitude_99))
                 fprintf(f, "not reached | ");
             else
@@ -142,6 +153,38 @@ static int render(FILE *f, const kcs_reduce_opts *o, const kcs_det_row *rows, in
         }
         curves(f, rows, n, x->case_id, "single");
         curves(f, rows, n, x->case_id, "dense");
+        curves(f, rows, n, x->case_id, "row");
+        /* mechanisms: rows with no injected magnitude */
+        int any = 0;
+        for (int64_t j = 0; j < n; j++)
+            any |= rows[j].case_id == x->case_id && isnan(rows[j].magnitude);
+        if (any) {
+            fprintf(f, "\n*Mechanisms* — detection probability of outputs corrupted by a "
+                       "mechanism rather than an injection (coerce-bf16: the first placement "
+                       "on inputs rounded to bf16; stale-row: one row of the previous input "
+                       "set's output), with their measured size relative to the row:\n\n"
+                       "| mechanism | trials | relative to the row |");
+            for (int k = 0; k < KCS_DETECTORS; k++)
+                fprintf(f, " %s |", kcs_detector_names[k]);
+            fprintf(f, "\n|---|---:|---:|");
+            for (int k = 0; k < KCS_DETECTORS; k++)
+                fprintf(f, "---:|");
+            fprintf(f, "\n");
+            for (int64_t j = 0; j < n; j++) {
+                const kcs_det_row *y = &rows[j];
+                if (y->case_id != x->case_id || !isnan(y->magnitude) ||
+                    strcmp(y->detector, "oracle"))
+                    continue;
+                fprintf(f, "| %s | %lld | %.3g |", y->kind, (long long)y->trials,
+                        y->magnitude_data);
+                for (int k = 0; k < KCS_DETECTORS; k++)
+                    for (int64_t q = 0; q < n; q++)
+                        if (rows[q].case_id == x->case_id && !strcmp(rows[q].kind, y->kind) &&
+                            !strcmp(rows[q].detector, kcs_detector_names[k]))
+                            fprintf(f, " %.3f |", rows[q].p_detect);
+                fprintf(f, "\n");
+            }
+        }
         fprintf(f, "\n**False alarms per placement** (its own outputs, no injection):\n\n"
                    "| placement | implementation | conforming |");
         for (int k = 0; k < KCS_DETECTORS; k++)

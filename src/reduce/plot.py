@@ -12,7 +12,11 @@ renders PNG files into OUT_DIR:
                            torch's default tolerance, the contract's and
                            kcs's recommended one
   fig_signatures.png       ordering-signature classes, rank x case
-  fig_detection_c<C>.png   detection probability vs injected magnitude
+  fig_detection_c<C>.png   detection probability vs injected corruption in
+                           units of the data (every detector on one axis)
+  fig_tolerance_<I>.png    recommendation I of OUT_DIR/tolerances.json: its
+                           fitted form (eta0(n), N0 outputs) against every
+                           trial's divergence, the validity range shaded
 Needs h5py, numpy and matplotlib (Debian: python3-h5py python3-matplotlib);
 exits with status 3 and a one-line message when they are missing.
 """
@@ -159,30 +163,115 @@ def detection(f, out):
     made = []
     for c in np.unique(t["case_id"]):
         q = t[t["case_id"] == c]
-        fig, axes = plt.subplots(1, 2, figsize=(12, 4.5), sharey=True)
-        for ax, kind in zip(axes, ("single", "dense")):
+        kinds = [k for k in ("single", "dense", "row") if any(s(x) == k for x in q["kind"])]
+        fig, axes = plt.subplots(1, len(kinds), figsize=(6 * len(kinds), 4.5), sharey=True)
+        for ax, kind in zip(np.atleast_1d(axes), kinds):
             r = q[np.array([s(x) == kind for x in q["kind"]])]
             styles = ["o-", "s--", "^:", "v-.", "D-", "x--"]
+            data_axis = "magnitude_data" in r.dtype.names
+            xcol = "magnitude_data" if data_axis else "magnitude"
             for i, det in enumerate(dict.fromkeys(s(x) for x in r["detector"])):
                 d = r[np.array([s(x) == det for x in r["detector"]])]
-                order = np.argsort(d["magnitude"])
+                order = np.argsort(d[xcol])
                 # overlapping curves stay visible: a small vertical offset per detector
-                ax.plot(d["magnitude"][order], d["p_detect"][order] + 0.012 * (i - 2.5),
+                ax.plot(d[xcol][order], d["p_detect"][order] + 0.012 * (i - 2.5),
                         styles[i % len(styles)], ms=3, lw=1.2, label=det)
             ax.axhline(0.99, color="k", ls=":", lw=0.8)
-            ax.axvline(1.0, color="grey", ls="--", lw=0.8)
+            if not data_axis:
+                ax.axvline(1.0, color="grey", ls="--", lw=0.8)
             ax.set_xscale("log")
-            ax.set_xlabel("injected magnitude (× η)")
-            ax.set_title("%s-element corruption" % kind)
+            ax.set_xlabel("injected corruption: max |Δy| / the row's max |y|" if data_axis
+                          else "injected magnitude (× η)")
+            ax.set_title({"single": "one element", "dense": "every element",
+                          "row": "one row (localized)"}[kind] + " corrupted")
             ax.grid(True, which="both", alpha=0.3)
-        axes[0].set_ylabel("detection probability (curves offset by ±0.03 to stay visible)")
-        axes[1].legend(fontsize=7)
+        np.atleast_1d(axes)[0].set_ylabel("detection probability (curves offset by ±0.03 to stay visible)")
+        np.atleast_1d(axes)[-1].legend(fontsize=7)
         x = q[0]
         fig.suptitle("case %d: %s %s %dx%dx%d (%s, η = %.3g)"
                      % (c, s(x["contract"]), s(x["dtype_in"]), x["m"], x["n"], x["k"],
                         s(x["structure"]), x["eta"]))
         fig.tight_layout()
         name = "fig_detection_c%d.png" % c
+        fig.savefig(os.path.join(out, name), dpi=110)
+        plt.close(fig)
+        made.append(name)
+    return made
+
+
+def outputs_of(c):
+    """kcs_op_out_len of a /cases row"""
+    op, m, n, k, b = s(c["op"]), int(c["m"]), int(c["n"]), int(c["k"]), max(1, int(c["batch"]))
+    return {"gemm": m * n, "batched_gemm": b * m * n, "reduce_sum": m, "dot": 1,
+            "softmax": m * k, "layernorm": m * k, "rmsnorm": m * k, "attention": b * m * k,
+            "gather": n * k, "allreduce": k}.get(op, 0)
+
+
+def tolerances(f, out):
+    import json
+    path = os.path.join(out, "tolerances.json")
+    if not os.path.exists(path) or "analysis/divergence_points" not in f:
+        return []
+    tol = json.load(open(path))
+    groups = f["analysis/baseline_groups"][:]
+    pts = f["analysis/divergence_points"][:]
+    pts = pts[pts["rank_b"] == -1]
+    names = [s(r["variant"]) for r in f["provenance/ranks"][:]]
+    outputs = {int(c["case_id"]): outputs_of(c) for c in f["cases"][:]}
+    made = []
+    for i, r in enumerate(tol["recommendations"]):
+        gids = [int(g["group"]) for g in groups
+                if (s(g["op"]), s(g["dtype_in"]), s(g["dtype_out"]), s(g["dtype_acc"]))
+                == (r["op"], r["dtype_in"], r["dtype_out"], r["acc"])]
+        conf = set()
+        for g in groups:
+            if int(g["group"]) in gids:
+                conf |= set(int(x) for x in s(g["conforming"]).split(",") if x)
+        p = pts[np.isin(pts["group"], gids)]
+        col = "scaled_div" if r["metric"] == "scaled" else "abs_div"
+        p0, N0 = tol["false_alarm_target"], r["valid"]["outputs_fitted"]
+        # every point brought to N0 outputs by the outputs rule, as fitted
+        rule = np.array([max(1.0, np.sqrt(np.log(2 * max(outputs.get(int(c), N0), 1) / p0)
+                                          / np.log(2 * N0 / p0))) for c in p["case_id"]])
+        fig, ax = plt.subplots(figsize=(8, 5))
+        cmap = plt.get_cmap("tab10")
+        for j, rank in enumerate(sorted(set(int(x) for x in p["rank_a"]))):
+            sel = (p["rank_a"] == rank) & np.isfinite(p[col]) & (p[col] > 0)
+            q = p[sel]
+            if len(q) == 0:
+                continue
+            ok = rank in conf
+            ax.scatter(q["k"] * (1 + 0.03 * (j - 2)), q[col] / rule[sel], s=10 if ok else 14,
+                       marker="o" if ok else "x", color=cmap(j % 10), alpha=0.5,
+                       label="%d %s%s" % (rank, names[rank], "" if ok else " (not conforming)"))
+        lo, hi = r["valid"]["n_min"], r["valid"]["n_max"]
+        if r["form"] == "power":
+            nn = np.geomspace(lo, hi, 64)
+            ax.plot(nn, r["c"] * nn ** r["alpha"] * r["u"], "k-", lw=1.8,
+                    label="η0 = %.3g·n^%.3f·u (α CI [%.3f, %.3f])"
+                    % (r["c"], r["alpha"], r["alpha_ci"][0], r["alpha_ci"][1]))
+        else:
+            e = np.array(r["envelope"])
+            ax.plot(e[:, 0], e[:, 1], "k-", lw=1.8,
+                    label="η0 envelope (pooled α = %.3f, no power law fits)" % r["alpha"])
+        m = np.array(r["observed_max"])
+        ax.plot(m[:, 0], m[:, 1], "k_", ms=12, label="largest conforming divergence per n")
+        ax.axvspan(lo / 4, lo, color="grey", alpha=0.15)
+        ax.axvspan(hi, hi * 4, color="grey", alpha=0.15, label="outside the validity range")
+        ax.set_xlim(lo / 2, hi * 2)
+        ax.set_xscale("log", base=2)
+        ax.set_yscale("log")
+        ax.set_xlabel("n = k")
+        ax.set_ylabel("%s divergence of a trial (max over its outputs,\nbrought to N0 = %d by the outputs rule)"
+                      % (r["metric"], N0))
+        h = r["heldout"]
+        ax.set_title("%s %s→%s acc %s: held out %d/%d flagged [%.2g, %.2g] (p = %g)"
+                     % (r["op"], r["dtype_in"], r["dtype_out"], r["acc"], h["flagged"], h["trials"],
+                        h["ci95"][0], h["ci95"][1], tol["false_alarm_target"]), fontsize=9)
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend(fontsize=6)
+        fig.tight_layout()
+        name = "fig_tolerance_%d.png" % i
         fig.savefig(os.path.join(out, name), dpi=110)
         plt.close(fig)
         made.append(name)
@@ -200,7 +289,7 @@ def main(argv):
         if content == "detection":
             made = detection(f, out)
         else:
-            made = divergence(f, out) + signatures(f, out)
+            made = divergence(f, out) + signatures(f, out) + tolerances(f, out)
     print("plot.py: %d figures in %s" % (len(made), out))
     return 0
 

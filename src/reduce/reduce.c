@@ -23,6 +23,7 @@
 #include "report.h"
 #include "signatures.h"
 #include "spool.h"
+#include "tolerances.h"
 #include "view.h"
 
 static int ensure_dir(const char *dir, kcs_error *err)
@@ -43,6 +44,8 @@ typedef struct reduce_state {
     kcs_spool sp[SP_N];
     int sp_open;
     kcs_baselines *bl;
+    kcs_tolset *ts;
+    kcs_toljudge *tj;
     kcs_baseline_tables tables;
     kcs_sig_summary sig;
     kcs_recompute *rc;
@@ -159,8 +162,12 @@ static int pass1_case(reduce_state *s, int64_t c, kcs_error *err)
         (rc = kcs_spool_put(&s->sp[SP_DIVERGENCE], s->drows, np, err)) ||
         (rc = kcs_spool_put(&s->sp[SP_SIGNATURES], s->srows, nr, err)) ||
         (rc = kcs_baselines_case(s->bl, cs, s->res, T, s->drows, have ? s->samples : NULL,
-                                 rec.ok ? s->ref : NULL, ns, &s->sp[SP_POINTS], err)))
+                                 rec.ok ? s->ref : NULL, ns, &s->sp[SP_POINTS], err)) ||
+        (rc = kcs_tolset_case(s->ts, cs, s->res, T, have ? s->samples : NULL,
+                              rec.ok ? s->ref : NULL, rec.ok ? s->absref : NULL, ns, err)))
         return rc;
+    if (s->tj)
+        kcs_toljudge_case(s->tj, cs, s->res, T);
     for (int i = 0; i < s->n_twins; i++) {
         kcs_twin *tw = &s->twins[i];
         int a = tw->a, b = tw->b, ran = 0;
@@ -247,6 +254,8 @@ static void free_state(reduce_state *s)
     for (int i = 0; i < s->sp_open; i++)
         kcs_spool_close(&s->sp[i]);
     kcs_baselines_free(s->bl);
+    kcs_tolset_free(s->ts);
+    kcs_toljudge_free(s->tj);
     kcs_baseline_tables_free(&s->tables);
     kcs_sig_summary_free(&s->sig);
     kcs_recompute_free(s->rc);
@@ -295,6 +304,9 @@ static int reduce_datasets(const kcs_reduce_opts *o, kcs_error *err)
     if ((rc = ensure_dir(o->out_dir, err)) || (rc = open_spools(&s, err)) ||
         (rc = alloc_case_buffers(&s, err)) ||
         (rc = kcs_baselines_new(v->n_ranks, v->ranks, &s.bl, err)) ||
+        (rc = kcs_tolset_new(v->ranks, v->n_ranks, o->false_alarm, &s.ts, err)) ||
+        (o->tolerances &&
+         (rc = kcs_toljudge_open(o->tolerances, v->ranks, v->n_ranks, &s.tj, err))) ||
         (rc = kcs_sig_summary_init(&s.sig, v->n_ranks) ? kcs_fail(err, KCS_E_NOMEM, "out of memory") : 0) ||
         (rc = kcs_recompute_new(o->recompute_max > 0 ? o->recompute_max : 4e10, &s.rc, err)))
         goto out;
@@ -318,7 +330,8 @@ static int reduce_datasets(const kcs_reduce_opts *o, kcs_error *err)
         if (!(rc = kcs_view_read_case(v, c, s.res, NULL, &have, err)))
             kcs_baselines_count(s.bl, &v->cases[c].rec, s.res, v->max_trials);
     }
-    if (rc || (rc = kcs_baselines_tables(s.bl, &s.tables, err)))
+    if (rc || (rc = kcs_baselines_tables(s.bl, &s.tables, err)) ||
+        (rc = kcs_tolset_settle(s.ts, err)))
         goto out;
     if (s.merge) {
         rc = kcs_merge_out_finish(s.merge, v, &out, err);
@@ -339,6 +352,8 @@ static int reduce_datasets(const kcs_reduce_opts *o, kcs_error *err)
         .out_dir = o->out_dir,
         .twins = s.twins,
         .n_twins = s.n_twins,
+        .tolset = s.ts,
+        .judge = s.tj,
     };
     /* the dataset is written after the readers are closed (HDF5 opens a
      * file once per process); the report needs only the spools */
@@ -356,10 +371,23 @@ static int reduce_datasets(const kcs_reduce_opts *o, kcs_error *err)
     out = NULL;
     if (rc)
         goto out;
+    {
+        char path[4096];
+        snprintf(path, sizeof path, "%s/tolerances.json", o->out_dir);
+        if ((rc = kcs_tolset_write_json(s.ts, path, o->inputs, o->n_inputs, err)))
+            goto out;
+        snprintf(path, sizeof path, "%s/tolerance_model.csv", o->out_dir);
+        if ((rc = kcs_tolset_write_csv(s.ts, path, err)))
+            goto out;
+        if (s.tj && (rc = kcs_toljudge_write_csv(s.tj, o->out_dir, err)))
+            goto out;
+    }
     kcs_plots_run(o, report, merged[0] ? merged : v->src[0].path);
     if ((rc = kcs_report_write(report, &d, err)))
         goto out;
-    if (!o->quiet)
+    if (o->json && s.tj)
+        kcs_toljudge_json(stdout, s.tj);
+    if (!o->quiet && !o->json)
         printf("kcs reduce: %s%s: %" PRId64 " cases x %d ranks -> /analysis (%s), %s\n",
                v->n_src > 1 ? "merged -> " : "", merged[0] ? merged : v->src[0].path, v->n_cases,
                v->n_ranks,
@@ -385,10 +413,24 @@ int kcs_reduce_run(const kcs_reduce_opts *o, kcs_error *err)
             return rc;
         int det = content && !strcmp(content, "detection");
         free(content);
+        if (det && o->tolerances)
+            return kcs_fail(err, KCS_E_INVAL,
+                            "%s: a kcs detect dataset has no trials to judge with --tolerances",
+                            o->inputs[0]);
         if (det) {
             if ((rc = ensure_dir(o->out_dir, err)))
                 return rc;
-            return kcs_detect_report(o, err);
+            if ((rc = kcs_detect_report(o, err)))
+                return rc;
+            /* every report directory has a tolerances.json: a detection
+             * dataset holds no conforming trials, so it recommends nothing */
+            kcs_tolset *ts = NULL;
+            char path[4096];
+            snprintf(path, sizeof path, "%s/tolerances.json", o->out_dir);
+            if (!(rc = kcs_tolset_new(NULL, 0, o->false_alarm, &ts, err)))
+                rc = kcs_tolset_write_json(ts, path, o->inputs, o->n_inputs, err);
+            kcs_tolset_free(ts);
+            return rc;
         }
     }
     for (int i = 0; i < o->n_inputs; i++) {

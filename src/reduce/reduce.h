@@ -25,6 +25,9 @@ typedef struct kcs_reduce_opts {
     int no_recompute;        /* do not regenerate inputs (no |A||B| at samples) */
     double recompute_max;    /* largest case (multiply-adds) to regenerate */
     const char *plot_script; /* default: KCS_PLOT_SCRIPT or the installed/source one */
+    const char *tolerances;  /* judge the dataset with this tolerances.json */
+    int json;                /* one JSON object on stdout (the judgement with tolerances) */
+    double false_alarm;      /* target p of the recommended tolerances (0: 0.01) */
 } kcs_reduce_opts;
 
 /* One row of /analysis/verdicts: a (case, rank) over its trials. */

@@ -2,6 +2,7 @@
  * violations, cross-rank divergence (the baseline and signature sections
  * are in report_baselines.c). */
 #include "report.h"
+#include "tolerances.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -167,6 +168,10 @@ int kcs_report_write(const char *path, const kcs_report_data *d, kcs_error *err)
                 v->n_src, d->merged_path, v->n_ranks, (long long)v->n_cases, v->max_trials);
         sources_table(f, d);
     }
+    if (d->judge)
+        kcs_toljudge_report(f, d->judge);
+    if (d->tolset)
+        kcs_tolset_report(f, d->tolset, d->out_dir);
     ranks_table(f, d);
     if (d->n_twins) {
         fprintf(f, "### The same implementation in different datasets\n\nRanks of different "

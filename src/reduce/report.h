@@ -33,6 +33,8 @@ typedef struct kcs_report_data {
     const kcs_twin *twins;
     int n_twins;
     const char *out_dir;
+    const struct kcs_tolset *tolset;      /* recommended tolerances */
+    const struct kcs_toljudge *judge;     /* NULL unless --tolerances */
 } kcs_report_data;
 
 int kcs_report_write(const char *path, const kcs_report_data *d, kcs_error *err);

@@ -1,0 +1,407 @@
+/* Judging a dataset with a given tolerances.json (tolerances.h): every
+ * trial of every rank against the recommendation of its (op, dtype_in,
+ * dtype_out, accumulator), eta(n, N) = eta0(n) * outputs rule. */
+#define _POSIX_C_SOURCE 200809L
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "json.h"
+#include "reduce.h"
+#include "tolerances.h"
+#include "view.h"
+#include "yamlx.h"
+
+typedef struct jrec {
+    char op[KCS_STR_SHORT], dtype_in[16], dtype_out[16], acc[16], metric[16];
+    kcs_tolfit fit; /* form, u, c, alpha, env_n/env_eta, n_min/n_max, outputs0, p */
+} jrec;
+
+typedef struct jcase {
+    int64_t case_id, k;
+    double outputs, eta;
+    int32_t rank, trials, flagged, not_judged;
+    double max_d;
+} jcase;
+
+struct kcs_toljudge {
+    char *path;
+    double p;
+    jrec *rec;
+    int n_rec;
+    int nr;
+    const kcs_rank_rec *ranks;
+    int64_t *trials, *flagged, *no_rec, *out_of_range, *not_run, *extrapolated;
+    jcase *cases;
+    size_t n_cases, cap_cases;
+};
+
+void kcs_toljudge_free(kcs_toljudge *j)
+{
+    if (!j)
+        return;
+    for (int i = 0; i < j->n_rec; i++)
+        kcs_tolfit_free(&j->rec[i].fit);
+    free(j->rec);
+    free(j->path);
+    free(j->trials);
+    free(j->flagged);
+    free(j->no_rec);
+    free(j->out_of_range);
+    free(j->not_run);
+    free(j->extrapolated);
+    free(j->cases);
+    free(j);
+}
+
+static int is_null(struct fy_node *n)
+{
+    if (!n || fy_node_get_type(n) != FYNT_SCALAR)
+        return 0;
+    size_t len = 0;
+    const char *s = fy_node_get_scalar(n, &len);
+    return s && len == 4 && !memcmp(s, "null", 4);
+}
+
+static void num(kcs_yctx *y, struct fy_node *map, const char *key, const char *field, double *v)
+{
+    char f[128];
+    snprintf(f, sizeof f, "%s.%s", field, key);
+    struct fy_node *n = kcs_yaml_get(y, map, key, true, f);
+    *v = NAN;
+    if (n && !is_null(n))
+        kcs_yaml_num(y, n, f, v);
+}
+
+static void str(kcs_yctx *y, struct fy_node *map, const char *key, const char *field, char *buf,
+                size_t len)
+{
+    char f[128];
+    snprintf(f, sizeof f, "%s.%s", field, key);
+    buf[0] = 0;
+    kcs_yaml_str(y, kcs_yaml_get(y, map, key, true, f), f, buf, len);
+}
+
+static void parse_rec(kcs_yctx *y, struct fy_node *m, int i, double p, jrec *r)
+{
+    char field[64];
+    snprintf(field, sizeof field, "recommendations[%d]", i);
+    if (fy_node_get_type(m) != FYNT_MAPPING) {
+        kcs_yaml_error(y, m, field, "must be a mapping");
+        return;
+    }
+    kcs_tolfit *f = &r->fit;
+    memset(f, 0, sizeof *f);
+    f->p = p;
+    str(y, m, "op", field, r->op, sizeof r->op);
+    str(y, m, "dtype_in", field, r->dtype_in, sizeof r->dtype_in);
+    str(y, m, "dtype_out", field, r->dtype_out, sizeof r->dtype_out);
+    str(y, m, "acc", field, r->acc, sizeof r->acc);
+    str(y, m, "metric", field, r->metric, sizeof r->metric);
+    char form[16] = "", rule[16] = "";
+    str(y, m, "form", field, form, sizeof form);
+    str(y, m, "outputs_rule", field, rule, sizeof rule);
+    char fld[128];
+    if (strcmp(r->metric, "scaled") && strcmp(r->metric, "abs") && strcmp(r->metric, "backward")) {
+        snprintf(fld, sizeof fld, "%s.metric", field);
+        kcs_yaml_error(y, kcs_yaml_get(y, m, "metric", false, fld), fld,
+                       "'%s' is not a metric kcs judges (scaled, abs, backward)", r->metric);
+    }
+    if (rule[0] && strcmp(rule, "sqrt_log")) {
+        snprintf(fld, sizeof fld, "%s.outputs_rule", field);
+        kcs_yaml_error(y, kcs_yaml_get(y, m, "outputs_rule", false, fld), fld,
+                       "'%s' is not known (sqrt_log)", rule);
+    }
+    f->form = !strcmp(form, "power") ? KCS_TOLFORM_POWER
+              : !strcmp(form, "envelope") ? KCS_TOLFORM_ENVELOPE : KCS_TOLFORM_NONE;
+    if (form[0] && f->form == KCS_TOLFORM_NONE) {
+        snprintf(fld, sizeof fld, "%s.form", field);
+        kcs_yaml_error(y, kcs_yaml_get(y, m, "form", false, fld), fld,
+                       "'%s' is not a form (power, envelope)", form);
+    }
+    num(y, m, "u", field, &f->u);
+    num(y, m, "c", field, &f->c);
+    num(y, m, "alpha", field, &f->alpha);
+    f->power_alpha = f->alpha;
+    f->extrapolate = 1.0;
+    snprintf(fld, sizeof fld, "%s.extrapolation", field);
+    struct fy_node *xn = kcs_yaml_get(y, m, "extrapolation", false, fld);
+    if (xn && !is_null(xn) && kcs_yaml_num(y, xn, fld, &f->extrapolate) &&
+        !(f->extrapolate >= 1.0 && isfinite(f->extrapolate)))
+        kcs_yaml_error(y, xn, fld, "must be a finite number >= 1");
+    snprintf(fld, sizeof fld, "%s.valid", field);
+    struct fy_node *v = kcs_yaml_get(y, m, "valid", true, fld);
+    if (v && fy_node_get_type(v) == FYNT_MAPPING) {
+        num(y, v, "n_min", fld, &f->n_min);
+        num(y, v, "n_max", fld, &f->n_max);
+        num(y, v, "outputs_fitted", fld, &f->outputs0);
+    } else if (v) {
+        kcs_yaml_error(y, v, fld, "must be a mapping");
+    }
+    snprintf(fld, sizeof fld, "%s.envelope", field);
+    struct fy_node *e = kcs_yaml_get(y, m, "envelope", f->form == KCS_TOLFORM_ENVELOPE, fld);
+    if (e && fy_node_get_type(e) == FYNT_SEQUENCE) {
+        int n = fy_node_sequence_item_count(e);
+        f->env_n = calloc((size_t)(n ? n : 1), sizeof *f->env_n);
+        f->env_eta = calloc((size_t)(n ? n : 1), sizeof *f->env_eta);
+        if (!f->env_n || !f->env_eta) {
+            kcs_yaml_error(y, e, fld, "out of memory");
+            return;
+        }
+        void *it = NULL;
+        struct fy_node *pt;
+        int j = 0;
+        while ((pt = fy_node_sequence_iterate(e, &it))) {
+            char pf[160];
+            snprintf(pf, sizeof pf, "%s[%d]", fld, j);
+            if (fy_node_get_type(pt) != FYNT_SEQUENCE || fy_node_sequence_item_count(pt) != 2) {
+                kcs_yaml_error(y, pt, pf, "must be [n, eta0]");
+            } else if (kcs_yaml_num(y, fy_node_sequence_get_by_index(pt, 0), pf, &f->env_n[j]) &&
+                       kcs_yaml_num(y, fy_node_sequence_get_by_index(pt, 1), pf, &f->env_eta[j])) {
+                if (!(f->env_eta[j] > 0.0) || !(f->env_n[j] > 0.0) ||
+                    (j > 0 && !(f->env_n[j] > f->env_n[j - 1])))
+                    kcs_yaml_error(y, pt, pf, "needs n > 0 increasing and eta0 > 0");
+            }
+            j++;
+        }
+        f->n_env = j;
+    } else if (e) {
+        kcs_yaml_error(y, e, fld, "must be a list of [n, eta0]");
+    }
+    if (f->form == KCS_TOLFORM_POWER) {
+        if (!(f->c > 0.0) || !isfinite(f->alpha) || !(f->u > 0.0))
+            kcs_yaml_error(y, m, field, "a power form needs c > 0, a finite alpha and u > 0");
+        /* the validity range as a two-point envelope for range checks */
+        if (!f->env_n || f->n_env < 1) {
+            free(f->env_n);
+            free(f->env_eta);
+            f->env_n = malloc(2 * sizeof *f->env_n);
+            f->env_eta = malloc(2 * sizeof *f->env_eta);
+            if (f->env_n && f->env_eta) {
+                f->env_n[0] = f->n_min, f->env_n[1] = f->n_max;
+                f->env_eta[0] = f->env_eta[1] = 1.0;
+                f->n_env = f->n_max > f->n_min ? 2 : 1;
+            }
+        }
+    }
+    if (f->form == KCS_TOLFORM_ENVELOPE && f->n_env < 1)
+        kcs_yaml_error(y, m, field, "an envelope form needs at least one point");
+    if (!(f->n_min > 0.0) || !(f->n_max >= f->n_min))
+        kcs_yaml_error(y, m, field, "valid.n_min and valid.n_max must be positive, n_min <= n_max");
+    if (!(f->outputs0 >= 1.0))
+        kcs_yaml_error(y, m, field, "valid.outputs_fitted must be >= 1");
+}
+
+int kcs_toljudge_open(const char *path, const kcs_rank_rec *ranks, int n_ranks,
+                      kcs_toljudge **j_p, kcs_error *err)
+{
+    kcs_yctx y;
+    int rc = kcs_yaml_open(&y, path, err);
+    if (rc)
+        return rc;
+    kcs_toljudge *j = calloc(1, sizeof *j);
+    if (!j) {
+        kcs_yaml_close(&y);
+        return kcs_fail(err, KCS_E_NOMEM, "out of memory");
+    }
+    j->path = strdup(path);
+    j->nr = n_ranks;
+    j->ranks = ranks;
+    size_t nr = (size_t)(n_ranks ? n_ranks : 1);
+    j->trials = calloc(nr, sizeof *j->trials);
+    j->flagged = calloc(nr, sizeof *j->flagged);
+    j->no_rec = calloc(nr, sizeof *j->no_rec);
+    j->out_of_range = calloc(nr, sizeof *j->out_of_range);
+    j->not_run = calloc(nr, sizeof *j->not_run);
+    j->extrapolated = calloc(nr, sizeof *j->extrapolated);
+    if (!j->path || !j->trials || !j->flagged || !j->no_rec || !j->out_of_range || !j->not_run ||
+        !j->extrapolated) {
+        kcs_yaml_close(&y);
+        kcs_toljudge_free(j);
+        return kcs_fail(err, KCS_E_NOMEM, "out of memory");
+    }
+    struct fy_node *root = kcs_yaml_root(&y);
+    char fmt[32] = "";
+    str(&y, root, "format", "", fmt, sizeof fmt);
+    if (fmt[0] && strcmp(fmt, "kcs-tolerances"))
+        kcs_yaml_error(&y, kcs_yaml_get(&y, root, "format", false, "format"), "format",
+                       "'%s' is not kcs-tolerances", fmt);
+    double version = NAN;
+    num(&y, root, "version", "", &version);
+    if (!isnan(version) && version != 1.0)
+        kcs_yaml_error(&y, kcs_yaml_get(&y, root, "version", false, "version"), "version",
+                       "version %g is not supported (1)", version);
+    num(&y, root, "false_alarm_target", "", &j->p);
+    if (!(j->p > 0.0 && j->p < 1.0))
+        kcs_yaml_error(&y, kcs_yaml_get(&y, root, "false_alarm_target", false, "x"),
+                       "false_alarm_target", "must be in (0, 1)");
+    struct fy_node *recs = kcs_yaml_get(&y, root, "recommendations", true, "recommendations");
+    if (recs && fy_node_get_type(recs) == FYNT_SEQUENCE) {
+        int n = fy_node_sequence_item_count(recs);
+        j->rec = calloc((size_t)(n ? n : 1), sizeof *j->rec);
+        if (!j->rec) {
+            kcs_yaml_close(&y);
+            kcs_toljudge_free(j);
+            return kcs_fail(err, KCS_E_NOMEM, "out of memory");
+        }
+        void *it = NULL;
+        struct fy_node *m;
+        while ((m = fy_node_sequence_iterate(recs, &it)))
+            parse_rec(&y, m, j->n_rec, j->p, &j->rec[j->n_rec]), j->n_rec++;
+    } else if (recs) {
+        kcs_yaml_error(&y, recs, "recommendations", "must be a list");
+    }
+    rc = kcs_yaml_finish(&y, err);
+    kcs_yaml_close(&y);
+    if (rc) {
+        kcs_toljudge_free(j);
+        return rc;
+    }
+    *j_p = j;
+    return 0;
+}
+
+static const jrec *find_rec(const kcs_toljudge *j, const kcs_case_rec *cs)
+{
+    for (int i = 0; i < j->n_rec; i++) {
+        const jrec *r = &j->rec[i];
+        if (!strcmp(r->op, cs->op) && !strcmp(r->dtype_in, cs->dtype_in) &&
+            !strcmp(r->dtype_out, cs->dtype_out) &&
+            (!strcmp(r->acc, cs->dtype_acc) || !strcmp(r->acc, "any")))
+            return r;
+    }
+    return NULL;
+}
+
+static double value(const jrec *r, const kcs_result_rec *x)
+{
+    return !strcmp(r->metric, "scaled") ? x->max_scaled
+           : !strcmp(r->metric, "abs")  ? x->max_abs
+                                        : x->backward_err;
+}
+
+void kcs_toljudge_case(kcs_toljudge *j, const kcs_case_rec *cs, const kcs_result_rec *res, int T)
+{
+    const jrec *r = find_rec(j, cs);
+    double outputs = kcs_case_outputs(cs);
+    double eta = NAN;
+    int extrap = r && ((double)cs->k < r->fit.n_min || (double)cs->k > r->fit.n_max);
+    if (r) {
+        double e0 = kcs_tolfit_eta0(&r->fit, (double)cs->k);
+        if (!isnan(e0))
+            eta = e0 * kcs_tol_outputs_factor(outputs, r->fit.outputs0, j->p);
+    }
+    for (int k = 0; k < j->nr; k++) {
+        jcase c = {cs->case_id, cs->k, outputs, eta, k, 0, 0, 0, NAN};
+        int any = 0;
+        for (int t = 0; t < T; t++) {
+            const kcs_result_rec *x = &res[k * T + t];
+            if (!kcs_view_row_ran(x))
+                continue;
+            any = 1;
+            if (strcmp(x->status, "ok")) {
+                j->not_run[k]++;
+                continue;
+            }
+            if (!r) {
+                j->no_rec[k]++;
+                c.not_judged++;
+                continue;
+            }
+            if (isnan(eta)) {
+                j->out_of_range[k]++;
+                c.not_judged++;
+                continue;
+            }
+            double d = value(r, x);
+            int fl = kcs_tol_flags(d, eta);
+            j->trials[k]++;
+            j->flagged[k] += fl;
+            j->extrapolated[k] += extrap;
+            c.trials++;
+            c.flagged += fl;
+            if (!(d <= c.max_d))
+                c.max_d = d;
+        }
+        if (!any)
+            continue;
+        if (j->n_cases == j->cap_cases) {
+            size_t cap = j->cap_cases ? 2 * j->cap_cases : 256;
+            jcase *n = realloc(j->cases, cap * sizeof *n);
+            if (!n)
+                continue; /* the per-case CSV loses rows; the totals stay */
+            j->cases = n;
+            j->cap_cases = cap;
+        }
+        j->cases[j->n_cases++] = c;
+    }
+}
+
+int kcs_toljudge_write_csv(const kcs_toljudge *j, const char *dir, kcs_error *err)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/judged.csv", dir);
+    FILE *f = fopen(path, "w");
+    if (!f)
+        return kcs_fail(err, KCS_E_IO, "%s: cannot create", path);
+    fprintf(f, "rank,implementation,trials,flagged,extrapolated,no_recommendation,out_of_range,"
+               "not_run\n");
+    for (int r = 0; r < j->nr; r++)
+        fprintf(f, "%d,\"%s\",%lld,%lld,%lld,%lld,%lld,%lld\n", r, j->ranks[r].variant,
+                (long long)j->trials[r], (long long)j->flagged[r], (long long)j->extrapolated[r],
+                (long long)j->no_rec[r], (long long)j->out_of_range[r], (long long)j->not_run[r]);
+    if (fclose(f) != 0)
+        return kcs_fail(err, KCS_E_IO, "%s: cannot write", path);
+    snprintf(path, sizeof path, "%s/judged_cases.csv", dir);
+    if (!(f = fopen(path, "w")))
+        return kcs_fail(err, KCS_E_IO, "%s: cannot create", path);
+    fprintf(f, "case_id,rank,k,outputs,eta,max_divergence,trials,flagged,not_judged\n");
+    for (size_t i = 0; i < j->n_cases; i++) {
+        const jcase *c = &j->cases[i];
+        fprintf(f, "%lld,%d,%lld,%.0f,%.6g,%.6g,%d,%d,%d\n", (long long)c->case_id, c->rank,
+                (long long)c->k, c->outputs, c->eta, c->max_d, c->trials, c->flagged,
+                c->not_judged);
+    }
+    if (fclose(f) != 0)
+        return kcs_fail(err, KCS_E_IO, "%s: cannot write", path);
+    return 0;
+}
+
+void kcs_toljudge_report(FILE *f, const kcs_toljudge *j)
+{
+    fprintf(f, "## Judged with given tolerances\n\nEvery trial against `%s` (false-alarm "
+               "target p = %g per trial; η(n, N) = η0(n)·max(1, √(ln(2N/p) / ln(2·N0/p))) for "
+               "a case of N outputs; a trial is flagged when its divergence exceeds η or is "
+               "NaN/Inf). Trials are not judged when no recommendation matches their (op, "
+               "dtypes, accumulator) or their n lies outside its validity range (a power form "
+               "extrapolates up to the factor its `extrapolation` states; those trials are "
+               "counted apart). Per case: `judged_cases.csv`.\n\n| rank | implementation | "
+               "trials judged | flagged | of them extrapolated | no recommendation | n out of "
+               "range | did not run |\n|---:|---|---:|---:|---:|---:|---:|---:|\n",
+            j->path, j->p);
+    for (int r = 0; r < j->nr; r++)
+        fprintf(f, "| %d | %s | %lld | %lld | %lld | %lld | %lld | %lld |\n", r,
+                j->ranks[r].variant, (long long)j->trials[r], (long long)j->flagged[r],
+                (long long)j->extrapolated[r], (long long)j->no_rec[r],
+                (long long)j->out_of_range[r], (long long)j->not_run[r]);
+    fprintf(f, "\n");
+}
+
+void kcs_toljudge_json(FILE *f, const kcs_toljudge *j)
+{
+    fprintf(f, "{\"tolerances\": ");
+    kcs_json_str(f, j->path);
+    fprintf(f, ", \"false_alarm_target\": %.10g, \"judged\": [", j->p);
+    for (int r = 0; r < j->nr; r++) {
+        fprintf(f, "%s{\"rank\": %d, \"implementation\": ", r ? ", " : "", r);
+        kcs_json_str(f, j->ranks[r].variant);
+        fprintf(f, ", \"trials\": %lld, \"flagged\": %lld, \"extrapolated\": %lld, "
+                   "\"not_judged\": %lld, \"did_not_run\": %lld}",
+                (long long)j->trials[r], (long long)j->flagged[r], (long long)j->extrapolated[r],
+                (long long)(j->no_rec[r] + j->out_of_range[r]), (long long)j->not_run[r]);
+    }
+    fprintf(f, "]}\n");
+}
