@@ -68,8 +68,7 @@ void kcs_binding_open(const kcs_study *s, const char *plugin, MPI_Comm comm, int
     if (!b->ops) {
         snprintf(b->status, sizeof b->status, "unavailable");
         snprintf(b->why, sizeof b->why, "backend %s is %s", b->pl.backend,
-                 kcs_backend_excluded(b->pl.backend) ? "excluded by KCS_BACKENDS"
-                                                      : "not compiled in");
+                 kcs_backend_why(b->pl.backend));
         goto report;
     }
     kcs_backend_config cfg = {

@@ -277,11 +277,14 @@ int kcs_runner_run(const kcs_run_opts *o, MPI_Comm comm, kcs_error *err)
     if ((rc = kcs_agree(comm, rc, err)))
         goto out_bind;
 
-    char backends[256] = "";
-    const kcs_backend_ops *const *all = kcs_backends_all();
-    for (int i = 0; all[i]; i++)
-        snprintf(backends + strlen(backends), sizeof backends - strlen(backends), "%s%s",
-                 i ? "," : "", all[i]->name);
+    /* every backend built: its name, or "name: excluded by KCS_BACKENDS" /
+     * "name: unavailable: <why the module did not load>" (rank 0's node) */
+    char backends[2048] = "";
+    for (int i = 0; i < kcs_backend_count(); i++) {
+        const char *bn = kcs_backend_name(i), *why = kcs_backend_why(bn);
+        snprintf(backends + strlen(backends), sizeof backends - strlen(backends), "%s%s%s%s",
+                 i ? "; " : "", bn, why ? ": " : "", why ? why : "");
+    }
     kcs_store_meta meta = {
         .command_line = o->command_line,
         .study = s.study,

@@ -38,11 +38,11 @@ static int backend_known(const char *name)
 
 static void known_backends(char *buf, size_t len)
 {
-    const kcs_backend_ops *const *all = kcs_backends_all();
     size_t used = 0;
     buf[0] = 0;
-    for (int i = 0; all[i] && used < len; i++)
-        used += (size_t)snprintf(buf + used, len - used, "%s%s", i ? ", " : "", all[i]->name);
+    for (int i = 0; i < kcs_backend_count() && used < len; i++) /* loads no module */
+        used += (size_t)snprintf(buf + used, len - used, "%s%s", i ? ", " : "",
+                                 kcs_backend_name(i));
 }
 
 int kcs_placement_parse(const char *text, kcs_placement *p, kcs_error *err)
