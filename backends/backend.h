@@ -47,6 +47,12 @@ typedef struct kcs_backend_ops {
     int (*freivalds)(int device, const float *A, const float *B, const float *C, long m,
                      long kk, long n, const kcs_fv_params *p, const kcs_fv_detail *detail,
                      kcs_fv_result *res_p, kcs_error *err);
+    /* Seconds of one fp32 GEMM (m x kk by kk x n) by the backend's native
+     * library on data already on the device (median of reps, timed by
+     * device events, no transfers): what `kcs bench freivalds --backend`
+     * sets the device check against. NULL where the backend has none. */
+    int (*sgemm_seconds)(int device, long m, long kk, long n, int reps, double *seconds_p,
+                         kcs_error *err);
 } kcs_backend_ops;
 
 /* The registry (backends/registry.c), the one list of backends. cpu and

@@ -47,6 +47,10 @@ int kcs_hip_freivalds_verify(int device, const float *A, const float *B, const f
 #define KCS_FV_DEV_MAX_ELEMS                                                                  \
     ((uint64_t)(SIZE_MAX < INT64_MAX ? SIZE_MAX : INT64_MAX) / 64)
 
+/* backends/cuda/cuda_sgemm_time.c: the cuda ops table's sgemm_seconds. */
+int kcs_cuda_sgemm_seconds(int device, long m, long kk, long n, int reps, double *seconds_p,
+                           kcs_error *err);
+
 int kcs_fv_device_args(const float *A, const float *B, const float *C, long m, long kk, long n,
                        const kcs_fv_params *p, const kcs_fv_result *res_p, size_t *na_p,
                        size_t *nb_p, size_t *nc_p, kcs_error *err);

@@ -4,6 +4,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cpu/cpu.h"
+
 /* auto: the node-local rank's device. A GPU's vendor-native backend (cuda,
  * hip, level_zero) wins over the same GPU's OpenCL ICD and over the CPU:
  * with one GPU visible per rank (the scheduler's --gpus-per-task, or
@@ -153,6 +155,9 @@ void kcs_binding_record(const kcs_rank_binding *b, int rank, kcs_rank_rec *r)
     snprintf(r->profile, sizeof r->profile, "%s", b->pl.profile);
     kcs_placement_str(&b->pl, r->variant, sizeof r->variant);
     snprintf(r->status, sizeof r->status, "%s", b->status);
+    int threads = 0;
+    kcs_cpu_blas_info(r->blas, sizeof r->blas, &threads);
+    r->blas_threads = threads;
 }
 
 void kcs_binding_close(kcs_rank_binding *b)

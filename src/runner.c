@@ -2,6 +2,8 @@
  * implementation; results are written collectively per case. */
 #include "runner.h"
 
+#include "check.h"
+
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
@@ -257,6 +259,14 @@ int kcs_runner_run(const kcs_run_opts *o, MPI_Comm comm, kcs_error *err)
                       "%s: ranks built different plans (hash %016llx vs %016llx): the study or "
                       "contract files differ between nodes",
                       o->study_path, (unsigned long long)lo, (unsigned long long)hi);
+        goto out_plan;
+    }
+    /* the checks of `kcs check` (but the devices: an unavailable rank is a
+     * status of the run): the same answer on every rank */
+    kcs_check_opts chk = {.n_ranks = s.size, .no_placement = o->plugin != NULL,
+                          .fewer_ranks_ok = o->fewer_ranks_ok};
+    if (kcs_study_check(s.study, &s.plan, &chk, err) > 0) {
+        rc = KCS_E_INVAL;
         goto out_plan;
     }
     if ((rc = check_output(&s, tmp, err)))

@@ -23,6 +23,7 @@ typedef struct kcs_placement {
     int acc_set;
     char options[128];   /* backend build options */
     char path[256];      /* plugin library */
+    int line;            /* study file line of the entry (0: not from a file) */
 } kcs_placement;
 
 typedef struct kcs_sweep {

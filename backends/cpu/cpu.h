@@ -25,6 +25,13 @@ double kcs_acc_round(const kcs_acc *acc, double x);
 double kcs_cpu_sum(const double *terms, int64_t n, const kcs_schedule *s, const kcs_acc *acc,
                    uint64_t seed, double *scratch);
 
+/* The BLAS library of the native kernels ("path (config, core)") and its
+ * current thread count (blas_info.c). */
+void kcs_cpu_blas_info(char *buf, size_t len, int *threads_p);
+/* Set the BLAS thread count: 0, KCS_E_INVAL (n < 1) or KCS_E_UNSUPPORTED
+ * (the library kept another count, e.g. above its build's maximum). */
+int kcs_cpu_blas_set_threads(int n);
+
 typedef int (*kcs_cpu_op_fn)(kcs_backend_ctx *ctx, const kcs_call *call, kcs_error *err);
 
 int kcs_cpu_gemm(kcs_backend_ctx *ctx, const kcs_call *call, kcs_error *err);

@@ -216,4 +216,5 @@ const kcs_backend_ops kcs_backend_cuda = {
     .describe = cuda_describe,
     .close = cuda_close,
     .freivalds = kcs_cuda_freivalds_verify,
+    .sgemm_seconds = kcs_cuda_sgemm_seconds,
 };

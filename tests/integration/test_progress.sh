@@ -13,7 +13,7 @@ placement:
   - { backend: cpu, variant: native }
   - { backend: cpu, variant: own, schedule: pairwise, acc: fp32 }
 cases:
-  - { contract: C-PRC-01, op: gemm, dtype_in: fp32, shapes: [[4, 4, 16], [4, 8, 16], [8, 4, 32], [8, 8, 32], [4, 4, 64]], inputs: [normal, uniform_pm1, offset, positive], trials: 1 }
+  - { contract: C-PRC-01, op: gemm, dtype_in: fp32, shapes: [[4, 4, 16], [4, 8, 16], [8, 4, 32], [8, 8, 32], [4, 4, 64], [4, 8, 64], [8, 4, 64], [8, 8, 64], [4, 4, 128], [8, 8, 128]], inputs: [normal, uniform_pm1], trials: 1 }
 Y
 "$MPIEXEC" -n 2 --allow-run-as-root --oversubscribe "$KCS" run "$T/s.yaml" -o "$T/a.h5" 2> "$T/err" \
   || fail "run failed: $(cat "$T/err")"
