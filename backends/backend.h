@@ -79,6 +79,10 @@ const char *kcs_backend_name(int i);
  * KCS_BACKENDS", "unavailable: <loader message>"), or NULL when it is not
  * (loads the module). */
 const char *kcs_backend_why(const char *name);
+/* Every backend built, "; "-separated: "name", "name: excluded by
+ * KCS_BACKENDS", "name: unavailable: <why>" (module not loadable, or with
+ * probe its driver/device missing), with probe "name: N devices". */
+void kcs_backends_describe(char *buf, size_t len, int probe);
 /* Whether the backend is a loadable module (its path in buf when so). */
 int kcs_backend_module_path(const char *name, char *buf, size_t len);
 

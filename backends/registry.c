@@ -234,6 +234,29 @@ const kcs_backend_ops *kcs_backend_find(const char *name)
     return get(e);
 }
 
+void kcs_backends_describe(char *buf, size_t len, int probe)
+{
+    size_t used = 0;
+    buf[0] = 0;
+    for (int i = 0; i < N_TABLE && used < len; i++) {
+        const char *bn = table[i].name, *why = kcs_backend_why(bn);
+        char state[600] = "";
+        if (why) {
+            snprintf(state, sizeof state, ": %s", why);
+        } else if (probe) {
+            const kcs_backend_ops *o = get(&table[i]);
+            kcs_device_info info[KCS_MAX_DEVICES];
+            int count = 0;
+            kcs_error e = {0};
+            if (o->discover(info, KCS_MAX_DEVICES, &count, &e) != 0)
+                snprintf(state, sizeof state, ": unavailable: %s", e.msg);
+            else
+                snprintf(state, sizeof state, ": %d device%s", count, count == 1 ? "" : "s");
+        }
+        used += (size_t)snprintf(buf + used, len - used, "%s%s%s", i ? "; " : "", bn, state);
+    }
+}
+
 /* The device Freivalds verifier is a slot of the backend's ops table. */
 kcs_fv_device_fn kcs_freivalds_device(const char *backend)
 {

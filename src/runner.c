@@ -287,14 +287,12 @@ int kcs_runner_run(const kcs_run_opts *o, MPI_Comm comm, kcs_error *err)
     if ((rc = kcs_agree(comm, rc, err)))
         goto out_bind;
 
-    /* every backend built: its name, or "name: excluded by KCS_BACKENDS" /
-     * "name: unavailable: <why the module did not load>" (rank 0's node) */
-    char backends[2048] = "";
-    for (int i = 0; i < kcs_backend_count(); i++) {
-        const char *bn = kcs_backend_name(i), *why = kcs_backend_why(bn);
-        snprintf(backends + strlen(backends), sizeof backends - strlen(backends), "%s%s%s%s",
-                 i ? "; " : "", bn, why ? ": " : "", why ? why : "");
-    }
+    /* every backend built, as rank 0's node sees it (the string is rank
+     * 0's): "name: N devices", "name: excluded by KCS_BACKENDS", "name:
+     * unavailable: <why: runtime not loadable, no driver, no device>" */
+    char backends[4096] = "";
+    if (s.rank == 0)
+        kcs_backends_describe(backends, sizeof backends, 1);
     kcs_store_meta meta = {
         .command_line = o->command_line,
         .study = s.study,
