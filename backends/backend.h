@@ -72,6 +72,8 @@ const kcs_backend_ops *const *kcs_backends_all(void);
 const kcs_backend_ops *kcs_backend_find(const char *name);
 /* Whether the backend is built but excluded by KCS_BACKENDS. */
 int kcs_backend_excluded(const char *name);
+/* Whether kcs has a backend of that name at all (built here or not). */
+int kcs_backend_known(const char *name);
 /* Every backend built, loaded or not, excluded or not: count and names. */
 int kcs_backend_count(void);
 const char *kcs_backend_name(int i);

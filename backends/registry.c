@@ -98,6 +98,18 @@ int kcs_backend_excluded(const char *name)
     return 0;
 }
 
+/* Every backend kcs has, built here or not (a study written for a GPU
+ * cluster still loads where some are not built). */
+static const char *const every[] = {"cpu", "opencl", "cuda", "hip", "level_zero", "plugin"};
+
+int kcs_backend_known(const char *name)
+{
+    for (size_t i = 0; name && i < sizeof every / sizeof every[0]; i++)
+        if (strcmp(name, every[i]) == 0)
+            return 1;
+    return 0;
+}
+
 int kcs_backend_count(void)
 {
     return N_TABLE;

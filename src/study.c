@@ -30,11 +30,7 @@ static void placement_defaults(kcs_placement *p)
  * GPU cluster still loads on a laptop, where those ranks are unavailable. */
 static int backend_known(const char *name)
 {
-    static const char *const all[] = {"cpu", "opencl", "cuda", "hip", "level_zero", "plugin"};
-    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
-        if (strcmp(name, all[i]) == 0)
-            return 1;
-    return 0;
+    return kcs_backend_known(name); /* backends/registry.c: the one list */
 }
 
 /* The implementations a placement can name (backends refuse the ones

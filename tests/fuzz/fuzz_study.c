@@ -48,6 +48,14 @@ int kcs_profile_names(const char *const **names_p, int *n_p)
     *n_p = 2;
     return 0;
 }
+int kcs_backend_known(const char *name)
+{
+    static const char *const all[] = {"cpu", "opencl", "cuda", "hip", "level_zero", "plugin"};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+        if (strcmp(name, all[i]) == 0)
+            return 1;
+    return 0;
+}
 int kcs_backend_count(void)
 {
     return 0;
