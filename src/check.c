@@ -10,6 +10,7 @@
 #include "backend.h"
 #include "cpu/profile.h"
 #include "journal.h"
+#include "placement.h"
 
 typedef struct checker {
     const kcs_check_opts *o;
@@ -206,11 +207,37 @@ static void check_output(checker *k)
 
 /* What this node offers the ranks' backends: a warning (or a problem with
  * require_devices) per backend that cannot run here. */
+/* placement: auto on this node: what node-local ranks 0..n-1 would take */
+static void show_auto(checker *k, int n)
+{
+    const char *names[16];
+    int counts[16], nb = 0;
+    const kcs_backend_ops *const *all = kcs_backends_all();
+    for (int i = 0; all[i] && nb < 16; i++) {
+        kcs_device_info info[KCS_MAX_DEVICES];
+        int count = 0;
+        kcs_error e = {0};
+        if (strcmp(all[i]->name, "plugin") == 0 ||
+            all[i]->discover(info, KCS_MAX_DEVICES, &count, &e) != 0)
+            continue;
+        names[nb] = all[i]->name;
+        counts[nb++] = count;
+    }
+    for (int r = 0; r < n && r < 16 && k->o->report; r++) {
+        kcs_placement p;
+        int cand = kcs_placement_auto_pick(names, counts, nb, r, &p);
+        fprintf(k->o->report, "  auto here: node-local rank %d -> %s:%d%s\n", r, p.backend,
+                p.device, cand ? "" : " (no device found: the CPU)");
+    }
+}
+
 static void check_devices(checker *k, int n)
 {
     const kcs_study *s = k->s;
-    if (s->placement_auto)
+    if (s->placement_auto) {
+        show_auto(k, n);
         return;
+    }
     int used = n < s->n_placement ? n : s->n_placement;
     for (int i = 0; i < used; i++) {
         const kcs_placement *p = &s->placement[i];

@@ -57,6 +57,10 @@ grep -q 'k: \[1, 1048576\]' "$C/C-PRC-01.yaml" || fail "C-PRC-01's k range chang
 expect 2 "problem: .*pre.yaml: case 0 \(C-PRC-01 gemm 1x1x2000000\): violates the precondition of C-PRC-01: k = 2000000 outside \[1, 1048576\]" \
   "$KCS" check "$T/pre.yaml"
 
+# placement: auto: what node-local ranks would take on this node
+printf 'name: auto\nseed: 1\ncontracts: [%s/C-PRC-01.yaml]\nplacement: auto\ncases:\n%s' "$C" "$GEMM" > "$T/auto.yaml"
+expect 0 '^  auto here: node-local rank 1 -> [a-z_]+:[0-9]+' "$KCS" check "$T/auto.yaml" -n 2
+
 # misspelt profile / variant: refused at load with file:line
 study typo '  - { backend: cpu, profile: nvidia-h10 }
   - { backend: cpu, variant: nativ }
