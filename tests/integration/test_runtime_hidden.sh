@@ -13,6 +13,17 @@ for f in "$KCS" "$lib"; do
     fail "$f links a vendor runtime"
   fi
 done
+# modules not where kcs looks (KCS_BACKEND_DIR): every vendor backend is
+# unavailable with the loader's reason, cpu and plugin still run
+mkdir -p "$T/nomods"
+KCS_BACKEND_DIR="$T/nomods" "$KCS" devices > "$T/nomods.txt" 2>&1 || fail "kcs devices without modules: $(cat "$T/nomods.txt")"
+for m in "$KCS_BUILD"/lib/kcs/libkcs_backend_*.so; do
+  [ -e "$m" ] || continue
+  b=$(basename "$m" .so); b=${b#libkcs_backend_}
+  grep -Eq "^$b +unavailable: cannot load $T/nomods/libkcs_backend_$b.so: .*No such file" "$T/nomods.txt" \
+    || fail "$b without its module: $(cat "$T/nomods.txt")"
+done
+grep -Eq '^cpu +0 ' "$T/nomods.txt" || fail "cpu missing without modules: $(cat "$T/nomods.txt")"
 mod="$KCS_BUILD/lib/kcs/libkcs_backend_cuda.so"
 if [ ! -f "$mod" ]; then
   echo "SKIP: the cuda backend module is not built (KCS_WITH_CUDA=OFF or no toolkit)"; exit 77
