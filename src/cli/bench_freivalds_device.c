@@ -42,6 +42,17 @@ int kcs_bench_freivalds_device(const char *backend, int device, const long *size
                 backend, ops->freivalds ? " timing (no sgemm_seconds)" : "");
         return 2;
     }
+    kcs_device_info info[KCS_MAX_DEVICES];
+    int count = 0;
+    kcs_error derr = {0};
+    if (ops->discover(info, KCS_MAX_DEVICES, &count, &derr) != 0 || device < 0 ||
+        device >= count) {
+        fprintf(stderr, "kcs bench freivalds: %s\n",
+                derr.msg[0] ? derr.msg : "no such device index");
+        return 1;
+    }
+    printf("device: %s | %s | arch %s | driver %s | runtime %s\n", info[device].vendor,
+           info[device].model, info[device].arch, info[device].driver, info[device].runtime);
     printf("\n== device cost on %s:%d: native sgemm vs the device Freivalds check "
            "(terms kernels + host finish; uploads not counted), medians of %ld ==\n",
            backend, device, reps);
