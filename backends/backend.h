@@ -6,9 +6,11 @@
 #define KCS_BACKEND_H
 
 #include "error.h"
+#include "freivalds.h"
 #include "op.h"
 
-#define KCS_BACKEND_ABI 1
+/* 2: the freivalds slot; the vendor backends are loadable modules. */
+#define KCS_BACKEND_ABI 2
 
 typedef struct kcs_device_info {
     char backend[16];
@@ -39,14 +41,50 @@ typedef struct kcs_backend_ops {
     int (*run)(kcs_backend_ctx *ctx, const kcs_call *call, kcs_error *err);
     int (*describe)(kcs_backend_ctx *ctx, kcs_device_info *info, kcs_error *err);
     void (*close)(kcs_backend_ctx *ctx);
+    /* Batched Freivalds check of C ~= A*B on the backend's device
+     * (backends/freivalds_device.h), or NULL where the backend has none. */
+    int (*freivalds)(int device, const float *A, const float *B, const float *C, long m,
+                     long kk, long n, const kcs_fv_params *p, const kcs_fv_detail *detail,
+                     kcs_fv_result *res_p, kcs_error *err);
+    /* Seconds of one fp32 GEMM (m x kk by kk x n) by the backend's native
+     * library on data already on the device (median of reps, timed by
+     * device events, no transfers): what `kcs bench freivalds --backend`
+     * sets the device check against. NULL where the backend has none. */
+    int (*sgemm_seconds)(int device, long m, long kk, long n, int reps, double *seconds_p,
+                         kcs_error *err);
 } kcs_backend_ops;
 
-/* The registry (backends/registry.c): NULL-terminated list of the backends
- * compiled in, filtered by KCS_BACKENDS ("-hip,-cuda" excludes, "cpu,opencl"
- * selects). */
+/* The registry (backends/registry.c), the one list of backends. cpu and
+ * plugin are part of libkcs; the vendor backends (opencl, cuda, hip,
+ * level_zero) are modules, libkcs_backend_<name>.so in the kcs/ folder next
+ * to libkcs (KCS_BACKEND_DIR overrides), each linking its vendor runtime,
+ * loaded on first use: libkcs and kcs need no vendor library, and a node
+ * without a runtime sees that backend as unavailable with the loader's
+ * reason. Nothing is loaded until one of these asks for a backend (except
+ * kcs_backend_count/_name, which load nothing).
+ *
+ * kcs_backends_all: NULL-terminated list of the backends built, not
+ * excluded by KCS_BACKENDS ("-hip,-cuda" excludes, "cpu,opencl" selects),
+ * whose module loads (loads every one). */
 const kcs_backend_ops *const *kcs_backends_all(void);
+/* The backend by name (loading its module), or NULL: see kcs_backend_why. */
 const kcs_backend_ops *kcs_backend_find(const char *name);
-/* Whether the backend is compiled in but excluded by KCS_BACKENDS. */
+/* Whether the backend is built but excluded by KCS_BACKENDS. */
 int kcs_backend_excluded(const char *name);
+/* Whether kcs has a backend of that name at all (built here or not). */
+int kcs_backend_known(const char *name);
+/* Every backend built, loaded or not, excluded or not: count and names. */
+int kcs_backend_count(void);
+const char *kcs_backend_name(int i);
+/* Why kcs_backend_find(name) is NULL ("not compiled in", "excluded by
+ * KCS_BACKENDS", "unavailable: <loader message>"), or NULL when it is not
+ * (loads the module). */
+const char *kcs_backend_why(const char *name);
+/* Every backend built, "; "-separated: "name", "name: excluded by
+ * KCS_BACKENDS", "name: unavailable: <why>" (module not loadable, or with
+ * probe its driver/device missing), with probe "name: N devices". */
+void kcs_backends_describe(char *buf, size_t len, int probe);
+/* Whether the backend is a loadable module (its path in buf when so). */
+int kcs_backend_module_path(const char *name, char *buf, size_t len);
 
 #endif

@@ -1,26 +1,11 @@
-/* kcs_freivalds_device: the device Freivalds verifier of a backend, by
- * name. Compiled with the KCS_HAVE_<X> definitions of the backends built
- * (like registry.c), so it names only functions that exist. */
+/* The argument checks the device Freivalds verifiers share. Which backend
+ * has a verifier is its ops table's freivalds slot (backends/registry.c:
+ * kcs_freivalds_device). */
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 
 #include "freivalds_device.h"
-
-kcs_fv_device_fn kcs_freivalds_device(const char *backend)
-{
-    if (!backend)
-        return NULL;
-#ifdef KCS_HAVE_CUDA
-    if (strcmp(backend, "cuda") == 0)
-        return &kcs_cuda_freivalds_verify;
-#endif
-#ifdef KCS_HAVE_HIP
-    if (strcmp(backend, "hip") == 0)
-        return &kcs_hip_freivalds_verify;
-#endif
-    return NULL;
-}
 
 static int dims_ok(long a, long b)
 {

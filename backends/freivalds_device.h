@@ -26,13 +26,14 @@ typedef int (*kcs_fv_device_fn)(int device, const float *A, const float *B, cons
                                 const kcs_fv_detail *detail, kcs_fv_result *res_p,
                                 kcs_error *err);
 
-/* backends/cuda/cuda_freivalds.c + gpu_freivalds.h (only with KCS_HAVE_CUDA). */
+/* backends/cuda/cuda_freivalds.c + gpu_freivalds.h, in the cuda module
+ * (reached through its ops table's freivalds slot). */
 int kcs_cuda_freivalds_verify(int device, const float *A, const float *B, const float *C,
                               long m, long kk, long n, const kcs_fv_params *p,
                               const kcs_fv_detail *detail, kcs_fv_result *res_p,
                               kcs_error *err);
 
-/* backends/hip/hip_freivalds.c + gpu_freivalds.h (only with KCS_HAVE_HIP). */
+/* backends/hip/hip_freivalds.c + gpu_freivalds.h, in the hip module. */
 int kcs_hip_freivalds_verify(int device, const float *A, const float *B, const float *C,
                              long m, long kk, long n, const kcs_fv_params *p,
                              const kcs_fv_detail *detail, kcs_fv_result *res_p,
@@ -46,12 +47,17 @@ int kcs_hip_freivalds_verify(int device, const float *A, const float *B, const f
 #define KCS_FV_DEV_MAX_ELEMS                                                                  \
     ((uint64_t)(SIZE_MAX < INT64_MAX ? SIZE_MAX : INT64_MAX) / 64)
 
+/* backends/cuda/cuda_sgemm_time.c: the cuda ops table's sgemm_seconds. */
+int kcs_cuda_sgemm_seconds(int device, long m, long kk, long n, int reps, double *seconds_p,
+                           kcs_error *err);
+
 int kcs_fv_device_args(const float *A, const float *B, const float *C, long m, long kk, long n,
                        const kcs_fv_params *p, const kcs_fv_result *res_p, size_t *na_p,
                        size_t *nb_p, size_t *nc_p, kcs_error *err);
 
-/* The device verifier of a backend compiled in ("cuda", "hip"), else NULL
- * (any other name, NULL, or a GPU backend not built). */
+/* The device verifier of a backend ("cuda", "hip"): its ops table's
+ * freivalds slot (loading its module, backends/registry.c), else NULL (any
+ * other name, NULL, a GPU backend not built, excluded or not loadable). */
 kcs_fv_device_fn kcs_freivalds_device(const char *backend);
 
 #endif

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cuda_internal.h"
+#include "freivalds_device.h"
 
 #define KCS_GPU_FN(name) kcs_cuda_##name
 #include "gpu_run.h"
@@ -214,4 +215,6 @@ const kcs_backend_ops kcs_backend_cuda = {
     .run = cuda_run,
     .describe = cuda_describe,
     .close = cuda_close,
+    .freivalds = kcs_cuda_freivalds_verify,
+    .sgemm_seconds = kcs_cuda_sgemm_seconds,
 };

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "backend.h"
+#include "freivalds_device.h"
 
 #define KCS_GPU_FN(name) kcs_hip_##name
 #include "gpu_run.h"
@@ -210,4 +211,5 @@ const kcs_backend_ops kcs_backend_hip = {
     .run = hip_run,
     .describe = hip_describe,
     .close = hip_close,
+    .freivalds = kcs_hip_freivalds_verify,
 };

@@ -12,7 +12,7 @@ if(NOT TARGET kcs_kernels_host)
     ${KCS_KH_DIR}/kh_attn.c)
   target_include_directories(kcs_kernels_host PRIVATE ${KCS_KH_DIR}
     ${CMAKE_SOURCE_DIR}/include)
-  target_link_libraries(kcs_kernels_host PRIVATE kcs_backends)
+  target_link_libraries(kcs_kernels_host PRIVATE kcs_backend_api)
   target_link_libraries(kcs_kernels_host PUBLIC m)
   set_target_properties(kcs_kernels_host PROPERTIES POSITION_INDEPENDENT_CODE ON)
   set_property(GLOBAL APPEND PROPERTY KCS_BACKEND_TARGETS kcs_kernels_host)

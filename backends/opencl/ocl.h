@@ -38,6 +38,10 @@ struct kcs_backend_ctx {
     int verbose;
 };
 
+/* ocl_buildlog.c: clBuildProgram, its diagnostics to KCS_OPENCL_BUILD_LOG
+ * (or stderr with verbose), never to the user's stderr otherwise. */
+cl_int kcs_ocl_build(kcs_backend_ctx *ctx, cl_program prog, const char *file, const char *opts);
+
 /* ocl_util.c */
 const char *kcs_ocl_strerror(cl_int code);
 /* Fill err with "opencl: <what>: <CL name> (<code>)" and return the kcs code

@@ -152,7 +152,7 @@ static int program(kcs_backend_ctx *ctx, const char *file, const kcs_kh_types *t
     cl_program prog = clCreateProgramWithSource(ctx->context, 2, texts, NULL, &rc);
     if (rc != CL_SUCCESS)
         return kcs_ocl_fail(err, "clCreateProgramWithSource", rc);
-    rc = clBuildProgram(prog, 1, &ctx->device, opts, NULL, NULL);
+    rc = kcs_ocl_build(ctx, prog, file, opts);
     if (rc != CL_SUCCESS) {
         build_failed(ctx, prog, file, opts, rc, err);
         clReleaseProgram(prog);

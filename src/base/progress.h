@@ -1,5 +1,8 @@
-/* Progress of long work on stderr: rank 0 only, only when stderr is a
- * terminal (batch logs stay clean). */
+/* Progress of long work on stderr (callers enable it on rank 0 only). On a
+ * terminal one line redrawn in place; otherwise (batch logs under srun /
+ * mpirun) a plain line whenever 5 % more is done or 10 s have passed since
+ * the last line, whichever comes first, and one at the end: done/total,
+ * elapsed, ETA. */
 #ifndef KCS_PROGRESS_H
 #define KCS_PROGRESS_H
 
@@ -7,7 +10,9 @@
 
 typedef struct kcs_progress {
     int on;
+    int tty;
     int64_t total;
+    int64_t last_done; /* batch mode: done at the last line */
     const char *what;
     double t0, last;
 } kcs_progress;

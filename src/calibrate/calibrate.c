@@ -194,8 +194,7 @@ int kcs_calib_bind(const char *backend, int device, const char *path, int wrap,
     const kcs_backend_ops *inner = kcs_backend_find(backend);
     if (!inner)
         return kcs_fail(err, KCS_E_NODEV, "backend %s is %s", backend,
-                        kcs_backend_excluded(backend) ? "excluded by KCS_BACKENDS"
-                                                      : "not compiled in");
+                        kcs_backend_why(backend));
     kcs_backend_config cfg = {.path = path};
     int direct = (strcmp(backend, "cpu") == 0 && !wrap) || strcmp(backend, "plugin") == 0;
     int rc = direct ? inner->open(device, &cfg, &b->ctx, err)

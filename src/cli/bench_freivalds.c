@@ -547,6 +547,8 @@ int kcs_bench_freivalds(int argc, char **argv)
     long long threads = 0, greps = 0, vreps = 15, bw_mib = 1024, fa_trials = 1000,
               fa_fresh = 2048, fa_gemms = 20, det_n = 1024, det_trials = 100;
     int fa = 0, det = 0, no_cost = 0;
+    const char *backend = NULL;
+    long long device = 0;
     const kcs_opt opts[] = {
         {0, "sizes", KCS_OPT_STR, &sizes_s, "LIST", "matrix sizes n (n x n x n) [512..8192]"},
         {'k', "probes", KCS_OPT_STR, &probes_s, "LIST", "probe counts k [10]"},
@@ -565,6 +567,9 @@ int kcs_bench_freivalds(int argc, char **argv)
         {0, "det-n", KCS_OPT_INT, &det_n, "N", "size for the detection study [1024]"},
         {0, "det-trials", KCS_OPT_INT, &det_trials, "N", "corruptions per row of the table [100]"},
         {0, "det-dtypes", KCS_OPT_STR, &det_fmts_s, "LIST", "dtypes for detection [fp32,bf16]"},
+        {0, "backend", KCS_OPT_STR, &backend, "NAME",
+         "the device check of a GPU backend (cuda) against its native sgemm instead"},
+        {0, "device", KCS_OPT_INT, &device, "I", "device index with --backend [0]"},
         {0},
     };
     const kcs_cmd_doc doc = {
@@ -609,6 +614,9 @@ int kcs_bench_freivalds(int argc, char **argv)
         }
     int nt = threads > 0 ? (int)threads : (int)sysconf(_SC_NPROCESSORS_ONLN);
     nt = nt < 1 ? 1 : nt > 64 ? 64 : nt;
+    if (backend)
+        return kcs_bench_freivalds_device(backend, (int)device, sizes, ns, ks, nk,
+                                          vreps == 15 ? 3 : (long)vreps, nt);
     double bw, gf;
     measure_machine(nt, (long)bw_mib, &bw, &gf);
     printf("kcs bench freivalds: %d check threads, OpenBLAS %d threads (%s)\n", nt,

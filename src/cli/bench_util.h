@@ -6,5 +6,8 @@
 double kcs_bench_now(void);
 /* Sorts v[0..n); returns the median and, if best_p, the minimum. n >= 1. */
 double kcs_bench_median(double *v, int n, double *best_p);
+/* bench_freivalds_device.c: `kcs bench freivalds --backend B`. */
+int kcs_bench_freivalds_device(const char *backend, int device, const long *sizes, int ns,
+                               const long *ks, int nk, long reps, int nt);
 
 #endif

@@ -31,6 +31,7 @@ void kcs_cli_help(FILE *f, const kcs_cmd_doc *doc, const kcs_opt *opts);
 
 /* Subcommands. */
 int kcs_cmd_run(int argc, char **argv);
+int kcs_cmd_check(int argc, char **argv);
 int kcs_cmd_reduce(int argc, char **argv);
 int kcs_cmd_detect(int argc, char **argv);
 int kcs_cmd_lint(int argc, char **argv);

@@ -10,8 +10,8 @@ int kcs_cmd_devices(int argc, char **argv)
     static const kcs_cmd_doc doc = {
         "devices", "[--json]",
         "List every backend compiled in and each device it finds (vendor, model, arch,\n"
-        "driver, runtime, UUID). A backend without a device or driver says so; it is not\n"
-        "an error.",
+        "driver, runtime, UUID). A backend whose vendor runtime, driver or device is\n"
+        "missing on this node is listed as 'unavailable: <reason>'; that is not an error.",
         "KCS_BACKENDS=-hip,-cuda excludes backends (their runtimes are not initialised);\n"
         "KCS_BACKENDS=cpu,opencl selects only those."};
     int json = 0;
@@ -20,20 +20,29 @@ int kcs_cmd_devices(int argc, char **argv)
     int rc = kcs_cli_parse(&doc, opts, argc, argv, &npos);
     if (rc)
         return rc == 1 ? 0 : 2;
-    const kcs_backend_ops *const *all = kcs_backends_all();
     if (json)
         printf("[");
     int first = 1;
-    for (int i = 0; all[i]; i++) {
+    for (int i = 0; i < kcs_backend_count(); i++) {
+        const char *name = kcs_backend_name(i);
+        if (kcs_backend_excluded(name))
+            continue;
         kcs_device_info info[KCS_MAX_DEVICES];
         int count = 0;
         kcs_error err = {0};
-        int drc = all[i]->discover(info, KCS_MAX_DEVICES, &count, &err);
+        /* a module that does not load (vendor runtime missing) is unavailable */
+        const kcs_backend_ops *ops = kcs_backend_find(name);
+        const char *why = ops ? NULL : kcs_backend_why(name);
+        const char *pre = "unavailable: ";
+        if (why && strncmp(why, pre, strlen(pre)) == 0)
+            why += strlen(pre);
+        int drc = ops ? ops->discover(info, KCS_MAX_DEVICES, &count, &err)
+                      : kcs_fail(&err, KCS_E_NODEV, "%s", why);
         if (json) {
             printf("%s\n  {\"backend\": ", first ? "" : ",");
-            kcs_json_str(stdout, all[i]->name);
+            kcs_json_str(stdout, name);
             printf(", \"status\": \"%s\", \"message\": ",
-                   drc == 0 ? "ok" : drc == KCS_E_NODEV ? "no device" : "error");
+                   drc == 0 ? "ok" : drc == KCS_E_NODEV ? "unavailable" : "error");
             kcs_json_str(stdout, drc ? err.msg : "");
             printf(", \"devices\": [");
             first = 0;
@@ -52,15 +61,15 @@ int kcs_cmd_devices(int argc, char **argv)
             continue;
         }
         if (drc != 0) {
-            printf("%-11s %s\n", all[i]->name, err.msg);
+            printf("%-11s %s: %s\n", name, drc == KCS_E_NODEV ? "unavailable" : "error", err.msg);
             continue;
         }
         if (count == 0)
-            printf("%-11s no device\n", all[i]->name);
+            printf("%-11s unavailable: no device\n", name);
         for (int d = 0; d < count && d < KCS_MAX_DEVICES; d++)
-            printf("%-11s %d  %s | %s | arch %s | driver %s | runtime %s | uuid %s\n",
-                   all[i]->name, info[d].index, info[d].vendor, info[d].model, info[d].arch,
-                   info[d].driver, info[d].runtime, info[d].uuid);
+            printf("%-11s %d  %s | %s | arch %s | driver %s | runtime %s | uuid %s\n", name,
+                   info[d].index, info[d].vendor, info[d].model, info[d].arch, info[d].driver,
+                   info[d].runtime, info[d].uuid);
     }
     if (json)
         printf("\n]\n");

@@ -9,6 +9,7 @@
 
 #include "backend.h"
 #include "cli.h"
+#include "blas_info.h"
 #include "tensor.h"
 
 static const kcs_cmd_doc doc = {
@@ -100,7 +101,7 @@ int kcs_cmd_exec(int argc, char **argv)
     const char *backend = "cpu", *profile = NULL, *din = "fp32", *dout = "fp32", *dacc = "fp32";
     const char *variant = NULL, *sched = "sequential", *attrs = "", *options = NULL;
     const char *fa = NULL, *fb = NULL, *fc = NULL, *fo = NULL;
-    long long m = 0, n = 0, k = 0, batch = 0, device = 0, seed = 0;
+    long long m = 0, n = 0, k = 0, batch = 0, device = 0, seed = 0, threads = 0;
     int force = 0;
     const kcs_opt opts[] = {
         {0, "backend", KCS_OPT_STR, &backend, "NAME", "backend (default cpu)"},
@@ -123,6 +124,8 @@ int kcs_cmd_exec(int argc, char **argv)
         {0, "c", KCS_OPT_STR, &fc, "FILE", "third input (gemm: C, optional)"},
         {0, "out", KCS_OPT_STR, &fo, "FILE", "output file (float64)"},
         {0, "force", KCS_OPT_FLAG, &force, NULL, "overwrite a non-empty --out"},
+        {0, "threads", KCS_OPT_INT, &threads, "N",
+         "BLAS threads of the cpu native kernels (a rank's /provenance/ranks blas_threads)"},
         {0},
     };
     int npos = 0;
@@ -138,6 +141,13 @@ int kcs_cmd_exec(int argc, char **argv)
     char msg[256] = "";
     if (npos != 1) {
         rc = kcs_fail(&err, KCS_E_INVAL, "need exactly one OP (gemm, softmax, ...)");
+        goto out;
+    }
+    /* OpenBLAS's bits depend on its thread count: --threads reproduces a
+     * rank's native output (its count is in /provenance/ranks) */
+    if (threads != 0 && (threads < 1 || threads > 4096 || kcs_blas_set_threads((int)threads))) {
+        rc = kcs_fail(&err, KCS_E_INVAL, "--threads %lld: the BLAS cannot run with that many "
+                      "threads", threads);
         goto out;
     }
     if (kcs_op_parse(argv[0], &call.op)) {
@@ -190,8 +200,9 @@ int kcs_cmd_exec(int argc, char **argv)
     }
     ops = kcs_backend_find(backend);
     if (!ops) {
-        rc = kcs_fail(&err, KCS_E_INVAL, "--backend: '%s' is %s", backend,
-                      kcs_backend_excluded(backend) ? "excluded by KCS_BACKENDS" : "not compiled in");
+        const char *why = kcs_backend_why(backend);
+        rc = kcs_fail(&err, strncmp(why, "unavailable", 11) == 0 ? KCS_E_NODEV : KCS_E_INVAL,
+                      "--backend: '%s' is %s", backend, why);
         goto out;
     }
     kcs_backend_config cfg = {.profile = profile, .options = options};

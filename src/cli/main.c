@@ -11,6 +11,7 @@ static const struct {
     const char *summary;
 } commands[] = {
     {"run", kcs_cmd_run, "run a study under MPI and write its HDF5 dataset"},
+    {"check", kcs_cmd_check, "check a study without running it and print its plan"},
     {"reduce", kcs_cmd_reduce, "analyse datasets: verdicts, baselines, signatures, merge, report"},
     {"detect", kcs_cmd_detect, "detection curves: inject errors, judge them with every detector"},
     {"lint", kcs_cmd_lint, "validate contract files and print them normalized"},

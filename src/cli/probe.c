@@ -185,9 +185,9 @@ int kcs_cmd_probe(int argc, char **argv)
     }
     ops = kcs_backend_find(backend);
     if (!ops) {
-        rc = kcs_fail(&err, KCS_E_INVAL, "--backend: '%s' is %s", backend,
-                      kcs_backend_excluded(backend) ? "excluded by KCS_BACKENDS"
-                                                    : "not compiled in");
+        const char *why = kcs_backend_why(backend);
+        rc = kcs_fail(&err, strncmp(why, "unavailable", 11) == 0 ? KCS_E_NODEV : KCS_E_INVAL,
+                      "--backend: '%s' is %s", backend, why);
         goto out;
     }
     kcs_backend_config cfg = {.profile = profile, .options = options};

@@ -24,7 +24,7 @@ int kcs_cmd_run(int argc, char **argv)
     const char *out = NULL, *plugin = NULL;
     const char *resume = NULL;
     long long timeout = 0;
-    int force = 0, verbose = 0, quiet = 0;
+    int force = 0, verbose = 0, quiet = 0, subset = 0;
     const kcs_opt opts[] = {
         {'o', "output", KCS_OPT_STR, &out, "FILE", "HDF5 dataset to write (required)"},
         {0, "plugin", KCS_OPT_STR, &plugin, "LIB.so", "run a user kernel library on every rank"},
@@ -34,6 +34,8 @@ int kcs_cmd_run(int argc, char **argv)
          "time limit of one kernel call (default: the study's `timeout`, 600)"},
         {'v', "verbose", KCS_OPT_FLAG, &verbose, NULL, "per-rank log lines on stderr"},
         {'q', "quiet", KCS_OPT_FLAG, &quiet, NULL, "no progress or summary"},
+        {0, "subset", KCS_OPT_FLAG, &subset, NULL,
+         "fewer ranks than placement entries: run only the first ones (else refused)"},
         {0},
     };
     /* Build the command line for provenance before argv is reordered. */
@@ -71,6 +73,7 @@ int kcs_cmd_run(int argc, char **argv)
         .force = force,
         .verbose = verbose,
         .quiet = quiet,
+        .fewer_ranks_ok = subset,
     };
     kcs_error err = {0};
     rc = kcs_runner_run(&o, MPI_COMM_WORLD, &err);

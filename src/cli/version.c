@@ -18,10 +18,13 @@ int kcs_cmd_version(int argc, char **argv)
     printf("compiler: %s, %s\n", KCS_COMPILER, KCS_BUILD_TYPE);
     printf("HDF5: %s (parallel), MPI: %s\n", KCS_HDF5_VERSION, KCS_MPI_VERSION);
     printf("BLAS: %s\n", KCS_BLAS);
+    /* names only: no backend module (vendor runtime) is loaded here */
     printf("backends compiled in:");
-    const kcs_backend_ops *const *all = kcs_backends_all();
-    for (int i = 0; all[i]; i++)
-        printf(" %s", all[i]->name);
+    for (int i = 0; i < kcs_backend_count(); i++) {
+        char path[1024];
+        printf(" %s%s", kcs_backend_name(i),
+               kcs_backend_module_path(kcs_backend_name(i), path, sizeof path) ? " (module)" : "");
+    }
     printf("\n");
     return 0;
 }

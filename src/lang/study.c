@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "profile.h"
 #include "yamlx.h"
 
 static const char *const study_keys[] = {"name",  "seed",    "samples",     "contracts", "placement",
@@ -32,12 +33,21 @@ static const char *const known_backend_names[] = {"cpu", "opencl", "cuda", "hip"
                                                   "plugin"};
 #define N_KNOWN_BACKENDS (sizeof known_backend_names / sizeof known_backend_names[0])
 
-static int backend_known(const char *name)
+int kcs_study_backend_known(const char *name)
 {
     for (size_t i = 0; i < N_KNOWN_BACKENDS; i++)
         if (strcmp(name, known_backend_names[i]) == 0)
             return 1;
     return 0;
+}
+
+/* The implementations a placement can name (backends refuse the ones
+ * they do not offer for an op: "not offered by this backend"). */
+static int variant_known(const char *v)
+{
+    return strcmp(v, "native") == 0 || strcmp(v, "own") == 0 || strcmp(v, "fused") == 0 ||
+           strcmp(v, "fault:hang") == 0 || strcmp(v, "fault:segv") == 0 ||
+           (strncmp(v, "calib:", 6) == 0 && v[6]);
 }
 
 static void known_backends(char *buf, size_t len)
@@ -153,7 +163,34 @@ static void load_placement_entry(kcs_yctx *y, struct fy_node *n, const char *fie
         kcs_yaml_error(y, n, field, "expected a mapping or \"backend[:device[:profile]]\"");
         return;
     }
-    if (p->backend[0] && !backend_known(p->backend)) {
+    {
+        int col;
+        kcs_yaml_pos(n, &p->line, &col);
+    }
+    /* a misspelt profile or variant is found here, not at run time */
+    if (p->profile[0]) {
+        const char *const *names;
+        int nn = 0, found = 0;
+        char known[512] = "";
+        kcs_profile_names(&names, &nn);
+        for (int i = 0; i < nn; i++) {
+            found |= strcmp(names[i], p->profile) == 0;
+            snprintf(known + strlen(known), sizeof known - strlen(known), "%s%s", i ? ", " : "",
+                     names[i]);
+        }
+        if (!found)
+            kcs_yaml_error(y, n, field, "unknown profile '%s' (known: %s)", p->profile, known);
+        else if (p->backend[0] && strcmp(p->backend, "cpu") != 0)
+            kcs_yaml_error(y, n, field,
+                           "profile '%s' on backend %s: emulated profiles run on the cpu backend",
+                           p->profile, p->backend);
+    }
+    if (!variant_known(p->variant))
+        kcs_yaml_error(y, n, field,
+                       "unknown variant '%s' (native, own, fused, fault:hang, fault:segv, "
+                       "calib:NAME)",
+                       p->variant);
+    if (p->backend[0] && !kcs_study_backend_known(p->backend)) {
         char known[256];
         known_backends(known, sizeof known);
         kcs_yaml_error(y, n, field,

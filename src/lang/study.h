@@ -23,6 +23,7 @@ typedef struct kcs_placement {
     int acc_set;
     char options[128];   /* backend build options */
     char path[256];      /* plugin library */
+    int line;            /* study file line of the entry (0: not from a file) */
 } kcs_placement;
 
 typedef struct kcs_sweep {
@@ -83,6 +84,10 @@ void kcs_plan_free(kcs_plan *p);
 const kcs_placement *kcs_study_placement(const kcs_study *s, int rank);
 /* Parse "backend[:device[:profile]]" into p (other fields default). */
 int kcs_placement_parse(const char *text, kcs_placement *p, kcs_error *err);
+/* Whether kcs has a backend of that name at all, built here or not (the one
+ * list of backend names; backends/registry.c answers kcs_backend_known
+ * from it). */
+int kcs_study_backend_known(const char *name);
 /* "cpu:0 own pairwise fp32"-style description. */
 const char *kcs_placement_str(const kcs_placement *p, char *buf, size_t len);
 

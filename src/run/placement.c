@@ -4,32 +4,38 @@
 #include <string.h>
 #include <unistd.h>
 
-/* auto: the i-th device of this node, accelerators before the CPU. */
-static void auto_placement(MPI_Comm comm, kcs_placement *p)
+#include "blas_info.h"
+
+/* auto: the node-local rank's device. A GPU's vendor-native backend (cuda,
+ * hip, level_zero) wins over the same GPU's OpenCL ICD and over the CPU:
+ * with one GPU visible per rank (the scheduler's --gpus-per-task, or
+ * scripts/slurm/pin-device) every rank takes its own GPU natively; with
+ * several visible, node-local rank i takes the (i mod n)-th native device.
+ * Only a node without any native device spreads its ranks over the other
+ * devices (OpenCL before the CPU). */
+static int is_native_gpu(const char *name)
 {
-    MPI_Comm node;
-    int local = 0;
-    if (MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) == MPI_SUCCESS) {
-        MPI_Comm_rank(node, &local);
-        MPI_Comm_free(&node);
-    }
-    char names[64][16];
+    return strcmp(name, "cuda") == 0 || strcmp(name, "hip") == 0 ||
+           strcmp(name, "level_zero") == 0;
+}
+
+int kcs_placement_auto_pick(const char *const *backends, const int *counts, int nb, int local,
+                            kcs_placement *p)
+{
+    const char *names[64];
     int devs[64], n = 0;
-    const kcs_backend_ops *const *all = kcs_backends_all();
-    for (int pass = 0; pass < 2; pass++) {
-        for (int i = 0; all[i]; i++) {
-            if (strcmp(all[i]->name, "plugin") == 0)
+    /* pass 0: native GPU backends; 1: others but the CPU; 2: the CPU */
+    for (int pass = 0; pass < 3; pass++) {
+        if (pass == 1 && n > 0)
+            break; /* a native GPU is there: never its ICD, never the CPU */
+        for (int i = 0; i < nb; i++) {
+            if (strcmp(backends[i], "plugin") == 0)
                 continue; /* a plugin needs a path: never an automatic choice */
-            int is_cpu = strcmp(all[i]->name, "cpu") == 0;
-            if (is_cpu != (pass == 1))
+            int cls = is_native_gpu(backends[i]) ? 0 : strcmp(backends[i], "cpu") == 0 ? 2 : 1;
+            if (cls != pass)
                 continue;
-            kcs_device_info info[KCS_MAX_DEVICES];
-            int count = 0;
-            kcs_error e = {0};
-            if (all[i]->discover(info, KCS_MAX_DEVICES, &count, &e) != 0)
-                continue;
-            for (int d = 0; d < count && d < KCS_MAX_DEVICES && n < 64; d++) {
-                snprintf(names[n], sizeof names[n], "%s", all[i]->name);
+            for (int d = 0; d < counts[i] && d < KCS_MAX_DEVICES && n < 64; d++) {
+                names[n] = backends[i];
                 devs[n++] = d;
             }
         }
@@ -38,10 +44,36 @@ static void auto_placement(MPI_Comm comm, kcs_placement *p)
     snprintf(p->variant, sizeof p->variant, "native");
     if (n == 0) {
         snprintf(p->backend, sizeof p->backend, "cpu");
-        return;
+        return 0;
     }
-    snprintf(p->backend, sizeof p->backend, "%s", names[local % n]);
-    p->device = devs[local % n];
+    int k = (local < 0 ? 0 : local) % n;
+    snprintf(p->backend, sizeof p->backend, "%s", names[k]);
+    p->device = devs[k];
+    return n;
+}
+
+static void auto_placement(MPI_Comm comm, kcs_placement *p)
+{
+    MPI_Comm node;
+    int local = 0;
+    if (MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) == MPI_SUCCESS) {
+        MPI_Comm_rank(node, &local);
+        MPI_Comm_free(&node);
+    }
+    const char *names[16];
+    int counts[16], nb = 0;
+    const kcs_backend_ops *const *all = kcs_backends_all();
+    for (int i = 0; all[i] && nb < 16; i++) {
+        kcs_device_info info[KCS_MAX_DEVICES];
+        int count = 0;
+        kcs_error e = {0};
+        if (strcmp(all[i]->name, "plugin") == 0 ||
+            all[i]->discover(info, KCS_MAX_DEVICES, &count, &e) != 0)
+            continue;
+        names[nb] = all[i]->name;
+        counts[nb++] = count;
+    }
+    kcs_placement_auto_pick(names, counts, nb, local, p);
 }
 
 void kcs_binding_open(const kcs_study *s, const char *plugin, MPI_Comm comm, int verbose,
@@ -68,8 +100,7 @@ void kcs_binding_open(const kcs_study *s, const char *plugin, MPI_Comm comm, int
     if (!b->ops) {
         KCS_SET_STATUS(b->status, KCS_ST_UNAVAILABLE);
         snprintf(b->why, sizeof b->why, "backend %s is %s", b->pl.backend,
-                 kcs_backend_excluded(b->pl.backend) ? "excluded by KCS_BACKENDS"
-                                                      : "not compiled in");
+                 kcs_backend_why(b->pl.backend));
         goto report;
     }
     kcs_backend_config cfg = {
@@ -124,6 +155,9 @@ void kcs_binding_record(const kcs_rank_binding *b, int rank, kcs_rank_rec *r)
     snprintf(r->profile, sizeof r->profile, "%s", b->pl.profile);
     kcs_placement_str(&b->pl, r->variant, sizeof r->variant);
     snprintf(r->status, sizeof r->status, "%s", b->status);
+    int threads = 0;
+    kcs_blas_info(r->blas, sizeof r->blas, &threads);
+    r->blas_threads = threads;
 }
 
 void kcs_binding_close(kcs_rank_binding *b)

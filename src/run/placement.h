@@ -1,7 +1,8 @@
 /* Placement: which backend, device and implementation this rank runs.
  * Explicit study entries are taken cyclically by rank; `auto` gives the
- * node-local rank i the i-th device found (accelerators first, the CPU
- * last). A rank whose device fails to open stays in the study with status
+ * node-local rank i the i-th vendor-native GPU device found (cuda, hip,
+ * level_zero), and only where there is none the i-th of the others (OpenCL
+ * first, the CPU last). A rank whose device fails to open stays in the study with status
  * "unavailable". */
 #ifndef KCS_PLACEMENT_H
 #define KCS_PLACEMENT_H
@@ -29,5 +30,10 @@ void kcs_binding_open(const kcs_study *s, const char *plugin, MPI_Comm comm, int
 void kcs_binding_apply(const kcs_rank_binding *b, kcs_call *call);
 void kcs_binding_record(const kcs_rank_binding *b, int rank, kcs_rank_rec *r);
 void kcs_binding_close(kcs_rank_binding *b);
+/* The choice of `placement: auto` for node-local rank `local`, given the
+ * backends available (names) and how many devices each found: sets p and
+ * returns the number of candidate devices (0: the CPU as a fallback). */
+int kcs_placement_auto_pick(const char *const *backends, const int *counts, int nb, int local,
+                            kcs_placement *p);
 
 #endif

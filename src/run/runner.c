@@ -2,6 +2,8 @@
  * implementation; results are written collectively per case. */
 #include "runner.h"
 
+#include "check.h"
+
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
@@ -259,6 +261,14 @@ int kcs_runner_run(const kcs_run_opts *o, MPI_Comm comm, kcs_error *err)
                       o->study_path, (unsigned long long)lo, (unsigned long long)hi);
         goto out_plan;
     }
+    /* the checks of `kcs check` (but the devices: an unavailable rank is a
+     * status of the run): the same answer on every rank */
+    kcs_check_opts chk = {.n_ranks = s.size, .no_placement = o->plugin != NULL,
+                          .fewer_ranks_ok = o->fewer_ranks_ok};
+    if (kcs_study_check(s.study, &s.plan, &chk, err) > 0) {
+        rc = KCS_E_INVAL;
+        goto out_plan;
+    }
     if ((rc = check_output(&s, tmp, err)))
         goto out_plan;
     rc = open_journal(&s, err);
@@ -277,11 +287,12 @@ int kcs_runner_run(const kcs_run_opts *o, MPI_Comm comm, kcs_error *err)
     if ((rc = kcs_agree(comm, rc, err)))
         goto out_bind;
 
-    char backends[256] = "";
-    const kcs_backend_ops *const *all = kcs_backends_all();
-    for (int i = 0; all[i]; i++)
-        snprintf(backends + strlen(backends), sizeof backends - strlen(backends), "%s%s",
-                 i ? "," : "", all[i]->name);
+    /* every backend built, as rank 0's node sees it (the string is rank
+     * 0's): "name: N devices", "name: excluded by KCS_BACKENDS", "name:
+     * unavailable: <why: runtime not loadable, no driver, no device>" */
+    char backends[4096] = "";
+    if (s.rank == 0)
+        kcs_backends_describe(backends, sizeof backends, 1);
     kcs_store_meta meta = {
         .command_line = o->command_line,
         .study = s.study,

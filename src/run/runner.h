@@ -17,6 +17,7 @@ typedef struct kcs_run_opts {
     double case_timeout;      /* > 0: overrides the study's per-call time limit */
     int verbose;
     int quiet;
+    int fewer_ranks_ok;       /* fewer ranks than placement entries is no problem (benchmarks) */
 } kcs_run_opts;
 
 /* Exit statuses of `kcs run` (documented in README and --help). */

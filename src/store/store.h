@@ -77,6 +77,8 @@ typedef struct kcs_rank_rec {
     char profile[KCS_STR_SHORT];
     char variant[64];
     char status[16];
+    char blas[256];          /* the BLAS library of this rank's process (cpu native kernels) */
+    int32_t blas_threads;    /* its thread count during the run */
 } kcs_rank_rec;
 
 typedef struct kcs_store kcs_store;

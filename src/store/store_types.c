@@ -71,6 +71,8 @@ static const kcs_field rank_fields[] = {
     K(profile, KCS_FIELD_STR),
     K(variant, KCS_FIELD_STR),
     K(status, KCS_FIELD_STR),
+    K(blas, KCS_FIELD_STR),
+    K(blas_threads, KCS_FIELD_I32),
 };
 #undef K
 /* clang-format on */

@@ -40,6 +40,31 @@ const kcs_backend_ops *const *kcs_backends_all(void)
     static const kcs_backend_ops *const none[] = {NULL};
     return none;
 }
+/* and the profile names (backends/cpu/profile.c is not part of this fuzzer) */
+int kcs_profile_names(const char *const **names_p, int *n_p)
+{
+    static const char *const names[] = {"nvidia-h100", "amd-mi300"};
+    *names_p = names;
+    *n_p = 2;
+    return 0;
+}
+int kcs_backend_known(const char *name)
+{
+    static const char *const all[] = {"cpu", "opencl", "cuda", "hip", "level_zero", "plugin"};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+        if (strcmp(name, all[i]) == 0)
+            return 1;
+    return 0;
+}
+int kcs_backend_count(void)
+{
+    return 0;
+}
+const char *kcs_backend_name(int i)
+{
+    (void)i;
+    return NULL;
+}
 
 /* fopen of the code under test (see the header comment). */
 FILE *kcs_fuzz_fopen(const char *restrict path, const char *restrict mode)

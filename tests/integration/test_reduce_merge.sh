@@ -8,11 +8,11 @@
 source "$(dirname "$0")/lib.sh"
 study="$KCS_SRC/tests/studies/small.yaml"
 mpirun4 "$KCS" run "$study" -o "$T/a.h5" -q
-"$MPIEXEC" -n 2 --allow-run-as-root --oversubscribe "$KCS" run "$study" -o "$T/b.h5" -q
+"$MPIEXEC" -n 2 --allow-run-as-root --oversubscribe "$KCS" run "$study" -o "$T/b.h5" -q --subset
 # another study: another seed, so other cases
 sed -e 's/^seed: .*/seed: 8/' -e 's/^name: .*/name: small-other/' \
     -e "s#\.\./\.\./contracts#$KCS_SRC/contracts#" "$study" > "$T/other.yaml"
-"$MPIEXEC" -n 2 --allow-run-as-root --oversubscribe "$KCS" run "$T/other.yaml" -o "$T/c.h5" -q
+"$MPIEXEC" -n 2 --allow-run-as-root --oversubscribe "$KCS" run "$T/other.yaml" -o "$T/c.h5" -q --subset
 
 "$KCS" reduce "$T/a.h5" "$T/b.h5" "$T/c.h5" -o "$T/m" -q --no-plots
 [ -s "$T/m/merged.h5" ] || fail "no merged.h5"

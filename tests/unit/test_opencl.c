@@ -24,9 +24,8 @@
 #include <string.h>
 
 #ifdef KCS_HAVE_OPENCL
-extern const kcs_backend_ops kcs_backend_opencl;
-
-static const kcs_backend_ops *ops = &kcs_backend_opencl;
+/* the opencl module's table (backends/registry.c loads it in main) */
+static const kcs_backend_ops *ops;
 static kcs_backend_ctx *ctx;
 static int dev = -1;
 
@@ -1138,7 +1137,13 @@ int main(void)
     kcs_device_info d[KCS_MAX_DEVICES];
     int n = 0;
     kcs_error err = {0};
-    if (kcs_backend_opencl.discover(d, KCS_MAX_DEVICES, &n, &err) != 0 || n == 0) {
+    ops = kcs_backend_find("opencl");
+    if (!ops) {
+        fprintf(stderr, "test_opencl: FAIL: the opencl backend is built but %s\n",
+                kcs_backend_why("opencl"));
+        return 1;
+    }
+    if (ops->discover(d, KCS_MAX_DEVICES, &n, &err) != 0 || n == 0) {
         const char *allow = getenv("KCS_TEST_ALLOW_NO_OPENCL");
         if (allow && strcmp(allow, "1") == 0) {
             printf("test_opencl: no OpenCL device (%s); skipped (KCS_TEST_ALLOW_NO_OPENCL=1)\n",

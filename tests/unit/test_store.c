@@ -108,7 +108,7 @@ static void test_case_and_rank_types(void)
         E(kcs_rank_rec, device, I), E(kcs_rank_rec, vendor, S),  E(kcs_rank_rec, model, S),
         E(kcs_rank_rec, arch, S),   E(kcs_rank_rec, driver, S),  E(kcs_rank_rec, runtime, S),
         E(kcs_rank_rec, uuid, S),   E(kcs_rank_rec, profile, S), E(kcs_rank_rec, variant, S),
-        E(kcs_rank_rec, status, S),
+        E(kcs_rank_rec, status, S), E(kcs_rank_rec, blas, S),   E(kcs_rank_rec, blas_threads, I),
     };
     check_type(kcs_h5_rank_type(), sizeof(kcs_rank_rec), er, (int)(sizeof er / sizeof er[0]));
 }
