@@ -8,6 +8,7 @@
 #include <stdio.h>
 
 #include "blas_info.h"
+#include "error.h"
 
 void kcs_blas_info(char *buf, size_t len, int *threads_p)
 {

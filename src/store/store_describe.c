@@ -80,6 +80,8 @@ static const kcs_field_doc rank_docs[] = {
     {"profile", "none", "emulated silicon profile (cpu backend), or empty"},
     {"variant", "none", "the implementation this rank ran: variant, schedule and accumulator"},
     {"status", "none", "ok | unavailable (the device did not open) | error"},
+    {"blas", "none", "the BLAS library the rank called: path (config, core)"},
+    {"blas_threads", "count", "the BLAS library's thread count (OpenBLAS's bits depend on it; kcs exec --threads N)"},
 };
 /* clang-format on */
 
