@@ -40,6 +40,11 @@ typedef struct kcs_backend_ops {
     int (*run)(kcs_backend_ctx *ctx, const kcs_call *call, kcs_error *err);
     int (*describe)(kcs_backend_ctx *ctx, kcs_device_info *info, kcs_error *err);
     void (*close)(kcs_backend_ctx *ctx);
+    /* 1: run() executes the kernel in another process (plugin: the worker of
+     * include/kcs_worker.h) and enforces call->time_limit_s itself; a crash
+     * or timeout there fails that call only, and the backend stays usable
+     * (a fresh worker takes the next call). */
+    int isolated;
 } kcs_backend_ops;
 
 /* The registry (backends/registry.c): NULL-terminated list of the backends

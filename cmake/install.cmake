@@ -6,12 +6,16 @@ include(CMakePackageConfigHelpers)
 
 set_target_properties(kcs_core PROPERTIES OUTPUT_NAME kcs)
 install(TARGETS kcs RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+if(TARGET kcs-worker) # the plugin worker, found next to kcs at run time
+  install(TARGETS kcs-worker RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+endif()
 install(TARGETS kcs_core ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
 file(GLOB _kcs_headers ${CMAKE_SOURCE_DIR}/src/*.h ${CMAKE_SOURCE_DIR}/backends/backend.h
      ${CMAKE_SOURCE_DIR}/analysis/*.h)
 install(FILES ${_kcs_headers} ${CMAKE_BINARY_DIR}/generated/build_info.h
         DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/kcs)
-install(FILES ${CMAKE_SOURCE_DIR}/include/kcs_plugin.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+install(FILES ${CMAKE_SOURCE_DIR}/include/kcs_plugin.h ${CMAKE_SOURCE_DIR}/include/kcs_worker.h
+        DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(DIRECTORY ${CMAKE_SOURCE_DIR}/contracts/ DESTINATION ${CMAKE_INSTALL_DATADIR}/kcs/contracts
         FILES_MATCHING PATTERN "*.yaml" PATTERN "*.md")
 install(DIRECTORY ${CMAKE_SOURCE_DIR}/studies/ DESTINATION ${CMAKE_INSTALL_DATADIR}/kcs/studies)

@@ -47,7 +47,8 @@ static int guarded(kcs_rank_binding *b, kcs_call *call, kcs_tensor *out, double 
     int rc = kcs_callguard_run(b->ops, b->ctx, call, timeout_s, err);
     if (ns_p)
         *ns_p = now_ns() - t0;
-    if (rc == KCS_E_TIMEOUT || rc == KCS_E_CRASHED) {
+    /* An isolated backend (a worker process) lost only this call. */
+    if ((rc == KCS_E_TIMEOUT || rc == KCS_E_CRASHED) && !b->ops->isolated) {
         b->broken = 1;
         snprintf(b->why, sizeof b->why, "%s", err->msg);
         if (rc == KCS_E_TIMEOUT)
@@ -298,7 +299,7 @@ int kcs_protocol_trial(const kcs_contract *c, const kcs_case *cs, int trial,
         if (krc == KCS_E_TIMEOUT || krc == KCS_E_CRASHED || io->verbose)
             fprintf(stderr, "kcs: rank %d: case %lld trial %d: %s\n", io->rank,
                     (long long)cs->id, trial, kerr.msg);
-        if (krc == KCS_E_TIMEOUT)
+        if (krc == KCS_E_TIMEOUT && !b->ops->isolated)
             memset(&in, 0, sizeof in); /* the hung worker may still read them */
         goto done;
     } else {
