@@ -124,6 +124,8 @@ void kcs_binding_record(const kcs_rank_binding *b, int rank, kcs_rank_rec *r)
     snprintf(r->profile, sizeof r->profile, "%s", b->pl.profile);
     kcs_placement_str(&b->pl, r->variant, sizeof r->variant);
     snprintf(r->status, sizeof r->status, "%s", b->status);
+    if (!b->ctx)
+        snprintf(r->why, sizeof r->why, "%s", b->why);
 }
 
 void kcs_binding_close(kcs_rank_binding *b)

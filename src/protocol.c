@@ -260,11 +260,13 @@ int kcs_protocol_trial(const kcs_contract *c, const kcs_case *cs, int trial,
     }
     if (!b->ctx) {
         kcs_protocol_blank(rec, cs, io->rank, trial, "unavailable", "unavailable");
+        snprintf(rec->message, sizeof rec->message, "%s", b->why);
         goto done;
     }
     if (b->broken) {
         kcs_protocol_blank(rec, cs, io->rank, trial, "error", "error");
         snprintf(rec->signature, sizeof rec->signature, "backend unusable: %.40s", b->why);
+        snprintf(rec->message, sizeof rec->message, "backend unusable: %s", b->why);
         goto done;
     }
     double scale = 0.0;
@@ -274,6 +276,7 @@ int kcs_protocol_trial(const kcs_contract *c, const kcs_case *cs, int trial,
     if (orc && !ref_raises) {
         kcs_protocol_blank(rec, cs, io->rank, trial, "error", "error");
         snprintf(rec->signature, sizeof rec->signature, "oracle: %.54s", oerr.msg);
+        snprintf(rec->message, sizeof rec->message, "oracle: %s", oerr.msg);
         goto done;
     }
 
@@ -295,6 +298,7 @@ int kcs_protocol_trial(const kcs_contract *c, const kcs_case *cs, int trial,
                                                   : "error";
         kcs_protocol_blank(rec, cs, io->rank, trial, st, "error");
         snprintf(rec->signature, sizeof rec->signature, "%.63s", kerr.msg);
+        snprintf(rec->message, sizeof rec->message, "%s", kerr.msg);
         rec->time_ns = ns;
         if (krc == KCS_E_TIMEOUT || krc == KCS_E_CRASHED || io->verbose)
             fprintf(stderr, "kcs: rank %d: case %lld trial %d: %s\n", io->rank,
@@ -334,6 +338,7 @@ int kcs_protocol_trial(const kcs_contract *c, const kcs_case *cs, int trial,
         if (b->broken) {
             kcs_protocol_blank(rec, cs, io->rank, trial, "error", "error");
             snprintf(rec->signature, sizeof rec->signature, "%.63s", kerr.msg);
+        snprintf(rec->message, sizeof rec->message, "%s", kerr.msg);
             goto done;
         }
     }

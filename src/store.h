@@ -31,6 +31,7 @@ typedef struct kcs_result_rec {
     int64_t time_ns;
     char verdict[24];
     char signature[64];
+    char message[KCS_ERRMSG_MAX]; /* the whole reason of a status other than ok ("" when ok) */
 } kcs_result_rec;
 
 /* One row of /cases. */
@@ -57,6 +58,7 @@ typedef struct kcs_rank_rec {
     char profile[KCS_STR_SHORT];
     char variant[64];
     char status[16];
+    char why[KCS_ERRMSG_MAX]; /* why the rank is unavailable, in full ("" when ok) */
 } kcs_rank_rec;
 
 typedef struct kcs_store kcs_store;

@@ -33,6 +33,7 @@ static const kcs_field result_fields[] = {
     R(time_ns, KCS_FIELD_I64),
     R(verdict, KCS_FIELD_STR),
     R(signature, KCS_FIELD_STR),
+    R(message, KCS_FIELD_STR),
 };
 #undef R
 
@@ -71,6 +72,7 @@ static const kcs_field rank_fields[] = {
     K(profile, KCS_FIELD_STR),
     K(variant, KCS_FIELD_STR),
     K(status, KCS_FIELD_STR),
+    K(why, KCS_FIELD_STR),
 };
 #undef K
 /* clang-format on */

@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# Kernels under test run in their own process (include/kcs_worker.h). Each
+# hostile plugin of tests/plugin/hostile_plugin.c is graded: it gets a
+# verdict and exit status 3, kcs never dies of a signal, its reason is kept
+# whole, and its prints never reach kcs's stdout; a plugin that searches
+# its own and its parent's memory for the reference finds nothing. Then a
+# `kcs run` whose plugin rank crashes mid-study completes the dataset with
+# that trial an error (reason stored) and exit status 3.
+source "$(dirname "$0")/lib.sh"
+P="$KCS_BUILD/tests/plugin"
+export KCS_WORKER_LOG="$T/worker.log"
+
+# mode  expected-verdict  text the reason must hold
+cases=(
+  "peek     FAIL  -"
+  "exit     ERROR exited with status 0"
+  "abort    ERROR signal 6"
+  "overrun  ERROR signal 11"
+  "hang     ERROR exceeded its 1 s limit"
+  "closefds ERROR the worker ended during the call"
+  "chatty   PASS  -"
+)
+for c in "${cases[@]}"; do
+  read -r mode verdict reason <<< "$c"
+  lib="$P/libkcs_hostile_${mode}_plugin.so"
+  set +e
+  "$KCS" grade --json --timeout 1 "$lib" C-PRC-01 > "$T/$mode.json" 2> "$T/$mode.err"
+  rc=$?
+  set -e
+  [ "$rc" -lt 128 ] || fail "$mode: kcs died of signal $((rc - 128))"
+  want=3
+  [ "$verdict" = PASS ] && want=0
+  [ "$rc" = "$want" ] || { cat "$T/$mode.err"; fail "$mode: exit status $rc, expected $want"; }
+  "$PYTHON" - "$T/$mode.json" "$verdict" "$reason" <<'PY' || fail "$mode: wrong verdict or reason"
+import json, sys
+doc = json.load(open(sys.argv[1]))          # the whole stdout is one JSON document
+c, = doc["contracts"]
+assert c["id"] == "C-PRC-01" and c["verdict"] == sys.argv[2], c
+if sys.argv[3] != "-":
+    assert sys.argv[3] in c["detail"], c["detail"]
+    assert c["errors"] == c["trials"], c
+PY
+done
+grep -q "chatty plugin: gemm" "$KCS_WORKER_LOG" || fail "the chatty plugin's stdout is not in the worker log"
+echo "isolation: hostile plugins graded"
+
+# A plugin rank that crashes mid-study (SIGSEGV on its 4th call).
+cat > "$T/crash.yaml" <<EOF
+name: crash-mid-study
+seed: 5
+contracts: [$KCS_SRC/contracts/C-PRC-01.yaml]
+placement:
+  - { backend: plugin, plugin: $P/libkcs_example_plugin.so }
+  - { backend: plugin, plugin: $P/libkcs_hostile_crash_after_plugin.so }
+cases:
+  - { contract: C-PRC-01, op: gemm, dtype_in: fp32, shapes: [[8, 8, 16], [16, 16, 32], [8, 8, 64]], inputs: [normal], trials: 2 }
+EOF
+set +e
+"$MPIEXEC" -n 2 --allow-run-as-root --oversubscribe "$KCS" run "$T/crash.yaml" -o "$T/crash.h5" -q \
+  > "$T/run.out" 2> "$T/run.err"
+rc=$?
+set -e
+[ "$rc" = 3 ] || { cat "$T/run.err"; fail "kcs run with a crashing plugin rank: exit $rc, expected 3"; }
+"$PYTHON" - "$T/crash.h5" <<'PY' || fail "the crashing rank's rows are wrong"
+import sys, h5py
+s = lambda x: x.decode()
+with h5py.File(sys.argv[1], "r") as f:
+    res = f["results"][:]
+    assert len(res) == 3 * 2 * 2, len(res)
+    r0 = [r for r in res if r["rank"] == 0]
+    r1 = sorted((r for r in res if r["rank"] == 1), key=lambda r: (int(r["case_id"]), int(r["trial"])))
+    assert all(s(r["status"]) == "ok" for r in r0), [s(r["status"]) for r in r0]
+    st = [s(r["status"]) for r in r1]
+    # calls 1-3 answer, the 4th kills worker 1, a fresh worker answers 5-6
+    assert st == ["ok", "ok", "ok", "crashed", "ok", "ok"], st
+    bad = r1[3]
+    assert s(bad["verdict"]) == "error", s(bad["verdict"])
+    msg = s(bad["message"])
+    assert "signal 11" in msg and "worker" in msg, msg
+    ranks = f["provenance/ranks"][:]
+    assert all(s(x) == "ok" for x in ranks["status"]), ranks["status"]
+print("isolation: crash mid-study recorded")
+PY
