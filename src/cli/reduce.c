@@ -2,8 +2,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ci_report.h"
 #include "cli.h"
 #include "reduce.h"
+#include "calib_print.h" /* kcs_cli_command_line */
 
 int kcs_cmd_reduce(int argc, char **argv)
 {
@@ -22,9 +24,17 @@ int kcs_cmd_reduce(int argc, char **argv)
         "the merged dataset), and replaces REPORT_DIR. Nothing else in a dataset is modified.\n"
         "Figures: analysis/plot.py run by /usr/bin/python3 (KCS_PYTHON) with h5py and\n"
         "matplotlib, when there; the report does not need them.\n"
-        "Default REPORT_DIR: the first DATASET without .h5, plus -report."};
+        "Default REPORT_DIR: the first DATASET without .h5, plus -report.\n"
+        "--json prints a summary per dataset x contract x rank on stdout (verdicts of\n"
+        "/results as `kcs run` recorded them); --junit FILE writes it as JUnit XML.\n\n"
+        "exit status: 0 done; 2 bad input (a file that is not a kcs dataset, datasets that\n"
+        "cannot be merged); 1 I/O or internal failure; with --fail-on, 5 some trial is a\n"
+        "violation or under-specified (violation), 6 some trial errored or a rank was\n"
+        "unavailable (error), 5 before 6."};
     const char *out_dir = NULL, *merged = NULL, *plot_script = NULL;
-    int quiet = 0, no_plots = 0, no_recompute = 0;
+    int quiet = 0, no_plots = 0, no_recompute = 0, json = 0;
+    const char *junit = NULL, *fail_on_s = NULL;
+    unsigned fail_on = 0;
     long long recompute_max = 0;
     const kcs_opt opts[] = {
         {'o', "output", KCS_OPT_STR, &out_dir, "DIR", "report directory"},
@@ -36,12 +46,25 @@ int kcs_cmd_reduce(int argc, char **argv)
         {0, "recompute-max", KCS_OPT_INT, &recompute_max, "N",
          "largest case (multiply-adds) whose inputs are regenerated (default 4e10)"},
         {'q', "quiet", KCS_OPT_FLAG, &quiet, NULL, "no summary line"},
+        {0, "json", KCS_OPT_FLAG, &json, NULL, "print a JSON summary of the datasets on stdout"},
+        {0, "junit", KCS_OPT_STR, &junit, "FILE", "write a JUnit XML report"},
+        {0, "fail-on", KCS_OPT_STR, &fail_on_s, "WHAT",
+         "violation, error or violation,error: exit 5 / 6 when the datasets have them"},
         {0},
     };
+    char cmdline[2048];
+    kcs_cli_command_line(argc, argv, cmdline, sizeof cmdline);
     int npos = 0;
     int rc = kcs_cli_parse(&doc, opts, argc, argv, &npos);
     if (rc)
         return rc == 1 ? 0 : 2;
+    if (fail_on_s && kcs_ci_parse_fail_on(fail_on_s, &fail_on)) {
+        fprintf(stderr, "kcs reduce: --fail-on %s: expected violation, error or "
+                "violation,error\n", fail_on_s);
+        return 2;
+    }
+    if (json)
+        quiet = 1; /* stdout is the JSON document */
     if (npos < 1) {
         fprintf(stderr, "kcs reduce: need a DATASET.h5 (see kcs reduce --help)\n");
         return 2;
@@ -72,5 +95,18 @@ int kcs_cmd_reduce(int argc, char **argv)
         fprintf(stderr, "kcs reduce: %s\n", err.msg);
         return kcs_exit_status(rc);
     }
-    return 0;
+    if (!json && !junit && !fail_on)
+        return 0;
+    kcs_ci ci = {0};
+    for (int i = 0; i < npos && !rc; i++)
+        rc = kcs_ci_add_dataset(&ci, argv[i], &err);
+    if (!rc && json)
+        kcs_ci_json(&ci, stdout, cmdline);
+    if (!rc && junit)
+        rc = kcs_ci_junit(&ci, junit, "kcs reduce", &err);
+    int status = rc ? kcs_exit_status(rc) : kcs_ci_status(&ci, fail_on);
+    if (rc)
+        fprintf(stderr, "kcs reduce: %s\n", err.msg);
+    kcs_ci_free(&ci);
+    return status;
 }

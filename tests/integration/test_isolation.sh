@@ -5,7 +5,8 @@
 # whole, and its prints never reach kcs's stdout; a plugin that searches
 # its own and its parent's memory for the reference finds nothing. Then a
 # `kcs run` whose plugin rank crashes mid-study completes the dataset with
-# that trial an error (reason stored) and exit status 3.
+# that trial an error (reason stored) and exit status 3; --fail-on, --json
+# and --junit of kcs run and kcs reduce report it for CI.
 source "$(dirname "$0")/lib.sh"
 P="$KCS_BUILD/tests/plugin"
 export KCS_WORKER_LOG="$T/worker.log"
@@ -80,4 +81,35 @@ with h5py.File(sys.argv[1], "r") as f:
     ranks = f["provenance/ranks"][:]
     assert all(s(x) == "ok" for x in ranks["status"]), ranks["status"]
 print("isolation: crash mid-study recorded")
+PY
+
+# The same study for CI: --fail-on error exits 6, the JSON summary and the
+# JUnit report name the crashed rank with the reason; reduce agrees.
+set +e
+"$MPIEXEC" -n 2 --allow-run-as-root --oversubscribe "$KCS" run "$T/crash.yaml" -o "$T/ci.h5" -q \
+  --json --junit "$T/ci.xml" --fail-on violation,error > "$T/ci.json" 2> "$T/ci.err"
+rc=$?
+set -e
+[ "$rc" = 6 ] || { cat "$T/ci.err"; fail "kcs run --fail-on violation,error: exit $rc, expected 6"; }
+set +e
+"$KCS" reduce "$T/ci.h5" -o "$T/ci-report" --no-plots --json --fail-on violation > "$T/red.json"
+rc_v=$?
+"$KCS" reduce "$T/ci.h5" -o "$T/ci-report" --no-plots --fail-on error > /dev/null
+rc_e=$?
+set -e
+[ "$rc_v" = 0 ] || fail "kcs reduce --fail-on violation on a dataset without violations: exit $rc_v"
+[ "$rc_e" = 6 ] || fail "kcs reduce --fail-on error on a dataset with a crash: exit $rc_e"
+"$PYTHON" - "$T/ci.json" "$T/red.json" "$T/ci.xml" <<'PY' || fail "CI outputs are wrong"
+import json, sys, xml.etree.ElementTree as ET
+for path in sys.argv[1:3]:
+    d = json.load(open(path))
+    assert d["totals"]["trials"] == 12 and d["totals"]["error"] == 1, d["totals"]
+    rows = {r["rank"]: r for r in d["results"]}
+    assert rows[0]["verdict"] == "PASS" and rows[1]["verdict"] == "ERROR", rows
+    assert "signal 11" in rows[1]["message"], rows[1]["message"]
+suite = ET.parse(sys.argv[3]).getroot().find("testsuite")
+assert suite.get("tests") == "2" and suite.get("errors") == "1" and suite.get("failures") == "0"
+cases = suite.findall("testcase")
+assert cases[0].find("error") is None and "signal 11" in cases[1].find("error").text
+print("isolation: CI outputs ok")
 PY
