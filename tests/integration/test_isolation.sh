@@ -113,3 +113,21 @@ cases = suite.findall("testcase")
 assert cases[0].find("error") is None and "signal 11" in cases[1].find("error").text
 print("isolation: CI outputs ok")
 PY
+
+# kcs bench isolation at tiny sizes: one row per size, positive times.
+"$KCS" bench isolation --sizes 16,32 --reps 3 > "$T/bench.out"
+cat "$T/bench.out"
+"$PYTHON" - "$T/bench.out" <<'PY' || fail "bench isolation: bad table"
+import re, sys
+rows = [l.split() for l in open(sys.argv[1]) if re.match(r"^\s*\d+\s", l)]
+assert [r[0] for r in rows] == ["16", "32"], rows
+for r in rows:
+    nums = [float(x.strip("()")) for x in r[1:] if x not in ("(", ")")]
+    assert len(nums) == 13 and all(x > 0 for x in nums), r
+PY
+set +e
+"$KCS" bench isolation --sizes 0 > /dev/null 2>&1
+rc=$?
+set -e
+[ "$rc" = 2 ] || fail "bench isolation --sizes 0: exit $rc, expected 2"
+echo "isolation: bench ok"
