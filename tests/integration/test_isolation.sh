@@ -114,6 +114,19 @@ assert cases[0].find("error") is None and "signal 11" in cases[1].find("error").
 print("isolation: CI outputs ok")
 PY
 
+# Workers that break the protocol at start-up (KCS_PLUGIN_WORKER replaces
+# kcs-worker): kcs refuses the library (exit 2) with the reason.
+printf '#!/bin/sh\necho garbage >&3\nsleep 5\n' > "$T/bad-worker.sh"
+chmod +x "$T/bad-worker.sh"
+for w in "$T/bad-worker.sh:not a protocol 1 HELLO" "/bin/true:ended before it said HELLO"; do
+  set +e
+  KCS_PLUGIN_WORKER="${w%%:*}" "$KCS" grade "$P/libkcs_example_plugin.so" C-PRC-01 > /dev/null 2> "$T/w.err"
+  rc=$?
+  set -e
+  [ "$rc" = 2 ] && grep -q "${w#*:}" "$T/w.err" || { cat "$T/w.err"; fail "worker ${w%%:*}: exit $rc"; }
+done
+echo "isolation: rogue workers refused"
+
 # kcs bench isolation at tiny sizes: one row per size, positive times.
 "$KCS" bench isolation --sizes 16,32 --reps 3 > "$T/bench.out"
 cat "$T/bench.out"
