@@ -34,6 +34,19 @@
  *  4. The grader ends the worker by closing its end of the channel (or by
  *     sending BYE); the worker exits 0 when recv() returns 0.
  *
+ * Which program is the worker is the grader's choice (an argv): the C
+ * plugin host is `kcs-worker LIB.so`; a Python worker would be e.g.
+ * `python3 -m kcs.worker MODULE:FUNCTION`, reading the same messages from
+ * descriptor 3 (socket.socket(fileno=3); the region arrives with
+ * socket.recv_fds and is mapped with mmap.mmap(fd, region_bytes)) and
+ * answering with the same RESULT. A worker that is itself the caller (a
+ * pytest process that starts the grader) inverts only step 1: it creates
+ * the pair and hands the other end to the grader as an inherited
+ * descriptor; every message and the region are unchanged, but the grader
+ * can then neither kill nor restart it, so a time limit or a death ends
+ * the grading with an ERROR instead of starting a fresh worker. (The C
+ * grader implements the forking side: src/worker_host.c.)
+ *
  * The grader treats as an ERROR of the call being made (with the reason in
  * full), and starts a fresh worker for the next call:
  *   - the worker's exit or death by a signal (abort, SIGSEGV, the kernel's
