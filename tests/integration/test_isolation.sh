@@ -43,6 +43,26 @@ if sys.argv[3] != "-":
 PY
 done
 grep -q "chatty plugin: gemm" "$KCS_WORKER_LOG" || fail "the chatty plugin's stdout is not in the worker log"
+
+# The worker's limits: CPU time (a spinning kernel is killed by SIGXCPU long
+# before --timeout) and address space (1 GiB cannot be reserved under 256 MiB;
+# the same plugin passes without the limit).
+set +e
+"$KCS" grade --json --timeout 120 --worker-cpu 1 "$P/libkcs_hostile_spin_plugin.so" C-PRC-01 > "$T/spin.json" 2> /dev/null
+rc_s=$?
+"$KCS" grade --json --worker-mem 256 "$P/libkcs_hostile_hog_plugin.so" C-PRC-01 > "$T/hog.json" 2> /dev/null
+rc_h=$?
+"$KCS" grade --json "$P/libkcs_hostile_hog_plugin.so" C-PRC-01 > "$T/hog-free.json" 2> /dev/null
+rc_f=$?
+set -e
+[ "$rc_s" = 3 ] && [ "$rc_h" = 3 ] && [ "$rc_f" = 0 ] || fail "limits: exit $rc_s $rc_h $rc_f, expected 3 3 0"
+"$PYTHON" - "$T/spin.json" "$T/hog.json" <<'PY' || fail "limits: wrong reasons"
+import json, sys
+spin, = json.load(open(sys.argv[1]))["contracts"]
+hog, = json.load(open(sys.argv[2]))["contracts"]
+assert spin["verdict"] == "ERROR" and "CPU-time limit" in spin["detail"], spin
+assert hog["verdict"] == "ERROR" and "malloc of 1 GiB failed" in hog["detail"], hog
+PY
 echo "isolation: hostile plugins graded"
 
 # A plugin rank that crashes mid-study (SIGSEGV on its 4th call).

@@ -15,7 +15,10 @@
  *   -DCLOSEFDS  closes every file descriptor, then returns a correct result
  *   -DCHATTY    a correct gemm that prints to stdout and stderr on every call
  *   -DCRASH_AFTER=N  correct for N calls, then SIGSEGV on every later call
- *               (a rank crashing mid-study) */
+ *               (a rank crashing mid-study)
+ *   -DSPIN      never returns, burning CPU (for the worker's CPU-time limit)
+ *   -DHOG       a correct gemm that first reserves 1 GiB (malloc, untouched)
+ *               and fails the call when it cannot (the address-space limit) */
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -165,6 +168,18 @@ static int hostile_run(const kcs_plugin_call *c, char *msg, size_t msg_len)
     fprintf(stderr, "chatty plugin: stderr too\n");
     gemm_f32(c);
     return 0;
+#elif defined(SPIN)
+    for (volatile unsigned long i = 0;; i++)
+        ;
+#elif defined(HOG)
+    void *big = malloc((size_t)1 << 30);
+    if (!big) {
+        snprintf(msg, msg_len, "hog: malloc of 1 GiB failed");
+        return -1;
+    }
+    free(big);
+    gemm_f32(c);
+    return 0;
 #elif defined(CRASH_AFTER)
     static int calls;
     if (++calls > CRASH_AFTER)
@@ -172,7 +187,7 @@ static int hostile_run(const kcs_plugin_call *c, char *msg, size_t msg_len)
     gemm_f32(c);
     return 0;
 #else
-#error "one of PEEK EXIT ABORT OVERRUN HANG CLOSEFDS CHATTY CRASH_AFTER"
+#error "one of PEEK EXIT ABORT OVERRUN HANG CLOSEFDS CHATTY CRASH_AFTER SPIN HOG"
 #endif
 }
 
