@@ -76,8 +76,17 @@ int kcs_worker_limits_env(kcs_worker_limits *l, kcs_error *err)
         const char *tmp = getenv("TMPDIR");
         snprintf(l->log_path, sizeof l->log_path, "%s/kcs-worker-%d.log",
                  tmp && *tmp ? tmp : "/tmp", (int)getpid());
+        l->log_default = 1;
     }
     return 0;
+}
+
+void kcs_worker_log_tidy(const kcs_worker_limits *l)
+{
+    struct stat st;
+    if (l->log_default && l->log_path[0] && stat(l->log_path, &st) == 0 && S_ISREG(st.st_mode) &&
+        st.st_size == 0)
+        unlink(l->log_path);
 }
 
 void kcs_worker_protect_grader(void)

@@ -17,12 +17,17 @@ typedef struct kcs_worker_limits {
     uint64_t as_bytes;    /* RLIMIT_AS of the worker; 0: unlimited */
     double cpu_s;         /* RLIMIT_CPU of the worker (s, per worker); 0: none */
     char log_path[PATH_MAX]; /* the worker's stdout and stderr are appended here */
+    int log_default;      /* 1: log_path is the default, not KCS_WORKER_LOG */
 } kcs_worker_limits;
 
 /* Limits from the environment: KCS_WORKER_MEM (MiB of address space),
  * KCS_WORKER_CPU (seconds), KCS_WORKER_LOG (file; default
  * $TMPDIR/kcs-worker-<pid>.log). A malformed value is KCS_E_INVAL. */
 int kcs_worker_limits_env(kcs_worker_limits *l, kcs_error *err);
+
+/* Remove the log when it is the default one ($TMPDIR/kcs-worker-<pid>.log)
+ * and nothing was written to it; a log the user named is always kept. */
+void kcs_worker_log_tidy(const kcs_worker_limits *l);
 
 /* What the worker said in HELLO. */
 typedef struct kcs_worker_info {

@@ -303,6 +303,7 @@ void plugin_close(kcs_backend_ctx *c)
     if (!c)
         return;
     kcs_worker_stop(c->w);
+    kcs_worker_log_tidy(&c->lim);
     if (c->dl)
         dlclose(c->dl);
     free(c);
