@@ -103,10 +103,12 @@ with h5py.File(sys.argv[1], "r") as f:
 print("isolation: crash mid-study recorded")
 PY
 
-# The same study for CI: --fail-on error exits 6, the JSON summary and the
-# JUnit report name the crashed rank with the reason; reduce agrees.
+# The same study for CI, plus a rank whose library does not exist: --fail-on
+# error exits 6, the JSON summary and the JUnit report name the crashed rank
+# and the unavailable one with their reasons; reduce agrees.
+sed 's|^cases:|  - { backend: plugin, plugin: /nonexistent/libnothing.so }\ncases:|' "$T/crash.yaml" > "$T/ci.yaml"
 set +e
-"$MPIEXEC" -n 2 --allow-run-as-root --oversubscribe "$KCS" run "$T/crash.yaml" -o "$T/ci.h5" -q \
+"$MPIEXEC" -n 3 --allow-run-as-root --oversubscribe "$KCS" run "$T/ci.yaml" -o "$T/ci.h5" -q \
   --json --junit "$T/ci.xml" --fail-on violation,error > "$T/ci.json" 2> "$T/ci.err"
 rc=$?
 set -e
@@ -123,15 +125,25 @@ set -e
 import json, sys, xml.etree.ElementTree as ET
 for path in sys.argv[1:3]:
     d = json.load(open(path))
-    assert d["totals"]["trials"] == 12 and d["totals"]["error"] == 1, d["totals"]
+    t = d["totals"]
+    assert t["trials"] == 18 and t["error"] == 1 and t["unavailable"] == 6, t
     rows = {r["rank"]: r for r in d["results"]}
-    assert rows[0]["verdict"] == "PASS" and rows[1]["verdict"] == "ERROR", rows
+    assert [rows[i]["verdict"] for i in range(3)] == ["PASS", "ERROR", "ERROR"], rows
     assert "signal 11" in rows[1]["message"], rows[1]["message"]
+    assert "libnothing.so" in rows[2]["message"], rows[2]["message"]
 suite = ET.parse(sys.argv[3]).getroot().find("testsuite")
-assert suite.get("tests") == "2" and suite.get("errors") == "1" and suite.get("failures") == "0"
+assert suite.get("tests") == "3" and suite.get("errors") == "2" and suite.get("failures") == "0"
 cases = suite.findall("testcase")
 assert cases[0].find("error") is None and "signal 11" in cases[1].find("error").text
+assert "libnothing.so" in cases[2].find("error").text
 print("isolation: CI outputs ok")
+PY
+"$PYTHON" - "$T/ci.h5" <<'PY' || fail "the unavailable rank's reason is not stored"
+import sys, h5py
+with h5py.File(sys.argv[1], "r") as f:
+    r = f["provenance/ranks"][:]
+    assert r["status"][2].decode() == "unavailable", r["status"]
+    assert "libnothing.so" in r["why"][2].decode() and r["why"][0].decode() == "", r["why"]
 PY
 
 # Workers that break the protocol at start-up (KCS_PLUGIN_WORKER replaces
