@@ -228,7 +228,10 @@ int kcs_ci_junit(const kcs_ci *ci, const char *path, const char *suite, kcs_erro
     for (int i = 0; i < ci->n; i++) {
         const kcs_ci_row *r = &ci->rows[i];
         char name[400];
-        snprintf(name, sizeof name, "rank %d: %s", r->rank, r->implementation);
+        if (r->rank >= 0)
+            snprintf(name, sizeof name, "rank %d: %s", r->rank, r->implementation);
+        else
+            snprintf(name, sizeof name, "%s", r->implementation);
         fprintf(f, "    <testcase classname=\"");
         xml_str(f, r->contract);
         fprintf(f, "\" name=\"");

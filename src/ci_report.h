@@ -22,7 +22,7 @@ enum {
 typedef struct kcs_ci_row {
     int dataset;             /* index of the dataset it came from */
     char contract[32];
-    int rank;
+    int rank;                /* -1: not a rank (kcs grade) */
     char implementation[256];
     int trials, within, violations, under, errors, unavailable;
     double max_tau;

@@ -25,21 +25,26 @@ for c in "${cases[@]}"; do
   read -r mode verdict reason <<< "$c"
   lib="$P/libkcs_hostile_${mode}_plugin.so"
   set +e
-  "$KCS" grade --json --timeout 1 "$lib" C-PRC-01 > "$T/$mode.json" 2> "$T/$mode.err"
+  "$KCS" grade --json --junit "$T/$mode.xml" --timeout 1 "$lib" C-PRC-01 > "$T/$mode.json" 2> "$T/$mode.err"
   rc=$?
   set -e
   [ "$rc" -lt 128 ] || fail "$mode: kcs died of signal $((rc - 128))"
   want=3
   [ "$verdict" = PASS ] && want=0
   [ "$rc" = "$want" ] || { cat "$T/$mode.err"; fail "$mode: exit status $rc, expected $want"; }
-  "$PYTHON" - "$T/$mode.json" "$verdict" "$reason" <<'PY' || fail "$mode: wrong verdict or reason"
-import json, sys
+  "$PYTHON" - "$T/$mode.json" "$verdict" "$reason" "$T/$mode.xml" <<'PY' || fail "$mode: wrong verdict or reason"
+import json, sys, xml.etree.ElementTree as ET
 doc = json.load(open(sys.argv[1]))          # the whole stdout is one JSON document
 c, = doc["contracts"]
 assert c["id"] == "C-PRC-01" and c["verdict"] == sys.argv[2], c
 if sys.argv[3] != "-":
     assert sys.argv[3] in c["detail"], c["detail"]
     assert c["errors"] == c["trials"], c
+case, = ET.parse(sys.argv[4]).getroot().iter("testcase")
+kind = {"PASS": None, "FAIL": "failure", "ERROR": "error"}[sys.argv[2]]
+assert [e.tag for e in case] == ([kind] if kind else []), [e.tag for e in case]
+if sys.argv[3] != "-":
+    assert sys.argv[3] in case.find("error").text
 PY
 done
 grep -q "chatty plugin: gemm" "$KCS_WORKER_LOG" || fail "the chatty plugin's stdout is not in the worker log"
