@@ -331,14 +331,18 @@ int kcs_protocol_trial(const kcs_contract *c, const kcs_case *cs, int trial,
             o.rowsum_err = rowsum_err(out.data, cs->shape.m, cs->shape.k);
         if (c->oracle == KCS_ORACLE_FREIVALDS)
             o.fv_tau = freivalds_tau(c, cs, &call, out.data, trial, b);
+        int xrc = 0;
         if (c->protocol == KCS_PROTO_REPEAT && c->repetitions > 1)
-            run_repeats(c, b, &call, &out, io->timeout_s, &o, &kerr);
+            xrc = run_repeats(c, b, &call, &out, io->timeout_s, &o, &kerr);
         else if (c->protocol == KCS_PROTO_BATCH_INVARIANCE && cs->shape.m > 1)
-            run_first_row(b, &call, &out, io->timeout_s, &o, &kerr);
-        if (b->broken) {
-            kcs_protocol_blank(rec, cs, io->rank, trial, "error", "error");
+            xrc = run_first_row(b, &call, &out, io->timeout_s, &o, &kerr);
+        /* An isolated backend is not broken by a lost call, but the trial is. */
+        if (b->broken || xrc == KCS_E_TIMEOUT || xrc == KCS_E_CRASHED) {
+            kcs_protocol_blank(rec, cs, io->rank, trial,
+                               b->broken ? "error" : xrc == KCS_E_TIMEOUT ? "timeout" : "crashed",
+                               "error");
             snprintf(rec->signature, sizeof rec->signature, "%.63s", kerr.msg);
-        snprintf(rec->message, sizeof rec->message, "%s", kerr.msg);
+            snprintf(rec->message, sizeof rec->message, "%s", kerr.msg);
             goto done;
         }
     }
