@@ -254,18 +254,27 @@ static int reap(kcs_worker *w, double grace_s, char *how, size_t len)
         return 0;
     int st = 0, killed = 0;
     pid_t got = 0;
+    /* Wait for it to end without reaping it (WNOWAIT): while it is a zombie
+     * its pid, the id of its process group, cannot be reused, so the group
+     * kill below reaches only what it left behind. */
     double until = now_s() + grace_s;
-    while ((got = waitpid(w->pid, &st, WNOHANG)) == 0 && now_s() < until) {
+    siginfo_t si;
+    for (;;) {
+        memset(&si, 0, sizeof si);
+        int r = waitid(P_PID, (id_t)w->pid, &si, WEXITED | WNOHANG | WNOWAIT);
+        if ((r == 0 && si.si_pid != 0) || (r < 0 && errno != EINTR) || now_s() >= until)
+            break;
         struct timespec ts = {0, 2000000};
         nanosleep(&ts, NULL);
     }
-    if (got == 0) {
+    if (si.si_pid == 0) { /* still running: kill it and its group */
         kill(-w->pid, SIGKILL);
         kill(w->pid, SIGKILL);
         killed = 1;
-        while ((got = waitpid(w->pid, &st, 0)) < 0 && errno == EINTR)
-            ;
     }
+    kill(-w->pid, SIGKILL); /* whatever it forked into its group */
+    while ((got = waitpid(w->pid, &st, 0)) < 0 && errno == EINTR)
+        ;
     if (got < 0) {
         snprintf(how, len, "ended (its status was collected elsewhere)");
     } else if (WIFEXITED(st)) {
@@ -282,7 +291,6 @@ static int reap(kcs_worker *w, double grace_s, char *how, size_t len)
                  : sig == SIGSYS  ? " (a refused system call)"
                                   : "");
     }
-    kill(-w->pid, SIGKILL); /* anything it left behind in its group */
     w->pid = 0;
     return killed;
 }
@@ -447,7 +455,7 @@ int kcs_worker_start(char *const argv[], const kcs_worker_limits *lim, double st
         if (pid == 0)
             child(argv, sv[1], logfd, nullfd, lim, envp);
     }
-    int fork_errno = errno;
+    int fork_errno = errno, have_env = envp != NULL;
     free(envp);
     close(sv[1]);
     close(logfd);
@@ -456,7 +464,7 @@ int kcs_worker_start(char *const argv[], const kcs_worker_limits *lim, double st
         close(sv[0]);
         free(w);
         return kcs_fail(err, KCS_E_INTERNAL, "worker: cannot start %s: %s", argv[0],
-                        envp ? strerror(fork_errno) : "out of memory");
+                        have_env ? strerror(fork_errno) : "out of memory");
     }
     w->pid = pid;
     w->fd = sv[0];
