@@ -61,6 +61,12 @@ rc_h=$?
 rc_f=$?
 set -e
 [ "$rc_s" = 3 ] && [ "$rc_h" = 3 ] && [ "$rc_f" = 0 ] || fail "limits: exit $rc_s $rc_h $rc_f, expected 3 3 0"
+set +e
+"$KCS" grade --worker-mem lots "$P/libkcs_example_plugin.so" C-PRC-01 > /dev/null 2> "$T/mem.err"
+rc=$?
+set -e
+[ "$rc" = 2 ] && grep -q "KCS_WORKER_MEM=lots: not a non-negative number" "$T/mem.err" \
+  || fail "--worker-mem lots: exit $rc"
 "$PYTHON" - "$T/spin.json" "$T/hog.json" <<'PY' || fail "limits: wrong reasons"
 import json, sys
 spin, = json.load(open(sys.argv[1]))["contracts"]
