@@ -52,6 +52,11 @@ typedef struct kcs_backend_ops {
      * sets the device check against. NULL where the backend has none. */
     int (*sgemm_seconds)(int device, long m, long kk, long n, int reps, double *seconds_p,
                          kcs_error *err);
+    /* 1: run() executes the kernel in another process (plugin: the worker of
+     * include/kcs_worker.h) and enforces call->time_limit_s itself; a crash
+     * or timeout there fails that call only, and the backend stays usable
+     * (a fresh worker takes the next call). */
+    int isolated;
 } kcs_backend_ops;
 
 /* The registry (backends/registry.c), the one list of backends. cpu and

@@ -7,6 +7,9 @@ include(CMakePackageConfigHelpers)
 
 set_target_properties(kcs_core PROPERTIES OUTPUT_NAME kcs)
 install(TARGETS kcs RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+if(TARGET kcs-worker) # the plugin worker, found next to kcs at run time
+  install(TARGETS kcs-worker RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+endif()
 install(TARGETS kcs_core LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
 # Headers are installed flat into include/kcs/ and included as <kcs/NAME.h>:
 # no -I points into that folder, so kcs/error.h cannot shadow glibc's
@@ -17,7 +20,8 @@ file(GLOB _kcs_headers ${CMAKE_SOURCE_DIR}/src/*/*.h ${CMAKE_SOURCE_DIR}/backend
 list(FILTER _kcs_headers EXCLUDE REGEX "/src/cli/|_impl[.]h$|_kern[.]h$|/contract_load[.]h$")
 install(FILES ${_kcs_headers} ${CMAKE_BINARY_DIR}/generated/build_info.h
         DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/kcs)
-install(FILES ${CMAKE_SOURCE_DIR}/include/kcs_plugin.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+install(FILES ${CMAKE_SOURCE_DIR}/include/kcs_plugin.h ${CMAKE_SOURCE_DIR}/include/kcs_worker.h
+        DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(DIRECTORY ${CMAKE_SOURCE_DIR}/contracts/ DESTINATION ${CMAKE_INSTALL_DATADIR}/kcs/contracts
         FILES_MATCHING PATTERN "*.yaml" PATTERN "*.md")
 install(DIRECTORY ${CMAKE_SOURCE_DIR}/studies/ DESTINATION ${CMAKE_INSTALL_DATADIR}/kcs/studies)

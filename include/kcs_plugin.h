@@ -3,9 +3,13 @@
  * A kernel author grades a kernel library of their own by building it as a
  * shared library that exports ONE symbol, kcs_plugin_get(), and pointing kcs
  * at it (`kcs run --plugin ./libmine.so STUDY -o out.h5`, or placement
- * `plugin:./libmine.so` in a study). kcs dlopen()s the library
- * (RTLD_NOW | RTLD_LOCAL), calls kcs_plugin_get() once, checks abi_version
- * and then calls run() once per op call, from one thread at a time.
+ * `plugin:./libmine.so` in a study). kcs starts a worker process
+ * (kcs-worker, the worker protocol of kcs_worker.h) that dlopen()s the
+ * library (RTLD_NOW | RTLD_LOCAL), calls kcs_plugin_get() once, checks
+ * abi_version and then calls run() once per op call, from one thread at a
+ * time. The library's stdout/stderr go to the worker's log; a crash, exit
+ * or hang of the library fails the call being made (kcs records why) and a
+ * fresh worker process takes the next call.
  *
  * This header is self-contained: it includes only <stddef.h> and
  * <stdint.h>, and it is the only kcs file a plugin needs. It is usable from
@@ -15,8 +19,8 @@
  * meaning of anything below changes; kcs refuses a plugin whose abi_version
  * differs from the version kcs was built with (with a message naming both).
  *
- * Memory: every pointer in a kcs_plugin_call is host memory owned by kcs and
- * valid only during that run() call. Tensors are dense and row-major, with
+ * Memory: every pointer in a kcs_plugin_call is host memory (shared with
+ * kcs) owned by kcs and valid only during that run() call. Tensors are dense and row-major, with
  * no padding between rows. A plugin that computes on an accelerator copies
  * inputs in and the result out within run().
  *

@@ -1,7 +1,13 @@
 /* The plugin backend: grades a kernel author's own shared library through
  * the public ABI of include/kcs_plugin.h (DESIGN §4, ABI version 1).
  *
- * open() dlopen()s cfg->path (RTLD_NOW | RTLD_LOCAL), resolves
+ * kcs_backend_plugin (plugin_isolated.c) runs the library in a worker
+ * process (include/kcs_worker.h); this file holds what both modes share
+ * (dtype mapping, encodings, guards, the call checks, the identity) and
+ * kcs_backend_plugin_inprocess, the same library dlopen()ed into kcs
+ * itself: used only by `kcs bench isolation` as the baseline.
+ *
+ * In-process, open() dlopen()s cfg->path (RTLD_NOW | RTLD_LOCAL), resolves
  * kcs_plugin_get and checks the descriptor; run() converts a kcs_call
  * (doubles exact in their declared formats) into a kcs_plugin_call (native
  * storage of each dtype), pre-fills the output with the finite sentinel of
@@ -24,27 +30,12 @@
 #include <string.h>
 #include <xxhash.h>
 
-#include "backend.h"
-#include "kcs_plugin.h"
+#include "plugin_internal.h"
 #include "tensor.h"
-
-#define PLUGIN_GUARD_BYTES 4096 /* each side of the output */
-#define PLUGIN_MSG_LEN 1024
-#define PLUGIN_RUNTIME "kcs plugin ABI 1"
-
-struct kcs_backend_ctx {
-    void *dl;
-    const kcs_plugin *pl;
-    unsigned ops_mask;      /* bit (1u << kcs_op) for each op the plugin lists */
-    char given[PATH_MAX];   /* cfg->path as given */
-    char file[PATH_MAX];    /* the file the loader mapped (for the identity) */
-    char name[128];
-    char uuid[48];          /* XXH3-128 of the library file's bytes, hex */
-};
 
 /* --- dtype mapping ----------------------------------------------------- */
 
-static int to_dtype(kcs_format f, kcs_dtype *t_p)
+int plugin_to_dtype(kcs_format f, kcs_dtype *t_p)
 {
     switch (f) {
     case KCS_FMT_FP64: *t_p = KCS_DT_F64; return 0;
@@ -59,7 +50,7 @@ static int to_dtype(kcs_format f, kcs_dtype *t_p)
 }
 
 /* Encode n doubles (exact in f) into f's native storage at dst. */
-static void encode(kcs_format f, const double *x, size_t n, void *dst)
+void plugin_encode(kcs_format f, const double *x, size_t n, void *dst)
 {
     switch (f) {
     case KCS_FMT_FP64:
@@ -88,7 +79,7 @@ static void encode(kcs_format f, const double *x, size_t n, void *dst)
 /* Decode n elements of f's storage into doubles. tf32 outputs are read as
  * the full fp32 value they hold: a kernel that leaves low mantissa bits set
  * is not silently truncated into conformance. */
-static void decode(kcs_format f, const void *src, size_t n, double *x)
+void plugin_decode(kcs_format f, const void *src, size_t n, double *x)
 {
     switch (f) {
     case KCS_FMT_FP64:
@@ -113,7 +104,7 @@ static void decode(kcs_format f, const void *src, size_t n, double *x)
 
 /* --- identity ------------------------------------------------------------ */
 
-static int hash_file(const char *path, char *hex, size_t len)
+int plugin_hash_file(const char *path, char *hex, size_t len)
 {
     FILE *f = fopen(path, "rb");
     if (!f)
@@ -141,7 +132,7 @@ static int hash_file(const char *path, char *hex, size_t len)
 
 /* Copy src into a small field, keeping the tail ("...") when it is too long:
  * the file name is the informative end of a path. */
-static void copy_tail(char *dst, size_t len, const char *src)
+void plugin_copy_tail(char *dst, size_t len, const char *src)
 {
     size_t n = strlen(src);
     if (n < len)
@@ -152,7 +143,7 @@ static void copy_tail(char *dst, size_t len, const char *src)
 
 /* --- ops list ------------------------------------------------------------ */
 
-static int parse_ops(const char *list, unsigned *mask_p, int verbose, const char *lib)
+int plugin_parse_ops(const char *list, unsigned *mask_p, int verbose, const char *lib)
 {
     unsigned mask = 0;
     const char *p = list;
@@ -179,7 +170,7 @@ static int parse_ops(const char *list, unsigned *mask_p, int verbose, const char
     return mask ? 0 : KCS_E_INVAL;
 }
 
-static void ops_list(unsigned mask, char *buf, size_t len)
+void plugin_ops_list(unsigned mask, char *buf, size_t len)
 {
     size_t used = 0;
     buf[0] = 0;
@@ -191,7 +182,7 @@ static void ops_list(unsigned mask, char *buf, size_t len)
 
 /* --- ops table ------------------------------------------------------------ */
 
-static int plugin_discover(kcs_device_info *out, int max, int *count_p, kcs_error *err)
+int plugin_discover(kcs_device_info *out, int max, int *count_p, kcs_error *err)
 {
     (void)err;
     if (max > 0) {
@@ -210,7 +201,7 @@ static int plugin_discover(kcs_device_info *out, int max, int *count_p, kcs_erro
     return 0;
 }
 
-static int plugin_open(int device_index, const kcs_backend_config *cfg, kcs_backend_ctx **ctx_p,
+static int inproc_open(int device_index, const kcs_backend_config *cfg, kcs_backend_ctx **ctx_p,
                        kcs_error *err)
 {
     const char *path = cfg ? cfg->path : NULL;
@@ -261,7 +252,7 @@ static int plugin_open(int device_index, const kcs_backend_config *cfg, kcs_back
                  !pl->name ? "name" : !pl->ops ? "ops" : "run");
         goto err_close;
     }
-    if (parse_ops(pl->ops, &c->ops_mask, cfg->verbose, path)) {
+    if (plugin_parse_ops(pl->ops, &c->ops_mask, cfg->verbose, path)) {
         kcs_fail(err, KCS_E_INVAL, "plugin %s: ops '%s' names no op kcs knows", path, pl->ops);
         goto err_close;
     }
@@ -276,7 +267,7 @@ static int plugin_open(int device_index, const kcs_backend_config *cfg, kcs_back
     } else {
         snprintf(c->file, sizeof c->file, "%s", path);
     }
-    if (hash_file(c->file, c->uuid, sizeof c->uuid)) {
+    if (plugin_hash_file(c->file, c->uuid, sizeof c->uuid)) {
         kcs_fail(err, KCS_E_IO, "plugin %s: cannot read %s to fingerprint it", path, c->file);
         goto err_close;
     }
@@ -292,7 +283,7 @@ err_free:
     return err->code;
 }
 
-static int plugin_describe(kcs_backend_ctx *c, kcs_device_info *info, kcs_error *err)
+int plugin_describe(kcs_backend_ctx *c, kcs_device_info *info, kcs_error *err)
 {
     (void)err;
     memset(info, 0, sizeof *info);
@@ -300,17 +291,19 @@ static int plugin_describe(kcs_backend_ctx *c, kcs_device_info *info, kcs_error 
     info->index = 0;
     snprintf(info->vendor, sizeof info->vendor, "plugin");
     snprintf(info->model, sizeof info->model, "%s", c->name);
-    ops_list(c->ops_mask, info->arch, sizeof info->arch);
-    copy_tail(info->driver, sizeof info->driver, c->file);
+    plugin_ops_list(c->ops_mask, info->arch, sizeof info->arch);
+    plugin_copy_tail(info->driver, sizeof info->driver, c->file);
     snprintf(info->runtime, sizeof info->runtime, PLUGIN_RUNTIME);
     snprintf(info->uuid, sizeof info->uuid, "%s", c->uuid);
     return 0;
 }
 
-static void plugin_close(kcs_backend_ctx *c)
+void plugin_close(kcs_backend_ctx *c)
 {
     if (!c)
         return;
+    kcs_worker_stop(c->w);
+    kcs_worker_log_tidy(&c->lim);
     if (c->dl)
         dlclose(c->dl);
     free(c);
@@ -332,38 +325,88 @@ static void io_free(native_io *io)
     free(io->out_base);
 }
 
+/* Bytes of input i in its native storage (0: absent, gemm's optional C). */
+size_t plugin_input_bytes(const kcs_call *call, int i)
+{
+    if (i >= kcs_op_n_inputs(call->op) || i >= KCS_MAX_INPUTS || !call->in[i])
+        return 0;
+    size_t n = kcs_op_in_len(call, i);
+    int idx = call->op == KCS_OP_GATHER && i == 1;
+    size_t es = idx ? sizeof(int64_t) : (size_t)kcs_format_get(call->dtype_in)->bits / 8;
+    return n ? n * es : 1;
+}
+
+/* Encode input i (present) into dst (plugin_input_bytes(call, i) bytes). */
+int plugin_encode_input(const kcs_backend_ctx *c, const kcs_call *call, int i, void *dst,
+                        kcs_error *err)
+{
+    size_t n = kcs_op_in_len(call, i);
+    if (call->in_len[i] && call->in_len[i] < n)
+        return kcs_fail(err, KCS_E_INVAL, "plugin %s: input %d holds %zu elements, %s "
+                        "needs %zu", c->name, i, call->in_len[i], kcs_op_name(call->op), n);
+    if (!(call->op == KCS_OP_GATHER && i == 1)) {
+        plugin_encode(call->dtype_in, call->in[i], n, dst);
+        return 0;
+    }
+    int64_t *idx = dst;
+    for (size_t r = 0; r < n; r++) {
+        double x = call->in[i][r];
+        /* 2^63 is the first double past int64's range. */
+        if (!(x == floor(x)) || fabs(x) >= 9223372036854775808.0)
+            return kcs_fail(err, KCS_E_INVAL, "plugin %s: gather index %g at position %zu "
+                            "is not an int64", c->name, x, r);
+        idx[r] = (int64_t)x;
+    }
+    return 0;
+}
+
 static int encode_inputs(const kcs_backend_ctx *c, const kcs_call *call, native_io *io,
                          kcs_error *err)
 {
-    int n_in = kcs_op_n_inputs(call->op);
-    for (int i = 0; i < n_in && i < KCS_MAX_INPUTS; i++) {
-        if (!call->in[i])
-            continue; /* gemm's optional C */
-        size_t n = kcs_op_in_len(call, i);
-        if (call->in_len[i] && call->in_len[i] < n)
-            return kcs_fail(err, KCS_E_INVAL, "plugin %s: input %d holds %zu elements, %s "
-                            "needs %zu", c->name, i, call->in_len[i], kcs_op_name(call->op), n);
-        int idx = call->op == KCS_OP_GATHER && i == 1;
-        size_t es = idx ? sizeof(int64_t) : (size_t)kcs_format_get(call->dtype_in)->bits / 8;
-        io->in[i] = malloc(n ? n * es : 1);
+    for (int i = 0; i < KCS_MAX_INPUTS; i++) {
+        size_t bytes = plugin_input_bytes(call, i);
+        if (!bytes)
+            continue;
+        io->in[i] = malloc(bytes);
         if (!io->in[i])
             return kcs_fail(err, KCS_E_NOMEM, "plugin %s: out of memory for input %d (%zu "
-                            "elements)", c->name, i, n);
-        if (!idx) {
-            encode(call->dtype_in, call->in[i], n, io->in[i]);
-            continue;
-        }
-        int64_t *dst = io->in[i];
-        for (size_t r = 0; r < n; r++) {
-            double x = call->in[i][r];
-            /* 2^63 is the first double past int64's range. */
-            if (!(x == floor(x)) || fabs(x) >= 9223372036854775808.0)
-                return kcs_fail(err, KCS_E_INVAL, "plugin %s: gather index %g at position %zu "
-                                "is not an int64", c->name, x, r);
-            dst[r] = (int64_t)x;
-        }
+                            "bytes)", c->name, i, bytes);
+        int rc = plugin_encode_input(c, call, i, io->in[i], err);
+        if (rc)
+            return rc;
     }
     return 0;
+}
+
+/* Sentinel everywhere in guard | out | guard at base. */
+void plugin_fill_guarded(unsigned char *base, size_t out_bytes, size_t guard_bytes, kcs_format f)
+{
+    size_t es = (size_t)kcs_format_get(f)->bits / 8;
+    unsigned char pat[8];
+    double s = kcs_sentinel(f);
+    plugin_encode(f, &s, 1, pat);
+    size_t total = out_bytes + 2 * guard_bytes;
+    for (size_t off = 0; off < total; off += es)
+        memcpy(base + off, pat, es);
+}
+
+/* Offset (from base) of the first guard byte that changed, or (size_t)-1. */
+size_t plugin_guard_breach(const unsigned char *base, size_t out_bytes, size_t guard_bytes,
+                           kcs_format f)
+{
+    size_t es = (size_t)kcs_format_get(f)->bits / 8;
+    unsigned char pat[8];
+    double s = kcs_sentinel(f);
+    plugin_encode(f, &s, 1, pat);
+    const unsigned char *lo = base;
+    const unsigned char *hi = base + guard_bytes + out_bytes;
+    for (size_t off = 0; off < guard_bytes; off++)
+        if (lo[off] != pat[off % es])
+            return off;
+    for (size_t off = 0; off < guard_bytes; off++)
+        if (hi[off] != pat[off % es])
+            return guard_bytes + out_bytes + off;
+    return (size_t)-1;
 }
 
 static int alloc_output(const kcs_backend_ctx *c, const kcs_call *call, native_io *io,
@@ -378,41 +421,22 @@ static int alloc_output(const kcs_backend_ctx *c, const kcs_call *call, native_i
         return kcs_fail(err, KCS_E_NOMEM, "plugin %s: out of memory for the output (%zu "
                         "bytes)", c->name, io->out_bytes);
     io->out_base = base;
-    /* Sentinel everywhere: guards and data. */
-    unsigned char pat[8];
-    double s = kcs_sentinel(f);
-    encode(f, &s, 1, pat);
-    size_t total = io->out_bytes + 2 * io->guard_bytes;
-    for (size_t off = 0; off < total; off += es)
-        memcpy(io->out_base + off, pat, es);
+    plugin_fill_guarded(io->out_base, io->out_bytes, io->guard_bytes, f);
     return 0;
 }
 
-/* Offset of the first guard byte that changed, or (size_t)-1. */
 static size_t guard_breach(const native_io *io, kcs_format f)
 {
-    size_t es = (size_t)kcs_format_get(f)->bits / 8;
-    unsigned char pat[8];
-    double s = kcs_sentinel(f);
-    encode(f, &s, 1, pat);
-    const unsigned char *lo = io->out_base;
-    const unsigned char *hi = io->out_base + io->guard_bytes + io->out_bytes;
-    for (size_t off = 0; off < io->guard_bytes; off++)
-        if (lo[off] != pat[off % es])
-            return off;
-    for (size_t off = 0; off < io->guard_bytes; off++)
-        if (hi[off] != pat[off % es])
-            return io->guard_bytes + io->out_bytes + off;
-    return (size_t)-1;
+    return plugin_guard_breach(io->out_base, io->out_bytes, io->guard_bytes, f);
 }
 
-static int check_call(const kcs_backend_ctx *c, const kcs_call *call, kcs_plugin_call *pc,
+int plugin_check_call(const kcs_backend_ctx *c, const kcs_call *call, kcs_plugin_call *pc,
                       kcs_error *err)
 {
     const char *opn = kcs_op_name(call->op);
     if ((unsigned)call->op >= KCS_OP_COUNT || !(c->ops_mask & (1u << call->op))) {
         char offered[128];
-        ops_list(c->ops_mask, offered, sizeof offered);
+        plugin_ops_list(c->ops_mask, offered, sizeof offered);
         return kcs_fail(err, KCS_E_UNSUPPORTED, "plugin %s does not offer %s (it offers %s)",
                         c->name, opn, offered);
     }
@@ -420,11 +444,11 @@ static int check_call(const kcs_backend_ctx *c, const kcs_call *call, kcs_plugin
         return kcs_fail(err, KCS_E_UNSUPPORTED, "plugin %s: variant '%s' is not offered (a "
                         "plugin library is one implementation: variant native)", c->name,
                         call->variant);
-    if (to_dtype(call->dtype_in, &pc->dtype_in) || to_dtype(call->dtype_out, &pc->dtype_out))
+    if (plugin_to_dtype(call->dtype_in, &pc->dtype_in) || plugin_to_dtype(call->dtype_out, &pc->dtype_out))
         return kcs_fail(err, KCS_E_UNSUPPORTED, "plugin %s: %s -> %s has no plugin ABI 1 dtype",
                         c->name, kcs_format_name(call->dtype_in),
                         kcs_format_name(call->dtype_out));
-    if (call->acc.bits > 0 || to_dtype(call->acc.fmt, &pc->dtype_acc)) {
+    if (call->acc.bits > 0 || plugin_to_dtype(call->acc.fmt, &pc->dtype_acc)) {
         char acc[32];
         return kcs_fail(err, KCS_E_UNSUPPORTED, "plugin %s: accumulator %s has no plugin ABI 1 "
                         "dtype", c->name, kcs_acc_str(&call->acc, acc, sizeof acc));
@@ -442,17 +466,17 @@ static int check_call(const kcs_backend_ctx *c, const kcs_call *call, kcs_plugin
     return 0;
 }
 
-static void copy_msg(const kcs_call *call, const char *msg)
+void plugin_copy_msg(const kcs_call *call, const char *msg)
 {
     if (call->msg && call->msg_len)
         snprintf(call->msg, call->msg_len, "%s", msg);
 }
 
-static int plugin_run(kcs_backend_ctx *c, const kcs_call *call, kcs_error *err)
+static int inproc_run(kcs_backend_ctx *c, const kcs_call *call, kcs_error *err)
 {
     kcs_plugin_call pc;
     memset(&pc, 0, sizeof pc);
-    int rc = check_call(c, call, &pc, err);
+    int rc = plugin_check_call(c, call, &pc, err);
     if (rc)
         return rc;
     native_io io;
@@ -476,33 +500,33 @@ static int plugin_run(kcs_backend_ctx *c, const kcs_call *call, kcs_error *err)
         rc = kcs_fail(err, KCS_E_DEVICE, "plugin %s: %s: plugin wrote outside its output "
                       "(byte %lld relative to an output of %zu bytes)", c->name, pc.op, off,
                       io.out_bytes);
-        copy_msg(call, err->msg);
+        plugin_copy_msg(call, err->msg);
         goto out;
     }
     if (prc > 0) {
-        copy_msg(call, msg[0] ? msg : "(the plugin gave no reason)");
+        plugin_copy_msg(call, msg[0] ? msg : "(the plugin gave no reason)");
         rc = kcs_fail(err, KCS_E_RAISED, "plugin %s: %s raised: %s", c->name, pc.op,
                       msg[0] ? msg : "(no reason given)");
         goto out;
     }
     if (prc < 0) {
-        copy_msg(call, msg[0] ? msg : "(the plugin gave no reason)");
+        plugin_copy_msg(call, msg[0] ? msg : "(the plugin gave no reason)");
         rc = kcs_fail(err, KCS_E_DEVICE, "plugin %s: %s failed (%d): %s", c->name, pc.op, prc,
                       msg[0] ? msg : "(no reason given)");
         goto out;
     }
-    decode(call->dtype_out, pc.out, call->out_len, call->out);
+    plugin_decode(call->dtype_out, pc.out, call->out_len, call->out);
 out:
     io_free(&io);
     return rc;
 }
 
-const kcs_backend_ops kcs_backend_plugin = {
+const kcs_backend_ops kcs_backend_plugin_inprocess = {
     .abi = KCS_BACKEND_ABI,
     .name = "plugin",
     .discover = plugin_discover,
-    .open = plugin_open,
-    .run = plugin_run, /* ops the library does not list answer KCS_E_UNSUPPORTED */
+    .open = inproc_open,
+    .run = inproc_run, /* ops the library does not list answer KCS_E_UNSUPPORTED */
     .describe = plugin_describe,
     .close = plugin_close,
 };

@@ -87,6 +87,8 @@ typedef struct kcs_call {
     uint64_t seed;         /* for atomic schedules and random variants */
     char *msg;             /* why a kernel raised (KCS_E_RAISED) */
     size_t msg_len;
+    double time_limit_s;   /* set by kcs_callguard_run for an isolated backend, which
+                              enforces it itself (0: none) */
 } kcs_call;
 
 /* Number of output elements the op produces for the call's shape. */

@@ -110,7 +110,8 @@ static void tally(const kcs_contract *c, const kcs_result_rec *rec, kcs_calib_ou
         else
             out->errors++;
         if (!out->detail[0])
-            snprintf(out->detail, sizeof out->detail, "%s: %s", rec->status, rec->signature);
+            snprintf(out->detail, sizeof out->detail, "%s: %s", rec->status,
+                     rec->message[0] ? rec->message : rec->signature);
         return;
     }
     if (!isnan(rec->tau) && !(rec->tau <= out->max_tau))

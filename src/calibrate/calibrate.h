@@ -60,7 +60,7 @@ typedef struct kcs_calib_outcome {
     char signatures[192];  /* matched signature names over all trials */
     int32_t trials, failed, errors;
     double max_tau;        /* over trials that ran */
-    char detail[160];      /* first error message, if any */
+    char detail[KCS_ERRMSG_MAX + 32]; /* first error message, if any, in full */
 } kcs_calib_outcome;
 
 /* Measure contract c on binding b (its placement's variant is what runs)
@@ -87,7 +87,7 @@ typedef struct kcs_calib_row {
     int32_t trials, failed, errors;
     double max_tau;
     int32_t sound;            /* 1 sound, 0 unsound, -1 not measured (this contract) */
-    char detail[160];
+    char detail[KCS_ERRMSG_MAX + 32];
 } kcs_calib_row;
 
 const kcs_field *kcs_calib_row_fields(int *n_p);

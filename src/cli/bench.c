@@ -11,7 +11,9 @@
  *   hdf5       the parallel HDF5 store writer under MPI vs write()/fsync of
  *              the same payload in the same directory (bench_hdf5.c).
  *   study      kcs_runner_run of a whole study end to end, next to its
- *              load/plan, backend-open and kernel-call times (bench_study.c). */
+ *              load/plan, backend-open and kernel-call times (bench_study.c).
+ *   isolation  per-call cost of a plugin in its worker process against the
+ *              same library loaded into kcs (bench_isolation.c). */
 #include <cblas.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -233,6 +235,8 @@ static const kcs_bench benches[] = {
     {"metrics", kcs_bench_metrics, "error metrics and XXH3 digest of an output vs a read floor"},
     {"hdf5", kcs_bench_hdf5, "parallel HDF5 store writer (MPI) vs write()/fsync of the payload"},
     {"study", kcs_bench_study, "end-to-end kcs_runner_run of a study vs load/plan and kernels"},
+    {"isolation", kcs_bench_isolation,
+     "per-call cost of a plugin in its worker process vs loaded into kcs (fp32 GEMMs)"},
 };
 
 static void bench_usage(FILE *f)

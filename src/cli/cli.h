@@ -47,5 +47,6 @@ int kcs_cmd_grade(int argc, char **argv);
 int kcs_bench_metrics(int argc, char **argv);
 int kcs_bench_hdf5(int argc, char **argv);
 int kcs_bench_study(int argc, char **argv);
+int kcs_bench_isolation(int argc, char **argv);
 
 #endif

@@ -8,7 +8,9 @@
 
 #include "calib_print.h"
 #include "calibrate.h"
+#include "ci_report.h"
 #include "cli.h"
+#include "worker_host.h"
 
 static const kcs_cmd_doc doc = {
     "grade", "LIB.so [CONTRACT...] [--json]",
@@ -20,6 +22,13 @@ static const kcs_cmd_doc doc = {
     "write ./lib.so for a file in the current directory.\n"
     "PASS: every trial within tolerance; FAIL: some trial violates the contract (the\n"
     "matched signatures say how); ERROR: the library failed a call.\n\n"
+    "The library runs in a worker process (kcs-worker, protocol include/kcs_worker.h):\n"
+    "its output goes to the worker log, never to kcs's stdout; a call that crashes the\n"
+    "worker, exits it, closes its channel or passes --timeout is an ERROR with the\n"
+    "reason, and a fresh worker takes the next call. Limits: --worker-mem, --worker-cpu\n"
+    "(or KCS_WORKER_MEM, KCS_WORKER_CPU, KCS_WORKER_LOG in the environment).\n\n"
+    "--junit FILE writes JUnit XML: one test case per contract (failure: FAIL, error:\n"
+    "ERROR).\n\n"
     "exit status: 0 every graded contract PASS; 3 some FAIL or ERROR; 2 bad input (the\n"
     "library cannot be loaded, no contract applies); 1 internal failure."};
 
@@ -42,6 +51,7 @@ int kcs_cmd_grade(int argc, char **argv)
 {
     const char *dir = NULL;
     long long seed = 20260601, timeout = 120;
+    const char *wmem = NULL, *wcpu = NULL, *wlog = NULL, *junit = NULL;
     int json = 0, verbose = 0;
     const kcs_opt opts[] = {
         {0, "json", KCS_OPT_FLAG, &json, NULL, "print JSON instead of verdict lines"},
@@ -49,12 +59,24 @@ int kcs_cmd_grade(int argc, char **argv)
         {0, "seed", KCS_OPT_INT, &seed, "N", "seed of the generated inputs (default 20260601)"},
         {0, "timeout", KCS_OPT_INT, &timeout, "SECONDS", "time limit of one kernel call (120)"},
         {'v', "verbose", KCS_OPT_FLAG, &verbose, NULL, "log kernel failures on stderr"},
+        {0, "junit", KCS_OPT_STR, &junit, "FILE", "write a JUnit XML report (one test case per contract)"},
+        {0, "worker-mem", KCS_OPT_STR, &wmem, "MIB", "address-space limit of the worker (none)"},
+        {0, "worker-cpu", KCS_OPT_STR, &wcpu, "SECONDS", "CPU-time limit of one worker (none)"},
+        {0, "worker-log", KCS_OPT_STR, &wlog, "FILE",
+         "the worker's stdout/stderr (default $TMPDIR/kcs-worker-PID.log)"},
         {0},
     };
     int npos = 0;
     int rc = kcs_cli_parse(&doc, opts, argc, argv, &npos);
     if (rc)
         return rc == 1 ? 0 : 2;
+    if ((wmem && setenv("KCS_WORKER_MEM", wmem, 1)) || (wcpu && setenv("KCS_WORKER_CPU", wcpu, 1)) ||
+        (wlog && setenv("KCS_WORKER_LOG", wlog, 1))) {
+        fprintf(stderr, "kcs grade: cannot set the worker's limits\n");
+        return 1;
+    }
+    /* The worker must not read this process (the references it holds). */
+    kcs_worker_protect_grader();
     if (npos < 1) {
         fprintf(stderr, "kcs grade: need a plugin library (see kcs grade --help)\n");
         return 2;
@@ -139,6 +161,33 @@ int kcs_cmd_grade(int argc, char **argv)
     } else {
         printf("%d contract(s) graded: %d PASS, %d FAIL or ERROR\n", graded, passed,
                graded - passed);
+    }
+    if (junit) {
+        kcs_ci ci = {0};
+        ci.rows = calloc((size_t)graded, sizeof *ci.rows);
+        if (!ci.rows) {
+            rc = kcs_fail(&err, KCS_E_NOMEM, "out of memory");
+            goto out;
+        }
+        ci.n = ci.cap = graded;
+        for (int i = 0; i < graded; i++) {
+            kcs_ci_row *c = &ci.rows[i];
+            const kcs_calib_row *r = &rows[i];
+            c->rank = -1;
+            snprintf(c->contract, sizeof c->contract, "%s", r->contract);
+            snprintf(c->implementation, sizeof c->implementation, "%s (%s)", lib, b.info.model);
+            c->trials = r->trials;
+            c->violations = r->failed;
+            c->errors = r->errors;
+            c->within = r->trials - r->failed - r->errors;
+            c->max_tau = r->max_tau;
+            snprintf(c->signatures, sizeof c->signatures, "%s", r->signatures);
+            snprintf(c->message, sizeof c->message, "%s", r->detail);
+        }
+        rc = kcs_ci_junit(&ci, junit, "kcs grade", &err);
+        kcs_ci_free(&ci);
+        if (rc)
+            goto out;
     }
     status = passed == graded ? 0 : 3;
 out:

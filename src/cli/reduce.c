@@ -2,13 +2,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ci_report.h"
 #include "cli.h"
 #include "reduce.h"
+#include "calib_print.h" /* kcs_cli_command_line */
 
 int kcs_cmd_reduce(int argc, char **argv)
 {
     static const kcs_cmd_doc doc = {
-        "reduce", "DATASET.h5 [MORE.h5 ...] [-o REPORT_DIR] [--tolerances FILE [--json]]",
+        "reduce", "DATASET.h5 [MORE.h5 ...] [-o REPORT_DIR] [--tolerances FILE] [--json]",
         "Read finished datasets back from disk, case by case, and write the analysis into\n"
         "/analysis, CSV tables, figures and a Markdown report: per-(case, rank) verdicts,\n"
         "cross-rank divergence, divergence baselines (fits of divergence ~ n^alpha against the\n"
@@ -22,16 +24,25 @@ int kcs_cmd_reduce(int argc, char **argv)
         "model fitted on the conforming ranks (c n^alpha u or a per-n envelope, validity range,\n"
         "false-alarm target, outputs rule, torch assert_close pairs) with its held-out\n"
         "false-alarm rate. --tolerances FILE judges the dataset's trials with such a file\n"
-        "(report section, judged.csv, judged_cases.csv; --json: one JSON object on stdout whose\n"
-        "key `judged` lists rank, implementation, trials and flagged per rank).",
+        "(report section, judged.csv, judged_cases.csv).",
         "The /analysis group is derived data: reducing again replaces it (of DATASET.h5, or of\n"
         "the merged dataset), and replaces REPORT_DIR. Nothing else in a dataset is modified.\n"
         "Figures: src/reduce/plot.py run by /usr/bin/python3 (KCS_PYTHON) with h5py and\n"
         "matplotlib, when there; the report does not need them.\n"
-        "Default REPORT_DIR: the first DATASET without .h5, plus -report."};
+        "Default REPORT_DIR: the first DATASET without .h5, plus -report.\n"
+        "--json prints one JSON object on stdout: a summary per dataset x contract x rank\n"
+        "(verdicts of /results as `kcs run` recorded them) and, with --tolerances, the\n"
+        "judgement (key `judged`: rank, implementation, trials and flagged per rank);\n"
+        "--junit FILE writes the summary as JUnit XML.\n\n"
+        "exit status: 0 done; 2 bad input (a file that is not a kcs dataset, datasets that\n"
+        "cannot be merged); 1 I/O or internal failure; with --fail-on, 5 some trial is a\n"
+        "violation or under-specified (violation), 6 some trial errored or a rank was\n"
+        "unavailable (error), 5 before 6."};
     const char *out_dir = NULL, *merged = NULL, *plot_script = NULL;
     const char *tolerances = NULL, *false_alarm = NULL;
     int quiet = 0, no_plots = 0, no_recompute = 0, json = 0;
+    const char *junit = NULL, *fail_on_s = NULL;
+    unsigned fail_on = 0;
     long long recompute_max = 0;
     const kcs_opt opts[] = {
         {'o', "output", KCS_OPT_STR, &out_dir, "DIR", "report directory"},
@@ -44,23 +55,31 @@ int kcs_cmd_reduce(int argc, char **argv)
          "largest case (multiply-adds) whose inputs are regenerated (default 4e10)"},
         {0, "tolerances", KCS_OPT_STR, &tolerances, "FILE",
          "judge every trial with this tolerances.json"},
-        {0, "json", KCS_OPT_FLAG, &json, NULL,
-         "with --tolerances: one JSON object on stdout (no summary line)"},
         {0, "false-alarm", KCS_OPT_STR, &false_alarm, "P",
          "false-alarm target per trial of the recommended tolerances (default 0.01)"},
         {'q', "quiet", KCS_OPT_FLAG, &quiet, NULL, "no summary line"},
+        {0, "json", KCS_OPT_FLAG, &json, NULL,
+         "one JSON object on stdout (the summary; with --tolerances also `judged`)"},
+        {0, "junit", KCS_OPT_STR, &junit, "FILE", "write a JUnit XML report"},
+        {0, "fail-on", KCS_OPT_STR, &fail_on_s, "WHAT",
+         "violation, error or violation,error: exit 5 / 6 when the datasets have them"},
         {0},
     };
+    char cmdline[2048];
+    kcs_cli_command_line(argc, argv, cmdline, sizeof cmdline);
     int npos = 0;
     int rc = kcs_cli_parse(&doc, opts, argc, argv, &npos);
     if (rc)
         return rc == 1 ? 0 : 2;
-    if (npos < 1) {
-        fprintf(stderr, "kcs reduce: need a DATASET.h5 (see kcs reduce --help)\n");
+    if (fail_on_s && kcs_ci_parse_fail_on(fail_on_s, &fail_on)) {
+        fprintf(stderr, "kcs reduce: --fail-on %s: expected violation, error or "
+                "violation,error\n", fail_on_s);
         return 2;
     }
-    if (json && !tolerances) {
-        fprintf(stderr, "kcs reduce: --json needs --tolerances FILE\n");
+    if (json)
+        quiet = 1; /* stdout is the JSON document */
+    if (npos < 1) {
+        fprintf(stderr, "kcs reduce: need a DATASET.h5 (see kcs reduce --help)\n");
         return 2;
     }
     double p = 0.0;
@@ -82,6 +101,7 @@ int kcs_cmd_reduce(int argc, char **argv)
         strncat(dflt, "-report", sizeof dflt - strlen(dflt) - 1);
         out_dir = dflt;
     }
+    char *judged = NULL;
     kcs_reduce_opts o = {
         .inputs = (const char *const *)argv,
         .n_inputs = npos,
@@ -94,13 +114,29 @@ int kcs_cmd_reduce(int argc, char **argv)
         .plot_script = plot_script,
         .tolerances = tolerances,
         .json = json,
+        .judged_json = json ? &judged : NULL,
         .false_alarm = p,
     };
     kcs_error err = {0};
     rc = kcs_reduce_run(&o, &err);
     if (rc) {
         fprintf(stderr, "kcs reduce: %s\n", err.msg);
+        free(judged);
         return kcs_exit_status(rc);
     }
-    return 0;
+    if (!json && !junit && !fail_on)
+        return 0;
+    kcs_ci ci = {0};
+    for (int i = 0; i < npos && !rc; i++)
+        rc = kcs_ci_add_dataset(&ci, argv[i], &err);
+    if (!rc && json)
+        kcs_ci_json(&ci, stdout, cmdline, judged);
+    if (!rc && junit)
+        rc = kcs_ci_junit(&ci, junit, "kcs reduce", &err);
+    int status = rc ? kcs_exit_status(rc) : kcs_ci_status(&ci, fail_on);
+    if (rc)
+        fprintf(stderr, "kcs reduce: %s\n", err.msg);
+    kcs_ci_free(&ci);
+    free(judged);
+    return status;
 }

@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "ci_report.h"
 #include "cli.h"
 #include "runner.h"
 
@@ -17,14 +18,20 @@ static const kcs_cmd_doc doc = {
     "exit status: 0 all ranks ran every case; 3 dataset complete but some ranks were\n"
     "unavailable or failed cases (see /provenance/ranks and /results status); 2 bad\n"
     "input (study, contract, flags, existing output); 1 internal, I/O or MPI failure;\n"
-    "4 interrupted by SIGTERM/SIGINT (journals kept: resume)."};
+    "4 interrupted by SIGTERM/SIGINT (journals kept: resume); with --fail-on, 5 some\n"
+    "trial is a violation or under-specified (violation), 6 some trial errored (crashed,\n"
+    "timed out, failed) or a rank was unavailable (error); 5 before 6 before 3.\n"
+    "--json prints a summary per contract x rank on stdout (rank 0) instead of the\n"
+    "summary line; --junit FILE writes it as JUnit XML, one test case per contract x\n"
+    "implementation (failure: violations; error: errors)."};
 
 int kcs_cmd_run(int argc, char **argv)
 {
     const char *out = NULL, *plugin = NULL;
-    const char *resume = NULL;
+    const char *resume = NULL, *junit = NULL, *fail_on_s = NULL;
     long long timeout = 0;
-    int force = 0, verbose = 0, quiet = 0, subset = 0;
+    int force = 0, verbose = 0, quiet = 0, subset = 0, json = 0;
+    unsigned fail_on = 0;
     const kcs_opt opts[] = {
         {'o', "output", KCS_OPT_STR, &out, "FILE", "HDF5 dataset to write (required)"},
         {0, "plugin", KCS_OPT_STR, &plugin, "LIB.so", "run a user kernel library on every rank"},
@@ -36,6 +43,10 @@ int kcs_cmd_run(int argc, char **argv)
         {'q', "quiet", KCS_OPT_FLAG, &quiet, NULL, "no progress or summary"},
         {0, "subset", KCS_OPT_FLAG, &subset, NULL,
          "fewer ranks than placement entries: run only the first ones (else refused)"},
+        {0, "json", KCS_OPT_FLAG, &json, NULL, "print a JSON summary of the dataset on stdout"},
+        {0, "junit", KCS_OPT_STR, &junit, "FILE", "write a JUnit XML report"},
+        {0, "fail-on", KCS_OPT_STR, &fail_on_s, "WHAT",
+         "violation, error or violation,error: exit 5 / 6 when the dataset has them"},
         {0},
     };
     /* Build the command line for provenance before argv is reordered. */
@@ -49,6 +60,11 @@ int kcs_cmd_run(int argc, char **argv)
         return rc == 1 ? 0 : 2;
     if (resume && out && strcmp(resume, out) != 0) {
         fprintf(stderr, "kcs run: --resume %s and -o %s name different outputs\n", resume, out);
+        return 2;
+    }
+    if (fail_on_s && kcs_ci_parse_fail_on(fail_on_s, &fail_on)) {
+        fprintf(stderr, "kcs run: --fail-on %s: expected violation, error or violation,error\n",
+                fail_on_s);
         return 2;
     }
     if (resume)
@@ -81,13 +97,33 @@ int kcs_cmd_run(int argc, char **argv)
         if (rc == KCS_RUN_INTERRUPTED) {
             fprintf(stderr, "kcs run: %s\n", err.msg);
         } else if (rc == KCS_RUN_OK || rc == KCS_RUN_DEGRADED) {
-            if (!quiet)
+            if (!quiet && !json)
                 printf("kcs run: %d ranks, dataset %s%s\n", size, out,
                        rc == KCS_RUN_DEGRADED ? " (some ranks unavailable or failed cases: exit 3)"
                                               : "");
         } else {
             fprintf(stderr, "kcs run: %s\n", err.msg);
         }
+    }
+    if ((rc == KCS_RUN_OK || rc == KCS_RUN_DEGRADED) && (json || junit || fail_on)) {
+        /* Rank 0 reads the finished dataset back; every rank exits alike. */
+        if (rank == 0) {
+            kcs_ci ci = {0};
+            int crc = kcs_ci_add_dataset(&ci, out, &err);
+            if (!crc && json)
+                kcs_ci_json(&ci, stdout, cmdline, NULL);
+            if (!crc && junit)
+                crc = kcs_ci_junit(&ci, junit, "kcs run", &err);
+            if (crc) {
+                fprintf(stderr, "kcs run: %s\n", err.msg);
+                rc = KCS_RUN_FAILED;
+            } else if (kcs_ci_status(&ci, fail_on)) {
+                rc = kcs_ci_status(&ci, fail_on);
+            }
+            fflush(stdout);
+            kcs_ci_free(&ci);
+        }
+        MPI_Bcast(&rc, 1, MPI_INT, 0, MPI_COMM_WORLD);
     }
     MPI_Finalize();
     return rc;

@@ -12,6 +12,7 @@
  * text and every scalar value must be well-formed UTF-8 without NULs.
  * Typed reading of the parsed tree is in yamlx_read.c. */
 #include "yamlx.h"
+#include "yamlx_limits.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -334,6 +335,17 @@ static int parse_text(kcs_yctx *y, kcs_error *err)
             }
         }
         add_error(y, line, col, NULL, "invalid UTF-8 (byte 0x%02x)", (unsigned char)y->text[bad]);
+        return kcs_yaml_finish(y, err);
+    }
+    /* Size limits first, in one linear pass: the tree builder is quadratic
+     * in the keys of a mapping and heavy per node (yamlx_limits.h). */
+    kcs_yaml_limit_hit hit;
+    int over = kcs_yaml_prescan(y->text, len, &hit);
+    if (over < 0)
+        return kcs_fail(err, KCS_E_NOMEM, "%s: out of memory reading YAML", y->path);
+    if (over) {
+        add_error(y, hit.line, hit.col, NULL, "%s (kcs's limit; see contracts/README.md)",
+                  hit.msg);
         return kcs_yaml_finish(y, err);
     }
     struct fy_diag_cfg dcfg;

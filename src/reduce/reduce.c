@@ -385,8 +385,8 @@ static int reduce_datasets(const kcs_reduce_opts *o, kcs_error *err)
     kcs_plots_run(o, report, merged[0] ? merged : v->src[0].path);
     if ((rc = kcs_report_write(report, &d, err)))
         goto out;
-    if (o->json && s.tj)
-        kcs_toljudge_json(stdout, s.tj);
+    if (o->judged_json && s.tj)
+        *o->judged_json = kcs_toljudge_json_members(s.tj);
     if (!o->quiet && !o->json)
         printf("kcs reduce: %s%s: %" PRId64 " cases x %d ranks -> /analysis (%s), %s\n",
                v->n_src > 1 ? "merged -> " : "", merged[0] ? merged : v->src[0].path, v->n_cases,

@@ -26,7 +26,9 @@ typedef struct kcs_reduce_opts {
     double recompute_max;    /* largest case (multiply-adds) to regenerate */
     const char *plot_script; /* default: KCS_PLOT_SCRIPT or the installed/source one */
     const char *tolerances;  /* judge the dataset with this tolerances.json */
-    int json;                /* one JSON object on stdout (the judgement with tolerances) */
+    int json;                /* stdout is a JSON document: no summary line */
+    char **judged_json;      /* out (malloc'd, or NULL): with tolerances, the judgement's
+                                members ("tolerances", "false_alarm_target", "judged") */
     double false_alarm;      /* target p of the recommended tolerances (0: 0.01) */
 } kcs_reduce_opts;
 

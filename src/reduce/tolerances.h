@@ -45,6 +45,9 @@ int kcs_toljudge_write_csv(const kcs_toljudge *j, const char *dir, kcs_error *er
 void kcs_toljudge_report(FILE *f, const kcs_toljudge *j);
 /* {"tolerances": FILE, "judged": [{"rank", "implementation", "trials", "flagged", ...}]} */
 void kcs_toljudge_json(FILE *f, const kcs_toljudge *j);
+/* The same object's members without the braces (malloc'd; NULL when out of memory),
+ * for embedding in another JSON object. */
+char *kcs_toljudge_json_members(const kcs_toljudge *j);
 
 /* The output count of a case (kcs_op_out_len of its shape; 0 if unknown). */
 double kcs_case_outputs(const kcs_case_rec *cs);

@@ -390,6 +390,30 @@ void kcs_toljudge_report(FILE *f, const kcs_toljudge *j)
     fprintf(f, "\n");
 }
 
+char *kcs_toljudge_json_members(const kcs_toljudge *j)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    if (!f)
+        return NULL;
+    kcs_toljudge_json(f, j);
+    if (fclose(f) != 0) {
+        free(buf);
+        return NULL;
+    }
+    /* the object without its braces and newline */
+    if (len >= 3 && buf[0] == '{') {
+        memmove(buf, buf + 1, len - 1);
+        len -= 1;
+        while (len > 0 && (buf[len - 1] == '\n' || buf[len - 1] == '}'))
+            buf[--len] = 0;
+        return buf;
+    }
+    free(buf);
+    return NULL;
+}
+
 void kcs_toljudge_json(FILE *f, const kcs_toljudge *j)
 {
     fprintf(f, "{\"tolerances\": ");

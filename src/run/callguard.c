@@ -70,6 +70,13 @@ static void *worker(void *arg)
 int kcs_callguard_run(const kcs_backend_ops *ops, kcs_backend_ctx *ctx, const kcs_call *call,
                       double timeout_s, kcs_error *err)
 {
+    if (ops->isolated) {
+        /* The kernel runs in another process: the backend enforces the
+         * limit (it kills the worker) and a crash there cannot reach us. */
+        kcs_call c = *call;
+        c.time_limit_s = timeout_s > 0 ? timeout_s : 0.0;
+        return ops->run(ctx, &c, err);
+    }
     guard_job *j = calloc(1, sizeof *j);
     if (!j)
         return kcs_fail(err, KCS_E_NOMEM, "out of memory guarding a kernel call");

@@ -11,7 +11,10 @@
 
 #include "backend.h"
 
-/* timeout_s <= 0: no limit (the call still runs under the crash guard).
+/* A backend whose ops->isolated is set runs its kernels in another process:
+ * its run() is called directly on this thread with call->time_limit_s set,
+ * and it enforces the limit itself.
+ * timeout_s <= 0: no limit (the call still runs under the crash guard).
  * Returns the backend's rc, KCS_E_TIMEOUT or KCS_E_CRASHED. */
 int kcs_callguard_run(const kcs_backend_ops *ops, kcs_backend_ctx *ctx, const kcs_call *call,
                       double timeout_s, kcs_error *err);

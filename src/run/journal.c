@@ -7,7 +7,7 @@
 #include <unistd.h>
 #include <xxhash.h>
 
-#define JOURNAL_MAGIC "KCSJRNL1"
+#define JOURNAL_MAGIC "KCSJRNL2" /* 2: result rows carry the whole message */
 #define RECORD_MAGIC 0x4B43535243415345ull /* "KCSRCASE" */
 
 void kcs_journal_dir(const char *out_path, char *buf, size_t len)

@@ -158,6 +158,8 @@ void kcs_binding_record(const kcs_rank_binding *b, int rank, kcs_rank_rec *r)
     int threads = 0;
     kcs_blas_info(r->blas, sizeof r->blas, &threads);
     r->blas_threads = threads;
+    if (!b->ctx)
+        snprintf(r->why, sizeof r->why, "%s", b->why);
 }
 
 void kcs_binding_close(kcs_rank_binding *b)

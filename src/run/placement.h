@@ -19,7 +19,7 @@ typedef struct kcs_rank_binding {
     kcs_backend_ctx *ctx; /* NULL: unavailable */
     kcs_device_info info;
     char status[16];
-    char why[256];
+    char why[KCS_ERRMSG_MAX];
     int broken; /* a call hung or crashed: the backend is not used again */
 } kcs_rank_binding;
 

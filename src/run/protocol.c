@@ -48,7 +48,8 @@ static int guarded(kcs_rank_binding *b, kcs_call *call, kcs_tensor *out, double 
     int rc = kcs_callguard_run(b->ops, b->ctx, call, timeout_s, err);
     if (ns_p)
         *ns_p = now_ns() - t0;
-    if (rc == KCS_E_TIMEOUT || rc == KCS_E_CRASHED) {
+    /* An isolated backend (a worker process) lost only this call. */
+    if ((rc == KCS_E_TIMEOUT || rc == KCS_E_CRASHED) && !b->ops->isolated) {
         b->broken = 1;
         snprintf(b->why, sizeof b->why, "%s", err->msg);
         if (rc == KCS_E_TIMEOUT)
@@ -251,11 +252,13 @@ int kcs_protocol_trial(const kcs_contract *c, const kcs_case *cs, int trial,
     }
     if (!b->ctx) {
         kcs_protocol_blank(rec, cs, io->rank, trial, KCS_ST_UNAVAILABLE, "unavailable");
+        snprintf(rec->message, sizeof rec->message, "%s", b->why);
         goto done;
     }
     if (b->broken) {
         kcs_protocol_blank(rec, cs, io->rank, trial, KCS_ST_ERROR, "error");
         snprintf(rec->signature, sizeof rec->signature, "backend unusable: %.40s", b->why);
+        snprintf(rec->message, sizeof rec->message, "backend unusable: %s", b->why);
         goto done;
     }
     double scale = 0.0;
@@ -265,6 +268,7 @@ int kcs_protocol_trial(const kcs_contract *c, const kcs_case *cs, int trial,
     if (orc && !ref_raises) {
         kcs_protocol_blank(rec, cs, io->rank, trial, KCS_ST_ERROR, "error");
         snprintf(rec->signature, sizeof rec->signature, "oracle: %.54s", oerr.msg);
+        snprintf(rec->message, sizeof rec->message, "oracle: %s", oerr.msg);
         goto done;
     }
 
@@ -286,11 +290,12 @@ int kcs_protocol_trial(const kcs_contract *c, const kcs_case *cs, int trial,
                                                  : KCS_ST_ERROR;
         kcs_protocol_blank(rec, cs, io->rank, trial, st, "error");
         snprintf(rec->signature, sizeof rec->signature, "%.63s", kerr.msg);
+        snprintf(rec->message, sizeof rec->message, "%s", kerr.msg);
         rec->time_ns = ns;
         if (krc == KCS_E_TIMEOUT || krc == KCS_E_CRASHED || io->verbose)
             fprintf(stderr, "kcs: rank %d: case %lld trial %d: %s\n", io->rank,
                     (long long)cs->id, trial, kerr.msg);
-        if (krc == KCS_E_TIMEOUT)
+        if (krc == KCS_E_TIMEOUT && !b->ops->isolated)
             memset(&in, 0, sizeof in); /* the hung worker may still read them */
         goto done;
     } else {
@@ -318,13 +323,20 @@ int kcs_protocol_trial(const kcs_contract *c, const kcs_case *cs, int trial,
             o.rowsum_err = rowsum_err(out.data, cs->shape.m, cs->shape.k);
         if (c->oracle == KCS_ORACLE_FREIVALDS)
             o.fv_tau = freivalds_tau(c, cs, &call, out.data, trial, b);
+        int xrc = 0;
         if (c->protocol == KCS_PROTO_REPEAT && c->repetitions > 1)
-            run_repeats(c, b, &call, &out, io->timeout_s, &o, &kerr);
+            xrc = run_repeats(c, b, &call, &out, io->timeout_s, &o, &kerr);
         else if (c->protocol == KCS_PROTO_BATCH_INVARIANCE && cs->shape.m > 1)
-            run_first_row(b, &call, &out, io->timeout_s, &o, &kerr);
-        if (b->broken) {
-            kcs_protocol_blank(rec, cs, io->rank, trial, KCS_ST_ERROR, "error");
+            xrc = run_first_row(b, &call, &out, io->timeout_s, &o, &kerr);
+        /* An isolated backend is not broken by a lost call, but the trial is. */
+        if (b->broken || xrc == KCS_E_TIMEOUT || xrc == KCS_E_CRASHED) {
+            kcs_protocol_blank(rec, cs, io->rank, trial,
+                               b->broken                ? KCS_ST_ERROR
+                               : xrc == KCS_E_TIMEOUT   ? KCS_ST_TIMEOUT
+                                                        : KCS_ST_CRASHED,
+                               "error");
             snprintf(rec->signature, sizeof rec->signature, "%.63s", kerr.msg);
+            snprintf(rec->message, sizeof rec->message, "%s", kerr.msg);
             goto done;
         }
     }

@@ -51,6 +51,7 @@ typedef struct kcs_result_rec {
     int64_t time_ns;
     char verdict[24];
     char signature[64];
+    char message[KCS_ERRMSG_MAX]; /* the whole reason of a status other than ok ("" when ok) */
 } kcs_result_rec;
 
 /* One row of /cases. */
@@ -79,6 +80,7 @@ typedef struct kcs_rank_rec {
     char status[16];
     char blas[256];          /* the BLAS library of this rank's process (cpu native kernels) */
     int32_t blas_threads;    /* its thread count during the run */
+    char why[KCS_ERRMSG_MAX]; /* why the rank is unavailable, in full ("" when ok) */
 } kcs_rank_rec;
 
 typedef struct kcs_store kcs_store;

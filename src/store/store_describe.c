@@ -45,6 +45,7 @@ static const kcs_field_doc result_docs[] = {
     {"verdict", "none", "within_tolerance | violation (a signature matched) | under_specified (fails, "
                         "no signature explains it) | error | unavailable"},
     {"signature", "none", "names of the matched signatures, comma-separated; for an error, the reason"},
+    {"message", "none", "the whole reason of a status other than ok (\"\" when ok)"},
 };
 
 static const kcs_field_doc case_docs[] = {
@@ -81,6 +82,7 @@ static const kcs_field_doc rank_docs[] = {
     {"variant", "none", "the implementation this rank ran: variant, schedule and accumulator"},
     {"status", "none", "ok | unavailable (the device did not open) | error"},
     {"blas", "none", "the BLAS library the rank called: path (config, core)"},
+    {"why", "none", "why the rank is unavailable, in full (\"\" when ok)"},
     {"blas_threads", "count", "the BLAS library's thread count (OpenBLAS's bits depend on it; kcs exec --threads N)"},
 };
 /* clang-format on */

@@ -408,6 +408,7 @@ static int read_rows(kcs_store_reader *r, hid_t d, hid_t type, const kcs_field *
         return 0;
     int rc = 0;
     hsize_t start = (hsize_t)first, n = (hsize_t)count;
+    memset(out, 0, rec_size * (size_t)count); /* members an older file lacks read as 0 / "" */
     hid_t fs = H5Dget_space(d);
     hid_t ms = H5Screate_simple(1, &n, NULL);
     if (fs < 0 || ms < 0 || H5Sselect_hyperslab(fs, H5S_SELECT_SET, &start, NULL, &n, NULL) < 0)

@@ -76,6 +76,7 @@ static void test_result_type(void)
         E(kcs_result_rec, nan_count, I),     E(kcs_result_rec, inf_count, I),
         E(kcs_result_rec, guard_ok, I),      E(kcs_result_rec, time_ns, I),
         E(kcs_result_rec, verdict, S),       E(kcs_result_rec, signature, S),
+        E(kcs_result_rec, message, S),
     };
     check_type(kcs_h5_result_type(), sizeof(kcs_result_rec), e, (int)(sizeof e / sizeof e[0]));
     /* digests are unsigned, counts signed */
@@ -109,6 +110,7 @@ static void test_case_and_rank_types(void)
         E(kcs_rank_rec, arch, S),   E(kcs_rank_rec, driver, S),  E(kcs_rank_rec, runtime, S),
         E(kcs_rank_rec, uuid, S),   E(kcs_rank_rec, profile, S), E(kcs_rank_rec, variant, S),
         E(kcs_rank_rec, status, S), E(kcs_rank_rec, blas, S),   E(kcs_rank_rec, blas_threads, I),
+        E(kcs_rank_rec, why, S),
     };
     check_type(kcs_h5_rank_type(), sizeof(kcs_rank_rec), er, (int)(sizeof er / sizeof er[0]));
 }

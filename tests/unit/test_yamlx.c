@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "yamlx.h"
+#include "yamlx_limits.h"
 
 #define HAS(hay, needle) (strstr((hay), (needle)) != NULL)
 
@@ -272,6 +273,61 @@ static void test_error_cap(void)
     kcs_yaml_close(&y);
 }
 
+/* A mapping of n keys "k0: 0" ... after "a: 1", or a flow list of n items. */
+static char *big_mapping(long n)
+{
+    char *t = malloc((size_t)n * 24 + 16), *p = t;
+    p += sprintf(p, "a: 1\n");
+    for (long i = 0; i < n; i++)
+        p += sprintf(p, "k%ld: %ld\n", i, i);
+    return t;
+}
+
+static char *big_list(long n)
+{
+    char *t = malloc((size_t)n * 2 + 32), *p = t;
+    p += sprintf(p, "a: 1\nl: [");
+    for (long i = 0; i < n; i++)
+        p += sprintf(p, "%s1", i ? "," : "");
+    sprintf(p, "]\n");
+    return t;
+}
+
+static void test_limits(void)
+{
+    kcs_yctx y;
+    kcs_error err = {0};
+    /* At the limits: parsed (1024 keys = "a" + 1023 more; 65536 items). */
+    char *t = big_mapping(KCS_YAML_MAX_KEYS - 1);
+    CU_ASSERT_EQUAL(kcs_yaml_open_string(&y, "m.yaml", t, &err), 0);
+    kcs_yaml_close(&y);
+    free(t);
+    t = big_list(KCS_YAML_MAX_ITEMS);
+    CU_ASSERT_EQUAL(kcs_yaml_open_string(&y, "l.yaml", t, &err), 0);
+    kcs_yaml_close(&y);
+    free(t);
+    /* One past: refused, at the position of the key or item that went over
+     * (key 1025 is on line 1025: "a" is line 1, k0 line 2). */
+    t = big_mapping(KCS_YAML_MAX_KEYS);
+    expect_open_fails(t, "bad.yaml:1025:1: a mapping with more than 1024 keys");
+    free(t);
+    t = big_list(KCS_YAML_MAX_ITEMS + 1);
+    expect_open_fails(t, "a list with more than 65536 items");
+    free(t);
+    /* The file-wide bound: nine mappings of 1000 keys each pass the
+     * per-mapping limit, but not the bound on the builder's total work
+     * (9 x 1000^2/2 > KCS_YAML_MAX_KEY_WORK). */
+    char *m = malloc(9 * 1000 * 20 + 64), *p = m;
+    p += sprintf(p, "a: 1\n");
+    for (int j = 0; j < 9; j++) {
+        p += sprintf(p, "m%d:\n", j);
+        for (int i = 0; i < 1000; i++)
+            p += sprintf(p, "  k%d: %d\n", i, i);
+    }
+    expect_open_fails(m, "sum of keys^2/2 over mappings exceeds");
+    free(m);
+}
+
 int main(void)
 {
     if (CU_initialize_registry() != CUE_SUCCESS)
@@ -283,6 +339,7 @@ int main(void)
     CU_add_test(s, "open errors", test_open_errors);
     CU_add_test(s, "open file", test_open_file);
     CU_add_test(s, "error cap", test_error_cap);
+    CU_add_test(s, "size limits", test_limits);
     CU_basic_set_mode(CU_BRM_VERBOSE);
     CU_basic_run_tests();
     unsigned f = CU_get_number_of_failures();
