@@ -145,9 +145,13 @@ set -e
 [ $rc -eq 2 ] || fail "malformed tolerances: exit $rc"
 grep -qE "bad.json:[0-9]+:[0-9]+: recommendations\[0\]\.form: 'cubic' is not a form" "$T/err" ||
   fail "message: $(cat "$T/err")"
-set +e
-"$KCS" reduce "$T/judge.h5" -o "$T/bad" --no-plots --json -q 2> "$T/err"
-rc=$?
-set -e
-[ $rc -eq 2 ] || fail "--json without --tolerances: exit $rc"
+# --json alone: the same one object, the summary without a judgement
+"$KCS" reduce "$T/judge.h5" -o "$T/plain" --no-plots --json > "$T/plain.json"
+"$PYTHON" - "$T/plain.json" "$T/judged.json" <<'PY'
+import json, sys
+plain, judged = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+assert "judged" not in plain and "tolerances" not in plain, sorted(plain)
+assert plain["totals"]["trials"] == judged["totals"]["trials"] == 72, plain["totals"]
+assert [r["rank"] for r in plain["results"]] == list(range(6)), plain["results"]
+PY
 echo "reduce_tolerances: ok"
