@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "format_fast.h"
 #include "rng.h"
 
 double kcs_sentinel(kcs_format f)
@@ -130,6 +131,7 @@ void kcs_fill(double *x, size_t len, kcs_dist d, kcs_format fmt, uint64_t seed, 
             v = kcs_rng_normal(&r);
             break;
         }
-        x[i] = kcs_format_round(fmt, v, KCS_ROUND_DEFAULT);
+        x[i] = v;
     }
+    kcs_format_round_n(fmt, x, x, len);
 }

@@ -8,6 +8,7 @@
 
 #include "cpu.h"
 #include "cpu/profile.h"
+#include "format_fast.h"
 
 static int gemm_native(const kcs_call *c, const double *A, const double *B, const double *C,
                        double *D, kcs_error *err)
@@ -18,8 +19,7 @@ static int gemm_native(const kcs_call *c, const double *A, const double *B, cons
             memcpy(D, C, m * n * sizeof *D);
         cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)m, (int)n, (int)k, 1.0, A,
                     (int)k, B, (int)n, C ? 1.0 : 0.0, D, (int)n);
-        for (size_t i = 0; i < m * n; i++)
-            D[i] = kcs_format_round(c->dtype_out, D[i], KCS_ROUND_DEFAULT);
+        kcs_format_round_n(c->dtype_out, D, D, m * n);
         return 0;
     }
     float *fa = malloc(m * k * sizeof *fa), *fb = malloc(k * n * sizeof *fb);
@@ -39,7 +39,8 @@ static int gemm_native(const kcs_call *c, const double *A, const double *B, cons
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)m, (int)n, (int)k, 1.0f, fa,
                 (int)k, fb, (int)n, C ? 1.0f : 0.0f, fd, (int)n);
     for (size_t i = 0; i < m * n; i++)
-        D[i] = kcs_format_round(c->dtype_out, (double)fd[i], KCS_ROUND_DEFAULT);
+        D[i] = (double)fd[i];
+    kcs_format_round_n(c->dtype_out, D, D, m * n);
     free(fa);
     free(fb);
     free(fd);
@@ -91,8 +92,7 @@ static int gemm_profile(kcs_backend_ctx *ctx, const kcs_call *c, const double *A
     if (kcs_emulated_gemm(p, c->m, c->n, c->k, A, B, C, D))
         return kcs_fail(err, KCS_E_NOMEM, "cpu: out of memory emulating %s", ctx->profile);
     if (c->dtype_out != KCS_FMT_FP32)
-        for (size_t i = 0; i < (size_t)(c->m * c->n); i++)
-            D[i] = kcs_format_round(c->dtype_out, D[i], KCS_ROUND_DEFAULT);
+        kcs_format_round_n(c->dtype_out, D, D, (size_t)(c->m * c->n));
     return 0;
 }
 
