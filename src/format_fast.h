@@ -40,6 +40,12 @@ typedef struct kcs_fmt_fast {
     uint64_t inf_code, nan_code; /* nan_code already shifted */
 } kcs_fmt_fast;
 
+#if defined(__GNUC__)
+#define KCS_FF_INLINE static inline __attribute__((always_inline))
+#else
+#define KCS_FF_INLINE static inline
+#endif
+
 #define KCS_FF_SIGN 0x8000000000000000ull
 #define KCS_FF_INF 0x7ff0000000000000ull
 #define KCS_FF_NAN 0x7ff8000000000000ull /* the NAN that format.c returns */
@@ -53,72 +59,79 @@ uint64_t kcs_format_encode_ref(kcs_format f, double x);
 /* NULL for fp64 and invalid formats. */
 const kcs_fmt_fast *kcs_fmt_fast_get(kcs_format f);
 
-static inline uint64_t kcs_ff_bits(double x)
+KCS_FF_INLINE uint64_t kcs_ff_bits(double x)
 {
     uint64_t b;
     memcpy(&b, &x, sizeof b);
     return b;
 }
 
-static inline double kcs_ff_double(uint64_t b)
+KCS_FF_INLINE double kcs_ff_double(uint64_t b)
 {
     double x;
     memcpy(&x, &b, sizeof x);
     return x;
 }
 
+/* c ? a : b for c in {0, 1}, without a branch (so that loops vectorise). */
+KCS_FF_INLINE uint64_t kcs_ff_sel(uint64_t c, uint64_t a, uint64_t b)
+{
+    uint64_t m = (uint64_t)0 - c;
+    return (a & m) | (b & ~m);
+}
+
 /* |x| bits a (not NaN) rounded: bits of the rounded magnitude, ovf_bits on
  * overflow. */
-static inline uint64_t kcs_ff_round_abs(const kcs_fmt_fast *F, uint64_t a)
+KCS_FF_INLINE uint64_t kcs_ff_round_abs(const kcs_fmt_fast *F, uint64_t a)
 {
     uint64_t keep = ~((((uint64_t)1) << F->drop) - 1);
     uint64_t rn = (a + F->half_m1 + ((a >> F->drop) & 1)) & keep;
     double m = kcs_ff_double(F->magic_bits);
     double rs = (kcs_ff_double(a) + m) - m;
-    uint64_t r = a < F->sub_bits ? kcs_ff_bits(rs) : rn;
-    return r > F->max_bits ? F->ovf_bits : r;
+    uint64_t r = kcs_ff_sel(a < F->sub_bits, kcs_ff_bits(rs), rn);
+    return kcs_ff_sel(r > F->max_bits, F->ovf_bits, r);
 }
 
 /* kcs_format_round(f, x, KCS_ROUND_DEFAULT) as a bit pattern. */
-static inline uint64_t kcs_ff_round_bits(const kcs_fmt_fast *F, uint64_t b)
+KCS_FF_INLINE uint64_t kcs_ff_round_bits(const kcs_fmt_fast *F, uint64_t b)
 {
     uint64_t s = b & KCS_FF_SIGN, a = b ^ s;
     uint64_t r = kcs_ff_round_abs(F, a);
-    uint64_t out = r == 0 ? (s & F->zero_sign) : (s | r);
-    return (a > KCS_FF_INF || r > KCS_FF_INF) ? KCS_FF_NAN : out;
+    uint64_t out = kcs_ff_sel(r == 0, s & F->zero_sign, s | r);
+    return kcs_ff_sel((uint64_t)(a > KCS_FF_INF) | (r > KCS_FF_INF), KCS_FF_NAN, out);
 }
 
-static inline double kcs_ff_round(const kcs_fmt_fast *F, double x)
+KCS_FF_INLINE double kcs_ff_round(const kcs_fmt_fast *F, double x)
 {
     return kcs_ff_double(kcs_ff_round_bits(F, kcs_ff_bits(x)));
 }
 
 /* Encoding of an already rounded value (bits rb from kcs_ff_round_bits). */
-static inline uint64_t kcs_ff_encode_rounded(const kcs_fmt_fast *F, uint64_t rb)
+KCS_FF_INLINE uint64_t kcs_ff_encode_rounded(const kcs_fmt_fast *F, uint64_t rb)
 {
     uint64_t s = rb & KCS_FF_SIGN, a = rb ^ s;
     uint64_t normal = (a >> (52 - F->mbits)) - F->rebias;
     uint64_t sub = kcs_ff_bits(kcs_ff_double(a) + kcs_ff_double(F->magic_bits)) - F->magic_bits;
-    uint64_t code = a < F->sub_bits ? sub : normal;
-    code = a == KCS_FF_INF ? F->inf_code : code;
-    code = (s ? F->sign_code : 0) | code;
-    return a > KCS_FF_INF ? F->nan_code : code << F->shift;
+    uint64_t code = kcs_ff_sel(a < F->sub_bits, sub, normal);
+    code = kcs_ff_sel(a == KCS_FF_INF, F->inf_code, code);
+    code = kcs_ff_sel(s >> 63, F->sign_code, 0) | code;
+    return kcs_ff_sel(a > KCS_FF_INF, F->nan_code, code << F->shift);
 }
 
 /* kcs_format_encode(f, x). */
-static inline uint64_t kcs_ff_encode(const kcs_fmt_fast *F, double x)
+KCS_FF_INLINE uint64_t kcs_ff_encode(const kcs_fmt_fast *F, double x)
 {
     return kcs_ff_encode_rounded(F, kcs_ff_round_bits(F, kcs_ff_bits(x)));
 }
 
 /* The word kcs_digest_values hashes for x: its encoding when x is exact in
  * the format (NaN counts as exact), else its fp64 bits ^ 0xA5A5... */
-static inline uint64_t kcs_ff_digest_word(const kcs_fmt_fast *F, double x)
+KCS_FF_INLINE uint64_t kcs_ff_digest_word(const kcs_fmt_fast *F, double x)
 {
     uint64_t b = kcs_ff_bits(x);
     uint64_t rb = kcs_ff_round_bits(F, b);
-    int exact = (b & ~KCS_FF_SIGN) > KCS_FF_INF || kcs_ff_double(rb) == x;
-    return exact ? kcs_ff_encode_rounded(F, rb) : b ^ 0xA5A5A5A5A5A5A5A5ull;
+    uint64_t exact = (uint64_t)((b & ~KCS_FF_SIGN) > KCS_FF_INF) | (kcs_ff_double(rb) == x);
+    return kcs_ff_sel(exact, kcs_ff_encode_rounded(F, rb), b ^ 0xA5A5A5A5A5A5A5A5ull);
 }
 
 /* Arrays, default rounding mode; y may equal x. Every format (fp64: NaN

@@ -47,8 +47,8 @@ static int gemm_native(const kcs_call *c, const double *A, const double *B, cons
     return 0;
 }
 
-static int gemm_own(const kcs_call *c, const double *A, const double *B, const double *C,
-                    double *D, kcs_error *err)
+int kcs_cpu_gemm_own_model(const kcs_call *c, const double *A, const double *B, const double *C,
+                           double *D, kcs_error *err)
 {
     size_t m = (size_t)c->m, n = (size_t)c->n, k = (size_t)c->k;
     double *bt = malloc(k * n * sizeof *bt);
@@ -110,7 +110,9 @@ int kcs_cpu_gemm(kcs_backend_ctx *ctx, const kcs_call *c, kcs_error *err)
         else if (strcmp(c->variant, "native") == 0)
             rc = gemm_native(c, A, B, C, D, err);
         else if (strcmp(c->variant, "own") == 0)
-            rc = gemm_own(c, A, B, C, D, err);
+            rc = kcs_cpu_gemm_own_fast(c, A, B, C, D)
+                     ? 0
+                     : kcs_cpu_gemm_own_model(c, A, B, C, D, err);
         else
             return kcs_fail(err, KCS_E_UNSUPPORTED, "cpu: gemm has no variant '%s'", c->variant);
         if (rc)
