@@ -19,6 +19,7 @@
 #ifndef KCS_FORMAT_FAST_H
 #define KCS_FORMAT_FAST_H
 
+#include <math.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -132,6 +133,23 @@ KCS_FF_INLINE uint64_t kcs_ff_digest_word(const kcs_fmt_fast *F, double x)
     uint64_t rb = kcs_ff_round_bits(F, b);
     uint64_t exact = (uint64_t)((b & ~KCS_FF_SIGN) > KCS_FF_INF) | (kcs_ff_double(rb) == x);
     return kcs_ff_sel(exact, kcs_ff_encode_rounded(F, rb), b ^ 0xA5A5A5A5A5A5A5A5ull);
+}
+
+/* kcs_format_ulp_distance(f, a, b): values of the format between a and b
+ * after rounding both into it, through the sign-magnitude encoding (-0 and
+ * +0 coincide); NaN against NaN 0, against a number INFINITY. */
+KCS_FF_INLINE double kcs_ff_ulp_distance(const kcs_fmt_fast *F, double a, double b)
+{
+    uint64_t ra = kcs_ff_round_bits(F, kcs_ff_bits(a)), rb = kcs_ff_round_bits(F, kcs_ff_bits(b));
+    uint64_t na = (ra & ~KCS_FF_SIGN) > KCS_FF_INF, nb = (rb & ~KCS_FF_SIGN) > KCS_FF_INF;
+    if (na | nb)
+        return na & nb ? 0.0 : (double)INFINITY;
+    uint64_t ea = kcs_ff_encode_rounded(F, ra) >> F->shift;
+    uint64_t eb = kcs_ff_encode_rounded(F, rb) >> F->shift;
+    uint64_t ma = ea & (F->sign_code - 1), mb = eb & (F->sign_code - 1);
+    uint64_t d = (ea & F->sign_code) == (eb & F->sign_code) ? (ma > mb ? ma - mb : mb - ma)
+                                                            : ma + mb;
+    return (double)d;
 }
 
 /* Arrays, default rounding mode; y may equal x. Every format (fp64: NaN

@@ -12,6 +12,7 @@ void kcs_metrics_compute(const double *y, const double *ref, const double *absre
                          kcs_metrics *m)
 {
     memset(m, 0, sizeof *m);
+    const kcs_fmt_fast *ff = kcs_fmt_fast_get(out_fmt);
     double sum_sq = 0.0, sum_ulp = 0.0, sum_scaled_sq = 0.0;
     size_t n_finite = 0, n_scaled = 0;
     for (size_t i = 0; i < n; i++) {
@@ -42,7 +43,7 @@ void kcs_metrics_compute(const double *y, const double *ref, const double *absre
         } else if (d > 0.0) {
             m->max_rel = INFINITY;
         }
-        double u = kcs_format_ulp_distance(out_fmt, a, b);
+        double u = ff ? kcs_ff_ulp_distance(ff, a, b) : kcs_format_ulp_distance(out_fmt, a, b);
         sum_ulp += u;
         if (u > m->max_ulp)
             m->max_ulp = u;

@@ -14,6 +14,7 @@
 #include "oracle.h"
 #include "tensor.h"
 #include "verdict.h"
+#include "stage_time.h"
 
 static int64_t now_ns(void)
 {
@@ -245,7 +246,9 @@ int kcs_protocol_trial(const kcs_contract *c, const kcs_case *cs, int trial,
     call.msg_len = sizeof msg;
 
     kcs_inputs in;
+    double t0 = kcs_stage_now();
     int rc = kcs_inputs_make(c, cs, trial, io->study_seed, &call, &in, err);
+    kcs_stage_add(KCS_ST_INPUTS, t0);
     if (rc)
         return rc;
     *io->input_digest ^= in.digest + 0x9E3779B97F4A7C15ull * (uint64_t)(trial + 1);
@@ -268,7 +271,9 @@ int kcs_protocol_trial(const kcs_contract *c, const kcs_case *cs, int trial,
     }
     double scale = 0.0;
     kcs_error oerr = {0};
+    t0 = kcs_stage_now();
     int orc = kcs_oracle_run(c->oracle, c->oracle_profile, &call, ref, absref, &scale, &oerr);
+    kcs_stage_add(KCS_ST_ORACLE, t0);
     int ref_raises = orc == KCS_E_RAISED;
     if (orc && !ref_raises) {
         kcs_protocol_blank(rec, cs, io->rank, trial, "error", "error");
@@ -278,7 +283,9 @@ int kcs_protocol_trial(const kcs_contract *c, const kcs_case *cs, int trial,
 
     kcs_error kerr = {0};
     int64_t ns = 0;
+    t0 = kcs_stage_now();
     int krc = guarded(b, &call, &out, io->timeout_s, &ns, &kerr);
+    kcs_stage_add(KCS_ST_KERNEL, t0);
     kcs_observation o = {0};
     o.trial = trial;
     o.held_out = cs->held_out;
@@ -311,6 +318,7 @@ int kcs_protocol_trial(const kcs_contract *c, const kcs_case *cs, int trial,
                 absref[i] = 0.0;
             }
         }
+        t0 = kcs_stage_now();
         kcs_metrics_compute(out.data, ref, absref, out_len, cs->dtype_out, scale, cs->shape.k,
                             out.sentinel, &o.m);
         for (size_t i = 0; i < out_len; i++)
@@ -324,19 +332,27 @@ int kcs_protocol_trial(const kcs_contract *c, const kcs_case *cs, int trial,
         o.bad_frac = out_len ? (double)above / (double)out_len : 0.0;
         if (cs->op == KCS_OP_SOFTMAX)
             o.rowsum_err = rowsum_err(out.data, cs->shape.m, cs->shape.k);
+        kcs_stage_add(KCS_ST_METRICS, t0);
+        t0 = kcs_stage_now();
         if (c->oracle == KCS_ORACLE_FREIVALDS)
             o.fv_tau = freivalds_tau(c, cs, &call, out.data, trial, b);
+        kcs_stage_add(KCS_ST_ORACLE, t0);
+        t0 = kcs_stage_now();
         if (c->protocol == KCS_PROTO_REPEAT && c->repetitions > 1)
             run_repeats(c, b, &call, &out, io->timeout_s, &o, &kerr);
         else if (c->protocol == KCS_PROTO_BATCH_INVARIANCE && cs->shape.m > 1)
             run_first_row(b, &call, &out, io->timeout_s, &o, &kerr);
+        kcs_stage_add(KCS_ST_KERNEL, t0);
         if (b->broken) {
             kcs_protocol_blank(rec, cs, io->rank, trial, "error", "error");
             snprintf(rec->signature, sizeof rec->signature, "%.63s", kerr.msg);
             goto done;
         }
     }
+    t0 = kcs_stage_now();
     uint64_t digest = o.raised ? 0 : kcs_digest_values(out.data, out_len, cs->dtype_out);
+    kcs_stage_add(KCS_ST_METRICS, t0);
+    t0 = kcs_stage_now();
     /* stale-result replay: the same output for different inputs */
     kcs_case_memory *mem = io->memory;
     if (mem && !o.raised) {
@@ -350,6 +366,7 @@ int kcs_protocol_trial(const kcs_contract *c, const kcs_case *cs, int trial,
     kcs_verdict v;
     kcs_verdict_judge(c, cs, &o, &v);
     fill_rec(rec, cs, io->rank, trial, &o, &v, digest, ns);
+    kcs_stage_add(KCS_ST_VERDICT, t0);
     if (trial == 0 && io->samples) {
         for (int j = 0; j < io->n_samples; j++) {
             size_t idx = out_len ? (size_t)((double)j * (double)out_len / io->n_samples) : 0;

@@ -23,6 +23,7 @@
 #include "study.h"
 #include "tensor.h"
 #include "verdict.h"
+#include "stage_time.h"
 
 typedef struct run_state {
     const kcs_run_opts *o;
@@ -115,9 +116,12 @@ static int run_case(run_state *s, int64_t ci, kcs_error *err)
                 strcmp(s->recs[t].status, "skipped"))
                 s->degraded = 1;
         }
+        double t0 = kcs_stage_now();
         if (!rc)
             rc = kcs_journal_append(&s->journal, ci, digest, s->recs, s->samples, err);
+        kcs_stage_add(KCS_ST_JOURNAL, t0);
     }
+    double t0 = kcs_stage_now();
     rc = kcs_agree(s->comm, rc, err);
     if (rc)
         return rc;
@@ -125,13 +129,17 @@ static int run_case(run_state *s, int64_t ci, kcs_error *err)
     uint64_t lo, hi;
     MPI_Allreduce(&digest, &lo, 1, MPI_UINT64_T, MPI_MIN, s->comm);
     MPI_Allreduce(&digest, &hi, 1, MPI_UINT64_T, MPI_MAX, s->comm);
+    kcs_stage_add(KCS_ST_SYNC, t0);
     if (lo != hi)
         return kcs_fail(err, KCS_E_INTERNAL,
                         "case %lld: ranks generated different inputs (digests %016llx vs %016llx)",
                         (long long)cs->id, (unsigned long long)lo, (unsigned long long)hi);
     fill_case_rec(s, cs, &s->case_recs[ci]);
     s->case_recs[ci].input_digest = digest;
-    return kcs_store_write_case_results(s->store, ci, s->recs, T, s->samples, err);
+    t0 = kcs_stage_now();
+    rc = kcs_store_write_case_results(s->store, ci, s->recs, T, s->samples, err);
+    kcs_stage_add(KCS_ST_STORE, t0);
+    return rc;
 }
 
 static int check_output(const run_state *s, const char *tmp, kcs_error *err)
@@ -290,7 +298,9 @@ int kcs_runner_run(const kcs_run_opts *o, MPI_Comm comm, kcs_error *err)
         .n_samples = s.study->n_samples,
         .backends = backends,
     };
+    double t_store = kcs_stage_now();
     rc = kcs_store_create(tmp, comm, &meta, &s.store, err);
+    kcs_stage_add(KCS_ST_STORE, t_store);
     if ((rc = kcs_agree(comm, rc, err)))
         goto out_bind;
     kcs_rank_rec rr;
@@ -321,9 +331,11 @@ int kcs_runner_run(const kcs_run_opts *o, MPI_Comm comm, kcs_error *err)
         }
     }
     kcs_progress_end(&prog);
+    t_store = kcs_stage_now();
     if ((rc = kcs_store_write_cases(s.store, s.case_recs, err)))
         goto out_abort;
     rc = kcs_store_close(s.store, err);
+    kcs_stage_add(KCS_ST_STORE, t_store);
     s.store = NULL;
     if ((rc = kcs_agree(comm, rc, err)))
         goto out_unlink;

@@ -217,6 +217,56 @@ static void test_fp32_inputs(void)
     CU_ASSERT_EQUAL(n_bad, 0);
 }
 
+/* kcs_ff_ulp_distance against the definition on the generic path: both
+ * values rounded, ordered through the sign-magnitude encoding. */
+static double ref_ulp(kcs_format f, double a, double b)
+{
+    a = kcs_format_round_ref(f, a, KCS_ROUND_DEFAULT);
+    b = kcs_format_round_ref(f, b, KCS_ROUND_DEFAULT);
+    if (isnan(a) || isnan(b))
+        return isnan(a) && isnan(b) ? 0.0 : INFINITY;
+    const kcs_format_info *fi = kcs_format_get(f);
+    int shift = f == KCS_FMT_TF32 ? 13 : 0;
+    int sp = f == KCS_FMT_TF32 ? 18 : fi->bits - 1;
+    uint64_t ea = kcs_format_encode_ref(f, a) >> shift, eb = kcs_format_encode_ref(f, b) >> shift;
+    uint64_t s = (uint64_t)1 << sp, ma = ea & (s - 1), mb = eb & (s - 1);
+    if ((ea & s) == (eb & s))
+        return (double)(ma > mb ? ma - mb : mb - ma);
+    return (double)(ma + mb);
+}
+
+static void test_ulp_distance(void)
+{
+    long long bad = 0, n = 0;
+    for (int fi = 1; fi < KCS_FMT_COUNT; fi++) {
+        kcs_format f = (kcs_format)fi;
+        const kcs_fmt_fast *F = kcs_fmt_fast_get(f);
+        double scale = kcs_format_get(f)->max_finite;
+        for (int i = 0; i < 200000; i++) {
+            double a, b;
+            if (i % 3 == 0) { /* any doubles */
+                a = dbl(rnd64());
+                b = dbl(rnd64());
+            } else { /* near each other, within the format's range */
+                a = scale * ldexp((double)(rnd64() >> 11) * 0x1p-53, -(int)(rnd64() % 40));
+                b = a * (1.0 + ldexp((double)(int64_t)(rnd64() >> 40), -40 - (int)(rnd64() % 16)));
+                if (i & 1)
+                    b = -b;
+                if (i % 7 == 0)
+                    b = a;
+            }
+            double got = kcs_ff_ulp_distance(F, a, b), want = ref_ulp(f, a, b);
+            double lib = kcs_format_ulp_distance(f, a, b);
+            if (!(got == want && lib == want) && bad++ < 8)
+                fprintf(stderr, "  ulp %s a=%a b=%a: fast %g generic %g format.c %g\n",
+                        kcs_format_name(f), a, b, got, want, lib);
+            n++;
+        }
+    }
+    CU_ASSERT(n > 1000000);
+    CU_ASSERT_EQUAL(bad, 0);
+}
+
 /* Non-default modes are not the fast path's: they still answer as the
  * generic path does. */
 static void test_other_modes_generic(void)
@@ -244,6 +294,7 @@ int main(void)
                 test_every_small_format_value);
     CU_add_test(s, "specials and dense random doubles", test_specials_and_random);
     CU_add_test(s, "fp32 inputs (strided; KCS_TEST_EXHAUSTIVE=1: all)", test_fp32_inputs);
+    CU_add_test(s, "ulp distance", test_ulp_distance);
     CU_add_test(s, "non-default modes use the generic path", test_other_modes_generic);
     CU_basic_set_mode(CU_BRM_VERBOSE);
     CU_basic_run_tests();
