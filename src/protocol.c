@@ -12,6 +12,7 @@
 #include "inputs.h"
 #include "metrics.h"
 #include "oracle.h"
+#include "oracle_shared.h"
 #include "tensor.h"
 #include "verdict.h"
 #include "stage_time.h"
@@ -249,14 +250,29 @@ int kcs_protocol_trial(const kcs_contract *c, const kcs_case *cs, int trial,
     double t0 = kcs_stage_now();
     int rc = kcs_inputs_make(c, cs, trial, io->study_seed, &call, &in, err);
     kcs_stage_add(KCS_ST_INPUTS, t0);
-    if (rc)
+    if (rc) {
+        if (io->share_oracle) /* the other ranks' reference still needs this one */
+            kcs_oracle_run_shared(io->comm, 0, c->oracle, c->oracle_profile, NULL, NULL, NULL,
+                                  NULL, NULL);
         return rc;
+    }
     *io->input_digest ^= in.digest + 0x9E3779B97F4A7C15ull * (uint64_t)(trial + 1);
     size_t out_len = kcs_op_out_len(&call);
     double *ref = malloc((out_len ? out_len : 1) * sizeof *ref);
     double *absref = malloc((out_len ? out_len : 1) * sizeof *absref);
     kcs_tensor out = {0};
-    if (!ref || !absref || (rc = kcs_tensor_alloc(&out, out_len, cs->dtype_out, err))) {
+    int local_ok = ref && absref && !(rc = kcs_tensor_alloc(&out, out_len, cs->dtype_out, err));
+    double scale = 0.0;
+    kcs_error oerr = {0};
+    int orc = 0;
+    if (io->share_oracle) { /* collective: before anything that skips the oracle */
+        /* a rank whose backend is unavailable still computes its rows */
+        t0 = kcs_stage_now();
+        orc = kcs_oracle_run_shared(io->comm, local_ok, c->oracle, c->oracle_profile, &call, ref,
+                                    absref, &scale, &oerr);
+        kcs_stage_add(KCS_ST_ORACLE, t0);
+    }
+    if (!ref || !absref || rc) {
         rc = rc ? rc : kcs_fail(err, KCS_E_NOMEM, "out of memory for case %lld", (long long)cs->id);
         goto done;
     }
@@ -269,11 +285,11 @@ int kcs_protocol_trial(const kcs_contract *c, const kcs_case *cs, int trial,
         snprintf(rec->signature, sizeof rec->signature, "backend unusable: %.40s", b->why);
         goto done;
     }
-    double scale = 0.0;
-    kcs_error oerr = {0};
-    t0 = kcs_stage_now();
-    int orc = kcs_oracle_run(c->oracle, c->oracle_profile, &call, ref, absref, &scale, &oerr);
-    kcs_stage_add(KCS_ST_ORACLE, t0);
+    if (!io->share_oracle) {
+        t0 = kcs_stage_now();
+        orc = kcs_oracle_run(c->oracle, c->oracle_profile, &call, ref, absref, &scale, &oerr);
+        kcs_stage_add(KCS_ST_ORACLE, t0);
+    }
     int ref_raises = orc == KCS_E_RAISED;
     if (orc && !ref_raises) {
         kcs_protocol_blank(rec, cs, io->rank, trial, "error", "error");

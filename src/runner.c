@@ -105,6 +105,8 @@ static int run_case(run_state *s, int64_t ci, kcs_error *err)
             .input_digest = &digest,
             .samples = s->samples,
             .n_samples = ns,
+            .share_oracle = 1,
+            .comm = s->comm,
         };
         const kcs_contract *c = s->study->contracts[cs->contract];
         for (int t = 0; t < T && !rc; t++) {
