@@ -6,6 +6,7 @@
 #include <stdlib.h>
 
 #include "metrics.h"
+#include "stage_time.h"
 
 /* Rows [r0, r1) of D = C + A·B and of |A||B| + |C| (as gemm_fp64 in
  * oracle.c computes them for the whole matrix). 0 or KCS_E_NOMEM. */
@@ -51,7 +52,8 @@ int kcs_oracle_run_shared(MPI_Comm comm, int local_ok, kcs_oracle_kind kind, con
                           const kcs_call *call, double *ref, double *absref, double *scale_p,
                           kcs_error *err)
 {
-    int size = 1, rank = 0;
+    int size = 1, rank = 0, rc = 0;
+    kcs_stage_mark t0 = kcs_stage_begin();
     MPI_Comm_size(comm, &size);
     MPI_Comm_rank(comm, &rank);
     /* Split only what every rank can split: a plain fp64 GEMM of the same
@@ -62,17 +64,27 @@ int kcs_oracle_run_shared(MPI_Comm comm, int local_ok, kcs_oracle_kind kind, con
     split = split && counts;
     int all = 0;
     MPI_Allreduce(&split, &all, 1, MPI_INT, MPI_MIN, comm);
+    kcs_stage_add(KCS_ST_SYNC, t0);
+    t0 = kcs_stage_begin();
     if (!all) {
         free(counts);
-        return local_ok ? kcs_oracle_run(kind, profile, call, ref, absref, scale_p, err) : 0;
+        rc = local_ok ? kcs_oracle_run(kind, profile, call, ref, absref, scale_p, err) : 0;
+        kcs_stage_add(KCS_ST_ORACLE, t0);
+        return rc;
     }
     int64_t m = call->m, n = call->n;
     int64_t r0 = block_start(m, rank, size), r1 = block_start(m, rank + 1, size);
     int bad = rows_fp64(call, r0, r1, ref, absref) != 0, any_bad = 0;
+    kcs_stage_add(KCS_ST_ORACLE, t0);
+    t0 = kcs_stage_begin();
     MPI_Allreduce(&bad, &any_bad, 1, MPI_INT, MPI_MAX, comm);
     if (any_bad) { /* out of memory somewhere: everyone computes it all */
         free(counts);
-        return kcs_oracle_run(kind, profile, call, ref, absref, scale_p, err);
+        kcs_stage_add(KCS_ST_SYNC, t0);
+        t0 = kcs_stage_begin();
+        rc = kcs_oracle_run(kind, profile, call, ref, absref, scale_p, err);
+        kcs_stage_add(KCS_ST_ORACLE, t0);
+        return rc;
     }
     int *displs = counts + size;
     for (int q = 0; q < size; q++) {
@@ -83,11 +95,14 @@ int kcs_oracle_run_shared(MPI_Comm comm, int local_ok, kcs_oracle_kind kind, con
     MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, ref, counts, displs, MPI_DOUBLE, comm);
     MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, absref, counts, displs, MPI_DOUBLE, comm);
     free(counts);
+    kcs_stage_add(KCS_ST_SYNC, t0);
+    t0 = kcs_stage_begin();
     /* the normwise denominator: cheap, the same formula as gemm_fp64 */
     size_t mk = (size_t)(call->m * call->k), kn = (size_t)(call->k * call->n);
     double s = kcs_norm_fro(call->in[0], mk) * kcs_norm_fro(call->in[1], kn);
     if (call->in[2])
         s += kcs_norm_fro(call->in[2], (size_t)(m * n));
     *scale_p = s;
+    kcs_stage_add(KCS_ST_ORACLE, t0);
     return 0;
 }

@@ -247,7 +247,7 @@ int kcs_protocol_trial(const kcs_contract *c, const kcs_case *cs, int trial,
     call.msg_len = sizeof msg;
 
     kcs_inputs in;
-    double t0 = kcs_stage_now();
+    kcs_stage_mark t0 = kcs_stage_begin();
     int rc = kcs_inputs_make(c, cs, trial, io->study_seed, &call, &in, err);
     kcs_stage_add(KCS_ST_INPUTS, t0);
     if (rc) {
@@ -266,11 +266,10 @@ int kcs_protocol_trial(const kcs_contract *c, const kcs_case *cs, int trial,
     kcs_error oerr = {0};
     int orc = 0;
     if (io->share_oracle) { /* collective: before anything that skips the oracle */
-        /* a rank whose backend is unavailable still computes its rows */
-        t0 = kcs_stage_now();
+        /* a rank whose backend is unavailable still computes its rows;
+         * (it books its time as oracle and sync itself) */
         orc = kcs_oracle_run_shared(io->comm, local_ok, c->oracle, c->oracle_profile, &call, ref,
                                     absref, &scale, &oerr);
-        kcs_stage_add(KCS_ST_ORACLE, t0);
     }
     if (!ref || !absref || rc) {
         rc = rc ? rc : kcs_fail(err, KCS_E_NOMEM, "out of memory for case %lld", (long long)cs->id);
@@ -286,7 +285,7 @@ int kcs_protocol_trial(const kcs_contract *c, const kcs_case *cs, int trial,
         goto done;
     }
     if (!io->share_oracle) {
-        t0 = kcs_stage_now();
+        t0 = kcs_stage_begin();
         orc = kcs_oracle_run(c->oracle, c->oracle_profile, &call, ref, absref, &scale, &oerr);
         kcs_stage_add(KCS_ST_ORACLE, t0);
     }
@@ -299,7 +298,7 @@ int kcs_protocol_trial(const kcs_contract *c, const kcs_case *cs, int trial,
 
     kcs_error kerr = {0};
     int64_t ns = 0;
-    t0 = kcs_stage_now();
+    t0 = kcs_stage_begin();
     int krc = guarded(b, &call, &out, io->timeout_s, &ns, &kerr);
     kcs_stage_add(KCS_ST_KERNEL, t0);
     kcs_observation o = {0};
@@ -334,7 +333,7 @@ int kcs_protocol_trial(const kcs_contract *c, const kcs_case *cs, int trial,
                 absref[i] = 0.0;
             }
         }
-        t0 = kcs_stage_now();
+        t0 = kcs_stage_begin();
         kcs_metrics_compute(out.data, ref, absref, out_len, cs->dtype_out, scale, cs->shape.k,
                             out.sentinel, &o.m);
         for (size_t i = 0; i < out_len; i++)
@@ -349,11 +348,11 @@ int kcs_protocol_trial(const kcs_contract *c, const kcs_case *cs, int trial,
         if (cs->op == KCS_OP_SOFTMAX)
             o.rowsum_err = rowsum_err(out.data, cs->shape.m, cs->shape.k);
         kcs_stage_add(KCS_ST_METRICS, t0);
-        t0 = kcs_stage_now();
+        t0 = kcs_stage_begin();
         if (c->oracle == KCS_ORACLE_FREIVALDS)
             o.fv_tau = freivalds_tau(c, cs, &call, out.data, trial, b);
         kcs_stage_add(KCS_ST_ORACLE, t0);
-        t0 = kcs_stage_now();
+        t0 = kcs_stage_begin();
         if (c->protocol == KCS_PROTO_REPEAT && c->repetitions > 1)
             run_repeats(c, b, &call, &out, io->timeout_s, &o, &kerr);
         else if (c->protocol == KCS_PROTO_BATCH_INVARIANCE && cs->shape.m > 1)
@@ -365,10 +364,10 @@ int kcs_protocol_trial(const kcs_contract *c, const kcs_case *cs, int trial,
             goto done;
         }
     }
-    t0 = kcs_stage_now();
+    t0 = kcs_stage_begin();
     uint64_t digest = o.raised ? 0 : kcs_digest_values(out.data, out_len, cs->dtype_out);
     kcs_stage_add(KCS_ST_METRICS, t0);
-    t0 = kcs_stage_now();
+    t0 = kcs_stage_begin();
     /* stale-result replay: the same output for different inputs */
     kcs_case_memory *mem = io->memory;
     if (mem && !o.raised) {

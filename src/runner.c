@@ -118,12 +118,12 @@ static int run_case(run_state *s, int64_t ci, kcs_error *err)
                 strcmp(s->recs[t].status, "skipped"))
                 s->degraded = 1;
         }
-        double t0 = kcs_stage_now();
+        kcs_stage_mark t0 = kcs_stage_begin();
         if (!rc)
             rc = kcs_journal_append(&s->journal, ci, digest, s->recs, s->samples, err);
         kcs_stage_add(KCS_ST_JOURNAL, t0);
     }
-    double t0 = kcs_stage_now();
+    kcs_stage_mark t0 = kcs_stage_begin();
     rc = kcs_agree(s->comm, rc, err);
     if (rc)
         return rc;
@@ -138,7 +138,7 @@ static int run_case(run_state *s, int64_t ci, kcs_error *err)
                         (long long)cs->id, (unsigned long long)lo, (unsigned long long)hi);
     fill_case_rec(s, cs, &s->case_recs[ci]);
     s->case_recs[ci].input_digest = digest;
-    t0 = kcs_stage_now();
+    t0 = kcs_stage_begin();
     rc = kcs_store_write_case_results(s->store, ci, s->recs, T, s->samples, err);
     kcs_stage_add(KCS_ST_STORE, t0);
     return rc;
@@ -300,7 +300,7 @@ int kcs_runner_run(const kcs_run_opts *o, MPI_Comm comm, kcs_error *err)
         .n_samples = s.study->n_samples,
         .backends = backends,
     };
-    double t_store = kcs_stage_now();
+    kcs_stage_mark t_store = kcs_stage_begin();
     rc = kcs_store_create(tmp, comm, &meta, &s.store, err);
     kcs_stage_add(KCS_ST_STORE, t_store);
     if ((rc = kcs_agree(comm, rc, err)))
@@ -333,7 +333,7 @@ int kcs_runner_run(const kcs_run_opts *o, MPI_Comm comm, kcs_error *err)
         }
     }
     kcs_progress_end(&prog);
-    t_store = kcs_stage_now();
+    t_store = kcs_stage_begin();
     if ((rc = kcs_store_write_cases(s.store, s.case_recs, err)))
         goto out_abort;
     rc = kcs_store_close(s.store, err);

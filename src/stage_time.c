@@ -3,12 +3,19 @@
 #include <string.h>
 #include <time.h>
 
-double kcs_stage_seconds[KCS_ST_COUNT];
+double kcs_stage_seconds[2 * KCS_ST_COUNT];
 
 double kcs_stage_now(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+double kcs_stage_cpu(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 

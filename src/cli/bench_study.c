@@ -170,7 +170,8 @@ int kcs_bench_study(int argc, char **argv)
     MPI_Bcast(&pid, 1, MPI_LONG_LONG, 0, MPI_COMM_WORLD);
     double *t = calloc((size_t)(S_COUNT * reps), sizeof *t);
     /* stage seconds [rep][rank][stage] (rank 0), numpy seconds [rep] */
-    double *stg = calloc((size_t)(reps * size * KCS_ST_COUNT) + 1, sizeof *stg);
+    enum { NSV = 2 * KCS_ST_COUNT }; /* wall, then CPU seconds per stage */
+    double *stg = calloc((size_t)(reps * size * NSV) + 1, sizeof *stg);
     double *tnp = calloc((size_t)reps + 1, sizeof *tnp);
     char np_args[2048] = "";
     int np_cases = 0, np_other = 0;
@@ -238,9 +239,8 @@ int kcs_bench_study(int argc, char **argv)
         kcs_stage_reset();
         rc = run_once(study_path, out, rank, tr, &degraded, &trials);
         cleanup(out, rank);
-        MPI_Gather(kcs_stage_seconds, KCS_ST_COUNT, MPI_DOUBLE,
-                   stg + (size_t)r * (size_t)size * KCS_ST_COUNT, KCS_ST_COUNT, MPI_DOUBLE, 0,
-                   MPI_COMM_WORLD);
+        MPI_Gather(kcs_stage_seconds, NSV, MPI_DOUBLE, stg + (size_t)r * (size_t)size * NSV, NSV,
+                   MPI_DOUBLE, 0, MPI_COMM_WORLD);
         if (!rc && numpy && np_cases > 0 && rank == 0) {
             char cmd[4096];
             snprintf(cmd, sizeof cmd, "%s %s%s", python, numpy, np_args);
@@ -280,17 +280,18 @@ int kcs_bench_study(int argc, char **argv)
             printf(" %7.3g\n", med[s] / med[S_E2E]);
         }
         /* where time goes, per rank */
-        printf("\nwhere time goes (median seconds and share of end to end, per rank)\n");
+        printf("\nwhere time goes (per rank: median wall seconds, share of end to end, CPU "
+               "seconds of the process)\n");
         printf("%-10s", "stage");
         for (int k = 0; k < size; k++)
-            printf("  rank %-3d %7s", k, "share");
+            printf("  rank %-3d %7s %8s", k, "share", "cpu_s");
         printf("\n");
         double *v = malloc((size_t)reps * sizeof *v), b2;
         for (int s = 0; v && s <= KCS_ST_COUNT; s++) {
             printf("%-10s", s < KCS_ST_COUNT ? kcs_stage_name((kcs_stage)s) : "other");
             for (int k = 0; k < size; k++) {
                 for (int r = 0; r < reps; r++) {
-                    const double *row = stg + ((size_t)r * (size_t)size + (size_t)k) * KCS_ST_COUNT;
+                    const double *row = stg + ((size_t)r * (size_t)size + (size_t)k) * NSV;
                     double sum = 0;
                     for (int q = 0; q < KCS_ST_COUNT; q++)
                         sum += row[q];
@@ -298,6 +299,14 @@ int kcs_bench_study(int argc, char **argv)
                 }
                 double m = kcs_bench_median(v, (int)reps, &b2);
                 printf("  %8.4g %7.3f", m, m / med[S_E2E]);
+                if (s < KCS_ST_COUNT) {
+                    for (int r = 0; r < reps; r++)
+                        v[r] = stg[((size_t)r * (size_t)size + (size_t)k) * NSV + KCS_ST_COUNT +
+                                   (size_t)s];
+                    printf(" %8.4g", kcs_bench_median(v, (int)reps, &b2));
+                } else {
+                    printf(" %8s", "-");
+                }
             }
             printf("\n");
         }

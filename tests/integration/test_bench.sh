@@ -69,10 +69,10 @@ grep -q "(study small), 4 cases, 8 trials over 1 ranks" "$T/s.out" || fail "stud
 [ "$(rows "$T/s.out" stage 5)" -eq 4 ] || fail "study: expected 4 rows"
 awk '/^end to end/ { e = ($NF + 0 == 1) } /^kernel calls/ { k = ($NF + 0 <= 1) }
      END { exit !(e && k) }' "$T/s.out" || fail "study: /e2e column (e2e 1, kernels <= 1)"
-# where time goes: the 8 stages and "other", each with seconds and a share;
+# where time goes: the 8 stages and "other", each with seconds, a share and CPU seconds;
 # the shares of one rank add up to about 1 (medians of parts and of the whole)
 grep -q "^where time goes" "$T/s.out" || fail "study: no stage table"
-awk '/^stage  *rank 0/ { on = 1; next } on && NF == 3 { n++; s += $3; if ($3 < -0.05) bad = 1 }
+awk '/^stage  *rank 0/ { on = 1; next } on && NF == 4 { n++; s += $3; if ($3 < -0.05) bad = 1 }
      END { exit !(n == 9 && !bad && s > 0.8 && s < 1.2) }' "$T/s.out" \
   || fail "study: stage shares (9 rows, non-negative, summing to ~1)"
 # kcs vs the numpy script, side by side (where the interpreter has numpy)
