@@ -98,16 +98,18 @@ int kcs_cpu_gemm_own_fast(const kcs_call *c, const double *A, const double *B, c
     }
     f32_block_fn f32_block = kcs_gf_f32_block_base;
     nar_block_fn nar_block = kcs_gf_nar_block_base;
+    /* KCS_GEMM_FAST_ISA=base|avx2 caps the copy used (tests run each) */
+    const char *cap = getenv("KCS_GEMM_FAST_ISA");
+    int max_isa = cap && !strcmp(cap, "base") ? 0 : cap && !strcmp(cap, "avx2") ? 1 : 2;
 #if defined(__GNUC__) && defined(__x86_64__)
-    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
+    if (max_isa >= 1 && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
         kcs_gf_f32_block_avx2() && kcs_gf_nar_block_avx2()) {
         f32_block = kcs_gf_f32_block_avx2();
         nar_block = kcs_gf_nar_block_avx2();
     }
-    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
+    if (max_isa >= 2 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
         __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512bw") &&
-        __builtin_cpu_supports("fma") && kcs_gf_f32_block_avx512() && kcs_gf_nar_block_avx512() &&
-        !getenv("KCS_NO_AVX512")) {
+        __builtin_cpu_supports("fma") && kcs_gf_f32_block_avx512() && kcs_gf_nar_block_avx512()) {
         f32_block = kcs_gf_f32_block_avx512();
         nar_block = kcs_gf_nar_block_avx512();
     }

@@ -38,6 +38,16 @@ static void f32_pairwise(const f32_job *J, size_t i0, size_t j0, size_t p0, size
         }
         return;
     }
+    if (len == 2) { /* both leaves here: half the calls */
+        const float *b0 = J->B + p0 * J->ldb + j0, *b1 = b0 + J->ldb;
+        for (int r = 0; r < R; r++) {
+            float a0 = J->A[(i0 + (size_t)r) * J->k + p0];
+            float a1 = J->A[(i0 + (size_t)r) * J->k + p0 + 1];
+            for (int w = 0; w < W; w++)
+                out[r][w] = a0 * b0[w] + a1 * b1[w];
+        }
+        return;
+    }
     size_t h = len / 2;
     float rt[R][W];
     f32_pairwise(J, i0, j0, p0, h, out);
@@ -140,6 +150,20 @@ static void nar_pairwise(const nar_job *J, size_t i0, size_t j0, size_t p0, size
                 double v = a * b[w];
                 uint64_t vb = kcs_ff_bits(v);
                 out[r][w] = nar_round(J, vb & ~KCS_FF_SIGN, vb & KCS_FF_SIGN);
+            }
+        }
+        return;
+    }
+    if (len == 2) { /* both leaves here: half the calls */
+        const double *b0 = J->B + p0 * J->ldb + j0, *b1 = b0 + J->ldb;
+        for (int r = 0; r < R; r++) {
+            double a0 = J->A[(i0 + (size_t)r) * J->k + p0];
+            double a1 = J->A[(i0 + (size_t)r) * J->k + p0 + 1];
+            for (int w = 0; w < W; w++) {
+                uint64_t v0 = kcs_ff_bits(a0 * b0[w]), v1 = kcs_ff_bits(a1 * b1[w]);
+                double l0 = nar_round(J, v0 & ~KCS_FF_SIGN, v0 & KCS_FF_SIGN);
+                double l1 = nar_round(J, v1 & ~KCS_FF_SIGN, v1 & KCS_FF_SIGN);
+                out[r][w] = nar_add(J, l0, l1);
             }
         }
         return;

@@ -33,7 +33,7 @@ static void fill(double *x, size_t n, kcs_format f, kcs_rng *r, int flavour)
     }
 }
 
-static void test_fast_equals_model(void)
+static void fast_equals_model(void)
 {
     kcs_format ins[] = {KCS_FMT_FP32, KCS_FMT_BF16, KCS_FMT_FP16, KCS_FMT_FP8_E4M3};
     kcs_format accs[] = {KCS_FMT_FP32, KCS_FMT_BF16, KCS_FMT_FP16};
@@ -100,6 +100,18 @@ static void test_fast_equals_model(void)
  * while the exact sum does not: x + h(1 - 2^-46) with h half an ulp of x
  * (fp32 inputs x, h(1 + 2^-23) times 1, 1 -+ 2^-23). Only the model's
  * nudge gets these right; a plain fp64 add then rounding does not. */
+/* every instruction-set copy the CPU can run: baseline, AVX2, AVX-512 */
+static void test_fast_equals_model(void)
+{
+    const char *isa[] = {"base", "avx2", "all"};
+    for (int i = 0; i < 3; i++) {
+        setenv("KCS_GEMM_FAST_ISA", isa[i], 1);
+        printf("\n  kernels up to %s:", isa[i]);
+        fast_equals_model();
+    }
+    unsetenv("KCS_GEMM_FAST_ISA");
+}
+
 static void test_double_rounding_cases(void)
 {
     enum { M = 64, N = 16, K = 2 };
