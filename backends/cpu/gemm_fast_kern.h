@@ -121,6 +121,13 @@ INLINE double nar_add(const nar_job *J, double x, double t)
     return nar_round(J, a, sg);
 }
 
+/* A pairwise leaf: the model rounds the exact product into the accumulator. */
+INLINE double nar_leaf(const nar_job *J, double t)
+{
+    uint64_t v = kcs_ff_bits(t);
+    return nar_round(J, v & ~KCS_FF_SIGN, v & KCS_FF_SIGN);
+}
+
 INLINE void nar_seq(const nar_job *J, size_t i0, size_t j0, size_t p0, size_t len,
                     double out[R][W])
 {
@@ -154,17 +161,24 @@ static void nar_pairwise(const nar_job *J, size_t i0, size_t j0, size_t p0, size
         }
         return;
     }
-    if (len == 2) { /* both leaves here: half the calls */
-        const double *b0 = J->B + p0 * J->ldb + j0, *b1 = b0 + J->ldb;
+    if (len <= 4) { /* the last levels here, in the model's order: fewer calls */
+        const size_t ld = J->ldb;
+        const double *b0 = J->B + p0 * ld + j0, *b1 = b0 + ld, *b2 = b1 + ld, *b3 = b2 + ld;
         for (int r = 0; r < R; r++) {
-            double a0 = J->A[(i0 + (size_t)r) * J->k + p0];
-            double a1 = J->A[(i0 + (size_t)r) * J->k + p0 + 1];
-            for (int w = 0; w < W; w++) {
-                uint64_t v0 = kcs_ff_bits(a0 * b0[w]), v1 = kcs_ff_bits(a1 * b1[w]);
-                double l0 = nar_round(J, v0 & ~KCS_FF_SIGN, v0 & KCS_FF_SIGN);
-                double l1 = nar_round(J, v1 & ~KCS_FF_SIGN, v1 & KCS_FF_SIGN);
-                out[r][w] = nar_add(J, l0, l1);
-            }
+            const double *a = J->A + (i0 + (size_t)r) * J->k + p0;
+            if (len == 2) /* l0 + l1 */
+                for (int w = 0; w < W; w++)
+                    out[r][w] = nar_add(J, nar_leaf(J, a[0] * b0[w]), nar_leaf(J, a[1] * b1[w]));
+            else if (len == 3) /* h = 1: l0 + (l1 + l2) */
+                for (int w = 0; w < W; w++)
+                    out[r][w] = nar_add(J, nar_leaf(J, a[0] * b0[w]),
+                                        nar_add(J, nar_leaf(J, a[1] * b1[w]),
+                                                nar_leaf(J, a[2] * b2[w])));
+            else /* (l0 + l1) + (l2 + l3) */
+                for (int w = 0; w < W; w++)
+                    out[r][w] =
+                        nar_add(J, nar_add(J, nar_leaf(J, a[0] * b0[w]), nar_leaf(J, a[1] * b1[w])),
+                                nar_add(J, nar_leaf(J, a[2] * b2[w]), nar_leaf(J, a[3] * b3[w])));
         }
         return;
     }
