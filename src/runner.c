@@ -23,6 +23,7 @@
 #include "study.h"
 #include "tensor.h"
 #include "verdict.h"
+#include "oracle_shared.h"
 #include "stage_time.h"
 
 typedef struct run_state {
@@ -109,7 +110,13 @@ static int run_case(run_state *s, int64_t ci, kcs_error *err)
             .comm = s->comm,
         };
         const kcs_contract *c = s->study->contracts[cs->contract];
-        for (int t = 0; t < T && !rc; t++) {
+        for (int t = 0; t < T; t++) {
+            if (rc) { /* failed: still join the shared reference of the trials left */
+                if (t < cs->trials)
+                    kcs_oracle_run_shared(s->comm, 0, c->oracle, c->oracle_profile, NULL, NULL,
+                                          NULL, NULL, NULL);
+                continue;
+            }
             if (t >= cs->trials)
                 kcs_protocol_blank(&s->recs[t], cs, s->rank, t, "skipped", "");
             else
