@@ -16,6 +16,15 @@ struct kcs_backend_ctx {
 typedef int (*kcs_cpu_op_fn)(kcs_backend_ctx *ctx, const kcs_call *call, kcs_error *err);
 
 int kcs_cpu_gemm(kcs_backend_ctx *ctx, const kcs_call *call, kcs_error *err);
+/* The own gemm of one batch entry: the accumulator model term by term
+ * (gemm.c), and its vectorised fast paths (gemm_fast.c: fp32/bf16/fp16
+ * accumulators, every schedule but atomic), bit-identical to the model;
+ * the fast one returns 0 when it does not apply (the caller then runs the
+ * model). */
+int kcs_cpu_gemm_own_model(const kcs_call *c, const double *A, const double *B, const double *C,
+                           double *D, kcs_error *err);
+int kcs_cpu_gemm_own_fast(const kcs_call *c, const double *A, const double *B, const double *C,
+                          double *D);
 
 /* Row ops, reductions and gather (one file each: reduce.c, softmax.c,
  * norm.c, attention.c, gather.c); variants native / own (+ fused for

@@ -12,6 +12,7 @@
 #include "format.h"
 
 #include "error.h"
+#include "format_fast.h"
 
 #include <float.h>
 #include <math.h>
@@ -171,7 +172,20 @@ static double zero_of(const kcs_format_info *fi, bool neg)
     return (neg && fi->has_neg_zero) ? -0.0 : 0.0;
 }
 
+static bool is_default(kcs_round_mode m)
+{
+    return m.rounding == KCS_RNE && m.overflow == KCS_OVF_INF && m.subnormal == KCS_SUB_KEEP;
+}
+
 double kcs_format_round(kcs_format f, double x, kcs_round_mode mode)
+{
+    const kcs_fmt_fast *ff = kcs_fmt_fast_get(f);
+    if (ff && is_default(mode))
+        return kcs_ff_round(ff, x);
+    return kcs_format_round_ref(f, x, mode);
+}
+
+double kcs_format_round_ref(kcs_format f, double x, kcs_round_mode mode)
 {
     if (!valid(f))
         return NAN;
@@ -223,6 +237,9 @@ bool kcs_format_exact(kcs_format f, double x)
         return fi->has_inf;
     if (fabs(x) > fi->max_finite)
         return false;
+    const kcs_fmt_fast *ff = kcs_fmt_fast_get(f);
+    if (ff)
+        return kcs_ff_round(ff, x) == x;
     /* -0 of a format without -0 is the value 0, which is exact. */
     return kcs_format_round(f, x, KCS_ROUND_DEFAULT) == x;
 }
@@ -245,6 +262,14 @@ static uint64_t nan_pattern(kcs_format f)
 
 uint64_t kcs_format_encode(kcs_format f, double x)
 {
+    const kcs_fmt_fast *ff = kcs_fmt_fast_get(f);
+    if (ff)
+        return kcs_ff_encode(ff, x);
+    return kcs_format_encode_ref(f, x);
+}
+
+uint64_t kcs_format_encode_ref(kcs_format f, double x)
+{
     if (!valid(f))
         return 0;
     if (f == KCS_FMT_FP64) {
@@ -254,7 +279,7 @@ uint64_t kcs_format_encode(kcs_format f, double x)
     }
     const fmt_layout *l = &layouts[f];
     const kcs_format_info *fi = &infos[f];
-    x = kcs_format_round(f, x, KCS_ROUND_DEFAULT); /* identity when exact */
+    x = kcs_format_round_ref(f, x, KCS_ROUND_DEFAULT); /* identity when exact */
     if (isnan(x))
         return nan_pattern(f);
     if (isinf(x) && !fi->has_inf)

@@ -5,11 +5,14 @@
 #include <string.h>
 #include <xxhash.h>
 
+#include "format_fast.h"
+
 void kcs_metrics_compute(const double *y, const double *ref, const double *absref, size_t n,
                          kcs_format out_fmt, double scale, int64_t k, double sentinel,
                          kcs_metrics *m)
 {
     memset(m, 0, sizeof *m);
+    const kcs_fmt_fast *ff = kcs_fmt_fast_get(out_fmt);
     double sum_sq = 0.0, sum_ulp = 0.0, sum_scaled_sq = 0.0;
     size_t n_finite = 0, n_scaled = 0;
     for (size_t i = 0; i < n; i++) {
@@ -40,7 +43,7 @@ void kcs_metrics_compute(const double *y, const double *ref, const double *absre
         } else if (d > 0.0) {
             m->max_rel = INFINITY;
         }
-        double u = kcs_format_ulp_distance(out_fmt, a, b);
+        double u = ff ? kcs_ff_ulp_distance(ff, a, b) : kcs_format_ulp_distance(out_fmt, a, b);
         sum_ulp += u;
         if (u > m->max_ulp)
             m->max_ulp = u;
@@ -89,26 +92,14 @@ uint64_t kcs_digest_values(const double *x, size_t n, kcs_format fmt)
         return 0;
     XXH3_64bits_reset(st);
     uint64_t buf[512];
-    size_t fill = 0;
-    for (size_t i = 0; i < n; i++) {
-        double v = x[i];
-        /* Values not exact in fmt (a kernel that wrote something else) are
-         * digested as their fp64 bits, so they still change the digest. */
-        uint64_t b;
-        if (kcs_format_exact(fmt, v)) {
-            b = kcs_format_encode(fmt, v);
-        } else {
-            memcpy(&b, &v, sizeof b);
-            b ^= 0xA5A5A5A5A5A5A5A5ull;
-        }
-        buf[fill++] = b;
-        if (fill == 512) {
-            XXH3_64bits_update(st, buf, sizeof buf);
-            fill = 0;
-        }
+    /* Values not exact in fmt (a kernel that wrote something else) are
+     * digested as their fp64 bits ^ 0xA5..., so they still change the
+     * digest (kcs_format_digest_words). */
+    for (size_t i = 0; i < n; i += 512) {
+        size_t len = n - i < 512 ? n - i : 512;
+        kcs_format_digest_words(fmt, x + i, buf, len);
+        XXH3_64bits_update(st, buf, len * sizeof buf[0]);
     }
-    if (fill)
-        XXH3_64bits_update(st, buf, fill * sizeof buf[0]);
     uint64_t h = XXH3_64bits_digest(st);
     XXH3_freeState(st);
     return h;

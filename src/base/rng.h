@@ -26,7 +26,20 @@ uint32_t kcs_rng_u32(kcs_rng *r);
 uint64_t kcs_rng_u64(kcs_rng *r);
 /* Uniform in [0, 1) with 53 random bits. */
 double kcs_rng_uniform(kcs_rng *r);
-/* Standard normal (Box-Muller on two uniforms). */
+/* n draws of kcs_rng_u32, in order (blocks generated in bulk). */
+void kcs_rng_u32_n(kcs_rng *r, uint32_t *out, size_t n);
+
+/* Standard normal: 256-layer ziggurat (rng_normal.c) on kcs_rng_u64 draws,
+ * with fixed tables and fixed-definition exp/log (detmath.h): the same bits
+ * on every libm, CPU and compiler flag set. */
 double kcs_rng_normal(kcs_rng *r);
+/* n draws of kcs_rng_normal, in order (candidates computed in bulk). */
+void kcs_rng_normal_n(kcs_rng *r, double *x, size_t n);
+
+/* Version of the input generator (the normal transform, the distributions
+ * of tensor.c): part of the plan hash, so that datasets and journals from
+ * another generator are not mixed. 1: Box-Muller through libm cos/log;
+ * 2: ziggurat with fixed tables and detmath.h. */
+#define KCS_INPUTS_VERSION 2
 
 #endif

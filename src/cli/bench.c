@@ -66,14 +66,16 @@ static double time_sgemm(arith_state *s)
     return kcs_bench_now() - t0;
 }
 
-static double time_own(arith_state *s, int *rc_p)
+/* The own kernel (fast paths where they apply) or, with model set, the
+ * exact accumulator model it is tested against. */
+static double time_own(arith_state *s, kcs_schedule sched, kcs_format acc, int model, int *rc_p)
 {
     kcs_call c = {0};
     c.op = KCS_OP_GEMM;
     c.variant = "own";
-    c.schedule.kind = KCS_SCHED_SEQUENTIAL;
+    c.schedule = sched;
     c.dtype_in = c.dtype_out = KCS_FMT_FP32;
-    c.acc.fmt = KCS_FMT_FP32;
+    c.acc.fmt = acc;
     c.m = c.n = c.k = s->N;
     c.in[0] = s->A;
     c.in[1] = s->B;
@@ -89,6 +91,7 @@ static double time_own(arith_state *s, int *rc_p)
         return 0;
     }
     double t0 = kcs_bench_now();
+    c.variant = model ? "own:exact" : "own";
     *rc_p = cpu->run(ctx, &c, &err);
     double t = kcs_bench_now() - t0;
     cpu->close(ctx);
@@ -112,8 +115,10 @@ static int bench_arith(int argc, char **argv)
     static const kcs_cmd_doc doc = {
         "bench arith", "[--size N] [--reps R] [--profile P]",
         "GFLOP/s of the emulated matrix units (every profile/format row of the profile table),\n"
-        "of OpenBLAS sgemm and of kcs's own gemm kernel (sequential schedule, fp32 accumulator),\n"
-        "measured side by side in one run on m = n = k = N, medians over R repetitions.",
+        "of OpenBLAS sgemm and of kcs's own gemm kernel (every schedule with fp32, bf16 and\n"
+        "fp16 accumulators, and the exact accumulator model its fast paths are tested\n"
+        "against), measured side by side in one run on m = n = k = N, medians over R\n"
+        "repetitions.",
         "GFLOP/s counts 2 N^3 flops per gemm over the median wall time (best: over the\n"
         "fastest run). /sgemm and /own are ratios of medians (this row's GFLOP/s over the\n"
         "sgemm or own row's). OpenBLAS uses its own thread count (shown);\n"
@@ -153,7 +158,8 @@ static int bench_arith(int argc, char **argv)
     s.fa = malloc(nn * sizeof *s.fa);
     s.fb = malloc(nn * sizeof *s.fb);
     s.fd = malloc(nn * sizeof *s.fd);
-    arith_row *rows = calloc((size_t)nrows + 2, sizeof *rows);
+    enum { N_OWN_EXTRA = 16 }; /* 5 schedules x 3 accumulators - 1 + the model */
+    arith_row *rows = calloc((size_t)nrows + 2 + N_OWN_EXTRA, sizeof *rows);
     double *t = malloc((size_t)reps * sizeof *t);
     rc = 0;
     if (!s.A || !s.B || !s.D || !s.fa || !s.fb || !s.fd || !rows || !t) {
@@ -177,14 +183,30 @@ static int bench_arith(int argc, char **argv)
     snprintf(rows[0].kernel, sizeof rows[0].kernel, "native sgemm (OpenBLAS)");
     rows[0].format = "fp32";
     rows[0].seconds = kcs_bench_median(t, (int)reps, &rows[0].best);
+    const kcs_schedule scheds[] = {{KCS_SCHED_SEQUENTIAL, 0}, {KCS_SCHED_PAIRWISE, 0},
+                                   {KCS_SCHED_BLOCKED, 64}, {KCS_SCHED_SPLITK, 4},
+                                   {KCS_SCHED_ATOMIC, 0}};
+    const kcs_format accs[] = {KCS_FMT_FP32, KCS_FMT_BF16, KCS_FMT_FP16};
+    int n = 1;
+    for (int si = 0; si < 5 && !rc; si++)
+        for (int ai = 0; ai < 3 && !rc; ai++) {
+            for (int r = 0; r < reps && !rc; r++)
+                t[r] = time_own(&s, scheds[si], accs[ai], 0, &rc);
+            char sb[32];
+            snprintf(rows[n].kernel, sizeof rows[n].kernel, "own (%s, %s acc)",
+                     kcs_schedule_str(&scheds[si], sb, sizeof sb), kcs_format_name(accs[ai]));
+            rows[n].format = "fp32";
+            rows[n].seconds = kcs_bench_median(t, (int)reps, &rows[n].best);
+            n++;
+        }
     for (int r = 0; r < reps && !rc; r++)
-        t[r] = time_own(&s, &rc);
+        t[r] = time_own(&s, scheds[0], KCS_FMT_FP32, 1, &rc);
+    snprintf(rows[n].kernel, sizeof rows[n].kernel, "own exact model (sequential, fp32 acc)");
+    rows[n].format = "fp32";
+    rows[n].seconds = kcs_bench_median(t, (int)reps, &rows[n].best);
+    n++;
     if (rc)
         goto out;
-    snprintf(rows[1].kernel, sizeof rows[1].kernel, "own (sequential, fp32 acc)");
-    rows[1].format = "fp32";
-    rows[1].seconds = kcs_bench_median(t, (int)reps, &rows[1].best);
-    int n = 2;
     for (int i = 0; i < nt && !rc; i++) {
         const kcs_profile_params *p = &table[i];
         if (only && strcmp(p->profile, only) != 0)

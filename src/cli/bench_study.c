@@ -18,6 +18,7 @@
 #include "journal.h"
 #include "placement.h"
 #include "runner.h"
+#include "stage_time.h"
 #include "store_read.h"
 #include "study.h"
 
@@ -125,12 +126,21 @@ int kcs_bench_study(int argc, char **argv)
         "runner's call. Medians over R runs, best: the fastest; /e2e = this row's median\n"
         "over end to end. Outputs kcs-bench-study.* in DIR are removed. A study whose\n"
         "placement names a backend not built leaves that rank unavailable (stderr says\n"
-        "so) and is timed all the same (status: degraded)."};
+        "so) and is timed all the same (status: degraded).\n"
+        "where time goes: per rank, the median seconds of each stage of the case loop\n"
+        "(stage_time.h: inputs, oracle, kernel, metrics, verdict, store, journal, sync;\n"
+        "other = end to end minus their sum) and its share of end to end.\n"
+        "--numpy SCRIPT (scripts/bench_study_numpy.py): rank 0 runs the same core work of\n"
+        "the study's gemm cases in numpy after each kcs run (inputs, sgemm, fp64 reference,\n"
+        "|A||B|, errors, digest; the time it prints, interpreter start-up excluded) and the\n"
+        "last row gives kcs end to end / numpy."};
     long long reps = 3;
-    const char *dir = NULL;
+    const char *dir = NULL, *numpy = NULL, *python = "/usr/bin/python3";
     const kcs_opt opts[] = {
         {0, "reps", KCS_OPT_INT, &reps, "R", "end-to-end runs, median reported (default 3)"},
         {0, "dir", KCS_OPT_STR, &dir, "DIR", "directory of the outputs (default $TMPDIR or /tmp)"},
+        {0, "numpy", KCS_OPT_STR, &numpy, "SCRIPT", "also time SCRIPT's numpy version of the gemm cases"},
+        {0, "python", KCS_OPT_STR, &python, "PATH", "interpreter for --numpy (default /usr/bin/python3)"},
         {0},
     };
     int npos = 0;
@@ -159,10 +169,16 @@ int kcs_bench_study(int argc, char **argv)
     long long pid = (long long)getpid();
     MPI_Bcast(&pid, 1, MPI_LONG_LONG, 0, MPI_COMM_WORLD);
     double *t = calloc((size_t)(S_COUNT * reps), sizeof *t);
+    /* stage seconds [rep][rank][stage] (rank 0), numpy seconds [rep] */
+    enum { NSV = 2 * KCS_STAGE_COUNT }; /* wall, then CPU seconds per stage */
+    double *stg = calloc((size_t)(reps * size * NSV) + 1, sizeof *stg);
+    double *tnp = calloc((size_t)reps + 1, sizeof *tnp);
+    char np_args[2048] = "";
+    int np_cases = 0, np_other = 0;
     char name[64] = "";
     long long n_cases = 0, trials = 0;
     int degraded = 0;
-    rc = agree_max(!t);
+    rc = agree_max(!t || !stg || !tnp);
     for (int r = 0; r < reps && !rc; r++) {
         double tr[S_COUNT] = {0};
         kcs_study *st = NULL;
@@ -185,6 +201,23 @@ int kcs_bench_study(int argc, char **argv)
         }
         snprintf(name, sizeof name, "%s", st->name);
         n_cases = plan.n_cases;
+        if (r == 0 && numpy) { /* the gemm cases as M,N,K,TRIALS arguments */
+            size_t len = 0;
+            for (int64_t ci = 0; ci < plan.n_cases; ci++) {
+                const kcs_case *cs = &plan.cases[ci];
+                if (cs->op != KCS_OP_GEMM || cs->dtype_in != KCS_FMT_FP32) {
+                    np_other++;
+                    continue;
+                }
+                int w = snprintf(np_args + len, sizeof np_args - len, " %lld,%lld,%lld,%d",
+                                 (long long)cs->shape.m, (long long)cs->shape.n,
+                                 (long long)cs->shape.k, cs->trials);
+                if (w < 0 || (size_t)w >= sizeof np_args - len)
+                    break;
+                len += (size_t)w;
+                np_cases++;
+            }
+        }
         kcs_rank_binding b;
         MPI_Barrier(MPI_COMM_WORLD);
         t0 = kcs_bench_now();
@@ -203,8 +236,24 @@ int kcs_bench_study(int argc, char **argv)
             rc = 1;
             break;
         }
+        kcs_stage_reset();
         rc = run_once(study_path, out, rank, tr, &degraded, &trials);
         cleanup(out, rank);
+        MPI_Gather(kcs_stage_seconds, NSV, MPI_DOUBLE, stg + (size_t)r * (size_t)size * NSV, NSV,
+                   MPI_DOUBLE, 0, MPI_COMM_WORLD);
+        if (!rc && numpy && np_cases > 0 && rank == 0) {
+            char cmd[4096];
+            snprintf(cmd, sizeof cmd, "%s %s%s", python, numpy, np_args);
+            FILE *p = popen(cmd, "r");
+            double v = -1.0;
+            if (!p || fscanf(p, "%lf", &v) != 1)
+                v = -1.0;
+            if (p && pclose(p) != 0)
+                v = -1.0;
+            if (v < 0)
+                fprintf(stderr, "kcs bench study: --numpy: `%s` failed\n", cmd);
+            tnp[r] = v;
+        }
         for (int s = 0; s < S_COUNT; s++)
             t[s * reps + r] = tr[s];
     }
@@ -230,7 +279,47 @@ int kcs_bench_study(int argc, char **argv)
                 printf(" %10s %10s", "-", "-");
             printf(" %7.3g\n", med[s] / med[S_E2E]);
         }
+        /* where time goes, per rank */
+        printf("\nwhere time goes (per rank: median wall seconds, share of end to end, CPU "
+               "seconds of the process)\n");
+        printf("%-10s", "stage");
+        for (int k = 0; k < size; k++)
+            printf("  rank %-3d %7s %8s", k, "share", "cpu_s");
+        printf("\n");
+        double *v = malloc((size_t)reps * sizeof *v), b2;
+        for (int s = 0; v && s <= KCS_STAGE_COUNT; s++) {
+            printf("%-10s", s < KCS_STAGE_COUNT ? kcs_stage_name((kcs_stage)s) : "other");
+            for (int k = 0; k < size; k++) {
+                for (int r = 0; r < reps; r++) {
+                    const double *row = stg + ((size_t)r * (size_t)size + (size_t)k) * NSV;
+                    double sum = 0;
+                    for (int q = 0; q < KCS_STAGE_COUNT; q++)
+                        sum += row[q];
+                    v[r] = s < KCS_STAGE_COUNT ? row[s] : t[S_E2E * reps + r] - sum;
+                }
+                double m = kcs_bench_median(v, (int)reps, &b2);
+                printf("  %8.4g %7.3f", m, m / med[S_E2E]);
+                if (s < KCS_STAGE_COUNT) {
+                    for (int r = 0; r < reps; r++)
+                        v[r] = stg[((size_t)r * (size_t)size + (size_t)k) * NSV + KCS_STAGE_COUNT +
+                                   (size_t)s];
+                    printf(" %8.4g", kcs_bench_median(v, (int)reps, &b2));
+                } else {
+                    printf(" %8s", "-");
+                }
+            }
+            printf("\n");
+        }
+        free(v);
+        if (numpy && np_cases > 0) {
+            double bn, mn = kcs_bench_median(tnp, (int)reps, &bn);
+            printf("\nnumpy (%s, %d gemm fp32 cases%s): median %.4g s, best %.4g s; "
+                   "kcs end to end / numpy = %.3g\n", numpy, np_cases,
+                   np_other ? ", other cases not covered" : "", mn, bn, med[S_E2E] / mn);
+        }
     }
+    free(stg);
+    free(tnp);
     free(t);
     if (!inited)
         MPI_Finalize();

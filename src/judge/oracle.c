@@ -19,6 +19,7 @@
 
 #include "profile.h"
 #include "exact.h"
+#include "format_fast.h"
 #include "metrics.h"
 #include "oracle_ops.h"
 
@@ -100,8 +101,7 @@ static int gemm_model(const char *profile, const kcs_call *c, double *ref, kcs_e
             return kcs_fail(err, KCS_E_NOMEM, "oracle: out of memory emulating %s", profile);
     }
     if (c->dtype_out != KCS_FMT_FP32)
-        for (size_t i = 0; i < batch * m * n; i++)
-            ref[i] = kcs_format_round(c->dtype_out, ref[i], KCS_ROUND_DEFAULT);
+        kcs_format_round_n(c->dtype_out, ref, ref, batch * m * n);
     return 0;
 }
 

@@ -22,7 +22,7 @@ static void inject(double *x, size_t len, const kcs_contract *c, kcs_format fmt,
         return;
     kcs_rng r;
     kcs_rng_init(&r, seed, case_id, stream(tensor, trial, 1));
-    double sub = exp2(kcs_format_get(fmt)->emin) * 0.5; /* a subnormal of fmt */
+    double sub = ldexp(1.0, kcs_format_get(fmt)->emin - 1); /* a subnormal of fmt */
     for (size_t i = 0; i < len; i++) {
         double u = kcs_rng_uniform(&r);
         if (u < c->special_nan)

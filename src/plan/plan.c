@@ -7,6 +7,7 @@
 #include <xxhash.h>
 
 #include "rng.h"
+
 #include "study.h"
 
 /* SplitMix64 finalizer: derive a per-case seed from the study seed. */
@@ -62,8 +63,9 @@ int kcs_plan_build(const kcs_study *s, kcs_plan *plan_p, kcs_error *err)
     }
     XXH3_64bits_reset(h);
     char line[512];
-    int len = snprintf(line, sizeof line, "kcs-plan-v1 seed=%llu samples=%d\n",
-                       (unsigned long long)s->seed, s->n_samples);
+    /* v2: the input generator's version is part of the plan (rng.h) */
+    int len = snprintf(line, sizeof line, "kcs-plan-v2 inputs=%d seed=%llu samples=%d\n",
+                       KCS_INPUTS_VERSION, (unsigned long long)s->seed, s->n_samples);
     XXH3_64bits_update(h, line, (size_t)len);
     for (int i = 0; i < s->n_contracts; i++) {
         /* The contract text is part of the plan: ranks must judge alike. */

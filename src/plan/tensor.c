@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "detmath.h"
+#include "format_fast.h"
 #include "rng.h"
 
 double kcs_sentinel(kcs_format f)
@@ -84,6 +86,14 @@ void kcs_fill(double *x, size_t len, kcs_dist d, kcs_format fmt, uint64_t seed, 
     int elo = 0, ehi = 0;
     if (d == KCS_DIST_WIDE_RANGE)
         wide_range_exponents(fmt, &elo, &ehi);
+    if (d == KCS_DIST_NORMAL || d == KCS_DIST_POSITIVE) { /* one normal per element */
+        kcs_rng_normal_n(&r, x, len);
+        if (d == KCS_DIST_POSITIVE)
+            for (size_t i = 0; i < len; i++)
+                x[i] = fabs(x[i]);
+        kcs_format_round_n(fmt, x, x, len);
+        return;
+    }
     double prev = 0.0;
     for (size_t i = 0; i < len; i++) {
         double v;
@@ -92,9 +102,12 @@ void kcs_fill(double *x, size_t len, kcs_dist d, kcs_format fmt, uint64_t seed, 
             v = 2.0 * kcs_rng_uniform(&r) - 1.0;
             break;
         case KCS_DIST_WIDE_RANGE: {
-            double e = elo + (ehi - elo) * kcs_rng_uniform(&r);
+            /* fixed-definition exp2 (detmath.h); the product is kept
+             * from fusing with the add (FMA contraction) */
+            volatile double span = (ehi - elo) * kcs_rng_uniform(&r);
+            double e = elo + span;
             double s = kcs_rng_u32(&r) & 1 ? -1.0 : 1.0;
-            v = s * exp2(e);
+            v = s * kcs_det_exp2(e);
             break;
         }
         case KCS_DIST_CANCELLATION:
@@ -118,7 +131,7 @@ void kcs_fill(double *x, size_t len, kcs_dist d, kcs_format fmt, uint64_t seed, 
         case KCS_DIST_SUBNORMAL: {
             /* uniform over the subnormal range (0, 2^emin) of the format */
             const kcs_format_info *fi = kcs_format_get(fmt);
-            double mag = kcs_rng_uniform(&r) * exp2(fi->emin);
+            double mag = kcs_rng_uniform(&r) * ldexp(1.0, fi->emin);
             v = kcs_rng_u32(&r) & 1 ? -mag : mag;
             break;
         }
@@ -130,6 +143,7 @@ void kcs_fill(double *x, size_t len, kcs_dist d, kcs_format fmt, uint64_t seed, 
             v = kcs_rng_normal(&r);
             break;
         }
-        x[i] = kcs_format_round(fmt, v, KCS_ROUND_DEFAULT);
+        x[i] = v;
     }
+    kcs_format_round_n(fmt, x, x, len);
 }

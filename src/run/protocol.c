@@ -13,8 +13,10 @@
 #include "inputs.h"
 #include "metrics.h"
 #include "oracle.h"
+#include "oracle_shared.h"
 #include "tensor.h"
 #include "verdict.h"
+#include "stage_time.h"
 
 static int64_t now_ns(void)
 {
@@ -238,15 +240,31 @@ int kcs_protocol_trial(const kcs_contract *c, const kcs_case *cs, int trial,
     call.msg_len = sizeof msg;
 
     kcs_inputs in;
+    kcs_stage_mark t0 = kcs_stage_begin();
     int rc = kcs_inputs_make(c, cs, trial, io->study_seed, &call, &in, err);
-    if (rc)
+    kcs_stage_add(KCS_STAGE_INPUTS, t0);
+    if (rc) {
+        if (io->share_oracle) /* the other ranks' reference still needs this one */
+            kcs_oracle_run_shared(io->comm, 0, c->oracle, c->oracle_profile, NULL, NULL, NULL,
+                                  NULL, NULL);
         return rc;
+    }
     *io->input_digest = kcs_input_digest_fold(*io->input_digest, in.digest, trial);
     size_t out_len = kcs_op_out_len(&call);
     double *ref = malloc((out_len ? out_len : 1) * sizeof *ref);
     double *absref = malloc((out_len ? out_len : 1) * sizeof *absref);
     kcs_tensor out = {0};
-    if (!ref || !absref || (rc = kcs_tensor_alloc(&out, out_len, cs->dtype_out, err))) {
+    int local_ok = ref && absref && !(rc = kcs_tensor_alloc(&out, out_len, cs->dtype_out, err));
+    double scale = 0.0;
+    kcs_error oerr = {0};
+    int orc = 0;
+    if (io->share_oracle) { /* collective: before anything that skips the oracle */
+        /* a rank whose backend is unavailable still computes its rows;
+         * (it books its time as oracle and sync itself) */
+        orc = kcs_oracle_run_shared(io->comm, local_ok, c->oracle, c->oracle_profile, &call, ref,
+                                    absref, &scale, &oerr);
+    }
+    if (!ref || !absref || rc) {
         rc = rc ? rc : kcs_fail(err, KCS_E_NOMEM, "out of memory for case %lld", (long long)cs->id);
         goto done;
     }
@@ -261,9 +279,11 @@ int kcs_protocol_trial(const kcs_contract *c, const kcs_case *cs, int trial,
         snprintf(rec->message, sizeof rec->message, "backend unusable: %s", b->why);
         goto done;
     }
-    double scale = 0.0;
-    kcs_error oerr = {0};
-    int orc = kcs_oracle_run(c->oracle, c->oracle_profile, &call, ref, absref, &scale, &oerr);
+    if (!io->share_oracle) {
+        t0 = kcs_stage_begin();
+        orc = kcs_oracle_run(c->oracle, c->oracle_profile, &call, ref, absref, &scale, &oerr);
+        kcs_stage_add(KCS_STAGE_ORACLE, t0);
+    }
     int ref_raises = orc == KCS_E_RAISED;
     if (orc && !ref_raises) {
         kcs_protocol_blank(rec, cs, io->rank, trial, KCS_ST_ERROR, "error");
@@ -274,7 +294,9 @@ int kcs_protocol_trial(const kcs_contract *c, const kcs_case *cs, int trial,
 
     kcs_error kerr = {0};
     int64_t ns = 0;
+    t0 = kcs_stage_begin();
     int krc = guarded(b, &call, &out, io->timeout_s, &ns, &kerr);
+    kcs_stage_add(KCS_STAGE_KERNEL, t0);
     kcs_observation o = {0};
     o.trial = trial;
     o.held_out = cs->held_out;
@@ -308,6 +330,7 @@ int kcs_protocol_trial(const kcs_contract *c, const kcs_case *cs, int trial,
                 absref[i] = 0.0;
             }
         }
+        t0 = kcs_stage_begin();
         kcs_metrics_compute(out.data, ref, absref, out_len, cs->dtype_out, scale, cs->shape.k,
                             out.sentinel, &o.m);
         for (size_t i = 0; i < out_len; i++)
@@ -321,13 +344,18 @@ int kcs_protocol_trial(const kcs_contract *c, const kcs_case *cs, int trial,
         o.bad_frac = out_len ? (double)above / (double)out_len : 0.0;
         if (cs->op == KCS_OP_SOFTMAX)
             o.rowsum_err = rowsum_err(out.data, cs->shape.m, cs->shape.k);
+        kcs_stage_add(KCS_STAGE_METRICS, t0);
+        t0 = kcs_stage_begin();
         if (c->oracle == KCS_ORACLE_FREIVALDS)
             o.fv_tau = freivalds_tau(c, cs, &call, out.data, trial, b);
         int xrc = 0;
+        kcs_stage_add(KCS_STAGE_ORACLE, t0);
+        t0 = kcs_stage_begin();
         if (c->protocol == KCS_PROTO_REPEAT && c->repetitions > 1)
             xrc = run_repeats(c, b, &call, &out, io->timeout_s, &o, &kerr);
         else if (c->protocol == KCS_PROTO_BATCH_INVARIANCE && cs->shape.m > 1)
             xrc = run_first_row(b, &call, &out, io->timeout_s, &o, &kerr);
+        kcs_stage_add(KCS_STAGE_KERNEL, t0);
         /* An isolated backend is not broken by a lost call, but the trial is. */
         if (b->broken || xrc == KCS_E_TIMEOUT || xrc == KCS_E_CRASHED) {
             kcs_protocol_blank(rec, cs, io->rank, trial,
@@ -340,7 +368,10 @@ int kcs_protocol_trial(const kcs_contract *c, const kcs_case *cs, int trial,
             goto done;
         }
     }
+    t0 = kcs_stage_begin();
     uint64_t digest = o.raised ? 0 : kcs_digest_values(out.data, out_len, cs->dtype_out);
+    kcs_stage_add(KCS_STAGE_METRICS, t0);
+    t0 = kcs_stage_begin();
     /* stale-result replay: the same output for different inputs */
     kcs_case_memory *mem = io->memory;
     if (mem && !o.raised) {
@@ -354,6 +385,7 @@ int kcs_protocol_trial(const kcs_contract *c, const kcs_case *cs, int trial,
     kcs_verdict v;
     kcs_verdict_judge(c, cs, &o, &v);
     fill_rec(rec, cs, io->rank, trial, &o, &v, digest, ns);
+    kcs_stage_add(KCS_STAGE_VERDICT, t0);
     if (trial == 0 && io->samples) {
         for (int j = 0; j < io->n_samples; j++) {
             size_t idx = out_len ? (size_t)((double)j * (double)out_len / io->n_samples) : 0;

@@ -5,6 +5,8 @@
 #ifndef KCS_PROTOCOL_H
 #define KCS_PROTOCOL_H
 
+#include <mpi.h>
+
 #include "placement.h"
 #include "store.h"
 #include "study.h"
@@ -27,6 +29,11 @@ typedef struct kcs_trial_io {
     uint64_t *input_digest;   /* accumulated over trials */
     double *samples;          /* trial 0's sampled outputs, or NULL */
     int n_samples;
+    /* share_oracle: the fp64 GEMM reference is split over comm's ranks
+     * (oracle_shared.h); then every rank of comm must run every trial in
+     * the same order (the runner does). 0: computed locally. */
+    int share_oracle;
+    MPI_Comm comm;
 } kcs_trial_io;
 
 /* Run trial `trial` of case cs under contract c on binding b and fill rec.

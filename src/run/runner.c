@@ -25,6 +25,8 @@
 #include "study.h"
 #include "tensor.h"
 #include "verdict.h"
+#include "oracle_shared.h"
+#include "stage_time.h"
 
 typedef struct run_state {
     const kcs_run_opts *o;
@@ -106,9 +108,17 @@ static int run_case(run_state *s, int64_t ci, kcs_error *err)
             .input_digest = &digest,
             .samples = s->samples,
             .n_samples = ns,
+            .share_oracle = 1,
+            .comm = s->comm,
         };
         const kcs_contract *c = s->study->contracts[cs->contract];
-        for (int t = 0; t < T && !rc; t++) {
+        for (int t = 0; t < T; t++) {
+            if (rc) { /* failed: still join the shared reference of the trials left */
+                if (t < cs->trials)
+                    kcs_oracle_run_shared(s->comm, 0, c->oracle, c->oracle_profile, NULL, NULL,
+                                          NULL, NULL, NULL);
+                continue;
+            }
             if (t >= cs->trials)
                 kcs_protocol_blank(&s->recs[t], cs, s->rank, t, KCS_ST_SKIPPED, "");
             else
@@ -117,9 +127,12 @@ static int run_case(run_state *s, int64_t ci, kcs_error *err)
                 (kcs_status_of(s->recs[t].status) != KCS_ST_SKIPPED))
                 s->degraded = 1;
         }
+        kcs_stage_mark t0 = kcs_stage_begin();
         if (!rc)
             rc = kcs_journal_append(&s->journal, ci, digest, s->recs, s->samples, err);
+        kcs_stage_add(KCS_STAGE_JOURNAL, t0);
     }
+    kcs_stage_mark t0 = kcs_stage_begin();
     rc = kcs_agree(s->comm, rc, err);
     if (rc)
         return rc;
@@ -127,13 +140,17 @@ static int run_case(run_state *s, int64_t ci, kcs_error *err)
     uint64_t lo, hi;
     MPI_Allreduce(&digest, &lo, 1, MPI_UINT64_T, MPI_MIN, s->comm);
     MPI_Allreduce(&digest, &hi, 1, MPI_UINT64_T, MPI_MAX, s->comm);
+    kcs_stage_add(KCS_STAGE_SYNC, t0);
     if (lo != hi)
         return kcs_fail(err, KCS_E_INTERNAL,
                         "case %lld: ranks generated different inputs (digests %016llx vs %016llx)",
                         (long long)cs->id, (unsigned long long)lo, (unsigned long long)hi);
     fill_case_rec(s, cs, &s->case_recs[ci]);
     s->case_recs[ci].input_digest = digest;
-    return kcs_store_write_case_results(s->store, ci, s->recs, T, s->samples, err);
+    t0 = kcs_stage_begin();
+    rc = kcs_store_write_case_results(s->store, ci, s->recs, T, s->samples, err);
+    kcs_stage_add(KCS_STAGE_STORE, t0);
+    return rc;
 }
 
 static int check_output(const run_state *s, const char *tmp, kcs_error *err)
@@ -301,7 +318,9 @@ int kcs_runner_run(const kcs_run_opts *o, MPI_Comm comm, kcs_error *err)
         .n_samples = s.study->n_samples,
         .backends = backends,
     };
+    kcs_stage_mark t_store = kcs_stage_begin();
     rc = kcs_store_create(tmp, comm, &meta, &s.store, err);
+    kcs_stage_add(KCS_STAGE_STORE, t_store);
     if ((rc = kcs_agree(comm, rc, err)))
         goto out_bind;
     kcs_rank_rec rr;
@@ -332,9 +351,11 @@ int kcs_runner_run(const kcs_run_opts *o, MPI_Comm comm, kcs_error *err)
         }
     }
     kcs_progress_end(&prog);
+    t_store = kcs_stage_begin();
     if ((rc = kcs_store_write_cases(s.store, s.case_recs, err)))
         goto out_abort;
     rc = kcs_store_close(s.store, err);
+    kcs_stage_add(KCS_STAGE_STORE, t_store);
     s.store = NULL;
     if ((rc = kcs_agree(comm, rc, err)))
         goto out_unlink;

@@ -9,10 +9,12 @@ mkdir -p "$D"
 
 # $1: file; $2: first field of the table's header line; $3: first numeric
 # field, counted from the end (NF-$3+1 .. NF are numbers or "-"). Prints the
-# number of data rows after the header; fails on a bad number.
+# number of data rows after the header, up to a blank line; fails on a bad
+# number.
 rows() {
   awk -v h="$2" -v k="$3" '
-    $1 == h { on = 1; next }
+    $1 == h && !done { on = 1; next }
+    on && !NF { on = 0; done = 1 }
     on && NF {
       n++
       for (i = NF - k + 1; i <= NF; i++) {
@@ -87,6 +89,21 @@ grep -q "(study small), 4 cases, 8 trials over 1 ranks" "$T/s.out" || fail "stud
 [ "$(rows "$T/s.out" stage 5)" -eq 4 ] || fail "study: expected 4 rows"
 awk '/^end to end/ { e = ($NF + 0 == 1) } /^kernel calls/ { k = ($NF + 0 <= 1) }
      END { exit !(e && k) }' "$T/s.out" || fail "study: /e2e column (e2e 1, kernels <= 1)"
+# where time goes: the 8 stages and "other", each with seconds, a share and CPU seconds;
+# the shares of one rank add up to about 1 (medians of parts and of the whole)
+grep -q "^where time goes" "$T/s.out" || fail "study: no stage table"
+awk '/^stage  *rank 0/ { on = 1; next } on && NF == 4 { n++; s += $3; if ($3 < -0.05) bad = 1 }
+     END { exit !(n == 9 && !bad && s > 0.8 && s < 1.2) }' "$T/s.out" \
+  || fail "study: stage shares (9 rows, non-negative, summing to ~1)"
+# kcs vs the numpy script, side by side (where the interpreter has numpy)
+if /usr/bin/python3 -c "import numpy" 2> /dev/null; then
+  "$KCS" bench study "$KCS_SRC/tests/studies/small.yaml" --reps 1 --dir "$D" \
+    --numpy "$KCS_SRC/scripts/bench_study_numpy.py" > "$T/s2.out"
+  cat "$T/s2.out"
+  empty "$D" "bench study --numpy"
+  grep -Eq "^numpy \(.*gemm fp32 cases.*kcs end to end / numpy = [0-9.e+-]+$" "$T/s2.out" \
+    || fail "study: no numpy comparison"
+fi
 
 # --- help and bad options ---------------------------------------------------
 for b in metrics hdf5 study; do

@@ -1,0 +1,148 @@
+/* Fast paths of the own GEMM kernel (gemm.c's "own" variant), bit-identical
+ * to the accumulator model of acc.c (kcs_acc_add: one correctly rounded
+ * addition into the accumulator per step) for fp32, bf16 and fp16
+ * accumulators under the sequential, pairwise, blocked and splitk
+ * schedules. They vectorise across output columns (16 at a time, 4 rows
+ * at once) and keep each output's order along k exactly as the model's:
+ *   fp32: the model's step is round32(x + a*b) with a*b exact, i.e. fmaf;
+ *         a sum of two fp32 partials is a float addition; a pairwise leaf
+ *         is a float product. Used only when every A and B value is an
+ *         fp32 value (checked while converting).
+ *   bf16/fp16: the model itself, vectorised: TwoSum, the one-ulp nudge
+ *         toward the error, and the bit-level rounding of format_fast.h.
+ * The exact model (kcs_cpu_gemm_own_model) is the oracle of
+ * tests/unit/test_gemm_fast.c. Built with -ffp-contract=off: only the
+ * explicit fmaf fuses. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cpu.h"
+#include "format_fast.h"
+#include "gemm_fast_impl.h"
+
+#define KERN(name) kcs_gf_##name##_base
+#include "gemm_fast_kern.h"
+
+/* ---- driver ------------------------------------------------------------ */
+
+static int plan_of(const kcs_schedule *s, size_t k, plan *pl)
+{
+    switch (s->kind) {
+    case KCS_SCHED_SEQUENTIAL: pl->kind = 0; return 1;
+    case KCS_SCHED_PAIRWISE: pl->kind = 1; return 1;
+    case KCS_SCHED_BLOCKED:
+        if (s->param < 1)
+            return 0;
+        pl->kind = 2;
+        pl->chunk = (size_t)s->param;
+        return 1;
+    case KCS_SCHED_SPLITK: {
+        if (s->param < 1)
+            return 0;
+        size_t chunk = (k + (size_t)s->param - 1) / (size_t)s->param;
+        pl->kind = 2;
+        pl->chunk = chunk > 0 ? chunk : 1;
+        return 1;
+    }
+    default: return 0; /* atomic: a different order per output */
+    }
+}
+
+static int is_float(double x)
+{
+    return (double)(float)x == x || x != x;
+}
+
+int kcs_cpu_gemm_own_fast(const kcs_call *c, const double *A, const double *B, const double *C,
+                          double *D)
+{
+    const kcs_acc *acc = &c->acc;
+    size_t m = (size_t)c->m, n = (size_t)c->n, k = (size_t)c->k;
+    plan pl;
+    if (acc->bits != 0 || k == 0 || m == 0 || n == 0 || !plan_of(&c->schedule, k, &pl))
+        return 0;
+    int f32 = acc->fmt == KCS_FMT_FP32;
+    if (!f32 && acc->fmt != KCS_FMT_BF16 && acc->fmt != KCS_FMT_FP16)
+        return 0;
+    size_t mp = (m + R - 1) / R * R, np = (n + W - 1) / W * W;
+    size_t esz = f32 ? sizeof(float) : sizeof(double);
+    void *a = calloc(mp * k, esz), *b = calloc(k * np, esz);
+    if (!a || !b) {
+        free(a);
+        free(b);
+        return 0; /* the model path reports the memory failure */
+    }
+    int ok = 1;
+    if (f32) {
+        float *af = a, *bf = b;
+        for (size_t i = 0; i < m * k && ok; i++) {
+            ok = is_float(A[i]);
+            af[i] = (float)A[i];
+        }
+        for (size_t p = 0; p < k && ok; p++)
+            for (size_t j = 0; j < n; j++) {
+                ok &= is_float(B[p * n + j]);
+                bf[p * np + j] = (float)B[p * n + j];
+            }
+    } else {
+        double *ad = a, *bd = b;
+        memcpy(ad, A, m * k * sizeof *ad);
+        for (size_t p = 0; p < k; p++)
+            memcpy(bd + p * np, B + p * n, n * sizeof *bd);
+    }
+    if (!ok) {
+        free(a);
+        free(b);
+        return 0;
+    }
+    f32_block_fn f32_block = kcs_gf_f32_block_base;
+    nar_block_fn nar_block = kcs_gf_nar_block_base;
+    /* KCS_GEMM_FAST_ISA=base|avx2 caps the copy used (tests run each) */
+    const char *cap = getenv("KCS_GEMM_FAST_ISA");
+    int max_isa = cap && !strcmp(cap, "base") ? 0 : cap && !strcmp(cap, "avx2") ? 1 : 2;
+#if defined(__GNUC__) && defined(__x86_64__)
+    if (max_isa >= 1 && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
+        kcs_gf_f32_block_avx2() && kcs_gf_nar_block_avx2()) {
+        f32_block = kcs_gf_f32_block_avx2();
+        nar_block = kcs_gf_nar_block_avx2();
+    }
+    if (max_isa >= 2 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
+        __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512bw") &&
+        __builtin_cpu_supports("fma") && kcs_gf_f32_block_avx512() && kcs_gf_nar_block_avx512()) {
+        f32_block = kcs_gf_f32_block_avx512();
+        nar_block = kcs_gf_nar_block_avx512();
+    }
+#endif
+    f32_job fj = {a, b, k, np};
+    nar_job nj = {a, b, k, np, 0, 0, 0, 0};
+    if (!f32) { /* bf16, fp16: RNE, Inf, -0, subnormals (nar_round) */
+        const kcs_format_info *fi = kcs_format_get(acc->fmt);
+        nj.e_lo = (uint64_t)(fi->emin + 1023) << 52;
+        nj.e_hi = (uint64_t)(fi->emax + 1023) << 52;
+        nj.m_off = (uint64_t)(53 - fi->p) << 52;
+        nj.maxf = fi->max_finite;
+    }
+    for (size_t j0 = 0; j0 < np; j0 += W) {
+        for (size_t i0 = 0; i0 < mp; i0 += R) {
+            float of[R][W];
+            double od[R][W];
+            if (f32)
+                f32_block(&fj, &pl, i0, j0, of);
+            else
+                nar_block(&nj, &pl, i0, j0, od);
+            for (size_t r = 0; r < R && i0 + r < m; r++)
+                for (size_t w = 0; w < W && j0 + w < n; w++) {
+                    double s = f32 ? (double)of[r][w] : od[r][w];
+                    size_t ij = (i0 + r) * n + j0 + w;
+                    if (C)
+                        s = kcs_acc_add(acc, s, C[ij]);
+                    D[ij] = s;
+                }
+        }
+    }
+    free(a);
+    free(b);
+    kcs_format_round_n(c->dtype_out, D, D, m * n);
+    return 1;
+}

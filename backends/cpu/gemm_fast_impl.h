@@ -1,0 +1,49 @@
+/* Shared declarations of gemm_fast.c and its per-ISA kernels. */
+#ifndef KCS_GEMM_FAST_IMPL_H
+#define KCS_GEMM_FAST_IMPL_H
+
+#include <math.h>
+#include <stddef.h>
+#include <string.h>
+
+#include "format_fast.h"
+
+enum { W = 16, R = 4 };
+
+/* The model's order for one output: how the k terms are grouped. */
+typedef struct plan {
+    int kind;     /* 0 sequential, 1 pairwise, 2 chunks */
+    size_t chunk; /* chunks: length */
+} plan;
+
+typedef struct f32_job {
+    const float *A; /* m x k, rows padded to a multiple of R */
+    const float *B; /* k x ldb, columns padded to a multiple of W */
+    size_t k, ldb;
+} f32_job;
+
+typedef struct nar_job {
+    const double *A;
+    const double *B;
+    size_t k, ldb;
+    uint64_t e_lo, e_hi; /* exponent fields of 2^emin, 2^emax */
+    uint64_t m_off;      /* (53 - p) << 52 */
+    double maxf;         /* max finite */
+} nar_job;
+
+typedef void (*f32_block_fn)(const f32_job *J, const plan *pl, size_t i0, size_t j0,
+                             float out[R][W]);
+typedef void (*nar_block_fn)(const nar_job *J, const plan *pl, size_t i0, size_t j0,
+                             double out[R][W]);
+
+void kcs_gf_f32_block_base(const f32_job *J, const plan *pl, size_t i0, size_t j0,
+                           float out[R][W]);
+void kcs_gf_nar_block_base(const nar_job *J, const plan *pl, size_t i0, size_t j0,
+                           double out[R][W]);
+/* NULL where the compiler or target has no AVX2 copy */
+f32_block_fn kcs_gf_f32_block_avx2(void);
+nar_block_fn kcs_gf_nar_block_avx2(void);
+f32_block_fn kcs_gf_f32_block_avx512(void);
+nar_block_fn kcs_gf_nar_block_avx512(void);
+
+#endif

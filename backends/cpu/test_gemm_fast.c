@@ -1,0 +1,201 @@
+/* The own gemm kernel's fast paths (backends/cpu/gemm_fast.c) against the
+ * exact accumulator model (kcs_cpu_gemm_own_model), bit for bit: fp32,
+ * bf16 and fp16 accumulators under every schedule the fast path takes
+ * (sequential, pairwise, blocked, splitk), inputs in fp32/bf16/fp16/fp8,
+ * with and without C, shapes with ragged edges, values that overflow the
+ * fp16 accumulator, cancel, are subnormal in it, or are NaN/Inf. The fast path must also decline
+ * what it does not model (atomic, bits:N, non-fp32 values for fp32 acc). */
+#include <CUnit/Basic.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cpu.h"
+#include "rng.h"
+
+static int same(double a, double b)
+{
+    return (isnan(a) && isnan(b)) || memcmp(&a, &b, sizeof a) == 0;
+}
+
+static void fill(double *x, size_t n, kcs_format f, kcs_rng *r, int flavour)
+{
+    for (size_t i = 0; i < n; i++) {
+        double v = kcs_rng_normal(r);
+        if (flavour == 1) /* wide magnitudes: fp16 accumulators overflow, terms cancel */
+            v *= ldexp(1.0, (int)(kcs_rng_u32(r) % 24) - 8);
+        if (flavour == 3) /* tiny: products are subnormal in bf16/fp16 accumulators */
+            v *= ldexp(1.0, -(int)(kcs_rng_u32(r) % 20) - (f == KCS_FMT_FP32 || f == KCS_FMT_BF16 ? 60 : 4));
+        if (flavour == 2 && kcs_rng_u32(r) % 97 == 0)
+            v = kcs_rng_u32(r) % 3 == 0 ? NAN : (kcs_rng_u32(r) & 1 ? INFINITY : -INFINITY);
+        x[i] = kcs_format_round(f, v, KCS_ROUND_DEFAULT);
+    }
+}
+
+static void fast_equals_model(void)
+{
+    kcs_format ins[] = {KCS_FMT_FP32, KCS_FMT_BF16, KCS_FMT_FP16, KCS_FMT_FP8_E4M3};
+    kcs_format accs[] = {KCS_FMT_FP32, KCS_FMT_BF16, KCS_FMT_FP16};
+    kcs_schedule scheds[] = {{KCS_SCHED_SEQUENTIAL, 0}, {KCS_SCHED_PAIRWISE, 0},
+                             {KCS_SCHED_BLOCKED, 7},    {KCS_SCHED_BLOCKED, 64},
+                             {KCS_SCHED_SPLITK, 3},     {KCS_SCHED_SPLITK, 5}};
+    int64_t shapes[][3] = {{1, 1, 1}, {5, 17, 33}, {9, 35, 100}, {4, 16, 257}, {3, 2, 2}};
+    kcs_rng r;
+    kcs_rng_init(&r, 31, 41, 59);
+    long long cases = 0, bad = 0, taken = 0;
+    for (size_t fi = 0; fi < 4; fi++)
+        for (size_t ai = 0; ai < 3; ai++)
+            for (size_t si = 0; si < 6; si++)
+                for (size_t hi = 0; hi < 5; hi++)
+                    for (int flavour = 0; flavour < 4; flavour++)
+                        for (int withc = 0; withc < 2; withc++) {
+                            int64_t m = shapes[hi][0], n = shapes[hi][1], k = shapes[hi][2];
+                            double *A = malloc((size_t)(m * k) * sizeof *A);
+                            double *B = malloc((size_t)(k * n) * sizeof *B);
+                            double *C = malloc((size_t)(m * n) * sizeof *C);
+                            double *D1 = malloc((size_t)(m * n) * sizeof *D1);
+                            double *D2 = malloc((size_t)(m * n) * sizeof *D2);
+                            fill(A, (size_t)(m * k), ins[fi], &r, flavour);
+                            fill(B, (size_t)(k * n), ins[fi], &r, flavour);
+                            fill(C, (size_t)(m * n), ins[fi], &r, 0);
+                            kcs_call c = {0};
+                            c.op = KCS_OP_GEMM;
+                            c.variant = "own";
+                            c.dtype_in = ins[fi];
+                            c.dtype_out = withc ? KCS_FMT_BF16 : KCS_FMT_FP32;
+                            c.acc.fmt = accs[ai];
+                            c.schedule = scheds[si];
+                            c.m = m;
+                            c.n = n;
+                            c.k = k;
+                            kcs_error err = {0};
+                            const double *Cp = withc ? C : NULL;
+                            int t = kcs_cpu_gemm_own_fast(&c, A, B, Cp, D1);
+                            int rc = kcs_cpu_gemm_own_model(&c, A, B, Cp, D2, &err);
+                            CU_ASSERT_EQUAL(rc, 0);
+                            taken += t;
+                            for (int64_t i = 0; t && i < m * n; i++)
+                                if (!same(D1[i], D2[i]) && bad++ < 10)
+                                    fprintf(stderr,
+                                            "  in %s acc %s sched %d:%lld %lldx%lldx%lld "
+                                            "flavour %d C %d [%lld]: fast %a model %a\n",
+                                            kcs_format_name(ins[fi]), kcs_format_name(accs[ai]),
+                                            (int)scheds[si].kind, (long long)scheds[si].param,
+                                            (long long)m, (long long)n, (long long)k, flavour,
+                                            withc, (long long)i, D1[i], D2[i]);
+                            cases++;
+                            free(A);
+                            free(B);
+                            free(C);
+                            free(D1);
+                            free(D2);
+                        }
+    printf("\n  %lld calls, fast path taken in %lld, %lld outputs differ\n", cases, taken, bad);
+    CU_ASSERT_EQUAL(taken, cases);
+    CU_ASSERT_EQUAL(bad, 0);
+}
+
+/* Sums whose fp64 rounding lands on a midpoint of the narrow accumulator
+ * while the exact sum does not: x + h(1 - 2^-46) with h half an ulp of x
+ * (fp32 inputs x, h(1 + 2^-23) times 1, 1 -+ 2^-23). Only the model's
+ * nudge gets these right; a plain fp64 add then rounding does not. */
+/* every instruction-set copy the CPU can run: baseline, AVX2, AVX-512 */
+static void test_fast_equals_model(void)
+{
+    const char *isa[] = {"base", "avx2", "all"};
+    for (int i = 0; i < 3; i++) {
+        setenv("KCS_GEMM_FAST_ISA", isa[i], 1);
+        printf("\n  kernels up to %s:", isa[i]);
+        fast_equals_model();
+    }
+    unsetenv("KCS_GEMM_FAST_ISA");
+}
+
+static void test_double_rounding_cases(void)
+{
+    enum { M = 64, N = 16, K = 2 };
+    kcs_format accs[] = {KCS_FMT_BF16, KCS_FMT_FP16};
+    long long bad = 0, wrong_plain = 0;
+    kcs_rng r;
+    kcs_rng_init(&r, 3, 1, 4);
+    for (int ai = 0; ai < 2; ai++) {
+        int p = kcs_format_get(accs[ai])->p;
+        double A[M * K], B[K * N], D1[M * N], D2[M * N];
+        for (int i = 0; i < M; i++) {
+            /* x: an accumulator value with an odd last bit, either sign */
+            int e = (int)(kcs_rng_u32(&r) % 8) - 4;
+            double x = ldexp((double)((kcs_rng_u32(&r) % (1u << (p - 1))) | 1u | (1u << (p - 1))),
+                             e - (p - 1));
+            if (i & 1)
+                x = -x;
+            A[i * K] = x;
+            A[i * K + 1] = ldexp(1.0 + 0x1p-23, e - p) * (x < 0 ? -1 : 1);
+        }
+        for (int j = 0; j < N; j++) {
+            B[j] = 1.0;
+            B[N + j] = j & 1 ? 1.0 - 0x1p-23 : 1.0 + 0x1p-23;
+        }
+        kcs_call c = {0};
+        c.op = KCS_OP_GEMM;
+        c.variant = "own";
+        c.dtype_in = KCS_FMT_FP32;
+        c.dtype_out = KCS_FMT_FP32;
+        c.acc.fmt = accs[ai];
+        c.m = M;
+        c.n = N;
+        c.k = K;
+        kcs_error err = {0};
+        CU_ASSERT_EQUAL(kcs_cpu_gemm_own_fast(&c, A, B, NULL, D1), 1);
+        CU_ASSERT_EQUAL(kcs_cpu_gemm_own_model(&c, A, B, NULL, D2, &err), 0);
+        for (int i = 0; i < M; i++)
+            for (int j = 0; j < N; j++) {
+                bad += !same(D1[i * N + j], D2[i * N + j]);
+                double t0 = kcs_format_round(accs[ai], A[i * K] * B[j], KCS_ROUND_DEFAULT);
+                double plain = kcs_format_round(accs[ai], t0 + A[i * K + 1] * B[N + j],
+                                                KCS_ROUND_DEFAULT);
+                wrong_plain += !same(plain, D2[i * N + j]);
+            }
+    }
+    printf("\n  %lld of %d near-midpoint sums where fp64-then-round is wrong; fast path "
+           "differs from the model in %lld\n", wrong_plain, 2 * M * N, bad);
+    CU_ASSERT(wrong_plain > 0); /* the cases do exercise the nudge */
+    CU_ASSERT_EQUAL(bad, 0);
+}
+
+static void test_declines(void)
+{
+    double A[4] = {1, 2, 3, 4}, B[4] = {1, 0.1, 2, 3}, D[4];
+    kcs_call c = {0};
+    c.op = KCS_OP_GEMM;
+    c.variant = "own";
+    c.dtype_in = c.dtype_out = KCS_FMT_FP32;
+    c.m = c.n = c.k = 2;
+    c.acc.fmt = KCS_FMT_FP32;
+    c.schedule.kind = KCS_SCHED_ATOMIC;
+    CU_ASSERT_EQUAL(kcs_cpu_gemm_own_fast(&c, A, B, NULL, D), 0);
+    c.schedule.kind = KCS_SCHED_SEQUENTIAL;
+    c.acc.bits = 12;
+    CU_ASSERT_EQUAL(kcs_cpu_gemm_own_fast(&c, A, B, NULL, D), 0);
+    c.acc.bits = 0;
+    CU_ASSERT_EQUAL(kcs_cpu_gemm_own_fast(&c, A, B, NULL, D), 0); /* 0.1 is not an fp32 value */
+    B[1] = 0.5;
+    CU_ASSERT_EQUAL(kcs_cpu_gemm_own_fast(&c, A, B, NULL, D), 1);
+    c.acc.fmt = KCS_FMT_FP64;
+    CU_ASSERT_EQUAL(kcs_cpu_gemm_own_fast(&c, A, B, NULL, D), 0);
+}
+
+int main(void)
+{
+    if (CU_initialize_registry() != CUE_SUCCESS)
+        return 1;
+    CU_pSuite s = CU_add_suite("gemm_fast", NULL, NULL);
+    CU_add_test(s, "fast paths equal the accumulator model", test_fast_equals_model);
+    CU_add_test(s, "near-midpoint sums (the model's nudge)", test_double_rounding_cases);
+    CU_add_test(s, "fast path declines what it does not model", test_declines);
+    CU_basic_set_mode(CU_BRM_VERBOSE);
+    CU_basic_run_tests();
+    unsigned fails = CU_get_number_of_failures();
+    CU_cleanup_registry();
+    return fails ? 1 : 0;
+}

@@ -1,0 +1,15 @@
+# Run the two builds of inputs_digest (A and B) and fail unless their
+# outputs are identical and non-empty.
+execute_process(COMMAND ${A} OUTPUT_VARIABLE out_a RESULT_VARIABLE rc_a)
+execute_process(COMMAND ${B} OUTPUT_VARIABLE out_b RESULT_VARIABLE rc_b)
+if(NOT rc_a EQUAL 0 OR NOT rc_b EQUAL 0)
+  message(FATAL_ERROR "inputs_digest failed: ${rc_a} ${rc_b}")
+endif()
+string(LENGTH "${out_a}" len)
+if(len LESS 1000)
+  message(FATAL_ERROR "inputs_digest printed too little:\n${out_a}")
+endif()
+if(NOT out_a STREQUAL out_b)
+  message(FATAL_ERROR "input digests differ between builds:\n--- ${A}\n${out_a}\n--- ${B}\n${out_b}")
+endif()
+message(STATUS "identical input digests from both builds:\n${out_a}")
