@@ -4,7 +4,7 @@
  *   baseline  fails everything: returns without writing its output (the
  *             poison sentinel stays);
  *   bad       passes the plain functional test a kernel author writes for
- *             the op (tests/unit/test_calibrate.c proves it per kernel),
+ *             the op (tests/unit/calibrate/test_calibrate.c proves it per kernel),
  *             yet violates its contract;
  *   good      the same kernel with the defect removed: conforms.
  * The defects (bad):

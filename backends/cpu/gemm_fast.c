@@ -11,7 +11,7 @@
  *   bf16/fp16: the model itself, vectorised: TwoSum, the one-ulp nudge
  *         toward the error, and the bit-level rounding of format_fast.h.
  * The exact model (kcs_cpu_gemm_own_model) is the oracle of
- * tests/unit/test_gemm_fast.c. Built with -ffp-contract=off: only the
+ * backends/cpu/test_gemm_fast.c. Built with -ffp-contract=off: only the
  * explicit fmaf fuses. */
 #include <math.h>
 #include <stdlib.h>

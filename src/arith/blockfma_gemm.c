@@ -16,7 +16,7 @@
  * TwoSum error terms and rounds once; a lane whose sum was inexact where it
  * matters takes the reference step (128-bit / MPFR); the argument is at the
  * kernel (blockfma_kern.h). Every fast path is checked bit
- * for bit against kcs_blockfma_step by tests/unit/test_blockfma.c. */
+ * for bit against kcs_blockfma_step by tests/unit/arith/test_blockfma.c. */
 #include "blockfma_impl.h"
 
 #include <float.h>

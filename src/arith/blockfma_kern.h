@@ -2,7 +2,7 @@
  * VW (doubles per native vector: 2 for SSE2, 4 for AVX2) and KERN_PICK (the
  * name of the picker it exports). See blockfma_gemm.c for the layout and
  * the exactness argument; every kernel is checked bit for bit against
- * kcs_blockfma_step by tests/unit/test_blockfma.c. */
+ * kcs_blockfma_step by tests/unit/arith/test_blockfma.c. */
 #include "blockfma_impl.h"
 
 #include <float.h>

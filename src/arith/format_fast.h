@@ -4,7 +4,7 @@
  * formats, as straight-line integer code on the fp64 bit pattern (loops over
  * arrays vectorise). They return exactly what the generic path in format.c
  * returns (kcs_format_round_ref / kcs_format_encode_ref), which stays the
- * specification; tests/unit/test_format_fast.c checks every 8- and 16-bit
+ * specification; tests/unit/arith/test_format_fast.c checks every 8- and 16-bit
  * value, every midpoint and its neighbours, and dense random doubles against
  * it (KCS_TEST_EXHAUSTIVE=1: every fp32 bit pattern as input).
  *

@@ -54,7 +54,7 @@
  * (m = 4096, k = 10: lambda = 8.09). No assumption on the data is made
  * (all-positive inputs included); the model itself fails when rounding
  * errors are correlated, e.g. stagnation (addends below half an ulp of the
- * running sum; a case is in tests/unit/test_freivalds.c), where only the
+ * running sum; a case is in tests/unit/arith/test_freivalds.c), where only the
  * rigorous mode holds. The variance form K u^2 (A o A)((B o B)(R o R)) suggested in
  * the issue assumes random mean-zero data as well (Higham & Mary, "Sharper
  * probabilistic backward error analysis for basic linear algebra kernels

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # kcs exec for every op of src/arith/op.h on the cpu backend: inputs from raw
 # float64 files, outputs checked against a Python fp64 reference within the
-# first-order bounds of tests/unit/test_ops.c (u = 2^-24, fp32 in, fp32
+# first-order bounds of tests/unit/backends/test_ops.c (u = 2^-24, fp32 in, fp32
 # accumulator, fp32 out; gamma_n = n u / (1 - n u)); gather's policies,
 # exit statuses and the integer check of its index file.
 source "$(dirname "$0")/lib.sh"

@@ -1,4 +1,4 @@
-/* Deliberately defective plugin libraries for tests/unit/test_plugin.c,
+/* Deliberately defective plugin libraries for tests/unit/backends/test_plugin.c,
  * one per build flag (tests/plugin/CMakeLists.txt):
  *   -DBAD_ABI    libkcs_bad_abi_plugin.so   declares abi_version 99
  *   -DNO_SYMBOL  libkcs_nosym_plugin.so     exports no kcs_plugin_get
