@@ -188,16 +188,34 @@ static void tally(const kcs_contract *c, const kcs_result_rec *rec, kcs_calib_ou
 int kcs_calib_measure(const kcs_contract *c, uint32_t ops, kcs_rank_binding *b,
                       const kcs_calib_run *run, kcs_calib_outcome *out, kcs_error *err)
 {
+    kcs_calib_scope sc = {0};
+    return kcs_calib_measure_scoped(c, ops, b, run, &sc, out, err);
+}
+
+int kcs_calib_measure_scoped(const kcs_contract *c, uint32_t ops, kcs_rank_binding *b,
+                             const kcs_calib_run *run, const kcs_calib_scope *sc,
+                             kcs_calib_outcome *out, kcs_error *err)
+{
     memset(out, 0, sizeof *out);
     snprintf(out->verdict, sizeof out->verdict, "N/A");
     ops_str(ops, out->ops, sizeof out->ops);
-    kcs_sweep sw[KCS_OP_COUNT];
+    kcs_sweep sw[KCS_OP_COUNT * KCS_FMT_COUNT];
     int nsw = 0;
     kcs_format din = kcs_calib_dtype(c);
-    for (int op = 0; op < KCS_OP_COUNT; op++)
-        if (ops & OPBIT(op))
-            sw[nsw++] = (kcs_sweep){.contract = 0, .op = (kcs_op)op, .dtype_in = din,
-                                    .dtype_out = c->dtype_out};
+    for (int f = 0; f < KCS_FMT_COUNT; f++) {
+        if (sc->all_dtypes ? !(c->dtype_in & (1u << f)) : f != (int)din)
+            continue;
+        for (int op = 0; op < KCS_OP_COUNT; op++)
+            if (ops & OPBIT(op)) {
+                kcs_sweep *w = &sw[nsw++];
+                *w = (kcs_sweep){.contract = 0, .op = (kcs_op)op, .dtype_in = (kcs_format)f,
+                                 .dtype_out = c->dtype_out};
+                int ns = sc->n_shapes < KCS_MAX_SHAPES ? sc->n_shapes : KCS_MAX_SHAPES;
+                for (int i = 0; i < ns; i++)
+                    w->shapes[i] = sc->shapes[i];
+                w->n_shapes = ns;
+            }
+    }
     if (nsw == 0)
         return 0;
     kcs_study s = {0};
@@ -214,6 +232,7 @@ int kcs_calib_measure(const kcs_contract *c, uint32_t ops, kcs_rank_binding *b,
     if (rc)
         return rc;
     int unsupported = 0;
+    char skipped[64] = "";
     for (int64_t i = 0; i < plan.n_cases && !rc; i++) {
         const kcs_case *cs = &plan.cases[i];
         kcs_case_memory mem = {0};
@@ -227,8 +246,15 @@ int kcs_calib_measure(const kcs_contract *c, uint32_t ops, kcs_rank_binding *b,
         for (int t = 0; t < cs->trials && !rc; t++) {
             kcs_result_rec rec;
             rc = kcs_protocol_trial(c, cs, t, b, &io, &rec, err);
-            if (!rc)
-                tally(c, &rec, out, &unsupported);
+            if (rc)
+                break;
+            if (sc->all_dtypes && strcmp(rec.status, "unsupported") == 0) {
+                const char *fn = kcs_format_name(cs->dtype_in);
+                if (!kcs_calib_has_sig(skipped, fn))
+                    add_name(skipped, sizeof skipped, fn, strlen(fn));
+                continue;
+            }
+            tally(c, &rec, out, &unsupported);
         }
     }
     kcs_plan_free(&plan);
@@ -239,6 +265,8 @@ int kcs_calib_measure(const kcs_contract *c, uint32_t ops, kcs_rank_binding *b,
                     : out->failed                    ? "FAIL"
                                                      : "PASS";
     snprintf(out->verdict, sizeof out->verdict, "%s", v);
+    if (skipped[0] && !out->detail[0])
+        snprintf(out->detail, sizeof out->detail, "not offered for dtype_in %s", skipped);
     return 0;
 }
 

@@ -1,4 +1,5 @@
 #include "inputs.h"
+#include "inputs_exact.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -75,6 +76,12 @@ int kcs_inputs_make(const kcs_contract *c, const kcs_case *cs, int trial, uint64
             for (size_t j = 0; j < len; j++)
                 x[j] = kcs_format_round(cs->dtype_in, (i == 1 ? 1.0 : 0.0) + 0.25 * x[j],
                                         KCS_ROUND_DEFAULT);
+        } else if (cs->dist == KCS_DIST_EXACT) {
+            int rc = kcs_exact_fill(cs, i, x, len, study_seed, sa, sb, err);
+            if (rc) {
+                kcs_inputs_free(in);
+                return rc;
+            }
         } else {
             kcs_fill(x, len, cs->dist, cs->dtype_in, study_seed, sa, sb);
             if (i == 0)

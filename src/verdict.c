@@ -49,6 +49,7 @@ static kcs_expr_sym syms[KCS_SYM_COUNT] = {
     [KCS_SYM_BAD_FRAC] = {"bad_frac", KCS_EXPR_NUMBER},
     [KCS_SYM_REPLAYED] = {"replayed", KCS_EXPR_NUMBER},
     [KCS_SYM_TRIAL] = {"trial", KCS_EXPR_NUMBER},
+    [KCS_SYM_EXACT_INPUTS] = {"exact_inputs", KCS_EXPR_NUMBER},
 };
 
 const kcs_expr_symtab *kcs_verdict_symtab(void)
@@ -82,6 +83,7 @@ void kcs_verdict_bind(const kcs_case *cs, const kcs_observation *o, double tau, 
     v[KCS_SYM_GUARD_OK] = 1.0;
     v[KCS_SYM_DISTINCT_DIGESTS] = 1.0;
     v[KCS_SYM_HELD_OUT] = cs->held_out ? 1.0 : 0.0;
+    v[KCS_SYM_EXACT_INPUTS] = cs->dist == KCS_DIST_EXACT ? 1.0 : 0.0;
     if (o) {
         const kcs_metrics *m = &o->m;
         v[KCS_SYM_MAX_ABS] = m->max_abs;

@@ -1,0 +1,133 @@
+/* Exact-sum measurement inputs: see inputs_exact.h and contracts/README.md.
+ *
+ * With P the significand bits of the declared accumulator (and output),
+ * L = ceil(log2 k) and r = P - 1 - L:
+ *  - two operands (A·B, x·y): narrow entries a in [1, 2^ea], b in [1, 2^eb]
+ *    (integers, ea + eb <= r), so the k - 1 narrow products of one output
+ *    sum to at most (k - 1) 2^r < 2^(P-1);
+ *  - one "wide" entry per reduction of the first operand: an odd integer
+ *    of w = min(P - 1 - eb, p_in) significant bits, whose product with any
+ *    b stays below 2^(P-1);
+ *  - one operand (reduce_sum): narrow x in [1, 2^r], one wide odd x of
+ *    min(P - 1, p_in) bits per row.
+ * Signs are per row of A (per batch) and per column of B, so the terms of
+ * one output share a sign: every subset sum, hence every partial sum of
+ * every order, is an integer of magnitude < 2^P, exact in P bits. */
+#include "inputs_exact.h"
+
+#include <math.h>
+
+#include "rng.h"
+
+int kcs_exact_op_ok(kcs_op op)
+{
+    return op == KCS_OP_GEMM || op == KCS_OP_BATCHED_GEMM || op == KCS_OP_DOT ||
+           op == KCS_OP_REDUCE_SUM;
+}
+
+int kcs_exact_bits(const kcs_acc *acc, kcs_format out)
+{
+    int pa = acc->bits > 0 ? acc->bits : kcs_format_get(acc->fmt)->p;
+    int po = kcs_format_get(out)->p;
+    int p = pa < po ? pa : po;
+    return p > 53 ? 53 : p;
+}
+
+static int ceil_log2(int64_t k)
+{
+    int l = 0;
+    while (l < 62 && ((int64_t)1 << l) < k)
+        l++;
+    return l;
+}
+
+int kcs_exact_check(kcs_op op, const kcs_acc *acc, kcs_format in, kcs_format out, int64_t k,
+                    kcs_error *err)
+{
+    if (!kcs_exact_op_ok(op))
+        return kcs_fail(err, KCS_E_INVAL, "exact inputs exist for gemm, batched_gemm, dot and "
+                        "reduce_sum only, not %s", kcs_op_name(op));
+    int P = kcs_exact_bits(acc, out);
+    if (k < 1 || P - 1 - ceil_log2(k) < 0)
+        return kcs_fail(err, KCS_E_INVAL, "exact inputs need 1 <= k <= 2^%d for a %d-bit "
+                        "accumulator (k = %lld)", P - 1, P, (long long)k);
+    if (kcs_format_get(in)->p < 2)
+        return kcs_fail(err, KCS_E_INVAL, "exact inputs need an input format with at least "
+                        "2 significand bits (%s)", kcs_format_name(in));
+    return 0;
+}
+
+/* Uniform integer in [lo, hi]. */
+static double uint_in(kcs_rng *r, double lo, double hi)
+{
+    double v = lo + floor(kcs_rng_uniform(r) * (hi - lo + 1.0));
+    return v > hi ? hi : v;
+}
+
+/* An odd integer with exactly w significant bits (w >= 1). */
+static double wide_int(kcs_rng *r, int w)
+{
+    if (w <= 1)
+        return 1.0;
+    double lo = ldexp(1.0, w - 1), v = uint_in(r, lo, 2.0 * lo - 1.0);
+    return fmod(v, 2.0) == 0.0 ? v + 1.0 : v;
+}
+
+int kcs_exact_fill(const kcs_case *cs, int tensor, double *x, size_t len, uint64_t seed,
+                   uint64_t sa, uint64_t sb, kcs_error *err)
+{
+    int64_t k = cs->shape.k;
+    int rc = kcs_exact_check(cs->op, &cs->acc, cs->dtype_in, cs->dtype_out, k, err);
+    if (rc)
+        return rc;
+    int P = kcs_exact_bits(&cs->acc, cs->dtype_out), pin = kcs_format_get(cs->dtype_in)->p;
+    int r = P - 1 - ceil_log2(k);
+    kcs_rng g;
+    kcs_rng_init(&g, seed, sa, sb);
+    if (cs->op == KCS_OP_REDUCE_SUM) {
+        int en = r < pin ? r : pin, w = P - 1 < pin ? P - 1 : pin;
+        size_t rows = len / (size_t)k;
+        for (size_t i = 0; i < rows; i++) {
+            double s = kcs_rng_u32(&g) & 1 ? -1.0 : 1.0;
+            size_t jw = (size_t)(kcs_rng_u64(&g) % (uint64_t)k);
+            for (size_t j = 0; j < (size_t)k; j++)
+                x[i * (size_t)k + j] = s * (j == jw ? wide_int(&g, w)
+                                                    : uint_in(&g, 1.0, ldexp(1.0, en)));
+        }
+        return 0;
+    }
+    int ea = (r + 1) / 2, eb = r - ea;
+    ea = ea < pin ? ea : pin;
+    eb = eb < pin ? eb : pin;
+    int w = P - 1 - eb < pin ? P - 1 - eb : pin;
+    if (cs->op == KCS_OP_DOT) {
+        double s = kcs_rng_u32(&g) & 1 ? -1.0 : 1.0;
+        size_t jw = (size_t)(kcs_rng_u64(&g) % (uint64_t)k);
+        for (size_t j = 0; j < len; j++)
+            x[j] = s * (tensor == 0 && j == jw ? wide_int(&g, w)
+                                               : uint_in(&g, 1.0, ldexp(1.0, tensor ? eb : ea)));
+        return 0;
+    }
+    /* gemm / batched_gemm: A is (batch x) m x k row-major, B (batch x) k x n */
+    size_t m = (size_t)cs->shape.m, n = (size_t)cs->shape.n, kk = (size_t)k;
+    if (tensor == 0) {
+        for (size_t i = 0; i < len / kk; i++) { /* every row of every batch */
+            double s = kcs_rng_u32(&g) & 1 ? -1.0 : 1.0;
+            size_t jw = (size_t)(kcs_rng_u64(&g) % (uint64_t)k);
+            for (size_t j = 0; j < kk; j++)
+                x[i * kk + j] = s * (j == jw ? wide_int(&g, w) : uint_in(&g, 1.0, ldexp(1.0, ea)));
+        }
+    } else {
+        size_t nb = len / (kk * n);
+        for (size_t b = 0; b < nb; b++) {
+            double *xb = x + b * kk * n;
+            for (size_t l = 0; l < n; l++) {
+                double s = kcs_rng_u32(&g) & 1 ? -1.0 : 1.0;
+                for (size_t j = 0; j < kk; j++)
+                    xb[j * n + l] = s * uint_in(&g, 1.0, ldexp(1.0, eb));
+            }
+        }
+    }
+    (void)m;
+    return 0;
+}
