@@ -2,13 +2,15 @@
  *
  * With P the significand bits of the declared accumulator (and output),
  * L = ceil(log2 k) and r = P - 1 - L:
- *  - two operands (A·B, x·y): narrow entries a in [1, 2^ea], b in [1, 2^eb]
- *    (integers, ea + eb <= r), so the k - 1 narrow products of one output
- *    sum to at most (k - 1) 2^r < 2^(P-1);
+ *  - two operands (A·B, x·y): narrow entries are odd integers of ea + 1
+ *    and eb + 1 significant bits (below 2^(ea+1), 2^(eb+1); ea + eb <= r - 2),
+ *    so the k - 1 narrow products of one output sum to less than
+ *    (k - 1) 2^r < 2^(P-1), and every product is odd with about ea + eb + 2
+ *    significant bits (what a narrow accumulator must round);
  *  - one "wide" entry per reduction of the first operand: an odd integer
- *    of w = min(P - 1 - eb, p_in) significant bits, whose product with any
+ *    of w = min(P - 2 - eb, p_in) significant bits, whose product with any
  *    b stays below 2^(P-1);
- *  - one operand (reduce_sum): narrow x in [1, 2^r], one wide odd x of
+ *  - one operand (reduce_sum): narrow odd x below 2^r, one wide odd x of
  *    min(P - 1, p_in) bits per row.
  * Signs are per row of A (per batch) and per column of B, so the terms of
  * one output share a sign: every subset sum, hence every partial sum of
@@ -85,27 +87,31 @@ int kcs_exact_fill(const kcs_case *cs, int tensor, double *x, size_t len, uint64
     kcs_rng g;
     kcs_rng_init(&g, seed, sa, sb);
     if (cs->op == KCS_OP_REDUCE_SUM) {
-        int en = r < pin ? r : pin, w = P - 1 < pin ? P - 1 : pin;
+        int en = r - 1 < pin - 1 ? r - 1 : pin - 1, w = P - 1 < pin ? P - 1 : pin;
         size_t rows = len / (size_t)k;
         for (size_t i = 0; i < rows; i++) {
             double s = kcs_rng_u32(&g) & 1 ? -1.0 : 1.0;
             size_t jw = (size_t)(kcs_rng_u64(&g) % (uint64_t)k);
             for (size_t j = 0; j < (size_t)k; j++)
                 x[i * (size_t)k + j] = s * (j == jw ? wide_int(&g, w)
-                                                    : uint_in(&g, 1.0, ldexp(1.0, en)));
+                                                    : wide_int(&g, en + 1));
         }
         return 0;
     }
-    int ea = (r + 1) / 2, eb = r - ea;
-    ea = ea < pin ? ea : pin;
-    eb = eb < pin ? eb : pin;
-    int w = P - 1 - eb < pin ? P - 1 - eb : pin;
+    /* odd entries of ea + 1 and eb + 1 bits: products below 2^(ea+eb+2) <= 2^r */
+    int ea = (r - 1) / 2, eb = r - 2 - ea;
+    if (eb < 0) {
+        ea = eb = -1; /* r <= 1: entries 1 (wide_int(0) = 1) */
+    }
+    ea = ea < pin - 1 ? ea : pin - 1; /* ea + 1 bits must be exact in dtype_in */
+    eb = eb < pin - 1 ? eb : pin - 1;
+    int w = P - 2 - eb < pin ? P - 2 - eb : pin; /* wide * b < 2^(w + eb + 1) <= 2^(P-1) */
     if (cs->op == KCS_OP_DOT) {
         double s = kcs_rng_u32(&g) & 1 ? -1.0 : 1.0;
         size_t jw = (size_t)(kcs_rng_u64(&g) % (uint64_t)k);
         for (size_t j = 0; j < len; j++)
             x[j] = s * (tensor == 0 && j == jw ? wide_int(&g, w)
-                                               : uint_in(&g, 1.0, ldexp(1.0, tensor ? eb : ea)));
+                                               : wide_int(&g, (tensor ? eb : ea) + 1));
         return 0;
     }
     /* gemm / batched_gemm: A is (batch x) m x k row-major, B (batch x) k x n */
@@ -115,7 +121,7 @@ int kcs_exact_fill(const kcs_case *cs, int tensor, double *x, size_t len, uint64
             double s = kcs_rng_u32(&g) & 1 ? -1.0 : 1.0;
             size_t jw = (size_t)(kcs_rng_u64(&g) % (uint64_t)k);
             for (size_t j = 0; j < kk; j++)
-                x[i * kk + j] = s * (j == jw ? wide_int(&g, w) : uint_in(&g, 1.0, ldexp(1.0, ea)));
+                x[i * kk + j] = s * (j == jw ? wide_int(&g, w) : wide_int(&g, ea + 1));
         }
     } else {
         size_t nb = len / (kk * n);
@@ -124,7 +130,7 @@ int kcs_exact_fill(const kcs_case *cs, int tensor, double *x, size_t len, uint64
             for (size_t l = 0; l < n; l++) {
                 double s = kcs_rng_u32(&g) & 1 ? -1.0 : 1.0;
                 for (size_t j = 0; j < kk; j++)
-                    xb[j * n + l] = s * uint_in(&g, 1.0, ldexp(1.0, eb));
+                    xb[j * n + l] = s * wide_int(&g, eb + 1);
             }
         }
     }

@@ -94,8 +94,8 @@ int kcs_acc_parse(const char *text, kcs_acc *acc_p)
         memcpy(base, text, tl - 3);
         base[tl - 3] = '\0';
         int rc = kcs_acc_parse(base, &a);
-        if (rc)
-            return rc;
+        if (rc || a.rz)
+            return KCS_E_INVAL;
         a.rz = 1;
         *acc_p = a;
         return 0;
