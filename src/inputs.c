@@ -62,7 +62,10 @@ int kcs_inputs_make(const kcs_contract *c, const kcs_case *cs, int trial, uint64
             kcs_rng_init(&r, study_seed, sa, sb);
             for (size_t j = 0; j < len; j++) {
                 int64_t idx = (int64_t)(kcs_rng_uniform(&r) * (double)cs->shape.m);
-                if (kcs_rng_uniform(&r) < c->special_oob) {
+                /* Odd trials hold no out-of-range index, so that both
+                 * directions of raise-iff-out-of-range are exercised in
+                 * every run of two or more trials. */
+                if (kcs_rng_uniform(&r) < (trial % 2 ? 0.0 : c->special_oob)) {
                     idx = (kcs_rng_u32(&r) & 1) ? cs->shape.m + (int64_t)(kcs_rng_u32(&r) % 64)
                                                 : -1 - (int64_t)(kcs_rng_u32(&r) % 64);
                     in->oob_count++;
