@@ -2,15 +2,17 @@
  *
  * With P the significand bits of the declared accumulator (and output),
  * L = ceil(log2 k) and r = P - 1 - L:
- *  - two operands (A·B, x·y): narrow entries are odd integers of ea + 1
- *    and eb + 1 significant bits (below 2^(ea+1), 2^(eb+1); ea + eb <= r - 2),
+ *  - two operands (A·B, x·y): narrow entries are integers below 2^(ea+1)
+ *    and 2^(eb+1) (ea + eb = r - 2): odd ones of ea + 1 / eb + 1 bits, or,
+ *    where the input format has fewer bits, odd ones of its width shifted
+ *    left by a random amount (capped by the format's range),
  *    so the k - 1 narrow products of one output sum to less than
  *    (k - 1) 2^r < 2^(P-1), and every product is odd with about ea + eb + 2
  *    significant bits (what a narrow accumulator must round);
  *  - one "wide" entry per reduction of the first operand: an odd integer
  *    of w = min(P - 2 - eb, p_in) significant bits, whose product with any
  *    b stays below 2^(P-1);
- *  - one operand (reduce_sum): narrow odd x below 2^r, one wide odd x of
+ *  - one operand (reduce_sum): narrow x below 2^r (as above), one wide odd x of
  *    min(P - 1, p_in) bits per row.
  * Signs are per row of A (per batch) and per column of B, so the terms of
  * one output share a sign: every subset sum, hence every partial sum of
@@ -75,6 +77,20 @@ static double wide_int(kcs_rng *r, int w)
     return fmod(v, 2.0) == 0.0 ? v + 1.0 : v;
 }
 
+/* A positive integer below 2^bits, exact in a format of pin significand
+ * bits and maximal exponent emax: an odd integer of min(bits, pin) bits,
+ * shifted left by a uniform amount when bits > pin (so that narrow input
+ * formats still give sums whose low and high bits are both set). */
+static double entry(kcs_rng *r, int bits, int pin, int emax)
+{
+    if (bits > emax + 1)
+        bits = emax + 1;
+    if (bits <= pin)
+        return wide_int(r, bits);
+    int shift = (int)(kcs_rng_u32(r) % (uint32_t)(bits - pin + 1));
+    return ldexp(wide_int(r, pin), shift);
+}
+
 int kcs_exact_fill(const kcs_case *cs, int tensor, double *x, size_t len, uint64_t seed,
                    uint64_t sa, uint64_t sb, kcs_error *err)
 {
@@ -83,18 +99,19 @@ int kcs_exact_fill(const kcs_case *cs, int tensor, double *x, size_t len, uint64
     if (rc)
         return rc;
     int P = kcs_exact_bits(&cs->acc, cs->dtype_out), pin = kcs_format_get(cs->dtype_in)->p;
+    int emax = kcs_format_get(cs->dtype_in)->emax;
     int r = P - 1 - ceil_log2(k);
     kcs_rng g;
     kcs_rng_init(&g, seed, sa, sb);
     if (cs->op == KCS_OP_REDUCE_SUM) {
-        int en = r - 1 < pin - 1 ? r - 1 : pin - 1, w = P - 1 < pin ? P - 1 : pin;
+        int w = P - 1 < pin ? P - 1 : pin;
         size_t rows = len / (size_t)k;
         for (size_t i = 0; i < rows; i++) {
             double s = kcs_rng_u32(&g) & 1 ? -1.0 : 1.0;
             size_t jw = (size_t)(kcs_rng_u64(&g) % (uint64_t)k);
             for (size_t j = 0; j < (size_t)k; j++)
                 x[i * (size_t)k + j] = s * (j == jw ? wide_int(&g, w)
-                                                    : wide_int(&g, en + 1));
+                                                    : entry(&g, r, pin, emax));
         }
         return 0;
     }
@@ -103,15 +120,13 @@ int kcs_exact_fill(const kcs_case *cs, int tensor, double *x, size_t len, uint64
     if (eb < 0) {
         ea = eb = -1; /* r <= 1: entries 1 (wide_int(0) = 1) */
     }
-    ea = ea < pin - 1 ? ea : pin - 1; /* ea + 1 bits must be exact in dtype_in */
-    eb = eb < pin - 1 ? eb : pin - 1;
     int w = P - 2 - eb < pin ? P - 2 - eb : pin; /* wide * b < 2^(w + eb + 1) <= 2^(P-1) */
     if (cs->op == KCS_OP_DOT) {
         double s = kcs_rng_u32(&g) & 1 ? -1.0 : 1.0;
         size_t jw = (size_t)(kcs_rng_u64(&g) % (uint64_t)k);
         for (size_t j = 0; j < len; j++)
             x[j] = s * (tensor == 0 && j == jw ? wide_int(&g, w)
-                                               : wide_int(&g, (tensor ? eb : ea) + 1));
+                                               : entry(&g, (tensor ? eb : ea) + 1, pin, emax));
         return 0;
     }
     /* gemm / batched_gemm: A is (batch x) m x k row-major, B (batch x) k x n */
@@ -121,7 +136,7 @@ int kcs_exact_fill(const kcs_case *cs, int tensor, double *x, size_t len, uint64
             double s = kcs_rng_u32(&g) & 1 ? -1.0 : 1.0;
             size_t jw = (size_t)(kcs_rng_u64(&g) % (uint64_t)k);
             for (size_t j = 0; j < kk; j++)
-                x[i * kk + j] = s * (j == jw ? wide_int(&g, w) : wide_int(&g, ea + 1));
+                x[i * kk + j] = s * (j == jw ? wide_int(&g, w) : entry(&g, ea + 1, pin, emax));
         }
     } else {
         size_t nb = len / (kk * n);
@@ -130,7 +145,7 @@ int kcs_exact_fill(const kcs_case *cs, int tensor, double *x, size_t len, uint64
             for (size_t l = 0; l < n; l++) {
                 double s = kcs_rng_u32(&g) & 1 ? -1.0 : 1.0;
                 for (size_t j = 0; j < kk; j++)
-                    xb[j * n + l] = s * wide_int(&g, eb + 1);
+                    xb[j * n + l] = s * entry(&g, eb + 1, pin, emax);
             }
         }
     }

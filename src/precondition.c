@@ -86,3 +86,9 @@ int kcs_shape_parse_text(const char *text, kcs_shape *s)
     s->batch = n == 4 ? v[3] : 0;
     return 0;
 }
+
+int kcs_precondition_shape_ok(const kcs_contract *c, const kcs_shape *s)
+{
+    kcs_error e = {0};
+    return kcs_precondition_shape(c, s, &e) == 0;
+}

@@ -15,6 +15,8 @@ int kcs_precondition_shape(const kcs_contract *c, const kcs_shape *s, kcs_error 
 int kcs_precondition_dist(const kcs_contract *c, kcs_dist d, kcs_error *err);
 /* 0 when f is one of precondition.dtype_in; else KCS_E_INVAL. */
 int kcs_precondition_dtype(const kcs_contract *c, kcs_format f, kcs_error *err);
+/* 1 when s is inside c's precondition.shape ranges. */
+int kcs_precondition_shape_ok(const kcs_contract *c, const kcs_shape *s);
 /* Parse "MxNxK" or "MxNxKxBATCH" (positive integers). */
 int kcs_shape_parse_text(const char *text, kcs_shape *s);
 

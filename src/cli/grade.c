@@ -55,7 +55,7 @@ int kcs_cmd_grade(int argc, char **argv)
     long long seed = 20260601, timeout = 120;
     int json = 0, verbose = 0;
     const char *shape_opt = NULL, *backend = NULL, *variant = NULL, *acc = NULL,
-               *schedule = NULL, *profile = NULL;
+               *schedule = NULL, *profile = NULL, *only_ops = NULL;
     kcs_shape shapes[KCS_MAX_SHAPES];
     int n_shapes = 0;
     /* --shape may repeat: collect every value before the table parser
@@ -86,6 +86,7 @@ int kcs_cmd_grade(int argc, char **argv)
     }
     const kcs_opt opts[] = {
         {0, "shape", KCS_OPT_STR, &shape_opt, "MxNxK", "grade at this shape (repeatable)"},
+        {0, "ops", KCS_OPT_STR, &only_ops, "OP,...", "grade only these ops (default: all offered)"},
         {0, "backend", KCS_OPT_STR, &backend, "cpu", "grade the CPU backend's kernels"},
         {0, "variant", KCS_OPT_STR, &variant, "V", "with --backend: native | own (default native)"},
         {0, "acc", KCS_OPT_STR, &acc, "A", "with --backend: accumulator of own kernels"},
@@ -138,6 +139,21 @@ int kcs_cmd_grade(int argc, char **argv)
     }
     bound = 1;
     uint32_t offered = backend ? (1u << KCS_OP_COUNT) - 1 : offered_ops(&b);
+    if (only_ops) {
+        uint32_t want = 0;
+        char list[256];
+        snprintf(list, sizeof list, "%s", only_ops);
+        char *save = NULL;
+        for (char *t = strtok_r(list, ", ", &save); t; t = strtok_r(NULL, ", ", &save)) {
+            kcs_op op;
+            if (kcs_op_parse(t, &op)) {
+                rc = kcs_fail(&err, KCS_E_INVAL, "--ops: unknown op '%s'", t);
+                goto out;
+            }
+            want |= 1u << op;
+        }
+        offered &= want;
+    }
     rows = calloc((size_t)n + 1, sizeof *rows);
     if (!rows) {
         rc = kcs_fail(&err, KCS_E_NOMEM, "out of memory");
