@@ -12,6 +12,7 @@
 #include "inputs.h"
 #include "metrics.h"
 #include "oracle_ops.h"
+#include "tensor.h"
 #include "verdict.h"
 
 static kcs_contract *load_id(const char *id)
@@ -125,6 +126,28 @@ static void test_exc02_both_directions(void)
     kcs_contract_free(c);
 }
 
+/* C-PRC-02's offset inputs are not constant rows in any admitted format */
+static void test_offset_not_degenerate(void)
+{
+    const kcs_format fs[] = {KCS_FMT_FP32, KCS_FMT_BF16, KCS_FMT_FP16};
+    for (size_t i = 0; i < 3; i++) {
+        double x[64];
+        kcs_fill(x, 64, KCS_DIST_OFFSET, fs[i], 5, 6, 7);
+        int distinct = 0;
+        double mean = 0;
+        for (int j = 0; j < 64; j++) {
+            int seen = 0;
+            for (int l = 0; l < j; l++)
+                seen |= x[l] == x[j];
+            distinct += !seen;
+            mean += x[j] / 64;
+            CU_ASSERT(kcs_format_exact(fs[i], x[j]));
+        }
+        CU_ASSERT(distinct >= 8);
+        CU_ASSERT(fabs(mean - 4096.0) < 128.0);
+    }
+}
+
 int main(void)
 {
     CU_initialize_registry();
@@ -133,6 +156,7 @@ int main(void)
     CU_add_test(s, "oob=undefined rows are not judged", test_oob_undefined);
     CU_add_test(s, "C-EXC-02: trials with and without out-of-range indices",
                 test_exc02_both_directions);
+    CU_add_test(s, "offset inputs are not degenerate in bf16/fp16", test_offset_not_degenerate);
     CU_basic_set_mode(CU_BRM_VERBOSE);
     CU_basic_run_tests();
     unsigned f = CU_get_number_of_failures();
