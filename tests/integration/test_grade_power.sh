@@ -41,6 +41,11 @@ grade PASS "prc01 cpu own fp32:rz pairwise" --backend cpu --variant own --acc fp
 grade FAIL "prc01 cpu own bits:14" --backend cpu --variant own --acc bits:14 --ops gemm \
   C-PRC-01 --shape 8x8x262144
 
+# Every admitted input format is graded by default: a GEMM that keeps a bf16
+# running sum for bf16 inputs only fails C-PRC-01 at the contract's own shapes
+grade FAIL "prc01 bf16-inputs-only" "$P/libkcs_acc_bf16in.so" C-PRC-01
+grade PASS "prc01 seq, default shapes" "$P/libkcs_acc_seq.so" C-PRC-01
+
 # C-PRC-03: TF32 input coercion at k = 65536 (no random-input bound can see it there)
 grade FAIL "prc03 tf32" "$P/libkcs_acc_tf32.so" C-PRC-03 --shape 8x8x65536
 grep -q 'inexact-on-exact-inputs' "$T/out.txt" || fail "prc03 tf32: signature"

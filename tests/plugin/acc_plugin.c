@@ -16,6 +16,8 @@
  *   BITS16 / BITS18  16- / 18-bit running sums
  *   TF32      inputs rounded to 11 significand bits before the multiply
  *   BF16BLOCK fp32 sums of blocks of 32 products, block partials kept in bf16
+ *   BF16IN    a bf16 running sum for bf16 inputs only (torch 1.13's CPU bf16
+ *             matmul), fp32 for every other input format
  * Products a*b are exact in float for inputs of up to 12 significand bits;
  * otherwise rounded in the mode's rounding. */
 #include <fenv.h>
@@ -26,7 +28,7 @@
 
 #include "kcs_plugin.h"
 
-enum { SEQ, PAIRWISE, SPLITK, RZ, FP64, BF16, FP16, BITS14, BITS16, BITS18, TF32, BF16BLOCK };
+enum { SEQ, PAIRWISE, SPLITK, RZ, FP64, BF16, FP16, BITS14, BITS16, BITS18, TF32, BF16BLOCK, BF16IN };
 
 #ifndef ACC_MODE
 #define ACC_MODE SEQ
@@ -89,8 +91,12 @@ static float round_fp16(float x)
     return round_bits(x, 11);
 }
 
+static int bf16_inputs; /* BF16IN: this call's inputs are bf16 */
+
 static float narrow(float s)
 {
+    if (ACC_MODE == BF16IN)
+        return bf16_inputs ? round_bits(s, 8) : s;
     switch (ACC_MODE) {
     case BF16: return round_bits(s, 8);
     case FP16: return round_fp16(s);
@@ -180,6 +186,7 @@ static int run(const kcs_plugin_call *c, char *msg, size_t msg_len)
         return -1;
     }
     float *D = c->out;
+    bf16_inputs = t == KCS_DT_BF16;
     int old = fegetround();
     if (ACC_MODE == RZ)
         fesetround(FE_TOWARDZERO);
