@@ -1,4 +1,5 @@
 #include "protocol.h"
+#include "effective_bits.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -313,6 +314,10 @@ int kcs_protocol_trial(const kcs_contract *c, const kcs_case *cs, int trial,
         }
         kcs_metrics_compute(out.data, ref, absref, out_len, cs->dtype_out, scale, cs->shape.k,
                             out.sentinel, &o.m);
+        /* sums of products: the unbiased random-walk estimate (effective_bits.h) */
+        if (o.m.mismatch_nonfinite == 0)
+            o.m.effective_acc_bits = kcs_effective_acc_bits(&call, out.data, ref, out_len,
+                                                            o.m.effective_acc_bits);
         for (size_t i = 0; i < out_len; i++)
             o.nan_ref_count += isnan(ref[i]);
         double eta0 = kcs_verdict_eta(c, cs);
