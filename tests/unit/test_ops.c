@@ -510,10 +510,11 @@ static void test_gather(void)
                 for (int r = 0; r < 5; r++)
                     for (int col = 0; col < K; col++) {
                         int oob = idx[r] < 0 || idx[r] >= M;
-                        if (oob)
+                        if (oob) {
                             CU_ASSERT(absref[r * K + col] < 0.0);
-                        else
+                        } else {
                             CU_ASSERT_EQUAL(ref[r * K + col], t.data[r * K + col]);
+                        }
                     }
             }
             kcs_tensor_free(&t);
