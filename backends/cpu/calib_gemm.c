@@ -50,7 +50,7 @@ static double coerced_dot(const double *a, const double *b, int64_t k, kcs_forma
 
 static double bf16_acc_dot(const double *a, const double *b, int64_t k)
 {
-    const kcs_acc bf16 = {KCS_FMT_BF16, 0};
+    const kcs_acc bf16 = {KCS_FMT_BF16, 0, 0};
     double s = 0.0;
     for (int64_t p = 0; p < k; p++)
         s = kcs_acc_add(&bf16, s, a[p] * b[p]); /* one rounding into a bf16 register */
@@ -88,7 +88,7 @@ static double one_output(gemm_ctx *g, int64_t bi, int64_t i, int64_t j, const do
         return coerced_dot(a, b, k, KCS_FMT_TF32);
     case G_RANDOM: {
         const kcs_schedule atomic = {KCS_SCHED_ATOMIC, 0};
-        const kcs_acc fp32 = {KCS_FMT_FP32, 0};
+        const kcs_acc fp32 = {KCS_FMT_FP32, 0, 0};
         for (int64_t p = 0; p < k; p++)
             g->terms[p] = a[p] * b[p];
         uint64_t seed = c->seed ^ ((uint64_t)i << 32) ^ (uint64_t)j ^ ((uint64_t)bi << 48);

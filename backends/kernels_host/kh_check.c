@@ -46,7 +46,7 @@ static int check_types(const kcs_kh_device *dev, const kcs_call *c, kcs_kh_types
                         kcs_format_name(c->dtype_in));
     if (c->op == KCS_OP_GATHER) {
         ty->tacc = 0; /* a copy: no accumulator */
-    } else if (c->acc.bits > 0 || (c->acc.fmt != KCS_FMT_FP32 && c->acc.fmt != KCS_FMT_FP64)) {
+    } else if (c->acc.bits > 0 || c->acc.rz || (c->acc.fmt != KCS_FMT_FP32 && c->acc.fmt != KCS_FMT_FP64)) {
         char b[32];
         return kcs_fail(err, KCS_E_UNSUPPORTED,
                         "%s: accumulator %s not offered (fp32 or fp64; bits:N and narrow "

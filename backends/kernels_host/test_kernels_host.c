@@ -254,11 +254,11 @@ static void test_check_refusals(void)
         c.dtype_in = KCS_FMT_COUNT;
         REFUSED(dev, &c, KCS_E_UNSUPPORTED, "dtype_in");
         c = mk(KCS_OP_GEMM, 2, 3, 4, 0);
-        c.acc = (kcs_acc){KCS_FMT_FP32, 12};
+        c.acc = (kcs_acc){KCS_FMT_FP32, 12, 0};
         REFUSED(dev, &c, KCS_E_UNSUPPORTED, "accumulator bits:12 not offered", "cpu backend");
         kcs_format narrow[] = {KCS_FMT_BF16, KCS_FMT_FP16, KCS_FMT_TF32};
         for (int i = 0; i < 3; i++) {
-            c.acc = (kcs_acc){narrow[i], 0};
+            c.acc = (kcs_acc){narrow[i], 0, 0};
             char want[64];
             snprintf(want, sizeof want, "accumulator %s not offered", kcs_format_name(narrow[i]));
             REFUSED(dev, &c, KCS_E_UNSUPPORTED, want, "fp32 or fp64");
@@ -393,7 +393,7 @@ static void test_check_types(void)
     double idx[2] = {0, 2};
     c = mk(KCS_OP_GATHER, 3, 2, 2, 0);
     c.in[1] = idx;
-    c.acc = (kcs_acc){KCS_FMT_FP32, 10};
+    c.acc = (kcs_acc){KCS_FMT_FP32, 10, 0};
     ACCEPTED(&D_L0, &c, KCS_KH_F32, 0, 0);
     /* optional inputs absent, empty output */
     c = mk(KCS_OP_GEMM, 2, 3, 4, 0);

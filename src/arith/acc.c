@@ -8,6 +8,15 @@
 
 double kcs_acc_round(const kcs_acc *acc, double x)
 {
+    if (acc->rz) { /* truncating accumulator: fp32 range for bits:N */
+        if (acc->bits > 0)
+            return kcs_round_bits(x, acc->bits, KCS_RZ);
+        if (acc->fmt == KCS_FMT_FP64)
+            return x;
+        kcs_round_mode md = KCS_ROUND_DEFAULT;
+        md.rounding = KCS_RZ;
+        return kcs_format_round(acc->fmt, x, md);
+    }
     if (acc->bits > 0)
         return kcs_round_bits(x, acc->bits, KCS_RNE);
     switch (acc->fmt) {

@@ -17,6 +17,8 @@ void kcs_metrics_compute(const double *y, const double *ref, const double *absre
     size_t n_finite = 0, n_scaled = 0;
     for (size_t i = 0; i < n; i++) {
         double a = y[i], b = ref[i];
+        if (absref && absref[i] < 0.0)
+            continue; /* undefined by the declared semantics (oob=undefined): not judged */
         if (isnan(a))
             m->nan_count++;
         else if (isinf(a))

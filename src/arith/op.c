@@ -88,6 +88,18 @@ const char *kcs_schedule_str(const kcs_schedule *s, char *buf, size_t len)
 int kcs_acc_parse(const char *text, kcs_acc *acc_p)
 {
     kcs_acc a = {0};
+    size_t tl = strlen(text);
+    if (tl > 3 && strcmp(text + tl - 3, ":rz") == 0 && tl < 64) {
+        char base[64];
+        memcpy(base, text, tl - 3);
+        base[tl - 3] = '\0';
+        int rc = kcs_acc_parse(base, &a);
+        if (rc || a.rz)
+            return KCS_E_INVAL;
+        a.rz = 1;
+        *acc_p = a;
+        return 0;
+    }
     if (strncmp(text, "bits:", 5) == 0) {
         int64_t b = parse_param(text + 5);
         if (b < 2 || b > 53)
@@ -104,9 +116,9 @@ int kcs_acc_parse(const char *text, kcs_acc *acc_p)
 const char *kcs_acc_str(const kcs_acc *a, char *buf, size_t len)
 {
     if (a->bits > 0)
-        snprintf(buf, len, "bits:%d", a->bits);
+        snprintf(buf, len, "bits:%d%s", a->bits, a->rz ? ":rz" : "");
     else
-        snprintf(buf, len, "%s", kcs_format_name(a->fmt));
+        snprintf(buf, len, "%s%s", kcs_format_name(a->fmt), a->rz ? ":rz" : "");
     return buf;
 }
 

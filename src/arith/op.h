@@ -54,10 +54,13 @@ int kcs_schedule_parse(const char *text, kcs_schedule *s_p);
 /* Writes the canonical text form into buf. */
 const char *kcs_schedule_str(const kcs_schedule *s, char *buf, size_t len);
 
-/* Accumulator: a format, or "bits:N" (N-bit significand, fp32 range). */
+/* Accumulator: a format, or "bits:N" (N-bit significand, fp32 range);
+ * a ":rz" suffix ("fp32:rz", "bits:14:rz") rounds every accumulation
+ * toward zero (truncating matrix units) instead of to nearest even. */
 typedef struct kcs_acc {
     kcs_format fmt;
     int bits; /* > 0: bits:N, fmt ignored */
+    int rz;   /* 1: round toward zero */
 } kcs_acc;
 
 int kcs_acc_parse(const char *text, kcs_acc *acc_p);

@@ -128,16 +128,27 @@ static void tally(const kcs_contract *c, const kcs_result_rec *rec, kcs_calib_ou
 int kcs_calib_measure(const kcs_contract *c, uint32_t ops, kcs_rank_binding *b,
                       const kcs_calib_run *run, kcs_calib_outcome *out, kcs_error *err)
 {
-    memset(out, 0, sizeof *out);
-    snprintf(out->verdict, sizeof out->verdict, "N/A");
-    ops_str(ops, out->ops, sizeof out->ops);
+    kcs_calib_scope sc = {0};
+    return kcs_calib_measure_scoped(c, ops, b, run, &sc, out, err);
+}
+
+/* One input format's cases of a scoped measurement, tallied into o. */
+static int measure_dtype(const kcs_contract *c, uint32_t ops, kcs_format f, kcs_rank_binding *b,
+                         const kcs_calib_run *run, const kcs_calib_scope *sc,
+                         kcs_calib_outcome *o, int *unsupported, kcs_error *err)
+{
     kcs_sweep sw[KCS_OP_COUNT];
     int nsw = 0;
-    kcs_format din = kcs_calib_dtype(c);
     for (int op = 0; op < KCS_OP_COUNT; op++)
-        if (ops & OPBIT(op))
-            sw[nsw++] = (kcs_sweep){.contract = 0, .op = (kcs_op)op, .dtype_in = din,
-                                    .dtype_out = c->dtype_out};
+        if (ops & OPBIT(op)) {
+            kcs_sweep *w = &sw[nsw++];
+            *w = (kcs_sweep){.contract = 0, .op = (kcs_op)op, .dtype_in = f,
+                             .dtype_out = c->dtype_out};
+            int ns = sc->n_shapes < KCS_MAX_SHAPES ? sc->n_shapes : KCS_MAX_SHAPES;
+            for (int i = 0; i < ns; i++)
+                w->shapes[i] = sc->shapes[i];
+            w->n_shapes = ns;
+        }
     if (nsw == 0)
         return 0;
     kcs_study s = {0};
@@ -153,7 +164,6 @@ int kcs_calib_measure(const kcs_contract *c, uint32_t ops, kcs_rank_binding *b,
     int rc = kcs_plan_build(&s, &plan, err);
     if (rc)
         return rc;
-    int unsupported = 0;
     for (int64_t i = 0; i < plan.n_cases && !rc; i++) {
         const kcs_case *cs = &plan.cases[i];
         kcs_case_memory mem = {0};
@@ -168,17 +178,62 @@ int kcs_calib_measure(const kcs_contract *c, uint32_t ops, kcs_rank_binding *b,
             kcs_result_rec rec;
             rc = kcs_protocol_trial(c, cs, t, b, &io, &rec, err);
             if (!rc)
-                tally(c, &rec, out, &unsupported);
+                tally(c, &rec, o, unsupported);
         }
     }
     kcs_plan_free(&plan);
-    if (rc)
-        return rc;
+    return rc;
+}
+
+int kcs_calib_measure_scoped(const kcs_contract *c, uint32_t ops, kcs_rank_binding *b,
+                             const kcs_calib_run *run, const kcs_calib_scope *sc,
+                             kcs_calib_outcome *out, kcs_error *err)
+{
+    memset(out, 0, sizeof *out);
+    snprintf(out->verdict, sizeof out->verdict, "N/A");
+    ops_str(ops, out->ops, sizeof out->ops);
+    kcs_format din = kcs_calib_dtype(c);
+    int unsupported = 0;
+    char skipped[64] = "";
+    for (int f = 0; f < KCS_FMT_COUNT; f++) {
+        if (sc->all_dtypes ? !(c->dtype_in & (1u << f)) : f != (int)din)
+            continue;
+        kcs_calib_outcome o;
+        memset(&o, 0, sizeof o);
+        int uns = 0;
+        int rc = measure_dtype(c, ops, (kcs_format)f, b, run, sc, &o, &uns, err);
+        if (rc)
+            return rc;
+        /* Grading every admitted format: one that no call ran on (every
+         * call refused or failed) is a format the implementation does not
+         * offer: skipped and named, not an error. */
+        if (sc->all_dtypes && o.trials > 0 && o.errors + uns == o.trials) {
+            const char *fn = kcs_format_name((kcs_format)f);
+            add_name(skipped, sizeof skipped, fn, strlen(fn));
+            continue;
+        }
+        out->trials += o.trials;
+        out->failed += o.failed;
+        out->errors += o.errors;
+        unsupported += uns;
+        if (!(o.max_tau <= out->max_tau))
+            out->max_tau = o.max_tau;
+        for (const char *p = o.signatures; *p;) { /* every name, under_specified too */
+            const char *end = strchr(p, ',');
+            size_t len = end ? (size_t)(end - p) : strlen(p);
+            add_name(out->signatures, sizeof out->signatures, p, len);
+            p = end ? end + 1 : p + len;
+        }
+        if (!out->detail[0] && o.detail[0])
+            snprintf(out->detail, sizeof out->detail, "%s", o.detail);
+    }
     const char *v = unsupported == out->trials       ? "N/A"
                     : out->errors || unsupported > 0 ? "ERROR"
                     : out->failed                    ? "FAIL"
                                                      : "PASS";
     snprintf(out->verdict, sizeof out->verdict, "%s", v);
+    if (skipped[0] && !out->detail[0])
+        snprintf(out->detail, sizeof out->detail, "not offered for dtype_in %s", skipped);
     return 0;
 }
 

@@ -70,6 +70,20 @@ typedef struct kcs_calib_outcome {
 int kcs_calib_measure(const kcs_contract *c, uint32_t ops, kcs_rank_binding *b,
                       const kcs_calib_run *run, kcs_calib_outcome *out, kcs_error *err);
 
+/* As kcs_calib_measure, at the given shapes (n_shapes 0: the contract's
+ * own, held-out ones included) and, with all_dtypes, once for every input
+ * format the precondition admits (formats the implementation reports as
+ * unsupported are skipped and listed in detail; ERROR only for failed
+ * calls). */
+typedef struct kcs_calib_scope {
+    const kcs_shape *shapes;
+    int n_shapes;
+    int all_dtypes;
+} kcs_calib_scope;
+int kcs_calib_measure_scoped(const kcs_contract *c, uint32_t ops, kcs_rank_binding *b,
+                             const kcs_calib_run *run, const kcs_calib_scope *sc,
+                             kcs_calib_outcome *out, kcs_error *err);
+
 /* Whether a comma-separated list names `name`. */
 int kcs_calib_has_sig(const char *list, const char *name);
 

@@ -11,7 +11,8 @@
 #include "cli.h"
 
 static const kcs_cmd_doc doc = {
-    "calibrate", "[CONTRACT...] [--backend B] [-o CALIB.h5] [--json] [--cross]",
+    "calibrate", "[CONTRACT...] [--backend B] [-o CALIB.h5] [--json] [--cross]\n"
+    "       kcs calibrate --sweep [CONTRACT...] [--trials N] [--max-k K] [-o SWEEP.h5]",
     "Run each contract's three built-in implementations (calib:<ID>:baseline|bad|good)\n"
     "through the contract's own measurement protocol and check that the contract\n"
     "separates them: baseline FAIL, bad FAIL with the contract's own signature, good PASS.",
@@ -24,7 +25,16 @@ static const kcs_cmd_doc doc = {
     "--cross also runs every bad implementation under every contract whose scope holds\n"
     "its op and reports which contracts flag it.\n"
     "-o writes /calibration (and /calibration_cross) into a new HDF5 file; an existing\n"
-    "file is never replaced.\n\n"
+    "file is never replaced.\n"
+    "--sweep: power curves on the CPU backend: each contract measured by gemm, reduce_sum\n"
+    "or dot over its precondition (k = k_min, 4 k_min, ... up to k_max or --max-k; every\n"
+    "admitted dtype_in; every distribution it measures), its conforming kernels (fp32 in\n"
+    "sequential, pairwise, blocked, split-K order, rounding to nearest or toward zero,\n"
+    "fp64, native) against bad ones (bf16/fp16/14/16/18-bit accumulators, the contract's\n"
+    "calibration bad kernel); detection and false-alarm rate per (kernel, point) with\n"
+    "Clopper-Pearson 95% intervals; -o writes /calibration_sweep. Exit 3 when a bad\n"
+    "kernel is detected in fewer than 99% of the trials of a point or a conforming one\n"
+    "is flagged.\n\n"
     "exit status: 0 every contract sound (and, with --cross, every bad implementation\n"
     "flagged by its own contract with its own signature); 3 some contract unsound or a\n"
     "state failed to run; 2 bad input; 1 internal or I/O failure."};
@@ -159,8 +169,12 @@ int kcs_cmd_calibrate(int argc, char **argv)
 {
     const char *backend = "cpu", *out = NULL, *dir = NULL;
     long long device = 0, seed = 20260601, timeout = 120;
-    int json = 0, cross = 0, wrap = 0, verbose = 0;
+    int json = 0, cross = 0, wrap = 0, verbose = 0, sweep = 0;
+    long long trials = 20, max_k = 0;
     const kcs_opt opts[] = {
+        {0, "sweep", KCS_OPT_FLAG, &sweep, NULL, "power curves over the preconditions"},
+        {0, "trials", KCS_OPT_INT, &trials, "N", "--sweep: trials per point (default 20)"},
+        {0, "max-k", KCS_OPT_INT, &max_k, "K", "--sweep: cap on k (default: the precondition's)"},
         {0, "backend", KCS_OPT_STR, &backend, "NAME", "backend to calibrate (default cpu)"},
         {0, "device", KCS_OPT_INT, &device, "I", "device index (default 0)"},
         {'o', "output", KCS_OPT_STR, &out, "FILE", "write /calibration to a new HDF5 file"},
@@ -196,6 +210,12 @@ int kcs_cmd_calibrate(int argc, char **argv)
     clock_gettime(CLOCK_MONOTONIC, &t0);
     if ((rc = kcs_calib_load(dir, argv, npos, &cs, &n, &err)))
         goto out;
+    if (sweep) {
+        kcs_calib_run srun = {(uint64_t)seed, (double)timeout, verbose};
+        status = kcs_calibrate_sweep_cmd(cs, n, &srun, (int)trials, (int64_t)max_k, out,
+                                         cmdline, &rc, &err);
+        goto out;
+    }
     if ((rc = kcs_calib_bind(backend, (int)device, NULL, wrap, &b, &wrapped, &err)))
         goto out;
     bound = 1;

@@ -43,6 +43,20 @@ int kcs_cmd_version(int argc, char **argv);
 int kcs_cmd_calibrate(int argc, char **argv);
 int kcs_cmd_grade(int argc, char **argv);
 
+/* kcs grade --backend cpu (grade_cpu.c): bind the CPU backend's kernels. */
+struct kcs_rank_binding;
+struct kcs_error;
+int kcs_grade_bind_cpu(const char *variant, const char *acc, const char *schedule,
+                       const char *profile, struct kcs_rank_binding *b, struct kcs_error *err);
+
+/* kcs calibrate --sweep (calibrate_sweep.c): prints the table, writes out
+ * when given; returns the exit status (*rc_p: an error code or 0). */
+struct kcs_contract;
+struct kcs_calib_run;
+int kcs_calibrate_sweep_cmd(struct kcs_contract **cs, int n, const struct kcs_calib_run *run,
+                            int trials, long long max_k, const char *out, const char *cmdline,
+                            int *rc_p, struct kcs_error *err);
+
 /* kcs bench sub-benchmarks (bench.c's table; bench_<name>.c). */
 int kcs_bench_metrics(int argc, char **argv);
 int kcs_bench_hdf5(int argc, char **argv);

@@ -11,9 +11,12 @@
 #include "ci_report.h"
 #include "cli.h"
 #include "worker_host.h"
+#include "precondition.h"
 
 static const kcs_cmd_doc doc = {
-    "grade", "LIB.so [CONTRACT...] [--json]",
+    "grade", "LIB.so [CONTRACT...] [--shape MxNxK]... [--json]\n"
+    "       kcs grade --backend cpu [--variant own] [--acc A] [--schedule S] [--profile P] "
+    "[CONTRACT...]",
     "Grade a plugin library: every contract whose scope holds an op the library offers\n"
     "runs through its own measurement protocol (shapes, held-out shapes, inputs, trials,\n"
     "guards) on the library; one verdict line per contract.",
@@ -29,6 +32,14 @@ static const kcs_cmd_doc doc = {
     "(or KCS_WORKER_MEM, KCS_WORKER_CPU, KCS_WORKER_LOG in the environment).\n\n"
     "--junit FILE writes JUnit XML: one test case per contract (failure: FAIL, error:\n"
     "ERROR).\n\n"
+    "Every input format the contract's precondition admits is graded (formats the\n"
+    "library does not offer are skipped and named).\n"
+    "--shape MxNxK[xBATCH] (repeatable, or comma-separated): run each contract's protocol\n"
+    "at these shapes instead of its own; a shape outside a graded contract's\n"
+    "precondition is refused (exit 2, naming the range).\n"
+    "--backend cpu: grade the CPU backend's kernels instead of a library (--variant\n"
+    "native|own, --acc fp32|bf16|fp16|bits:N[:rz], --schedule, --profile), e.g. its own\n"
+    "GEMM with a bf16 accumulator.\n\n"
     "exit status: 0 every graded contract PASS; 3 some FAIL or ERROR; 2 bad input (the\n"
     "library cannot be loaded, no contract applies); 1 internal failure."};
 
@@ -53,7 +64,44 @@ int kcs_cmd_grade(int argc, char **argv)
     long long seed = 20260601, timeout = 120;
     const char *wmem = NULL, *wcpu = NULL, *wlog = NULL, *junit = NULL;
     int json = 0, verbose = 0;
+    const char *shape_opt = NULL, *backend = NULL, *variant = NULL, *acc = NULL,
+               *schedule = NULL, *profile = NULL, *only_ops = NULL;
+    kcs_shape shapes[KCS_MAX_SHAPES];
+    int n_shapes = 0;
+    /* --shape may repeat: collect every value before the table parser
+     * (which keeps the last) sees them. */
+    for (int i = 1; i < argc; i++) {
+        const char *v = NULL;
+        if (!strcmp(argv[i], "--shape") && i + 1 < argc)
+            v = argv[i + 1];
+        else if (!strncmp(argv[i], "--shape=", 8))
+            v = argv[i] + 8;
+        if (!v)
+            continue;
+        char buf[512];
+        snprintf(buf, sizeof buf, "%s", v);
+        char *save = NULL;
+        for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+            if (n_shapes == KCS_MAX_SHAPES) {
+                fprintf(stderr, "kcs grade: --shape: at most %d shapes\n", KCS_MAX_SHAPES);
+                return 2;
+            }
+            if (kcs_shape_parse_text(t, &shapes[n_shapes])) {
+                fprintf(stderr, "kcs grade: --shape: '%s' is not MxNxK or MxNxKxBATCH "
+                        "(positive integers)\n", t);
+                return 2;
+            }
+            n_shapes++;
+        }
+    }
     const kcs_opt opts[] = {
+        {0, "shape", KCS_OPT_STR, &shape_opt, "MxNxK", "grade at this shape (repeatable)"},
+        {0, "ops", KCS_OPT_STR, &only_ops, "OP,...", "grade only these ops (default: all offered)"},
+        {0, "backend", KCS_OPT_STR, &backend, "cpu", "grade the CPU backend's kernels"},
+        {0, "variant", KCS_OPT_STR, &variant, "V", "with --backend: native | own (default native)"},
+        {0, "acc", KCS_OPT_STR, &acc, "A", "with --backend: accumulator of own kernels"},
+        {0, "schedule", KCS_OPT_STR, &schedule, "S", "with --backend: reduction schedule of own"},
+        {0, "profile", KCS_OPT_STR, &profile, "P", "with --backend: emulated matrix-unit profile"},
         {0, "json", KCS_OPT_FLAG, &json, NULL, "print JSON instead of verdict lines"},
         {0, "contracts", KCS_OPT_STR, &dir, "DIR", "directory of the contract files"},
         {0, "seed", KCS_OPT_INT, &seed, "N", "seed of the generated inputs (default 20260601)"},
@@ -77,11 +125,20 @@ int kcs_cmd_grade(int argc, char **argv)
     }
     /* The worker must not read this process (the references it holds). */
     kcs_worker_protect_grader();
-    if (npos < 1) {
+    if (!backend && npos < 1) {
         fprintf(stderr, "kcs grade: need a plugin library (see kcs grade --help)\n");
         return 2;
     }
-    const char *lib = argv[0];
+    if (backend && strcmp(backend, "cpu") != 0) {
+        fprintf(stderr, "kcs grade: --backend: only cpu (other backends: kcs calibrate)\n");
+        return 2;
+    }
+    if (!backend && (variant || acc || schedule || profile)) {
+        fprintf(stderr, "kcs grade: --variant/--acc/--schedule/--profile need --backend cpu\n");
+        return 2;
+    }
+    const char *lib = backend ? "cpu" : argv[0];
+    int first_contract = backend ? 0 : 1;
     char dbuf[4096];
     if (!dir)
         dir = kcs_calib_contracts_dir(dbuf, sizeof dbuf);
@@ -90,30 +147,59 @@ int kcs_cmd_grade(int argc, char **argv)
     int n = 0, status = 0, graded = 0, passed = 0, bound = 0;
     kcs_rank_binding b;
     kcs_calib_row *rows = NULL;
-    if ((rc = kcs_calib_load(dir, argv + 1, npos - 1, &cs, &n, &err)))
+    if ((rc = kcs_calib_load(dir, argv + first_contract, npos - first_contract, &cs, &n, &err)))
         goto out;
-    if ((rc = kcs_calib_bind("plugin", 0, lib, 0, &b, NULL, &err))) {
+    if (backend)
+        rc = kcs_grade_bind_cpu(variant, acc, schedule, profile, &b, &err);
+    else
+        rc = kcs_calib_bind("plugin", 0, lib, 0, &b, NULL, &err);
+    if (rc) {
         char why[KCS_ERRMSG_MAX]; /* a library that does not load is bad input */
         snprintf(why, sizeof why, "%s", err.msg);
         rc = kcs_fail(&err, KCS_E_INVAL, "%s", why);
         goto out;
     }
     bound = 1;
-    uint32_t offered = offered_ops(&b);
+    uint32_t offered = backend ? (1u << KCS_OP_COUNT) - 1 : offered_ops(&b);
+    if (only_ops) {
+        uint32_t want = 0;
+        char list[256];
+        snprintf(list, sizeof list, "%s", only_ops);
+        char *save = NULL;
+        for (char *t = strtok_r(list, ", ", &save); t; t = strtok_r(NULL, ", ", &save)) {
+            kcs_op op;
+            if (kcs_op_parse(t, &op)) {
+                rc = kcs_fail(&err, KCS_E_INVAL, "--ops: unknown op '%s'", t);
+                goto out;
+            }
+            want |= 1u << op;
+        }
+        offered &= want;
+    }
     rows = calloc((size_t)n + 1, sizeof *rows);
     if (!rows) {
         rc = kcs_fail(&err, KCS_E_NOMEM, "out of memory");
         goto out;
     }
     kcs_calib_run run = {(uint64_t)seed, (double)timeout, verbose};
+    /* Refuse shapes outside the precondition of a contract that would run. */
+    for (int i = 0; i < n && n_shapes; i++) {
+        if (!kcs_calib_ops(cs[i], offered))
+            continue;
+        for (int j = 0; j < n_shapes; j++)
+            if ((rc = kcs_precondition_shape(cs[i], &shapes[j], &err)))
+                goto out;
+    }
+    kcs_calib_scope scope = {shapes, n_shapes, 1};
     if (!json)
-        printf("kcs grade: %s (plugin %s, ops %s)\n", lib, b.info.model, b.info.arch);
+        printf("kcs grade: %s (%s %s, ops %s)\n", lib, backend ? "backend" : "plugin",
+               b.info.model, b.info.arch);
     for (int i = 0; i < n; i++) {
         uint32_t ops = kcs_calib_ops(cs[i], offered);
         if (!ops)
             continue;
         kcs_calib_outcome o;
-        if ((rc = kcs_calib_measure(cs[i], ops, &b, &run, &o, &err)))
+        if ((rc = kcs_calib_measure_scoped(cs[i], ops, &b, &run, &scope, &o, &err)))
             goto out;
         kcs_calib_row *r = &rows[graded++];
         snprintf(r->backend, sizeof r->backend, "plugin");

@@ -32,6 +32,14 @@ static const char *const kind_names[N_KINDS] = {"single", "dense", "row"};
  * size in units of the data is measured). */
 enum { M_COERCE = 0, M_STALE, N_MECH };
 static const char *const mech_names[N_MECH] = {"coerce-bf16", "stale-row"};
+/* The magnitude structure errors are injected against: the contract's, or
+ * clause 0's for a composite (C-PRC-01: backward_error + an exact invariant
+ * that binds only exact-sum inputs). */
+static kcs_tol_structure mag_structure(const kcs_contract *c)
+{
+    return c->tol_structure == KCS_TOL_COMPOSITE && c->n_clauses > 0 ? c->clauses[0].structure
+                                                                      : c->tol_structure;
+}
 
 /* Everything about one input set of one case. */
 typedef struct det_input {
@@ -53,7 +61,7 @@ typedef struct det_input {
 
 static double weight(const det_input *d, size_t i, const double *y)
 {
-    switch (d->c->tol_structure) {
+    switch (mag_structure(d->c)) {
     case KCS_TOL_POINTWISE_RELATIVE: return d->absref[i];
     case KCS_TOL_BACKWARD_ERROR: return d->scale;
     case KCS_TOL_ULP: {
@@ -150,7 +158,7 @@ static void inject(const det_input *d, const double *y0, double *y, int kind, do
         y[i] = kcs_format_round(fo, y0[i] + s * amp * weight(d, i, y0), KCS_ROUND_DEFAULT);
         return;
     }
-    if (d->c->tol_structure == KCS_TOL_BACKWARD_ERROR) {
+    if (mag_structure(d->c) == KCS_TOL_BACKWARD_ERROR) {
         /* a Gaussian direction with ||E||_F = amp * scale */
         double nrm = 0.0;
         for (size_t i = 0; i < d->n; i++) {
@@ -455,7 +463,7 @@ static int detect_case(det_ctx *x, const kcs_case *cs, kcs_error *err)
                 row.n = cs->shape.n;
                 row.k = cs->shape.k;
                 snprintf(row.structure, sizeof row.structure, "%s",
-                         kcs_tol_structure_name(c->tol_structure));
+                         kcs_tol_structure_name(mag_structure(c)));
                 row.eta = eta_first;
                 snprintf(row.detector, sizeof row.detector, "%s", kcs_detector_names[k]);
                 snprintf(row.kind, sizeof row.kind, "%s", kind_names[kind]);
@@ -601,8 +609,8 @@ int kcs_detect_run(const kcs_detect_opts *o, kcs_error *err)
                         cs->id, kcs_op_name(cs->op));
             continue;
         }
-        if (x.s->contracts[cs->contract]->tol_structure == KCS_TOL_INVARIANT ||
-            x.s->contracts[cs->contract]->tol_structure == KCS_TOL_COMPOSITE) {
+        if (mag_structure(x.s->contracts[cs->contract]) == KCS_TOL_INVARIANT ||
+            mag_structure(x.s->contracts[cs->contract]) == KCS_TOL_COMPOSITE) {
             if (!o->quiet)
                 fprintf(stderr, "kcs detect: case %" PRId64 " skipped: its contract's tolerance "
                                 "is not a magnitude\n", cs->id);

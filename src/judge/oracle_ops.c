@@ -153,9 +153,12 @@ static int gather(const kcs_call *c, double *ref, double *absref, double *scale_
     int rc = kcs_attrs_get(c->attrs, "oob", v, sizeof v);
     if (rc < 0)
         return kcs_fail(err, KCS_E_INVAL, "oracle gather: attrs '%s' are malformed", c->attrs);
-    int clamp = rc == 1 && (strcmp(v, "clamp") == 0 || strcmp(v, "undefined") == 0);
+    int clamp = rc == 1 && strcmp(v, "clamp") == 0;
     int zero = rc == 1 && strcmp(v, "zero") == 0;
-    if (rc == 1 && !clamp && !zero && strcmp(v, "raise") != 0)
+    /* oob=undefined: a row read through an out-of-range index may hold
+     * anything (it is not judged: absref < 0 marks it for the metrics) */
+    int undef = rc == 1 && strcmp(v, "undefined") == 0;
+    if (rc == 1 && !clamp && !zero && !undef && strcmp(v, "raise") != 0)
         return kcs_fail(err, KCS_E_INVAL, "oracle gather: oob=%s (raise|clamp|zero|undefined)", v);
     size_t k = (size_t)c->k;
     double m = (double)c->m;
@@ -164,7 +167,7 @@ static int gather(const kcs_call *c, double *ref, double *absref, double *scale_
         if (!(x == floor(x)) || isinf(x))
             return kcs_fail(err, KCS_E_INVAL, "oracle gather: index %g at position %lld is not "
                             "an integer", x, (long long)r);
-        if ((x < 0 || x >= m) && ((!clamp && !zero) || (clamp && c->m == 0)))
+        if ((x < 0 || x >= m) && ((!clamp && !zero && !undef) || (clamp && c->m == 0)))
             return kcs_fail(err, clamp ? KCS_E_INVAL : KCS_E_RAISED,
                             "oracle gather: index %.0f at position %lld is out of range [0, %lld)",
                             x, (long long)r, (long long)c->m);
@@ -172,6 +175,14 @@ static int gather(const kcs_call *c, double *ref, double *absref, double *scale_
     for (int64_t r = 0; r < c->n; r++) {
         double x = c->in[1][r];
         double *y = ref + (size_t)r * k;
+        if ((x < 0 || x >= m) && undef) {
+            for (size_t t = 0; t < k; t++)
+                y[t] = absref ? 0.0 : NAN;
+            if (absref)
+                for (size_t t = 0; t < k; t++)
+                    absref[(size_t)r * k + t] = -1.0;
+            continue;
+        }
         if ((x < 0 || x >= m) && zero) {
             memset(y, 0, k * sizeof *y);
         } else {

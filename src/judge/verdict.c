@@ -34,6 +34,7 @@ void kcs_verdict_bind(const kcs_case *cs, const kcs_observation *o, double tau, 
     v[KCS_SYM_GUARD_OK] = 1.0;
     v[KCS_SYM_DISTINCT_DIGESTS] = 1.0;
     v[KCS_SYM_HELD_OUT] = cs->held_out ? 1.0 : 0.0;
+    v[KCS_SYM_EXACT_INPUTS] = cs->dist == KCS_DIST_EXACT ? 1.0 : 0.0;
     if (o) {
         const kcs_metrics *m = &o->m;
         v[KCS_SYM_MAX_ABS] = m->max_abs;
@@ -102,6 +103,14 @@ static double ratio(double q, double eta)
     return q > 0.0 ? INFINITY : 0.0;
 }
 
+/* Whether the contract's declared semantics let a kernel raise at all
+ * (oob=raise, nan=raise); when they do, invariant clauses say whether a
+ * given raise was due. */
+static int raise_declared(const char *attrs)
+{
+    return strstr(attrs, "oob=raise") != NULL || strstr(attrs, "nan=raise") != NULL;
+}
+
 void kcs_verdict_judge(const kcs_contract *c, const kcs_case *cs, const kcs_observation *o,
                        kcs_verdict *out)
 {
@@ -129,6 +138,10 @@ void kcs_verdict_judge(const kcs_contract *c, const kcs_case *cs, const kcs_obse
         if (t > v.tau)
             v.tau = t;
     }
+    /* A raise the declared semantics do not allow is a violation: the
+     * kernel produced no result where one was due. */
+    if (o->raised && !raise_declared(c->attrs))
+        v.tau = INFINITY;
     int fails = v.tau > 1.0 || !o->guard_ok || (!o->raised && o->m.sentinel_count > 0);
     if (!fails) {
         v.kind = KCS_VERDICT_WITHIN;

@@ -47,6 +47,7 @@ typedef enum kcs_dist {
     KCS_DIST_OFFSET,      /* 4096 + N(0,1): mean far above the spread (variance cancellation) */
     KCS_DIST_SUBNORMAL,   /* subnormal values of the input format (random sign) */
     KCS_DIST_POSITIVE,    /* |N(0,1)|: no cancellation, maximal error growth */
+    KCS_DIST_EXACT,       /* integers: every partial sum exact in the accumulator (inputs_exact.h) */
     KCS_DIST_COUNT
 } kcs_dist;
 

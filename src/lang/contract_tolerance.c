@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "contract_load.h"
+#include "exact_sum.h"
 
 static const char *const tol_names[] = {
     [KCS_TOL_BACKWARD_ERROR] = "backward_error",
@@ -148,7 +149,7 @@ static bool load_quantity(loader *L, struct fy_node *qn, const char *field, kcs_
     for (int i = 0; i < L->tab->n; i++) {
         if (!kcs_expr_uses(t->quantity, i) || L->tab->syms[i].type != KCS_EXPR_NUMBER)
             continue;
-        bool bound = false;
+        bool bound = !strcmp(L->tab->syms[i].name, "exact_inputs"); /* bound by the case */
         for (const char *const *v = eta_vars; *v && !bound; v++)
             bound = !strcmp(*v, L->tab->syms[i].name);
         if (!bound)
@@ -344,4 +345,31 @@ void kcs_contract_check_eta(loader *L, struct fy_node *root)
         }
     }
     free(v);
+    /* Exact-sum inputs: some op of the scope must have them, and every
+     * measured k must admit them with the declared accumulator. */
+    for (int d = 0; d < c->n_dists; d++) {
+        if (c->dists[d] != KCS_DIST_EXACT)
+            continue;
+        struct fy_node *mn = kcs_yaml_get(L->y, root, "measurement", false, "");
+        struct fy_node *in = kcs_yaml_get(L->y, mn, "inputs", false, "measurement");
+        int any = 0;
+        for (int op = 0; op < KCS_OP_COUNT; op++)
+            any |= (c->ops & (1u << op)) && kcs_exact_op_ok((kcs_op)op);
+        if (!any) {
+            kcs_yaml_error(L->y, in, "measurement.inputs", "exact inputs exist for gemm, "
+                           "batched_gemm, dot and reduce_sum; the scope holds none of them");
+            break;
+        }
+        for (int i = 0; i < c->n_shapes + c->n_held_out; i++) {
+            const kcs_shape *sh = i < c->n_shapes ? &c->shapes[i] : &c->held_out[i - c->n_shapes];
+            kcs_error e = {0};
+            if (kcs_exact_check(KCS_OP_GEMM, &c->dtype_acc, KCS_FMT_FP32, c->dtype_out, sh->k,
+                                &e)) {
+                kcs_yaml_error(L->y, in, "measurement.inputs", "shape [%" PRId64 ", %" PRId64
+                               ", %" PRId64 "]: %s", sh->m, sh->n, sh->k, e.msg);
+                break;
+            }
+        }
+        break;
+    }
 }

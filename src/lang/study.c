@@ -1,6 +1,7 @@
 /* Study YAML loading. Contracts are named by path relative to the study
  * file; cases reference contracts by id. */
 #include "study.h"
+#include "precondition.h"
 
 #include <libgen.h>
 #include <stdio.h>
@@ -364,8 +365,18 @@ static void load_case(kcs_yctx *y, struct fy_node *n, const char *field, kcs_stu
         kcs_format_parse(buf, &w->dtype_out))
         kcs_yaml_error(y, v, f, "unknown format '%s'", buf);
     snprintf(f, sizeof f, "%s.shapes", field);
-    if ((v = kcs_yaml_get(y, n, "shapes", false, field)))
+    if ((v = kcs_yaml_get(y, n, "shapes", false, field))) {
         load_shapes(y, v, f, w->shapes, &w->n_shapes);
+        /* every shape inside the contract's precondition.shape ranges */
+        for (int i = 0; c && i < w->n_shapes && fy_node_is_sequence(v); i++) {
+            kcs_error pe = {0};
+            if (kcs_precondition_shape(c, &w->shapes[i], &pe)) {
+                char fi[112];
+                snprintf(fi, sizeof fi, "%s[%d]", f, i);
+                kcs_yaml_error(y, fy_node_sequence_get_by_index(v, i), fi, "%s", pe.msg);
+            }
+        }
+    }
     snprintf(f, sizeof f, "%s.inputs", field);
     if ((v = kcs_yaml_get(y, n, "inputs", false, field))) {
         void *it = NULL;
@@ -374,9 +385,13 @@ static void load_case(kcs_yctx *y, struct fy_node *n, const char *field, kcs_stu
             kcs_yaml_error(y, v, f, "expected a list of distributions");
         else
             while ((e = fy_node_sequence_iterate(v, &it)) && w->n_dists < KCS_MAX_DISTS) {
-                if (kcs_yaml_str(y, e, f, buf, sizeof buf) &&
-                    kcs_dist_parse(buf, &w->dists[w->n_dists++]))
+                kcs_error pe = {0};
+                if (!kcs_yaml_str(y, e, f, buf, sizeof buf))
+                    continue;
+                if (kcs_dist_parse(buf, &w->dists[w->n_dists++]))
                     kcs_yaml_error(y, e, f, "unknown input distribution '%s'", buf);
+                else if (c && kcs_precondition_dist(c, w->dists[w->n_dists - 1], &pe))
+                    kcs_yaml_error(y, e, f, "%s", pe.msg);
             }
     }
     snprintf(f, sizeof f, "%s.trials", field);

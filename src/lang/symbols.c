@@ -34,6 +34,7 @@ static kcs_expr_sym syms[KCS_SYM_COUNT] = {
     [KCS_SYM_BAD_FRAC] = {"bad_frac", KCS_EXPR_NUMBER},
     [KCS_SYM_REPLAYED] = {"replayed", KCS_EXPR_NUMBER},
     [KCS_SYM_TRIAL] = {"trial", KCS_EXPR_NUMBER},
+    [KCS_SYM_EXACT_INPUTS] = {"exact_inputs", KCS_EXPR_NUMBER},
 };
 
 const kcs_expr_symtab *kcs_verdict_symtab(void)

@@ -26,6 +26,7 @@ typedef enum kcs_sym {
     KCS_SYM_BAD_FRAC,         /* fraction of outputs above clause 0's componentwise eta */
     KCS_SYM_REPLAYED,         /* 1: output equals an earlier trial's, on other inputs */
     KCS_SYM_TRIAL,            /* the trial index */
+    KCS_SYM_EXACT_INPUTS,     /* 1: the case's inputs are exact-sum inputs (dist exact) */
     /* format literals usable as values: fp64 ... fp8_e5m2fnuz */
     KCS_SYM_FMT_FIRST,
     KCS_SYM_COUNT = KCS_SYM_FMT_FIRST + KCS_FMT_COUNT

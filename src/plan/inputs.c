@@ -1,4 +1,5 @@
 #include "inputs.h"
+#include "inputs_exact.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -61,7 +62,10 @@ int kcs_inputs_make(const kcs_contract *c, const kcs_case *cs, int trial, uint64
             kcs_rng_init(&r, study_seed, sa, sb);
             for (size_t j = 0; j < len; j++) {
                 int64_t idx = (int64_t)(kcs_rng_uniform(&r) * (double)cs->shape.m);
-                if (kcs_rng_uniform(&r) < c->special_oob) {
+                /* Odd trials hold no out-of-range index, so that both
+                 * directions of raise-iff-out-of-range are exercised in
+                 * every run of two or more trials. */
+                if (kcs_rng_uniform(&r) < (trial % 2 ? 0.0 : c->special_oob)) {
                     idx = (kcs_rng_u32(&r) & 1) ? cs->shape.m + (int64_t)(kcs_rng_u32(&r) % 64)
                                                 : -1 - (int64_t)(kcs_rng_u32(&r) % 64);
                     in->oob_count++;
@@ -75,6 +79,12 @@ int kcs_inputs_make(const kcs_contract *c, const kcs_case *cs, int trial, uint64
             for (size_t j = 0; j < len; j++)
                 x[j] = kcs_format_round(cs->dtype_in, (i == 1 ? 1.0 : 0.0) + 0.25 * x[j],
                                         KCS_ROUND_DEFAULT);
+        } else if (cs->dist == KCS_DIST_EXACT) {
+            int rc = kcs_exact_fill(cs, i, x, len, study_seed, sa, sb, err);
+            if (rc) {
+                kcs_inputs_free(in);
+                return rc;
+            }
         } else {
             kcs_fill(x, len, cs->dist, cs->dtype_in, study_seed, sa, sb);
             if (i == 0)

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <xxhash.h>
 
+#include "inputs_exact.h"
 #include "rng.h"
 
 #include "study.h"
@@ -90,6 +91,20 @@ int kcs_plan_build(const kcs_study *s, kcs_plan *plan_p, kcs_error *err)
                               : held      ? c->held_out[a - c->n_shapes]
                                           : c->shapes[a];
             for (int b = 0; b < nd; b++) {
+                /* Exact-sum inputs are measured on the ops that have them
+                 * (a contract may list them beside ops such as attention). */
+                if (dists[b] == KCS_DIST_EXACT && !kcs_exact_op_ok(w->op))
+                    continue;
+                if (dists[b] == KCS_DIST_EXACT &&
+                    kcs_exact_check(w->op, &c->dtype_acc, w->dtype_in, w->dtype_out, shape.k,
+                                    err)) {
+                    char why[KCS_ERRMSG_MAX];
+                    snprintf(why, sizeof why, "%s", err->msg);
+                    kcs_fail(err, KCS_E_INVAL, "%s: cases[%d]: %s", s->path, i, why);
+                    free(p.cases);
+                    XXH3_freeState(h);
+                    return err->code;
+                }
                 kcs_case *cs = &p.cases[p.n_cases];
                 cs->id = p.n_cases;
                 cs->contract = w->contract;
@@ -133,6 +148,11 @@ int kcs_plan_build(const kcs_study *s, kcs_plan *plan_p, kcs_error *err)
     }
     p.hash = XXH3_64bits_digest(h);
     XXH3_freeState(h);
+    if (p.n_cases == 0) {
+        free(p.cases);
+        return kcs_fail(err, KCS_E_INVAL, "%s: the study expands to no cases (exact inputs "
+                        "exist for gemm, batched_gemm, dot and reduce_sum only)", s->path);
+    }
     *plan_p = p;
     return 0;
 }

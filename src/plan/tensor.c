@@ -125,9 +125,15 @@ void kcs_fill(double *x, size_t len, kcs_dist d, kcs_format fmt, uint64_t seed, 
             v = kcs_rng_u32(&r) & 1 ? -mag : mag;
             break;
         }
-        case KCS_DIST_OFFSET:
-            v = 4096.0 + kcs_rng_normal(&r);
+        case KCS_DIST_OFFSET: {
+            /* 4096 + N(0, s^2), s = max(1, 4 ulp(4096) of fmt): in narrow
+             * formats (bf16 spacing 32 at 4096) a unit spread would round
+             * every row to a constant, a degenerate input no variance
+             * formula can fail on */
+            double s = fmax(1.0, 4.0 * ldexp(4096.0, 1 - kcs_format_get(fmt)->p));
+            v = 4096.0 + s * kcs_rng_normal(&r);
             break;
+        }
         case KCS_DIST_SUBNORMAL: {
             /* uniform over the subnormal range (0, 2^emin) of the format */
             const kcs_format_info *fi = kcs_format_get(fmt);

@@ -51,30 +51,6 @@ int kcs_ols_cluster(const double *x, const double *y, const int32_t *g, size_t n
     return 0;
 }
 
-static double beta_quantile(double q, double a, double b)
-{
-    double lo = 0.0, hi = 1.0;
-    for (int i = 0; i < 200 && hi - lo > 1e-15; i++) {
-        double mid = 0.5 * (lo + hi);
-        if (kcs_betainc(a, b, mid) < q)
-            lo = mid;
-        else
-            hi = mid;
-    }
-    return 0.5 * (lo + hi);
-}
-
-void kcs_clopper_pearson(int64_t k, int64_t n, double conf, double *lo_p, double *hi_p)
-{
-    if (n <= 0 || k < 0 || k > n) {
-        *lo_p = *hi_p = NAN;
-        return;
-    }
-    double a = 1.0 - conf;
-    *lo_p = k == 0 ? 0.0 : beta_quantile(0.5 * a, (double)k, (double)(n - k + 1));
-    *hi_p = k == n ? 1.0 : beta_quantile(1.0 - 0.5 * a, (double)(k + 1), (double)(n - k));
-}
-
 double kcs_tol_outputs_factor(double outputs, double outputs0, double p)
 {
     if (!(outputs > outputs0))

@@ -37,6 +37,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "stats.h"
+
 /* Minimum data for a recommendation (the reducer's report states them). */
 #define KCS_TOL_MIN_IMPLS 2     /* conforming implementations */
 #define KCS_TOL_MIN_NVALUES 3   /* distinct n */
@@ -94,9 +96,6 @@ double kcs_tol_outputs_factor(double outputs, double outputs0, double p);
 double kcs_tol_loglog(const double *xs, const double *ys, int n_pts, double x);
 /* Flagged: d not within eta (NaN and Inf divergences are flagged). */
 static inline int kcs_tol_flags(double d, double eta) { return !(d <= eta); }
-
-/* Clopper-Pearson interval of k successes in n trials at level conf. */
-void kcs_clopper_pearson(int64_t k, int64_t n, double conf, double *lo_p, double *hi_p);
 
 /* Cluster-robust (CR1) OLS slope of y on x with clusters g[i] in [0, G):
  * slope, standard error and the t interval with G - 1 degrees of freedom.

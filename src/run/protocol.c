@@ -1,4 +1,5 @@
 #include "protocol.h"
+#include "effective_bits.h"
 #include "rng.h"
 
 #include <math.h>
@@ -333,12 +334,18 @@ int kcs_protocol_trial(const kcs_contract *c, const kcs_case *cs, int trial,
         t0 = kcs_stage_begin();
         kcs_metrics_compute(out.data, ref, absref, out_len, cs->dtype_out, scale, cs->shape.k,
                             out.sentinel, &o.m);
+        /* sums of products: the unbiased random-walk estimate (effective_bits.h) */
+        if (o.m.mismatch_nonfinite == 0)
+            o.m.effective_acc_bits = kcs_effective_acc_bits(&call, out.data, ref, out_len,
+                                                            o.m.effective_acc_bits);
         for (size_t i = 0; i < out_len; i++)
             o.nan_ref_count += isnan(ref[i]);
         double eta0 = kcs_verdict_eta(c, cs);
         size_t above = 0;
         for (size_t i = 0; i < out_len; i++) {
             double d = fabs(out.data[i] - ref[i]);
+            if (absref[i] < 0.0)
+                continue; /* undefined by the declared semantics: not judged */
             above += absref[i] > 0.0 ? d > eta0 * absref[i] : d > 0.0;
         }
         o.bad_frac = out_len ? (double)above / (double)out_len : 0.0;

@@ -119,7 +119,7 @@ static void check_bound(const char *acc_name, kcs_format fmt, int64_t k)
 
 static void check_integers(int64_t k)
 {
-    kcs_acc acc = {KCS_FMT_FP64, 0};
+    kcs_acc acc = {KCS_FMT_FP64, 0, 0};
     double *all = malloc((size_t)(P * k) * sizeof *all);
     double *yt = malloc((size_t)k * sizeof *yt), *yl = malloc((size_t)k * sizeof *yl);
     kcs_error err = {0};
@@ -145,7 +145,7 @@ static void check_integers(int64_t k)
 /* y = x (in place) gives the same bits as separate buffers. */
 static void check_in_place(int64_t k)
 {
-    kcs_acc acc = {KCS_FMT_BF16, 0};
+    kcs_acc acc = {KCS_FMT_BF16, 0, 0};
     double *all = malloc((size_t)(P * k) * sizeof *all), *y = malloc((size_t)k * sizeof *y);
     kcs_error err = {0};
     inputs(all, k, KCS_FMT_BF16, 0, 9);
@@ -166,7 +166,7 @@ static void check_hand_derived(void)
 {
     if (P != 4)
         return;
-    kcs_acc acc = {KCS_FMT_FP16, 0};
+    kcs_acc acc = {KCS_FMT_FP16, 0, 0};
     const double x0[4] = {2048, 1, 1, 0};
     double x[4] = {x0[rank], 0.5, 0.25 * rank, -1.0}, y[4];
     kcs_error err = {0};

@@ -43,8 +43,16 @@ sed "s|$KCS_SRC/contracts/C-PRC-01.yaml|$T/none/C-PRC-01.yaml|" "$T/s/good.yaml"
 expect_bad contract "contract.yaml:[0-9]+:[0-9]+: contracts\[0\].*none/C-PRC-01.yaml" "$T/s/contract.yaml"
 
 # a shape beyond the memory cap is refused up front
-sed 's/shapes: \[\[16, 16, 256\], \[8, 12, 1024\]\]/shapes: [[16777216, 16777216, 16777216]]/' "$T/s/good.yaml" > "$T/s/huge.yaml"
+sed 's/shapes: \[\[16, 16, 256\], \[8, 12, 1024\]\]/shapes: [[16777216, 16777216, 1048576]]/' "$T/s/good.yaml" > "$T/s/huge.yaml"
 expect_bad huge "huge.yaml: cases\[0\]: shape .* MiB per rank, above the cap" "$T/s/huge.yaml"
+
+# a case shape outside the contract's precondition (C-PRC-01: k in [1, 1048576])
+sed 's/shapes: \[\[16, 16, 256\], \[8, 12, 1024\]\]/shapes: [[16, 16, 256], [4, 4, 2097152]]/' "$T/s/good.yaml" > "$T/s/range.yaml"
+expect_bad range "range.yaml:[0-9]+:[0-9]+: cases\[0\]\.shapes\[1\]: dimension k = 2097152 is outside the precondition's range \[1, 1048576\] of C-PRC-01" "$T/s/range.yaml"
+
+# an input distribution the precondition does not admit
+sed 's/inputs: \[normal, uniform_pm1\]/inputs: [normal, offset]/' "$T/s/good.yaml" > "$T/s/dist.yaml"
+expect_bad dist "dist.yaml:[0-9]+:[0-9]+: cases\[0\]\.inputs: input distribution offset is not admitted by C-PRC-01" "$T/s/dist.yaml"
 
 # the flags themselves
 set +e

@@ -6,8 +6,8 @@
 #include "acc.h"
 #include "rng.h"
 
-static const kcs_acc ACC32 = {KCS_FMT_FP32, 0}, ACC64 = {KCS_FMT_FP64, 0},
-                     ACC16 = {KCS_FMT_FP16, 0}, ACCBF = {KCS_FMT_BF16, 0};
+static const kcs_acc ACC32 = {KCS_FMT_FP32, 0, 0}, ACC64 = {KCS_FMT_FP64, 0, 0},
+                     ACC16 = {KCS_FMT_FP16, 0, 0}, ACCBF = {KCS_FMT_BF16, 0, 0};
 
 /* Sequential fp32 accumulation of exact products == a C loop of fmaf. */
 static void test_seq_fp32_is_fmaf(void)
@@ -102,7 +102,7 @@ static void test_atomic_seeded(void)
 
 static void test_bits_accumulator(void)
 {
-    kcs_acc b8 = {KCS_FMT_FP32, 8};
+    kcs_acc b8 = {KCS_FMT_FP32, 8, 0};
     /* 8 bits: spacing at 256 is 2; 256 + 1 ties to 256 (even) */
     CU_ASSERT_EQUAL(kcs_acc_add(&b8, 256.0, 1.0), 256.0);
     CU_ASSERT_EQUAL(kcs_acc_add(&b8, 256.0, 1.5), 258.0);

@@ -43,7 +43,7 @@ static kcs_call gemm_call(int64_t m, int64_t n, int64_t k, kcs_format fin)
     c.variant = "native";
     c.dtype_in = fin;
     c.dtype_out = KCS_FMT_FP32;
-    c.acc = (kcs_acc){KCS_FMT_FP32, 0};
+    c.acc = (kcs_acc){KCS_FMT_FP32, 0, 0};
     c.m = m;
     c.n = n;
     c.k = k;
@@ -270,7 +270,7 @@ static kcs_call gather_call(kcs_format f, const double *T, int64_t m, int64_t k,
     c.op = KCS_OP_GATHER;
     c.variant = "native";
     c.dtype_in = c.dtype_out = f;
-    c.acc = (kcs_acc){f, 0};
+    c.acc = (kcs_acc){f, 0, 0};
     c.m = m;
     c.n = n;
     c.k = k;
@@ -379,7 +379,7 @@ static void test_run_errors(void)
     kcs_call c = {0};
     c.op = KCS_OP_SOFTMAX;
     c.dtype_in = c.dtype_out = KCS_FMT_FP32;
-    c.acc = (kcs_acc){KCS_FMT_FP32, 0};
+    c.acc = (kcs_acc){KCS_FMT_FP32, 0, 0};
     c.m = 2;
     c.k = 4;
     c.in[0] = x;
@@ -395,9 +395,9 @@ static void test_run_errors(void)
     g.in[1] = B;
     g.out = D;
     g.out_len = 4;
-    g.acc = (kcs_acc){KCS_FMT_FP32, 14}; /* bits:14 */
+    g.acc = (kcs_acc){KCS_FMT_FP32, 14, 0}; /* bits:14 */
     CU_ASSERT_EQUAL(ops->run(ctx, &g, &err), KCS_E_UNSUPPORTED);
-    g.acc = (kcs_acc){KCS_FMT_FP32, 0};
+    g.acc = (kcs_acc){KCS_FMT_FP32, 0, 0};
     g.variant = "own";
     CU_ASSERT_EQUAL(ops->run(ctx, &g, &err), KCS_E_UNSUPPORTED);
     g.variant = "native";

@@ -43,7 +43,7 @@ static kcs_call make_call(kcs_op op, int64_t m, int64_t n, int64_t k, kcs_format
     c.op = op;
     c.dtype_in = fin;
     c.dtype_out = KCS_FMT_FP32;
-    c.acc = (kcs_acc){KCS_FMT_FP32, 0};
+    c.acc = (kcs_acc){KCS_FMT_FP32, 0, 0};
     c.m = m;
     c.n = n;
     c.k = k;

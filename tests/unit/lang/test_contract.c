@@ -126,29 +126,36 @@ static void test_prc01(void)
     CU_ASSERT_EQUAL(c->k_max, 1048576);
     CU_ASSERT_EQUAL(c->m_min, 1);
     CU_ASSERT_EQUAL(c->m_max, INT64_MAX);
-    CU_ASSERT_EQUAL(c->tol_structure, KCS_TOL_BACKWARD_ERROR);
+    /* clause 0 normwise (gamma_k(2u)), clause 1 exact on exact-sum inputs */
+    CU_ASSERT_EQUAL(c->tol_structure, KCS_TOL_COMPOSITE);
+    CU_ASSERT_EQUAL_FATAL(c->n_clauses, 2);
+    CU_ASSERT_EQUAL(c->clauses[0].structure, KCS_TOL_BACKWARD_ERROR);
+    CU_ASSERT_EQUAL(c->clauses[1].structure, KCS_TOL_INVARIANT);
+    CU_ASSERT_STRING_EQUAL(c->clauses[1].quantity_text, "exact_inputs * max_abs");
     CU_ASSERT(strstr(c->derivation, "Thm 3.5") != NULL);
     CU_ASSERT_EQUAL(c->oracle, KCS_ORACLE_FP64);
-    CU_ASSERT_EQUAL_FATAL(c->n_shapes, 3);
+    CU_ASSERT_EQUAL_FATAL(c->n_shapes, 4);
     CU_ASSERT(c->shapes[0].m == 64 && c->shapes[0].n == 64 && c->shapes[0].k == 256 &&
               c->shapes[0].batch == 0);
     CU_ASSERT(c->shapes[2].m == 32 && c->shapes[2].n == 32 && c->shapes[2].k == 4096);
-    CU_ASSERT_EQUAL_FATAL(c->n_dists, 2);
+    CU_ASSERT(c->shapes[3].m == 8 && c->shapes[3].n == 8 && c->shapes[3].k == 65536);
+    CU_ASSERT_EQUAL_FATAL(c->n_dists, 3);
     CU_ASSERT_EQUAL(c->dists[0], KCS_DIST_NORMAL);
     CU_ASSERT_EQUAL(c->dists[1], KCS_DIST_UNIFORM_PM1);
+    CU_ASSERT_EQUAL(c->dists[2], KCS_DIST_EXACT);
     CU_ASSERT_EQUAL(c->trials, 2);
     CU_ASSERT(c->guard_poison && c->guard_fresh_inputs && c->guard_revalidate);
     CU_ASSERT_EQUAL_FATAL(c->n_sigs, 4);
     CU_ASSERT_STRING_EQUAL(c->sigs[0].name, "accumulator-narrower-than-declared");
     CU_ASSERT_STRING_EQUAL(c->sigs[1].name, "unwritten-outputs");
 
-    /* eta = 2 k u(fp32) = 2 * 4096 * 2^-24 = 2^-11 at k = 4096 */
+    /* eta = gamma_k(2u) = 2 k u / (1 - 2 k u) = 2^-11 / (1 - 2^-11) at k = 4096 */
     const kcs_expr_symtab *tab = kcs_verdict_symtab();
     double *v = calloc((size_t)tab->n, sizeof *v);
     v[sym("k")] = 4096;
     v[sym("dtype_acc")] = KCS_FMT_FP32;
-    CU_ASSERT_EQUAL(kcs_expr_eval(c->eta, v), 2.0 * 4096 * ldexp(1.0, -24));
-    CU_ASSERT_EQUAL(kcs_expr_eval(c->eta, v), ldexp(1.0, -11));
+    CU_ASSERT_DOUBLE_EQUAL(kcs_expr_eval(c->eta, v), ldexp(1.0, -11) / (1 - ldexp(1.0, -11)),
+                           1e-18);
     /* the narrow-accumulator clause: fp32 has p = 24, so it fires below 20 bits */
     v[sym("tau")] = 3;
     v[sym("effective_acc_bits")] = 11;
@@ -197,14 +204,15 @@ static void test_print_roundtrip(void)
     CU_ASSERT_STRING_EQUAL(c2->derivation, c->derivation);
     CU_ASSERT_STRING_EQUAL(c2->sigs[2].explain, c->sigs[2].explain);
     CU_ASSERT(strstr(buf1, "id: C-PRC-01\n") != NULL);
-    CU_ASSERT(strstr(buf1, "  eta: \"2 * k * u(dtype_acc)\"\n") != NULL);
+    CU_ASSERT(strstr(buf1, "eta: \"2 * k * u(dtype_acc) / (1 - 2 * k * u(dtype_acc))\"}\n") != NULL);
 
     f = open_memstream(&js, &lenj);
     CU_ASSERT_EQUAL(kcs_contract_print(c, f, true), 0);
     fclose(f);
     CU_ASSERT(lenj > 2 && js[0] == '{' && !strcmp(js + lenj - 2, "}\n"));
     CU_ASSERT(strstr(js, "\"ops\": [\"gemm\", \"batched_gemm\", \"attention\"]") != NULL);
-    CU_ASSERT(strstr(js, "\"shapes\": [[64, 64, 256], [64, 64, 1024], [32, 32, 4096]]") != NULL);
+    CU_ASSERT(strstr(js, "\"shapes\": [[64, 64, 256], [64, 64, 1024], [32, 32, 4096], "
+                         "[8, 8, 65536]]") != NULL);
     free(buf1);
     free(buf2);
     free(js);
@@ -493,10 +501,12 @@ static void test_all_contracts(void)
         CU_ASSERT(c->guard_poison && c->guard_fresh_inputs && c->guard_revalidate);
         for (int s = 0; s < c->n_shapes + c->n_held_out; s++) {
             const kcs_shape *sh = s < c->n_shapes ? &c->shapes[s] : &c->held_out[s - c->n_shapes];
-            /* small enough for the whole suite to run in seconds */
-            CU_ASSERT(sh->k <= 4096);
+            /* small enough for the whole suite to run in seconds; long
+             * reductions (the exact-sum clauses at the precondition's long
+             * end) only with small m and n */
+            CU_ASSERT(sh->k <= 1048576);
             int64_t b = sh->batch ? sh->batch : 1;
-            CU_ASSERT(sh->m * sh->k * b <= 262144 && sh->k * sh->n * b <= 262144 &&
+            CU_ASSERT(sh->m * sh->k * b <= 2097152 && sh->k * sh->n * b <= 2097152 &&
                       sh->m * sh->n * b <= 262144);
             for (int f = 0; f < KCS_FMT_COUNT; f++) {
                 if (!(c->dtype_in & (1u << f)))
@@ -621,15 +631,25 @@ static void test_contract_values(void)
     CU_ASSERT_PTR_NOT_NULL_FATAL(c);
     {
         kcs_shape s1 = {64, 64, 1, 0};
-        CU_ASSERT_EQUAL(eval_with(c->eta, c, &s1, NULL, NULL, 0), 2 * u32);
-        const char *nm[] = {"tau", "max_scaled"};
-        double tf[] = {4000, ldexp(1.0, -11)}, bf[] = {60000, ldexp(1.0, -8)};
+        /* gamma_1(2u): sound for accumulation rounding toward zero */
+        CU_ASSERT_DOUBLE_EQUAL(eval_with(c->eta, c, &s1, NULL, NULL, 0), 2 * u32 / (1 - 2 * u32),
+                               u32 * 1e-15);
+        const char *nm[] = {"tau", "max_scaled", "exact_inputs"};
+        double tf[] = {4000, ldexp(1.0, -11), 0}, bf[] = {60000, ldexp(1.0, -8), 0};
         const kcs_signature *a = sig(c, "input-rounded-to-11-bits");
         const kcs_signature *b = sig(c, "input-rounded-to-bf16");
-        CU_ASSERT_EQUAL(eval_with(a->when, c, &s1, nm, tf, 2), 1.0);
-        CU_ASSERT_EQUAL(eval_with(b->when, c, &s1, nm, tf, 2), 0.0);
-        CU_ASSERT_EQUAL(eval_with(a->when, c, &s1, nm, bf, 2), 0.0);
-        CU_ASSERT_EQUAL(eval_with(b->when, c, &s1, nm, bf, 2), 1.0);
+        CU_ASSERT_EQUAL(eval_with(a->when, c, &s1, nm, tf, 3), 1.0);
+        CU_ASSERT_EQUAL(eval_with(b->when, c, &s1, nm, tf, 3), 0.0);
+        CU_ASSERT_EQUAL(eval_with(a->when, c, &s1, nm, bf, 3), 0.0);
+        CU_ASSERT_EQUAL(eval_with(b->when, c, &s1, nm, bf, 3), 1.0);
+        /* on exact-sum inputs the exact clause's own signature names it */
+        double ex[] = {INFINITY, ldexp(1.0, -20), 1};
+        const kcs_signature *e = sig(c, "inexact-on-exact-inputs");
+        const char *nm4[] = {"tau", "max_scaled", "exact_inputs", "replayed", "sentinel_count",
+                             "mismatch_nonfinite"};
+        double ex4[] = {INFINITY, ldexp(1.0, -20), 1, 0, 0, 0};
+        CU_ASSERT_EQUAL(eval_with(a->when, c, &s1, nm, ex, 3), 0.0);
+        CU_ASSERT_EQUAL(eval_with(e->when, c, &s1, nm4, ex4, 6), 1.0);
     }
     kcs_contract_free(c);
 
@@ -652,12 +672,12 @@ static void test_contract_values(void)
     }
     kcs_contract_free(c);
 
-    /* ORD-01: eta = gamma_k = k u / (1 - k u) */
+    /* ORD-01: eta = gamma_k(2u) = 2 k u / (1 - 2 k u) (rounding toward zero too) */
     c = load_id("C-ORD-01");
     CU_ASSERT_PTR_NOT_NULL_FATAL(c);
     {
         kcs_shape s = {16, 1, 512, 0};
-        double g = 512 * u32 / (1 - 512 * u32);
+        double g = 2 * 512 * u32 / (1 - 2 * 512 * u32);
         CU_ASSERT_DOUBLE_EQUAL(eval_with(c->eta, c, &s, NULL, NULL, 0), g, g * 1e-15);
     }
     kcs_contract_free(c);

@@ -68,4 +68,7 @@ double kcs_loghist_quantile(const kcs_loghist *h, double q);
  * statistics (numpy's default); sorts v. NaN when n == 0. */
 double kcs_quantile(double *v, size_t n, double q);
 
+/* Clopper-Pearson interval of k successes in n trials at level conf. */
+void kcs_clopper_pearson(int64_t k, int64_t n, double conf, double *lo_p, double *hi_p);
+
 #endif

@@ -1,0 +1,41 @@
+/* When exact-sum inputs exist (exact_sum.h); the inputs themselves are
+ * src/plan/inputs_exact.c. */
+#include "exact_sum.h"
+
+int kcs_exact_op_ok(kcs_op op)
+{
+    return op == KCS_OP_GEMM || op == KCS_OP_BATCHED_GEMM || op == KCS_OP_DOT ||
+           op == KCS_OP_REDUCE_SUM;
+}
+
+int kcs_exact_bits(const kcs_acc *acc, kcs_format out)
+{
+    int pa = acc->bits > 0 ? acc->bits : kcs_format_get(acc->fmt)->p;
+    int po = kcs_format_get(out)->p;
+    int p = pa < po ? pa : po;
+    return p > 53 ? 53 : p;
+}
+
+int kcs_exact_ceil_log2(int64_t k)
+{
+    int l = 0;
+    while (l < 62 && ((int64_t)1 << l) < k)
+        l++;
+    return l;
+}
+
+int kcs_exact_check(kcs_op op, const kcs_acc *acc, kcs_format in, kcs_format out, int64_t k,
+                    kcs_error *err)
+{
+    if (!kcs_exact_op_ok(op))
+        return kcs_fail(err, KCS_E_INVAL, "exact inputs exist for gemm, batched_gemm, dot and "
+                        "reduce_sum only, not %s", kcs_op_name(op));
+    int P = kcs_exact_bits(acc, out);
+    if (k < 1 || P - 1 - kcs_exact_ceil_log2(k) < 0)
+        return kcs_fail(err, KCS_E_INVAL, "exact inputs need 1 <= k <= 2^%d for a %d-bit "
+                        "accumulator (k = %lld)", P - 1, P, (long long)k);
+    if (kcs_format_get(in)->p < 2)
+        return kcs_fail(err, KCS_E_INVAL, "exact inputs need an input format with at least "
+                        "2 significand bits (%s)", kcs_format_name(in));
+    return 0;
+}

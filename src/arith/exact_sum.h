@@ -1,0 +1,23 @@
+/* The rules of exact-sum inputs (distribution `exact`, src/plan/
+ * inputs_exact.c): which ops have them and which (accumulator, formats, k)
+ * admit them. Below the contract language, which checks them at load. */
+#ifndef KCS_EXACT_SUM_H
+#define KCS_EXACT_SUM_H
+
+#include <stdint.h>
+
+#include "error.h"
+#include "op.h"
+
+/* Whether op has exact-sum inputs (gemm, batched_gemm, dot, reduce_sum). */
+int kcs_exact_op_ok(kcs_op op);
+/* ceil(log2 k): the bits the count of k terms adds to a sum. */
+int kcs_exact_ceil_log2(int64_t k);
+/* P: the significand bits every partial sum must fit (min of the declared
+ * accumulator and the output format, at most 53). */
+int kcs_exact_bits(const kcs_acc *acc, kcs_format out);
+/* 0 when a case can have exact-sum inputs; else KCS_E_INVAL with why. */
+int kcs_exact_check(kcs_op op, const kcs_acc *acc, kcs_format in, kcs_format out, int64_t k,
+                    kcs_error *err);
+
+#endif

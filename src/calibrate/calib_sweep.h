@@ -1,0 +1,47 @@
+/* Power curves (kcs calibrate --sweep): each contract over its declared
+ * precondition (k log-spaced from its minimum to its maximum, every
+ * admitted input format), the CPU backend's conforming kernels against a
+ * catalogue of realistic bad ones, with detection and false-alarm rates
+ * per (kernel, point) and Clopper-Pearson intervals. A trial at a point is
+ * the contract's protocol at that shape with fresh inputs of every
+ * distribution it measures; it is flagged when any of them is not within
+ * tolerance. */
+#ifndef KCS_CALIB_SWEEP_H
+#define KCS_CALIB_SWEEP_H
+
+#include "calibrate.h"
+
+typedef struct kcs_sweep_row {
+    char contract[16];
+    char kernel[40];     /* "own fp32 pairwise", "own bits:14", "calib:C-PRC-03:bad", ... */
+    char klass[12];      /* conforming | bad | calib-bad (k-gated: not counted) */
+    char op[16];
+    char dtype_in[12];
+    int64_t m, n, k;
+    int32_t trials;      /* trials that ran (errors and unsupported excluded) */
+    int32_t flagged;     /* trials not within tolerance */
+    double rate;         /* flagged / trials */
+    double ci_lo, ci_hi; /* Clopper-Pearson 95% interval of the rate */
+} kcs_sweep_row;
+
+const kcs_field *kcs_sweep_row_fields(int *n_p);
+
+typedef struct kcs_sweep_opts {
+    int trials;      /* per point (default 20) */
+    int64_t max_k;   /* cap on the swept k (<= 0: the precondition's maximum) */
+    int k_factor;    /* ratio between successive k (default 4) */
+} kcs_sweep_opts;
+
+/* Sweep contracts cs (those with catalogue kernels for gemm, reduce_sum
+ * or dot) on the CPU backend. *rows_p malloc'd. *misses_p counts
+ * (bad kernel, point) pairs detected in fewer than 99% of trials and
+ * (conforming kernel, point) pairs with a false alarm. */
+int kcs_calib_sweep(kcs_contract *const *cs, int n, const kcs_calib_run *run,
+                    const kcs_sweep_opts *o, kcs_sweep_row **rows_p, int *n_rows_p,
+                    int *misses_p, kcs_error *err);
+
+/* Write /calibration_sweep to a NEW HDF5 file (KCS_E_EXISTS if it exists). */
+int kcs_store_sweep_write(const char *path, const kcs_sweep_row *rows, int n,
+                          const char *command_line, kcs_error *err);
+
+#endif

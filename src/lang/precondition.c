@@ -1,0 +1,94 @@
+#include "precondition.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int dim(const kcs_contract *c, const char *name, int64_t v, int64_t lo, int64_t hi,
+               kcs_error *err)
+{
+    if (v >= lo && v <= hi)
+        return 0;
+    char hs[32];
+    if (hi == INT64_MAX)
+        snprintf(hs, sizeof hs, "inf");
+    else
+        snprintf(hs, sizeof hs, "%lld", (long long)hi);
+    return kcs_fail(err, KCS_E_INVAL, "dimension %s = %lld is outside the precondition's "
+                    "range [%lld, %s] of %s", name, (long long)v, (long long)lo, hs, c->id);
+}
+
+int kcs_precondition_shape(const kcs_contract *c, const kcs_shape *s, kcs_error *err)
+{
+    int64_t b = s->batch > 0 ? s->batch : 1;
+    int rc = dim(c, "m", s->m, c->m_min, c->m_max, err);
+    if (!rc)
+        rc = dim(c, "n", s->n, c->n_min, c->n_max, err);
+    if (!rc)
+        rc = dim(c, "k", s->k, c->k_min, c->k_max, err);
+    if (!rc)
+        rc = dim(c, "batch", b, c->batch_min, c->batch_max, err);
+    return rc;
+}
+
+int kcs_precondition_dist(const kcs_contract *c, kcs_dist d, kcs_error *err)
+{
+    if (c->value_dists & (1u << d))
+        return 0;
+    char list[256] = "";
+    size_t used = 0;
+    for (int i = 0; i < KCS_DIST_COUNT && used < sizeof list; i++)
+        if (c->value_dists & (1u << i))
+            used += (size_t)snprintf(list + used, sizeof list - used, "%s%s", used ? " " : "",
+                                     kcs_dist_name((kcs_dist)i));
+    return kcs_fail(err, KCS_E_INVAL, "input distribution %s is not admitted by %s's "
+                    "precondition (values.dist: %s)", kcs_dist_name(d), c->id, list);
+}
+
+int kcs_precondition_dtype(const kcs_contract *c, kcs_format f, kcs_error *err)
+{
+    if (c->dtype_in & (1u << f))
+        return 0;
+    char list[256] = "";
+    size_t used = 0;
+    for (int i = 0; i < KCS_FMT_COUNT && used < sizeof list; i++)
+        if (c->dtype_in & (1u << i))
+            used += (size_t)snprintf(list + used, sizeof list - used, "%s%s", used ? " " : "",
+                                     kcs_format_name((kcs_format)i));
+    return kcs_fail(err, KCS_E_INVAL, "dtype_in %s is not admitted by %s's precondition "
+                    "(dtype_in: %s)", kcs_format_name(f), c->id, list);
+}
+
+int kcs_shape_parse_text(const char *text, kcs_shape *s)
+{
+    int64_t v[4] = {0, 0, 0, 0};
+    int n = 0;
+    const char *p = text;
+    for (;;) {
+        char *end;
+        errno = 0;
+        long long x = strtoll(p, &end, 10);
+        if (errno || end == p || x <= 0 || n == 4 || *p == '-' || *p == '+' || *p == ' ')
+            return KCS_E_INVAL;
+        v[n++] = x;
+        if (*end == '\0')
+            break;
+        if (*end != 'x' && *end != 'X')
+            return KCS_E_INVAL;
+        p = end + 1;
+    }
+    if (n < 3)
+        return KCS_E_INVAL;
+    memset(s, 0, sizeof *s);
+    s->m = v[0];
+    s->n = v[1];
+    s->k = v[2];
+    s->batch = n == 4 ? v[3] : 0;
+    return 0;
+}
+
+int kcs_precondition_shape_ok(const kcs_contract *c, const kcs_shape *s)
+{
+    kcs_error e = {0};
+    return kcs_precondition_shape(c, s, &e) == 0;
+}

@@ -1,0 +1,23 @@
+/* Whether a case lies inside its contract's precondition (shape ranges,
+ * input format, input distribution), with a message naming the range it
+ * leaves. Used by kcs grade --shape and by the study loader. */
+#ifndef KCS_PRECONDITION_H
+#define KCS_PRECONDITION_H
+
+#include "contract.h"
+#include "error.h"
+
+/* 0 when every dimension of s is inside c's precondition.shape ranges
+ * (batch 0 counts as 1); else KCS_E_INVAL, err->msg "dimension X = V is
+ * outside the precondition's range [MIN, MAX] of CONTRACT". */
+int kcs_precondition_shape(const kcs_contract *c, const kcs_shape *s, kcs_error *err);
+/* 0 when d is one of precondition.values.dist; else KCS_E_INVAL. */
+int kcs_precondition_dist(const kcs_contract *c, kcs_dist d, kcs_error *err);
+/* 0 when f is one of precondition.dtype_in; else KCS_E_INVAL. */
+int kcs_precondition_dtype(const kcs_contract *c, kcs_format f, kcs_error *err);
+/* 1 when s is inside c's precondition.shape ranges. */
+int kcs_precondition_shape_ok(const kcs_contract *c, const kcs_shape *s);
+/* Parse "MxNxK" or "MxNxKxBATCH" (positive integers). */
+int kcs_shape_parse_text(const char *text, kcs_shape *s);
+
+#endif

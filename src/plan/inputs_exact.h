@@ -1,0 +1,24 @@
+/* Exact-sum measurement inputs (distribution `exact`): integers chosen
+ * from the case so that every partial sum of every output, in any order
+ * and any grouping, is exactly representable in the declared accumulator
+ * and output format. Every conforming kernel (any summation order, any
+ * rounding mode, FMA or not, any wider accumulator) then returns the exact
+ * result bit for bit, while a narrower accumulator or an input coerced to
+ * fewer bits cannot. Derivation and power boundary: contracts/README.md,
+ * "Exact-sum inputs". */
+#ifndef KCS_INPUTS_EXACT_H
+#define KCS_INPUTS_EXACT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "error.h"
+#include "exact_sum.h"
+#include "study.h"
+
+/* Fill tensor `tensor` (0: A / x, 1: B / y) of a case with exact-sum
+ * inputs from the stream (seed, sa, sb). */
+int kcs_exact_fill(const kcs_case *cs, int tensor, double *x, size_t len, uint64_t seed,
+                   uint64_t sa, uint64_t sb, kcs_error *err);
+
+#endif
