@@ -43,14 +43,20 @@ static double wide_int(kcs_rng *r, int w)
  * bits and maximal exponent emax: an odd integer of min(bits, pin) bits,
  * shifted left by a uniform amount when bits > pin (so that narrow input
  * formats still give sums whose low and high bits are both set). */
-static double entry(kcs_rng *r, int bits, int pin, int emax)
+static double entry(kcs_rng *r, int bits, int pin, int emax, double max_finite)
 {
     if (bits > emax + 1)
         bits = emax + 1;
     if (bits <= pin)
         return wide_int(r, bits);
     int shift = (int)(kcs_rng_u32(r) % (uint32_t)(bits - pin + 1));
-    return ldexp(wide_int(r, pin), shift);
+    double v = ldexp(wide_int(r, pin), shift);
+    /* formats whose top binade stops short (fp8_e4m3: 448, not 480) */
+    while (v > max_finite && shift > 0) {
+        v *= 0.5;
+        shift--;
+    }
+    return v;
 }
 
 int kcs_exact_fill(const kcs_case *cs, int tensor, double *x, size_t len, uint64_t seed,
@@ -62,6 +68,7 @@ int kcs_exact_fill(const kcs_case *cs, int tensor, double *x, size_t len, uint64
         return rc;
     int P = kcs_exact_bits(&cs->acc, cs->dtype_out), pin = kcs_format_get(cs->dtype_in)->p;
     int emax = kcs_format_get(cs->dtype_in)->emax;
+    double fmax = kcs_format_get(cs->dtype_in)->max_finite;
     int r = P - 1 - kcs_exact_ceil_log2(k);
     kcs_rng g;
     kcs_rng_init(&g, seed, sa, sb);
@@ -73,7 +80,7 @@ int kcs_exact_fill(const kcs_case *cs, int tensor, double *x, size_t len, uint64
             size_t jw = (size_t)(kcs_rng_u64(&g) % (uint64_t)k);
             for (size_t j = 0; j < (size_t)k; j++)
                 x[i * (size_t)k + j] = s * (j == jw ? wide_int(&g, w)
-                                                    : entry(&g, r, pin, emax));
+                                                    : entry(&g, r, pin, emax, fmax));
         }
         return 0;
     }
@@ -88,7 +95,7 @@ int kcs_exact_fill(const kcs_case *cs, int tensor, double *x, size_t len, uint64
         size_t jw = (size_t)(kcs_rng_u64(&g) % (uint64_t)k);
         for (size_t j = 0; j < len; j++)
             x[j] = s * (tensor == 0 && j == jw ? wide_int(&g, w)
-                                               : entry(&g, (tensor ? eb : ea) + 1, pin, emax));
+                                               : entry(&g, (tensor ? eb : ea) + 1, pin, emax, fmax));
         return 0;
     }
     /* gemm / batched_gemm: A is (batch x) m x k row-major, B (batch x) k x n */
@@ -98,7 +105,7 @@ int kcs_exact_fill(const kcs_case *cs, int tensor, double *x, size_t len, uint64
             double s = kcs_rng_u32(&g) & 1 ? -1.0 : 1.0;
             size_t jw = (size_t)(kcs_rng_u64(&g) % (uint64_t)k);
             for (size_t j = 0; j < kk; j++)
-                x[i * kk + j] = s * (j == jw ? wide_int(&g, w) : entry(&g, ea + 1, pin, emax));
+                x[i * kk + j] = s * (j == jw ? wide_int(&g, w) : entry(&g, ea + 1, pin, emax, fmax));
         }
     } else {
         size_t nb = len / (kk * n);
@@ -107,7 +114,7 @@ int kcs_exact_fill(const kcs_case *cs, int tensor, double *x, size_t len, uint64
             for (size_t l = 0; l < n; l++) {
                 double s = kcs_rng_u32(&g) & 1 ? -1.0 : 1.0;
                 for (size_t j = 0; j < kk; j++)
-                    xb[j * n + l] = s * entry(&g, eb + 1, pin, emax);
+                    xb[j * n + l] = s * entry(&g, eb + 1, pin, emax, fmax);
             }
         }
     }

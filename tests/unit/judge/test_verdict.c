@@ -266,6 +266,14 @@ static void test_guards_sentinels_raised(void)
     o.oob_count = 3;
     o.raised = 1;
     o.m.sentinel_count = 16; /* the raised call wrote nothing: due */
+    /* a raise the declared semantics do not allow is a violation whatever
+     * the clauses say ... */
+    kcs_verdict_judge(c, &cs, &o, &v);
+    CU_ASSERT(isinf(v.tau) && v.tau > 0);
+    /* a failure; no signature of this contract names it, so under-specified */
+    CU_ASSERT_EQUAL(v.kind, KCS_VERDICT_UNDER);
+    /* ... and with oob=raise declared, the invariant decides */
+    snprintf(c->attrs, sizeof c->attrs, "oob=raise");
     kcs_verdict_judge(c, &cs, &o, &v);
     CU_ASSERT_EQUAL(v.tau, 0.0);
     CU_ASSERT_EQUAL(v.kind, KCS_VERDICT_WITHIN);

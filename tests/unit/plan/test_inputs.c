@@ -238,6 +238,10 @@ static void test_distributions(void)
             CU_ASSERT(s.min >= 0.0);
             CU_ASSERT(fabs(s.mean - sqrt(2.0 / M_PI)) < 6 * sd_mean);
             break;
+        case KCS_DIST_EXACT: /* exact-sum inputs: nonzero integers (inputs_exact.c) */
+            CU_ASSERT(s.zero == 0);
+            CU_ASSERT(s.min == floor(s.min) && s.max == floor(s.max));
+            break;
         default:
             CU_FAIL("a distribution this test does not know");
         }
@@ -342,7 +346,12 @@ static void test_gather_indices(void)
                              KCS_DIST_NORMAL);
         kcs_inputs in;
         kcs_call call;
+        /* odd trials hold no out-of-range index (C-EXC-02 sees both
+         * directions in every run) */
         CU_ASSERT_EQUAL_FATAL(gen(c, &cs, 1, 31, &in, &call), 0);
+        CU_ASSERT_EQUAL(in.oob_count, 0);
+        kcs_inputs_free(&in);
+        CU_ASSERT_EQUAL_FATAL(gen(c, &cs, 2, 31, &in, &call), 0);
         CU_ASSERT_EQUAL(in.len[0], (size_t)(m * k));
         CU_ASSERT_EQUAL_FATAL(in.len[1], (size_t)n);
         int64_t below = 0, above = 0, hit[50] = {0};
