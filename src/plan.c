@@ -61,8 +61,9 @@ int kcs_plan_build(const kcs_study *s, kcs_plan *plan_p, kcs_error *err)
     }
     XXH3_64bits_reset(h);
     char line[512];
-    int len = snprintf(line, sizeof line, "kcs-plan-v1 seed=%llu samples=%d\n",
-                       (unsigned long long)s->seed, s->n_samples);
+    /* the study's per-call time limit shapes results (timeout rows) */
+    int len = snprintf(line, sizeof line, "kcs-plan-v1 seed=%llu samples=%d timeout=%.17g\n",
+                       (unsigned long long)s->seed, s->n_samples, s->timeout_s);
     XXH3_64bits_update(h, line, (size_t)len);
     for (int i = 0; i < s->n_contracts; i++) {
         /* The contract text is part of the plan: ranks must judge alike. */
