@@ -486,8 +486,9 @@ int kcs_runner_run(const kcs_run_opts *o, MPI_Comm comm, kcs_error *err)
         if (any_stop && (rc || ci + 1 < s.plan.n_cases)) {
             kcs_progress_end(&prog);
             kcs_fail(err, KCS_E_INTERRUPTED,
-                     "interrupted after %lld of %lld cases; the journal keeps them: continue "
+                     "interrupted %s %lld of %lld cases; the journal keeps them: continue "
                      "with `kcs run --resume %s`",
+                     rc ? "between two trials of a case, after" : "after",
                      (long long)(ci + (rc ? 0 : 1)), (long long)s.plan.n_cases, o->out_path);
             kcs_store_abort(s.store);
             s.store = NULL;
