@@ -9,15 +9,18 @@ static const kcs_cmd_doc doc = {
     "run", "STUDY.yaml -o OUT.h5 [options]  |  --resume OUT.h5",
     "Run every case of a study on every MPI rank (each rank with its placement's\n"
     "backend and implementation) and write one HDF5 dataset. Launch under mpirun/srun.",
-    "The dataset is written to OUT.h5.partial and renamed to OUT.h5 only when complete;\n"
-    "an existing OUT.h5 is never replaced without --force. Each rank journals every\n"
-    "finished case durably in OUT.h5.journal/; after a kill or preemption (SIGTERM stops\n"
-    "after the current case), `kcs run --resume OUT.h5` (same number of ranks) rebuilds\n"
-    "the dataset from the journals and runs only the missing cases.\n\n"
+    "The dataset is written to OUT.h5.partial, read back and checked, and renamed to\n"
+    "OUT.h5 only when complete; an existing OUT.h5 is never replaced without --force.\n"
+    "One job per output: OUT.h5.journal/lock names the job holding it. Each rank\n"
+    "journals every finished case durably in OUT.h5.journal/; after a kill or\n"
+    "preemption (SIGTERM stops after the current trial), `kcs run --resume OUT.h5`\n"
+    "(same number of ranks) rebuilds the dataset from the journals, with the same\n"
+    "--plugin and --case-timeout, and runs only the missing cases.\n\n"
     "exit status: 0 all ranks ran every case; 3 dataset complete but some ranks were\n"
     "unavailable or failed cases (see /provenance/ranks and /results status); 2 bad\n"
-    "input (study, contract, flags, existing output); 1 internal, I/O or MPI failure;\n"
-    "4 interrupted by SIGTERM/SIGINT (journals kept: resume)."};
+    "input (study, contract, flags, existing output, another job on the output);\n"
+    "1 I/O, resource (disk full), internal or MPI failure (journals kept when they\n"
+    "hold anything: resume); 4 interrupted by SIGTERM/SIGINT (journals kept: resume)."};
 
 int kcs_cmd_run(int argc, char **argv)
 {
