@@ -78,7 +78,7 @@ int kcs_h5out_open_analysis(const char *path, kcs_h5out **o_p, kcs_error *err)
     kcs_h5_quiet();
     if (H5Fis_hdf5(path) <= 0) {
         H5Eclear2(H5E_DEFAULT);
-        return kcs_fail(err, access(path, F_OK) == 0 ? KCS_E_INVAL : KCS_E_IO,
+        return kcs_fail(err, KCS_E_INVAL, /* a missing or foreign input: bad input */
                         "%s: not an HDF5 file (or missing)", path);
     }
     kcs_h5out *o;
@@ -320,7 +320,7 @@ static hid_t open_ro(const char *path, kcs_error *err)
     kcs_h5_quiet();
     if (H5Fis_hdf5(path) <= 0) {
         H5Eclear2(H5E_DEFAULT);
-        kcs_fail(err, access(path, F_OK) == 0 ? KCS_E_INVAL : KCS_E_IO,
+        kcs_fail(err, KCS_E_INVAL, /* a missing or foreign input: bad input */
                  "%s: not an HDF5 file (or missing)", path);
         return -1;
     }

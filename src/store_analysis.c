@@ -67,7 +67,7 @@ int kcs_store_analysis_open(const char *path, int create, kcs_store_analysis **a
         return kcs_fail(err, KCS_E_EXISTS, "%s: exists; refusing to overwrite", path);
     if (!create && H5Fis_hdf5(path) <= 0) {
         H5Eclear2(H5E_DEFAULT);
-        return kcs_fail(err, access(path, F_OK) == 0 ? KCS_E_INVAL : KCS_E_IO,
+        return kcs_fail(err, KCS_E_INVAL, /* a missing or foreign input: bad input */
                         "%s: not an HDF5 file (or missing)", path);
     }
     kcs_store_analysis *a = calloc(1, sizeof *a);
