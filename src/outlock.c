@@ -186,3 +186,47 @@ int kcs_publish(const char *tmp, const char *out, int force, kcs_error *err)
         return kcs_fail(err, KCS_E_IO, "%s: cannot fsync its directory: %s", out, strerror(errno));
     return 0;
 }
+
+int kcs_copy_file(const char *src, const char *dst, kcs_error *err)
+{
+    int in = open(src, O_RDONLY | O_CLOEXEC);
+    if (in < 0)
+        return kcs_fail(err, KCS_E_IO, "%s: cannot open: %s", src, strerror(errno));
+    struct stat sb;
+    if (fstat(in, &sb) != 0) {
+        int e = errno;
+        close(in);
+        return kcs_fail(err, KCS_E_IO, "%s: %s", src, strerror(e));
+    }
+    int out = open(dst, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, sb.st_mode & 0777);
+    if (out < 0) {
+        int e = errno;
+        close(in);
+        return kcs_fail(err, KCS_E_IO, "%s: cannot create: %s", dst, strerror(e));
+    }
+    int rc = 0;
+    off_t left = sb.st_size;
+    while (left > 0 && !rc) {
+        ssize_t n = copy_file_range(in, NULL, out, NULL, (size_t)left, 0);
+        if (n < 0 && (errno == EXDEV || errno == ENOSYS || errno == EINVAL || errno == EOPNOTSUPP)) {
+            char buf[1 << 16];
+            n = read(in, buf, sizeof buf);
+            if (n > 0 && write(out, buf, (size_t)n) != n)
+                n = -1;
+        }
+        if (n < 0)
+            rc = kcs_fail(err, KCS_E_IO, "%s: copying %s: %s", dst, src, strerror(errno));
+        else if (n == 0)
+            rc = kcs_fail(err, KCS_E_IO, "%s: %s shrank while being copied", dst, src);
+        else
+            left -= n;
+    }
+    if (!rc && fsync(out) != 0)
+        rc = kcs_fail(err, KCS_E_IO, "%s: fsync: %s", dst, strerror(errno));
+    close(in);
+    if (close(out) != 0 && !rc)
+        rc = kcs_fail(err, KCS_E_IO, "%s: %s", dst, strerror(errno));
+    if (rc)
+        unlink(dst);
+    return rc;
+}

@@ -35,6 +35,9 @@ void kcs_outlock_release(kcs_outlock *l, int remove);
  * supported): KCS_E_EXISTS if out appeared meanwhile (tmp is kept). The
  * directory is fsynced afterwards. */
 int kcs_publish(const char *tmp, const char *out, int force, kcs_error *err);
+/* Copy src to dst (created, must not exist; src's mode), fsynced.
+ * KCS_E_IO on failure (dst removed). */
+int kcs_copy_file(const char *src, const char *dst, kcs_error *err);
 /* fsync the directory holding path. */
 int kcs_fsync_parent(const char *path);
 

@@ -69,4 +69,32 @@ for pass in ompio romio321 ompio:noreserve; do
   [ "$pass" != ompio:noreserve ] || [ -n "${seen[$pass.verify]:-}" ] ||
     fail "$pass: no failure was caught by the read-back check"
 done
+# kcs reduce on a full disk: the dataset is either left byte for byte as it
+# was or carries a complete new /analysis -- never damaged (HDF5 writes in
+# place, so reduce writes a copy and renames it over the dataset).
+mount -t tmpfs -o size=8m tmpfs "$M"
+cp "$T/ref.h5" "$M/d.h5"
+"$KCS" reduce "$M/d.h5" -o "$T/r0" --no-plots -q || fail "reduce with space failed"
+cp "$M/d.h5" "$T/before.h5"
+seen_fail=0 seen_ok=0
+for kib in 4 1024 1300 1600 1900 2200 5000; do
+  rm -f "$M/fill"
+  avail=$(df -k --output=avail "$M" | tail -1)
+  [ "$avail" -gt "$kib" ] && dd if=/dev/zero of="$M/fill" bs=1k count=$((avail - kib)) 2> /dev/null
+  set +e; timeout 60 "$KCS" reduce "$M/d.h5" -o "$T/r1" --no-plots -q 2> "$T/rlog"; r=$?; set -e
+  [ "$r" -ne 124 ] || fail "reduce hung on a full disk"
+  [ ! -e "$M/d.h5.reduce-partial" ] || fail "reduce ${kib}k: left its copy behind"
+  if [ "$r" -eq 0 ]; then
+    "$PYTHON" -c 'import sys,h5py; f=h5py.File(sys.argv[1],"r"); assert int(f["analysis"].attrs["complete"]) == 1; f["results"][:]' "$M/d.h5" ||
+      fail "reduce ${kib}k: exit 0 but the dataset does not read"
+    seen_ok=1
+  else
+    [ "$r" -eq 1 ] || fail "reduce ${kib}k: exit $r on a full disk"
+    cmp -s "$M/d.h5" "$T/before.h5" || fail "reduce ${kib}k: failed and changed the dataset"
+    seen_fail=1
+  fi
+  echo "reduce with ${kib}k free: exit $r"
+done
+umount "$M"
+[ "$seen_fail" -eq 1 ] && [ "$seen_ok" -eq 1 ] || fail "reduce sweep did not see both outcomes"
 echo "diskfull: ok"

@@ -4,7 +4,8 @@
 # by itself (no hang: 30 s limit) with exit 0, 1 or 2 -- never a signal --
 # within an address-space limit (ulimit -v 3 GiB) and with a bounded peak
 # RSS (reported; 1 GiB at most). KCS_CORRUPT_COUNT sets how many (default
-# 300 in CI; run a few thousand by hand: KCS_CORRUPT_COUNT=3000).
+# 300 in CI; run a few thousand by hand: KCS_CORRUPT_COUNT=3000; failing
+# inputs are copied to KCS_CORRUPT_KEEP, a directory, when set).
 source "$(dirname "$0")/lib.sh"
 study="$KCS_SRC/tests/studies/diskfull.yaml"
 mpirun4 "$KCS" run "$study" -o "$T/clean.h5" -q
@@ -46,7 +47,7 @@ for i in range(count):
     worst_rss = max(worst_rss, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
     codes[rc] = codes.get(rc, 0) + 1
     if rc not in (0, 1, 2):
-        keep = os.path.join(tmp, f"crash-{i}.h5")
+        keep = os.path.join(os.environ.get("KCS_CORRUPT_KEEP", tmp), f"crash-{i}.h5")
         shutil.copy(path, keep)
         bad.append((i, kind, rc, p.stderr.decode(errors="replace")[-300:] if rc != "hang" else ""))
 print(f"reduce on {count} corrupted datasets: exit statuses {codes}, peak RSS {worst_rss // 1024} MiB")
