@@ -81,8 +81,9 @@ int kcs_journal_read_header(const char *out_path, int rank, kcs_journal_header *
     char path[4096];
     kcs_journal_file(out_path, rank, path, sizeof path);
     FILE *f = fopen(path, "rb");
-    if (!f)
-        return kcs_fail(err, KCS_E_IO, "%s: no journal to resume from (%s)", path,
+    if (!f) /* e.g. resumed with more ranks than the run had */
+        return kcs_fail(err, errno == ENOENT ? KCS_E_INVAL : KCS_E_IO,
+                        "%s: no journal to resume from (%s): resume with the same -n", path,
                         strerror(errno));
     int rc = read_header(f, path, h, err);
     fclose(f);

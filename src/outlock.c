@@ -108,6 +108,12 @@ int kcs_outlock_take(kcs_outlock *l, const char *out_path, kcs_error *err)
     return kcs_fail(err, KCS_E_IO, "%s: the lock file keeps disappearing", l->path);
 }
 
+static int is_journal(const char *name)
+{
+    size_t n = strlen(name);
+    return n > 8 && !strncmp(name, "rank-", 5) && !strcmp(name + n - 3, ".kj");
+}
+
 int kcs_outlock_has_journals(const kcs_outlock *l)
 {
     DIR *d = opendir(l->dir);
@@ -116,11 +122,25 @@ int kcs_outlock_has_journals(const kcs_outlock *l)
     int found = 0;
     struct dirent *e;
     while (!found && (e = readdir(d))) {
-        size_t n = strlen(e->d_name);
-        found = n > 3 && !strncmp(e->d_name, "rank-", 5) && !strcmp(e->d_name + n - 3, ".kj");
+        found = is_journal(e->d_name);
     }
     closedir(d);
     return found;
+}
+
+void kcs_outlock_clear_journals(const kcs_outlock *l)
+{
+    DIR *d = opendir(l->dir);
+    if (!d)
+        return;
+    struct dirent *e;
+    char path[8400];
+    while ((e = readdir(d)))
+        if (is_journal(e->d_name)) {
+            snprintf(path, sizeof path, "%s/%s", l->dir, e->d_name);
+            unlink(path);
+        }
+    closedir(d);
 }
 
 void kcs_outlock_release(kcs_outlock *l, int remove)

@@ -26,6 +26,8 @@ typedef struct kcs_outlock {
 int kcs_outlock_take(kcs_outlock *l, const char *out_path, kcs_error *err);
 /* 1 when OUT.journal/ holds rank journals (rank-*.kj). */
 int kcs_outlock_has_journals(const kcs_outlock *l);
+/* Remove every rank-*.kj in OUT.journal/ (--force). */
+void kcs_outlock_clear_journals(const kcs_outlock *l);
 /* Release the lock. remove != 0: also delete the lock file and the
  * directory (when empty); else the lock file stays, naming this job. */
 void kcs_outlock_release(kcs_outlock *l, int remove);

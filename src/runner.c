@@ -194,15 +194,9 @@ static int check_output(run_state *s, const char *tmp, kcs_error *err)
         if (rc && s->lock.fd >= 0)
             kcs_outlock_release(&s->lock, s->lock.created_dir && !has_journal);
     }
-    rc = kcs_agree(s->comm, rc, err);
-    if (!rc && s->o->force && !s->o->resume) {
-        /* --force: the old journals go; each rank removes its own */
-        char path[4096];
-        kcs_journal_file(s->o->out_path, s->rank, path, sizeof path);
-        unlink(path);
-        MPI_Barrier(s->comm);
-    }
-    return rc;
+    if (!rc && s->rank == 0 && s->o->force && !s->o->resume)
+        kcs_outlock_clear_journals(&s->lock); /* --force: the old journals go, all ranks' */
+    return kcs_agree(s->comm, rc, err);
 }
 
 /* Everything besides the study that shapes the results: --plugin (its
