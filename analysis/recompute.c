@@ -138,7 +138,13 @@ int kcs_recompute_case(kcs_recompute *rc, kcs_view *v, int64_t c, double *ref_s,
     call.k = cs.shape.k;
     call.batch = cs.shape.batch;
     call.attrs = k->attrs;
-    if (work_of(&cs, &call) > rc->max_work) {
+    if (cs.trials < 0 || cs.trials > v->max_trials) {
+        /* a damaged /cases row (found: 2^31 trials made reduce run for hours) */
+        snprintf(out->why, sizeof out->why, "/cases says %d trials, /results holds %d",
+                 cs.trials, v->max_trials);
+        return 0;
+    }
+    if (work_of(&cs, &call) * (cs.trials > 0 ? cs.trials : 1) > rc->max_work) {
         snprintf(out->why, sizeof out->why, "larger than the recompute limit (%.3g)",
                  rc->max_work);
         return 0;

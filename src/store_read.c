@@ -51,7 +51,7 @@ static int root_str(kcs_store_reader *r, const char *name, char *buf, size_t len
         return kcs_fail(err, KCS_E_INVAL, "%s: /: root attribute %s is not a string", r->path,
                         name);
     if (g < 0)
-        return kcs_h5_fail(err, KCS_E_IO, r->path, "/", "cannot read attribute %s", name);
+        return kcs_h5_fail(err, KCS_E_INVAL, r->path, "/", "cannot read attribute %s (damaged?)", name);
     if (dup_p) {
         *dup_p = v;
     } else {
@@ -77,7 +77,7 @@ static int root_int(kcs_store_reader *r, const char *name, int required, int64_t
         return kcs_fail(err, KCS_E_INVAL, "%s: /: root attribute %s is not an integer", r->path,
                         name);
     if (g < 0)
-        return kcs_h5_fail(err, KCS_E_IO, r->path, "/", "cannot read attribute %s", name);
+        return kcs_h5_fail(err, KCS_E_INVAL, r->path, "/", "cannot read attribute %s (damaged?)", name);
     if (v < lo || v > hi)
         return kcs_fail(err, KCS_E_INVAL,
                         "%s: /: root attribute %s = %" PRId64 " is outside [%" PRId64 ", %" PRId64

@@ -13,13 +13,16 @@
 #define _GNU_SOURCE
 
 #include <errno.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <mpi.h>
@@ -27,6 +30,7 @@
 #include "store_h5.h"
 
 #define CHILD_HEADROOM ((rlim_t)768 << 20) /* bytes of address space beyond the parent's */
+#define CHILD_SECONDS 20 /* a 64 MiB string reads in well under a second */
 
 static int read_direct(hid_t obj, int is_attr, hid_t mt, char **out)
 {
@@ -55,10 +59,25 @@ static int write_all(int fd, const void *buf, size_t n)
     return 0;
 }
 
-static int read_all(int fd, void *buf, size_t n)
+/* Read n bytes, waiting at most until deadline (CLOCK_MONOTONIC s): a child
+ * looping inside HDF5 on a damaged file must not hang kcs. */
+static int read_all_by(int fd, void *buf, size_t n, double deadline)
 {
     char *p = buf;
     while (n > 0) {
+        struct timespec now;
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        double left = deadline - ((double)now.tv_sec + 1e-9 * (double)now.tv_nsec);
+        if (left <= 0)
+            return -2;
+        struct pollfd pf = {fd, POLLIN, 0};
+        int pr = poll(&pf, 1, (int)(left * 1000.0) + 1);
+        if (pr < 0 && errno == EINTR)
+            continue;
+        if (pr == 0)
+            return -2;
+        if (pr < 0)
+            return -1;
         ssize_t r = read(fd, p, n);
         if (r < 0 && errno == EINTR)
             continue;
@@ -116,6 +135,11 @@ int kcs_h5_read_vlen_str(hid_t obj, int is_attr, hid_t mt, size_t cap, char **ou
     }
     if (pid == 0) {
         close(p[0]);
+        /* never outlive the parent, nor loop inside HDF5 for ever */
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (getppid() == 1)
+            _exit(1);
+        alarm(CHILD_SECONDS + 5);
         struct rlimit rl = {limit, limit};
         setrlimit(RLIMIT_AS, &rl);
         struct rlimit core = {0, 0};
@@ -130,12 +154,26 @@ int kcs_h5_read_vlen_str(hid_t obj, int is_attr, hid_t mt, size_t cap, char **ou
         _exit(0);
     }
     close(p[1]);
+    struct timespec t0;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    double deadline = (double)t0.tv_sec + 1e-9 * (double)t0.tv_nsec + CHILD_SECONDS;
     uint64_t code = 1, len = 0;
-    int got = read_all(p[0], &code, sizeof code) == 0 && read_all(p[0], &len, sizeof len) == 0;
+    int r1 = read_all_by(p[0], &code, sizeof code, deadline);
+    int r2 = r1 ? r1 : read_all_by(p[0], &len, sizeof len, deadline);
+    int got = r1 == 0 && r2 == 0;
     int rc = 0;
+    if (r1 == -2 || r2 == -2) {
+        kill(pid, SIGKILL);
+        while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+            ;
+        close(p[0]);
+        snprintf(why, why_len, "HDF5 did not finish reading it in %d s (damaged file)",
+                 CHILD_SECONDS);
+        return -3;
+    }
     if (got && code == 0 && len <= cap) {
         char *s = malloc((size_t)len + 1);
-        if (!s || read_all(p[0], s, (size_t)len) != 0) {
+        if (!s || read_all_by(p[0], s, (size_t)len, deadline + CHILD_SECONDS) != 0) {
             free(s);
             snprintf(why, why_len, "%s", s ? "short read from the reader process" : "out of memory");
             rc = -1;

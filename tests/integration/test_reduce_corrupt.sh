@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # `kcs reduce` on randomly corrupted datasets: byte flips, overwritten
 # blocks, truncations and zeroed ranges of a real dataset. Every run must end
-# by itself (no hang: 30 s limit) with exit 0, 1 or 2 -- never a signal --
+# by itself (no hang: 60 s limit) with exit 0, 1 or 2 -- never a signal --
 # within an address-space limit (ulimit -v 3 GiB) and with a bounded peak
 # RSS (reported; 1 GiB at most). --recompute-max 100000000 bounds the inputs a
 # corrupted /cases row can make reduce regenerate (found: a flipped shape
@@ -51,7 +51,7 @@ for i in range(count):
     before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
     try:
         p = subprocess.run([kcs, "reduce", path, "-o", os.path.join(tmp, "r"), "--no-plots", "-q", "--recompute-max", "100000000"], preexec_fn=limit,
-                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, timeout=30)
+                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, timeout=60)
         rc = p.returncode
     except subprocess.TimeoutExpired:
         rc = "hang"
