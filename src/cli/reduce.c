@@ -1,4 +1,5 @@
 #include <stdio.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -70,7 +71,11 @@ int kcs_cmd_reduce(int argc, char **argv)
     rc = kcs_reduce_run(&o, &err);
     if (rc) {
         fprintf(stderr, "kcs reduce: %s\n", err.msg);
-        return kcs_exit_status(rc);
+        /* A damaged file HDF5 failed to close stays in its tables, and its
+         * exit handler crashed closing it again (found by
+         * test_reduce_corrupt): leave without running exit handlers. */
+        fflush(NULL);
+        _exit(kcs_exit_status(rc));
     }
     return 0;
 }
