@@ -18,7 +18,7 @@ mkdir -p "$M"
 if ! mount -t tmpfs -o size=64k tmpfs "$M" 2>/dev/null; then
   echo "SKIP: cannot mount a tmpfs here (needs root)"; exit 77
 fi
-trap 'umount "$M" 2>/dev/null; rm -rf "$T"' EXIT
+trap 'umount "$M" 2> /dev/null || true; rm -rf "$T"' EXIT
 umount "$M"
 mpirun4 "$KCS" run "$study" -o "$T/ref.h5" -q
 run() { # run IO ARGS...: kcs run under a time limit; exit status in RC
