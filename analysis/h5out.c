@@ -15,6 +15,8 @@
 
 #define PREVIOUS "/analysis.previous"
 
+char kcs_h5out_pending[4096];
+
 struct kcs_h5out {
     char *path;
     hid_t file;
@@ -104,6 +106,7 @@ int kcs_h5out_open_analysis(const char *path, kcs_h5out **o_p, kcs_error *err)
     }
     snprintf(o->tmp, tl, "%s.reduce-partial", path);
     unlink(o->tmp); /* left by a reduce that died */
+    snprintf(kcs_h5out_pending, sizeof kcs_h5out_pending, "%s", o->tmp);
     if ((rc = kcs_copy_file(path, o->tmp, err))) {
         free(o->tmp);
         o->tmp = NULL;
@@ -144,6 +147,7 @@ fail:
     if (o->tmp)
         unlink(o->tmp);
     free(o->tmp);
+    kcs_h5out_pending[0] = '\0';
     free(o->path);
     free(o);
     return rc;
@@ -172,6 +176,7 @@ int kcs_h5out_close(kcs_h5out *o, kcs_error *err)
         if (rc) /* the dataset is untouched; the copy goes */
             unlink(o->tmp);
         free(o->tmp);
+        kcs_h5out_pending[0] = '\0';
     }
     free(o->path);
     free(o);
@@ -195,6 +200,7 @@ void kcs_h5out_abort(kcs_h5out *o)
         unlink(o->tmp);
         free(o->tmp);
         o->tmp = NULL;
+        kcs_h5out_pending[0] = '\0';
     }
     kcs_h5out_close(o, &ignore);
     H5Eclear2(H5E_DEFAULT);
