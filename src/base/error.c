@@ -46,6 +46,7 @@ const char *kcs_strerror(int code)
     case KCS_E_DEVICE: return "device error";
     case KCS_E_TIMEOUT: return "timeout";
     case KCS_E_CRASHED: return "crashed";
+    case KCS_E_INTERRUPTED: return "interrupted";
     default: return "unknown error";
     }
 }
@@ -55,7 +56,6 @@ int kcs_exit_status(int code)
     switch (code) {
     case KCS_OK: return 0;
     case KCS_E_INVAL:
-    case KCS_E_IO:
     case KCS_E_EXISTS: return 2;
     default: return 1;
     }

@@ -20,6 +20,7 @@ enum {
     KCS_E_DEVICE = -10,     /* device runtime failed during a call */
     KCS_E_TIMEOUT = -11,    /* a kernel call exceeded its time limit */
     KCS_E_CRASHED = -12,    /* a kernel call died of a signal (SIGSEGV, ...) */
+    KCS_E_INTERRUPTED = -13, /* SIGTERM/SIGINT asked the run to stop */
 };
 
 #define KCS_ERRMSG_MAX 1024
@@ -36,7 +37,8 @@ int kcs_fail(kcs_error *err, int code, const char *fmt, ...)
 int kcs_error_prefix(kcs_error *err, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 const char *kcs_strerror(int code);
-/* Exit status for a code: 2 for bad input/missing files, 1 otherwise. */
+/* Exit status for a code: 2 for bad input (study, contract, flags, an output
+ * that exists), 1 for I/O, resource, MPI and internal failures. */
 int kcs_exit_status(int code);
 
 #endif

@@ -1,6 +1,7 @@
 /* kcs exec: one op, one backend, inputs from raw little-endian float64
  * files (shared/PROFILES.md). */
 #include <math.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,8 +40,9 @@ static int read_input(const char *path, size_t n, kcs_format fmt, int integer, d
                       kcs_error *err)
 {
     FILE *f = fopen(path, "rb");
-    if (!f)
-        return kcs_fail(err, KCS_E_IO, "%s: cannot open", path);
+    if (!f) /* a missing input file is bad input; a failing disk is not */
+        return kcs_fail(err, errno == EIO ? KCS_E_IO : KCS_E_INVAL, "%s: cannot open: %s", path,
+                        strerror(errno));
     struct stat st;
     if (fstat(fileno(f), &st) != 0 || (size_t)st.st_size != n * sizeof(double)) {
         fclose(f);

@@ -446,8 +446,12 @@ int kcs_study_load(const char *path, kcs_study **s_p, kcs_error *err)
                 s->timeout_s = t;
         }
     }
-    if ((v = kcs_yaml_get(&y, root, "max_memory_mib", false, "")))
-        kcs_yaml_int(&y, v, "max_memory_mib", 1, (int64_t)1 << 30, &s->max_memory_mib);
+    if ((v = kcs_yaml_get(&y, root, "max_memory_mib", false, ""))) {
+        int64_t want = s->max_memory_mib;
+        if (kcs_yaml_int(&y, v, "max_memory_mib", 1, (int64_t)1 << 30, &want))
+            /* the operator's KCS_MAX_MEMORY_MIB is a ceiling a study cannot lift */
+            s->max_memory_mib = cap && atoll(cap) > 0 && want > atoll(cap) ? atoll(cap) : want;
+    }
     if ((v = kcs_yaml_get(&y, root, "contracts", true, "")))
         load_contracts(&y, v, s);
     if ((v = kcs_yaml_get(&y, root, "placement", true, "")))

@@ -15,11 +15,14 @@
 #include "yamlx_limits.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #define KCS_YAML_MAX_BYTES (16u << 20) /* refuse files larger than 16 MiB */
 #define KCS_YAML_MAX_WALK 256          /* nesting checked by the alias walk */
@@ -430,9 +433,21 @@ int kcs_yaml_open_string(kcs_yctx *y, const char *path, const char *text, kcs_er
 int kcs_yaml_open(kcs_yctx *y, const char *path, kcs_error *err)
 {
     memset(y, 0, sizeof *y);
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return kcs_fail(err, KCS_E_IO, "%s: cannot open: %s", path, strerror(errno));
+    /* O_NONBLOCK: a FIFO must not block the open; only regular files are read */
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0)
+        return kcs_fail(err, errno == EIO || errno == ENOMEM ? KCS_E_IO : KCS_E_INVAL,
+                        "%s: cannot open: %s", path, strerror(errno));
+    struct stat sb;
+    if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+        close(fd);
+        return kcs_fail(err, KCS_E_INVAL, "%s: not a regular file", path);
+    }
+    FILE *f = fdopen(fd, "rb");
+    if (!f) {
+        close(fd);
+        return kcs_fail(err, KCS_E_NOMEM, "%s: cannot open: %s", path, strerror(errno));
+    }
     char *buf = NULL;
     size_t len = 0, cap = 0;
     int rc = 0;

@@ -9,6 +9,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <ctype.h>
 #include <string.h>
 
 /* ---- mappings ----------------------------------------------------------- */
@@ -58,8 +59,13 @@ void kcs_yaml_check_keys(kcs_yctx *y, struct fy_node *map, const char *field,
             }
             used += (size_t)w;
         }
+        /* Echo the key only when it looks like one: a path that is not a
+         * YAML file at all (kcs run /etc/shadow) must not be printed back. */
+        int shown = ks[0] != '\0' && strlen(ks) <= 48;
+        for (const char *c = ks; shown && *c; c++)
+            shown = isalnum((unsigned char)*c) || *c == '_' || *c == '-' || *c == '.';
         char f[128];
-        join_field(f, sizeof f, field, ks);
+        join_field(f, sizeof f, field, shown ? ks : "(a key not shown)");
         kcs_yaml_error(y, k, f, "unknown key (allowed: %s)", set);
     }
 }

@@ -64,9 +64,10 @@ int kcs_plan_build(const kcs_study *s, kcs_plan *plan_p, kcs_error *err)
     }
     XXH3_64bits_reset(h);
     char line[512];
-    /* v2: the input generator's version is part of the plan (rng.h) */
-    int len = snprintf(line, sizeof line, "kcs-plan-v2 inputs=%d seed=%llu samples=%d\n",
-                       KCS_INPUTS_VERSION, (unsigned long long)s->seed, s->n_samples);
+    /* v2: the input generator's version is part of the plan (rng.h); the
+     * study's per-call time limit shapes results (timeout rows) */
+    int len = snprintf(line, sizeof line, "kcs-plan-v2 inputs=%d seed=%llu samples=%d timeout=%.17g\n",
+                       KCS_INPUTS_VERSION, (unsigned long long)s->seed, s->n_samples, s->timeout_s);
     XXH3_64bits_update(h, line, (size_t)len);
     for (int i = 0; i < s->n_contracts; i++) {
         /* The contract text is part of the plan: ranks must judge alike. */

@@ -24,6 +24,9 @@ int kcs_h5out_identity(kcs_h5out *o, const char *created, const char *content,
  * by an empty one. */
 int kcs_h5out_open_analysis(const char *path, kcs_h5out **o_p, kcs_error *err);
 int kcs_h5out_close(kcs_h5out *o, kcs_error *err);
+/* The copy kcs_h5out_open_analysis is writing ("" when none): removed by
+ * kcs reduce's crash handler (async-signal-safe unlink). */
+extern char kcs_h5out_pending[4096];
 void kcs_h5out_abort(kcs_h5out *o); /* close, ignoring errors; NULL is a no-op */
 
 /* Create group path (absolute; parents must exist). */

@@ -130,7 +130,13 @@ int kcs_recompute_case(kcs_recompute *rc, kcs_view *v, int64_t c, double *ref_s,
     }
     kcs_call call;
     kcs_trial_call(k, &cs, 0, &call);
-    if (work_of(&cs, &call) > rc->max_work) {
+    if (cs.trials < 0 || cs.trials > v->max_trials) {
+        /* a damaged /cases row (found: 2^31 trials made reduce run for hours) */
+        snprintf(out->why, sizeof out->why, "/cases says %d trials, /results holds %d",
+                 cs.trials, v->max_trials);
+        return 0;
+    }
+    if (work_of(&cs, &call) * (cs.trials > 0 ? cs.trials : 1) > rc->max_work) {
         snprintf(out->why, sizeof out->why, "larger than the recompute limit (%.3g)",
                  rc->max_work);
         return 0;

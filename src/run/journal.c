@@ -7,8 +7,13 @@
 #include <unistd.h>
 #include <xxhash.h>
 
-#define JOURNAL_MAGIC "KCSJRNL2" /* 2: result rows carry the whole message */
-#define RECORD_MAGIC 0x4B43535243415345ull /* "KCSRCASE" */
+/* 3: the rank's state, the run's options and result rows that carry the
+ * whole message; 1 and 2 (older kcs) are refused with the way out */
+#define JOURNAL_MAGIC "KCSJRNL3"
+#define JOURNAL_MAGIC_V1 "KCSJRNL1"
+#define JOURNAL_MAGIC_V2 "KCSJRNL2"
+#define RECORD_MAGIC 0x4B43535243415346ull /* "KCSRCASF": format 3 */
+#define WHY_LEN 256
 
 void kcs_journal_dir(const char *out_path, char *buf, size_t len)
 {
@@ -42,9 +47,12 @@ int kcs_journal_create(kcs_journal *j, const char *out_path, const kcs_journal_h
     uint64_t sum = XXH3_64bits(h, sizeof *h);
     if (fwrite(JOURNAL_MAGIC, 8, 1, j->f) != 1 || fwrite(h, sizeof *h, 1, j->f) != 1 ||
         fwrite(&sum, sizeof sum, 1, j->f) != 1 || !durable(j->f)) {
+        int e = errno;
         fclose(j->f);
         j->f = NULL;
-        return kcs_fail(err, KCS_E_IO, "%s: cannot write the journal header", j->path);
+        unlink(j->path); /* no half header left behind: nothing was journaled */
+        return kcs_fail(err, KCS_E_IO, "%s: cannot write the journal header: %s", j->path,
+                        strerror(e));
     }
     return 0;
 }
@@ -53,11 +61,21 @@ static int read_header(FILE *f, const char *path, kcs_journal_header *h, kcs_err
 {
     char magic[8];
     uint64_t sum;
-    if (fread(magic, 8, 1, f) != 1 || memcmp(magic, JOURNAL_MAGIC, 8) != 0 ||
-        fread(h, sizeof *h, 1, f) != 1 || fread(&sum, sizeof sum, 1, f) != 1 ||
-        sum != XXH3_64bits(h, sizeof *h))
-        return kcs_fail(err, KCS_E_INVAL, "%s: not a kcs journal (bad header)", path);
+    if (fread(magic, 8, 1, f) == 1 &&
+        (memcmp(magic, JOURNAL_MAGIC_V1, 8) == 0 || memcmp(magic, JOURNAL_MAGIC_V2, 8) == 0))
+        return kcs_fail(err, KCS_E_INVAL,
+                        "%s: journal format %c, written by an older kcs: finish that run with "
+                        "the kcs that started it, or start over with --force (discards it)",
+                        path, magic[7]);
+    if (memcmp(magic, JOURNAL_MAGIC, 8) != 0 || fread(h, sizeof *h, 1, f) != 1 ||
+        fread(&sum, sizeof sum, 1, f) != 1 || sum != XXH3_64bits(h, sizeof *h))
+        return kcs_fail(err, KCS_E_INVAL,
+                        "%s: not a kcs journal or a damaged one (bad header): the run cannot be "
+                        "continued; start over with `kcs run STUDY -o OUT --force` (discards it)",
+                        path);
     h->study_path[sizeof h->study_path - 1] = 0;
+    h->plugin[sizeof h->plugin - 1] = 0;
+    h->backends_env[sizeof h->backends_env - 1] = 0;
     return 0;
 }
 
@@ -67,27 +85,31 @@ int kcs_journal_read_header(const char *out_path, int rank, kcs_journal_header *
     char path[4096];
     kcs_journal_file(out_path, rank, path, sizeof path);
     FILE *f = fopen(path, "rb");
-    if (!f)
-        return kcs_fail(err, KCS_E_IO, "%s: no journal to resume from (%s)", path,
+    if (!f) /* e.g. resumed with more ranks than the run had */
+        return kcs_fail(err, errno == ENOENT ? KCS_E_INVAL : KCS_E_IO,
+                        "%s: no journal to resume from (%s): resume with the same -n", path,
                         strerror(errno));
     int rc = read_header(f, path, h, err);
     fclose(f);
     return rc;
 }
 
-/* Record layout: magic u64 | case_idx i64 | input_digest u64 |
- * recs[max_trials] | samples[n_samples] | xxh3 u64 of everything before. */
+/* Record layout: magic u64 | case_idx i64 | input_digest u64 | broken u64 |
+ * why[256] | recs[max_trials] | samples[n_samples] | xxh3 u64 of everything
+ * before. */
+#define REC_HEAD (4 * sizeof(uint64_t) + WHY_LEN)
 static size_t record_size(const kcs_journal_header *h)
 {
-    return 3 * sizeof(uint64_t) + (size_t)h->max_trials * sizeof(kcs_result_rec) +
+    return REC_HEAD + (size_t)h->max_trials * sizeof(kcs_result_rec) +
            (size_t)h->n_samples * sizeof(double) + sizeof(uint64_t);
 }
 
 int kcs_journal_append(kcs_journal *j, int64_t case_idx, uint64_t input_digest,
-                       const kcs_result_rec *recs, const double *samples, kcs_error *err)
+                       const kcs_result_rec *recs, const double *samples, int broken,
+                       const char *why, kcs_error *err)
 {
     size_t size = record_size(&j->h);
-    unsigned char *buf = malloc(size);
+    unsigned char *buf = calloc(1, size);
     if (!buf)
         return kcs_fail(err, KCS_E_NOMEM, "journal: out of memory");
     unsigned char *p = buf;
@@ -95,7 +117,11 @@ int kcs_journal_append(kcs_journal *j, int64_t case_idx, uint64_t input_digest,
     memcpy(p, &magic, 8);
     memcpy(p + 8, &case_idx, 8);
     memcpy(p + 16, &input_digest, 8);
-    p += 24;
+    uint64_t b = broken != 0;
+    memcpy(p + 24, &b, 8);
+    if (why)
+        memcpy(p + 32, why, strnlen(why, WHY_LEN - 1));
+    p += REC_HEAD;
     memcpy(p, recs, (size_t)j->h.max_trials * sizeof *recs);
     p += (size_t)j->h.max_trials * sizeof *recs;
     memcpy(p, samples, (size_t)j->h.n_samples * sizeof *samples);
@@ -154,8 +180,13 @@ int kcs_journal_resume(kcs_journal *j, const char *out_path, int rank, kcs_journ
             }
             e->present = 1;
             memcpy(&e->input_digest, buf + 16, 8);
-            memcpy(e->recs, buf + 24, (size_t)h->max_trials * sizeof *e->recs);
-            memcpy(e->samples, buf + 24 + (size_t)h->max_trials * sizeof *e->recs,
+            uint64_t b;
+            memcpy(&b, buf + 24, 8);
+            e->broken = b != 0;
+            memcpy(e->why, buf + 32, WHY_LEN);
+            e->why[WHY_LEN - 1] = '\0';
+            memcpy(e->recs, buf + REC_HEAD, (size_t)h->max_trials * sizeof *e->recs);
+            memcpy(e->samples, buf + REC_HEAD + (size_t)h->max_trials * sizeof *e->recs,
                    (size_t)h->n_samples * sizeof(double));
         }
         valid_end = ftell(f);

@@ -25,6 +25,12 @@ typedef struct kcs_journal_header {
     int32_t n_samples;
     int64_t n_cases;
     char study_path[4096]; /* absolute, so `kcs run --resume OUT` finds it */
+    /* Everything outside the study that shapes the results (format 2):
+     * resume restores these or refuses to mix. plan_hash has them folded in. */
+    char plugin[4096];       /* --plugin, absolute; "" none */
+    uint64_t plugin_digest;  /* XXH3 of the plugin library's bytes */
+    double case_timeout;     /* --case-timeout; 0 none */
+    char backends_env[256];  /* KCS_BACKENDS at the start */
 } kcs_journal_header;
 
 /* One replayable case of this rank. */
@@ -33,6 +39,8 @@ typedef struct kcs_journal_entry {
     uint64_t input_digest;
     kcs_result_rec *recs; /* max_trials rows */
     double *samples;      /* n_samples values */
+    int broken;           /* the rank's backend hung or crashed by the end of this case */
+    char why[256];        /* ... and why */
 } kcs_journal_entry;
 
 typedef struct kcs_journal {
@@ -57,9 +65,11 @@ int kcs_journal_resume(kcs_journal *j, const char *out_path, int rank, kcs_journ
 /* Only the header (to find the study of `kcs run --resume OUT`). */
 int kcs_journal_read_header(const char *out_path, int rank, kcs_journal_header *h,
                             kcs_error *err);
-/* Append one case durably (write + fflush + fsync). */
+/* Append one case durably (write + fflush + fsync), with the state of the
+ * rank's backend after it (broken: a call hung or crashed; why). */
 int kcs_journal_append(kcs_journal *j, int64_t case_idx, uint64_t input_digest,
-                       const kcs_result_rec *recs, const double *samples, kcs_error *err);
+                       const kcs_result_rec *recs, const double *samples, int broken,
+                       const char *why, kcs_error *err);
 void kcs_journal_close(kcs_journal *j);
 void kcs_journal_entries_free(kcs_journal_entry *e, int64_t n);
 

@@ -14,14 +14,17 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+#include <xxhash.h>
 
 #include "backend.h"
 #include "journal.h"
 #include "metrics.h"
+#include "outlock.h"
 #include "placement.h"
 #include "protocol.h"
 #include "progress.h"
 #include "store.h"
+#include "store_verify.h"
 #include "study.h"
 #include "tensor.h"
 #include "verdict.h"
@@ -43,6 +46,11 @@ typedef struct run_state {
     kcs_journal journal;
     kcs_journal_entry *replay; /* resume: entries this rank journaled */
     unsigned char *done;       /* resume: case done on every rank */
+    kcs_outlock lock;          /* rank 0: the output's lock */
+    int journaled;             /* this rank has a case in its journal */
+    uint64_t *digests;         /* per case: digest of this rank's rows as written */
+    kcs_journal_header settings; /* what shapes results besides the study */
+    int cleaned;               /* journals removed or deliberately kept (collective) */
 } run_state;
 
 static volatile sig_atomic_t stop_requested;
@@ -95,6 +103,16 @@ static int run_case(run_state *s, int64_t ci, kcs_error *err)
         memcpy(s->recs, e->recs, (size_t)T * sizeof *s->recs);
         memcpy(s->samples, e->samples, (size_t)ns * sizeof *s->samples);
         digest = e->input_digest;
+        if (e->broken && !s->bind.broken) {
+            /* the backend hung or crashed in this case: later cases see it
+             * unusable, as in the uninterrupted run */
+            s->bind.broken = 1;
+            snprintf(s->bind.why, sizeof s->bind.why, "%s", e->why);
+        }
+        for (int t = 0; t < T; t++)
+            if (strcmp(s->recs[t].status, "ok") && strcmp(s->recs[t].status, "raised") &&
+                strcmp(s->recs[t].status, "skipped"))
+                s->degraded = 1;
     } else {
         for (int j = 0; j < ns; j++)
             s->samples[j] = NAN;
@@ -113,7 +131,13 @@ static int run_case(run_state *s, int64_t ci, kcs_error *err)
         };
         const kcs_contract *c = s->study->contracts[cs->contract];
         for (int t = 0; t < T; t++) {
-            if (rc) { /* failed: still join the shared reference of the trials left */
+            if (!rc && stop_requested)
+                /* a signal: stop between trials; the case is not journaled
+                 * here and runs again on resume */
+                rc = kcs_fail(err, KCS_E_INTERRUPTED, "interrupted in case %lld",
+                              (long long)cs->id);
+            if (rc) { /* failed or stopped: still join the shared reference of the
+                       * trials left, so that no other rank waits in it */
                 if (t < cs->trials)
                     kcs_oracle_run_shared(s->comm, 0, c->oracle, c->oracle_profile, NULL, NULL,
                                           NULL, NULL, NULL);
@@ -129,7 +153,10 @@ static int run_case(run_state *s, int64_t ci, kcs_error *err)
         }
         kcs_stage_mark t0 = kcs_stage_begin();
         if (!rc)
-            rc = kcs_journal_append(&s->journal, ci, digest, s->recs, s->samples, err);
+            rc = kcs_journal_append(&s->journal, ci, digest, s->recs, s->samples, s->bind.broken,
+                                    s->bind.why, err);
+        if (!rc)
+            s->journaled = 1;
         kcs_stage_add(KCS_STAGE_JOURNAL, t0);
     }
     kcs_stage_mark t0 = kcs_stage_begin();
@@ -153,36 +180,134 @@ static int run_case(run_state *s, int64_t ci, kcs_error *err)
     return rc;
 }
 
-static int check_output(const run_state *s, const char *tmp, kcs_error *err)
+/* Rank 0 takes the output's lock before anything is written, then checks
+ * what is there. */
+static int check_output(run_state *s, const char *tmp, kcs_error *err)
 {
     int rc = 0;
     if (s->rank == 0) {
         struct stat st;
-        char jdir[4096];
-        kcs_journal_dir(s->o->out_path, jdir, sizeof jdir);
-        int has_journal = stat(jdir, &st) == 0;
-        if (stat(s->o->out_path, &st) == 0 && !s->o->force)
+        const char *out = s->o->out_path;
+        rc = kcs_outlock_take(&s->lock, out, err);
+        int has_journal = !rc && kcs_outlock_has_journals(&s->lock);
+        char was[300] = "";
+        if (s->lock.stale[0])
+            snprintf(was, sizeof was, " (left by %s, which is gone)", s->lock.stale);
+        if (rc)
+            ;
+        else if (stat(out, &st) == 0 && !s->o->force)
             rc = kcs_fail(err, KCS_E_EXISTS,
                           "%s: output exists; refusing to overwrite it (use --force to replace)",
-                          s->o->out_path);
+                          out);
         else if (has_journal && !s->o->resume && !s->o->force)
             rc = kcs_fail(err, KCS_E_EXISTS,
-                          "%s: an interrupted run of this output exists; continue it with "
-                          "`kcs run --resume %s` (or start over with --force)",
-                          jdir, s->o->out_path);
+                          "%s: an interrupted run of this output exists%s; continue it with "
+                          "`kcs run --resume %s` (or start over with --force, which discards it)",
+                          s->lock.dir, was, out);
         else if (!has_journal && s->o->resume)
-            rc = kcs_fail(err, KCS_E_IO, "%s: no journal to resume from", jdir);
+            rc = kcs_fail(err, KCS_E_INVAL, "%s: no journal to resume from", s->lock.dir);
         else if (stat(tmp, &st) == 0 && unlink(tmp) != 0)
-            rc = kcs_fail(err, KCS_E_IO, "%s: cannot remove a stale partial output", tmp);
+            rc = kcs_fail(err, KCS_E_IO, "%s: cannot remove a stale partial output: %s", tmp,
+                          strerror(errno));
+        if (rc && s->lock.fd >= 0)
+            kcs_outlock_release(&s->lock, s->lock.created_dir && !has_journal);
     }
+    if (!rc && s->rank == 0 && s->o->force && !s->o->resume)
+        kcs_outlock_clear_journals(&s->lock); /* --force: the old journals go, all ranks' */
     return kcs_agree(s->comm, rc, err);
+}
+
+/* Everything besides the study that shapes the results: --plugin (its
+ * path and the library's bytes), --case-timeout, KCS_BACKENDS. */
+static int read_settings(const kcs_run_opts *o, kcs_journal_header *h, kcs_error *err)
+{
+    memset(h, 0, sizeof *h);
+    if (o->plugin) {
+        if (!realpath(o->plugin, h->plugin))
+            return kcs_fail(err, KCS_E_INVAL, "--plugin %s: %s", o->plugin, strerror(errno));
+        FILE *f = fopen(h->plugin, "rb");
+        if (!f)
+            return kcs_fail(err, KCS_E_INVAL, "--plugin %s: %s", o->plugin, strerror(errno));
+        XXH3_state_t *x = XXH3_createState();
+        char buf[65536];
+        size_t n;
+        XXH3_64bits_reset(x);
+        while ((n = fread(buf, 1, sizeof buf, f)) > 0)
+            XXH3_64bits_update(x, buf, n);
+        h->plugin_digest = XXH3_64bits_digest(x);
+        XXH3_freeState(x);
+        fclose(f);
+    }
+    h->case_timeout = o->case_timeout > 0 ? o->case_timeout : 0;
+    const char *be = getenv("KCS_BACKENDS");
+    snprintf(h->backends_env, sizeof h->backends_env, "%s", be ? be : "");
+    return 0;
+}
+
+/* Resume: take the interrupted run's settings where none are given; refuse
+ * a difference (exit 2) naming it. */
+static int merge_settings(kcs_journal_header *now, const kcs_run_opts *o,
+                          const kcs_journal_header *old, kcs_error *err)
+{
+    if (!o->plugin) {
+        snprintf(now->plugin, sizeof now->plugin, "%s", old->plugin);
+        now->plugin_digest = old->plugin_digest;
+    } else if (strcmp(now->plugin, old->plugin) != 0) {
+        return kcs_fail(err, KCS_E_INVAL,
+                        "--plugin %s differs from the interrupted run's (%s): resume without "
+                        "--plugin to continue with the same library",
+                        now->plugin, old->plugin[0] ? old->plugin : "none");
+    }
+    if (o->case_timeout <= 0)
+        now->case_timeout = old->case_timeout;
+    else if (now->case_timeout != old->case_timeout)
+        return kcs_fail(err, KCS_E_INVAL,
+                        "--case-timeout %g differs from the interrupted run's (%g): resume "
+                        "without --case-timeout",
+                        now->case_timeout, old->case_timeout);
+    if (strcmp(now->backends_env, old->backends_env) != 0)
+        return kcs_fail(err, KCS_E_INVAL,
+                        "KCS_BACKENDS=\"%s\" differs from the interrupted run's (\"%s\"): "
+                        "resume with the same environment",
+                        now->backends_env, old->backends_env);
+    if (now->plugin[0]) {
+        kcs_run_opts check = *o;
+        check.plugin = now->plugin;
+        kcs_journal_header again;
+        int rc = read_settings(&check, &again, err);
+        if (rc) {
+            char why[KCS_ERRMSG_MAX];
+            snprintf(why, sizeof why, "%s", err->msg);
+            return kcs_fail(err, KCS_E_INVAL,
+                            "the interrupted run's plugin cannot be read any more: %.900s", why);
+        }
+        if (again.plugin_digest != old->plugin_digest)
+            return kcs_fail(err, KCS_E_INVAL,
+                            "%s: the plugin library changed since the interrupted run (its "
+                            "results would mix two libraries): start over with --force",
+                            now->plugin);
+    }
+    return 0;
+}
+
+/* The plan hash with the settings folded in (recorded in the dataset and
+ * the journal header). */
+static uint64_t settings_hash(uint64_t plan_hash, const kcs_journal_header *h)
+{
+    char text[4600];
+    int n = snprintf(text, sizeof text, "plugin=%s %016llx case_timeout=%.17g backends=%s",
+                     h->plugin, (unsigned long long)h->plugin_digest, h->case_timeout,
+                     h->backends_env);
+    if (n < 0 || (size_t)n >= sizeof text)
+        n = (int)sizeof text - 1;
+    return XXH3_64bits_withSeed(text, (size_t)n, plan_hash);
 }
 
 /* Open this rank's journal: fresh, or (resume) read back what every rank
  * finished before the interruption. */
 static int open_journal(run_state *s, kcs_error *err)
 {
-    kcs_journal_header h = {0};
+    kcs_journal_header h = s->settings;
     h.plan_hash = s->plan.hash;
     h.n_ranks = s->size;
     h.rank = s->rank;
@@ -206,11 +331,14 @@ static int open_journal(run_state *s, kcs_error *err)
         old.max_trials != h.max_trials || old.n_samples != h.n_samples)
         return kcs_fail(err, KCS_E_INVAL,
                         "%s: the journal belongs to another plan or rank count (plan %016llx on "
-                        "%d ranks; now %016llx on %d): resume with the same study and -n",
+                        "%d ranks; now %016llx on %d): resume with the same study, contract "
+                        "files and -n (or start over with --force)",
                         s->journal.path, (unsigned long long)old.plan_hash, old.n_ranks,
                         (unsigned long long)h.plan_hash, h.n_ranks);
-    for (int64_t c = 0; c < s->plan.n_cases; c++)
+    for (int64_t c = 0; c < s->plan.n_cases; c++) {
         s->done[c] = (unsigned char)s->replay[c].present;
+        s->journaled |= s->replay[c].present;
+    }
     return 0;
 }
 
@@ -233,10 +361,28 @@ static void remove_journal(run_state *s)
     kcs_journal_file(s->o->out_path, s->rank, path, sizeof path);
     unlink(path);
     MPI_Barrier(s->comm);
-    if (s->rank == 0) {
-        kcs_journal_dir(s->o->out_path, path, sizeof path);
-        rmdir(path);
+    if (s->rank == 0)
+        kcs_outlock_release(&s->lock, 1);
+    s->cleaned = 1;
+}
+
+/* After a failure (not an interruption): a fresh run that journaled
+ * nothing cannot be resumed, so its journals go; otherwise they stay for
+ * `--resume`. Collective; every rank is here after an agreed failure. */
+static void cleanup_failed(run_state *s)
+{
+    int mine = s->journaled, any = 0;
+    MPI_Allreduce(&mine, &any, 1, MPI_INT, MPI_MAX, s->comm);
+    int held = s->rank == 0 ? s->lock.fd >= 0 : 0;
+    MPI_Bcast(&held, 1, MPI_INT, 0, s->comm);
+    if (held && !any && !s->o->resume) {
+        remove_journal(s);
+        return;
     }
+    kcs_journal_close(&s->journal);
+    if (s->rank == 0)
+        kcs_outlock_release(&s->lock, 0);
+    s->cleaned = 1;
 }
 
 int kcs_runner_run(const kcs_run_opts *o, MPI_Comm comm, kcs_error *err)
@@ -244,21 +390,26 @@ int kcs_runner_run(const kcs_run_opts *o, MPI_Comm comm, kcs_error *err)
     run_state s = {0};
     s.o = o;
     s.comm = comm;
+    s.lock.fd = -1;
     MPI_Comm_rank(comm, &s.rank);
     MPI_Comm_size(comm, &s.size);
     char tmp[4096];
     snprintf(tmp, sizeof tmp, "%s.partial", o->out_path);
     kcs_run_opts local = *o;
     kcs_journal_header jh;
-    int rc = 0;
-    if (o->resume && !o->study_path) {
-        /* `kcs run --resume OUT`: the journal names its study. */
+    int rc = read_settings(o, &s.settings, err);
+    if (!rc && o->resume) {
+        /* the journal names its study and the settings that shaped it */
         rc = kcs_journal_read_header(o->out_path, s.rank, &jh, err);
-        if (!rc)
+        if (!rc && !o->study_path)
             local.study_path = jh.study_path;
+        if (!rc)
+            rc = merge_settings(&s.settings, o, &jh, err);
     }
     if ((rc = kcs_agree(comm, rc, err)))
         goto out;
+    local.plugin = s.settings.plugin[0] ? s.settings.plugin : NULL;
+    local.case_timeout = s.settings.case_timeout;
     o = &local;
     s.o = o;
 
@@ -268,13 +419,14 @@ int kcs_runner_run(const kcs_run_opts *o, MPI_Comm comm, kcs_error *err)
     rc = kcs_plan_build(s.study, &s.plan, err);
     if ((rc = kcs_agree(comm, rc, err)))
         goto out_study;
+    s.plan.hash = settings_hash(s.plan.hash, &s.settings);
     uint64_t lo, hi;
     MPI_Allreduce(&s.plan.hash, &lo, 1, MPI_UINT64_T, MPI_MIN, comm);
     MPI_Allreduce(&s.plan.hash, &hi, 1, MPI_UINT64_T, MPI_MAX, comm);
     if (lo != hi) {
         rc = kcs_fail(err, KCS_E_INVAL,
-                      "%s: ranks built different plans (hash %016llx vs %016llx): the study or "
-                      "contract files differ between nodes",
+                      "%s: ranks built different plans (hash %016llx vs %016llx): the study, "
+                      "contract or plugin files differ between nodes",
                       o->study_path, (unsigned long long)lo, (unsigned long long)hi);
         goto out_plan;
     }
@@ -300,7 +452,10 @@ int kcs_runner_run(const kcs_run_opts *o, MPI_Comm comm, kcs_error *err)
     s.case_recs = calloc((size_t)s.plan.n_cases, sizeof *s.case_recs);
     s.recs = calloc((size_t)s.plan.max_trials, sizeof *s.recs);
     s.samples = calloc((size_t)s.study->n_samples, sizeof *s.samples);
-    rc = (!s.case_recs || !s.recs || !s.samples) ? kcs_fail(err, KCS_E_NOMEM, "out of memory") : 0;
+    s.digests = calloc((size_t)s.plan.n_cases + 1, sizeof *s.digests);
+    rc = (!s.case_recs || !s.recs || !s.samples || !s.digests)
+             ? kcs_fail(err, KCS_E_NOMEM, "out of memory")
+             : 0;
     if ((rc = kcs_agree(comm, rc, err)))
         goto out_bind;
 
@@ -323,6 +478,20 @@ int kcs_runner_run(const kcs_run_opts *o, MPI_Comm comm, kcs_error *err)
     kcs_stage_add(KCS_STAGE_STORE, t_store);
     if ((rc = kcs_agree(comm, rc, err)))
         goto out_bind;
+    kcs_store_record_digests(s.store, s.digests);
+    /* The whole file's space now: a full disk fails here, on rank 0, and
+     * not inside a collective write later. */
+    if (s.rank == 0 && o->verbose)
+        fprintf(stderr, "[rank 0] reserving %lld bytes for %s\n",
+                (long long)kcs_store_size_estimate(&meta), tmp);
+    /* KCS_TEST_NO_RESERVE=1 (tests only): skip it, so that the read-back
+     * check meets writes that MPI-IO lost */
+    const char *noreserve = getenv("KCS_TEST_NO_RESERVE");
+    rc = s.rank == 0 && !(noreserve && !strcmp(noreserve, "1"))
+             ? kcs_store_reserve(tmp, kcs_store_size_estimate(&meta), err)
+             : 0;
+    if ((rc = kcs_agree(comm, rc, err)))
+        goto out_abort;
     kcs_rank_rec rr;
     kcs_binding_record(&s.bind, s.rank, &rr);
     if ((rc = kcs_store_write_ranks(s.store, &rr, err)))
@@ -331,21 +500,26 @@ int kcs_runner_run(const kcs_run_opts *o, MPI_Comm comm, kcs_error *err)
     kcs_progress prog;
     kcs_progress_start(&prog, s.rank == 0 && !o->quiet, s.plan.n_cases, "cases");
     for (int64_t ci = 0; ci < s.plan.n_cases; ci++) {
-        if ((rc = run_case(&s, ci, err)))
+        rc = run_case(&s, ci, err);
+        int stop = stop_requested || rc == KCS_E_INTERRUPTED, any_stop;
+        if (rc && rc != KCS_E_INTERRUPTED)
             goto out_abort;
-        kcs_progress_step(&prog, ci + 1);
-        int stop = stop_requested, any_stop;
+        kcs_progress_step(&prog, ci + (rc ? 0 : 1));
         MPI_Allreduce(&stop, &any_stop, 1, MPI_INT, MPI_MAX, comm);
-        if (any_stop && ci + 1 < s.plan.n_cases) {
+        if (any_stop && (rc || ci + 1 < s.plan.n_cases)) {
             kcs_progress_end(&prog);
-            kcs_fail(err, KCS_E_INTERNAL,
-                     "interrupted after %lld of %lld cases; the journal keeps them: continue "
+            kcs_fail(err, KCS_E_INTERRUPTED,
+                     "interrupted %s %lld of %lld cases; the journal keeps them: continue "
                      "with `kcs run --resume %s`",
-                     (long long)(ci + 1), (long long)s.plan.n_cases, o->out_path);
+                     rc ? "between two trials of a case, after" : "after",
+                     (long long)(ci + (rc ? 0 : 1)), (long long)s.plan.n_cases, o->out_path);
             kcs_store_abort(s.store);
             s.store = NULL;
             if (s.rank == 0)
                 unlink(tmp);
+            kcs_journal_close(&s.journal);
+            if (s.rank == 0)
+                kcs_outlock_release(&s.lock, 0);
             rc = KCS_RUN_INTERRUPTED;
             goto out_bind;
         }
@@ -358,30 +532,56 @@ int kcs_runner_run(const kcs_run_opts *o, MPI_Comm comm, kcs_error *err)
     kcs_stage_add(KCS_STAGE_STORE, t_store);
     s.store = NULL;
     if ((rc = kcs_agree(comm, rc, err)))
-        goto out_unlink;
-    if (s.rank == 0 && rename(tmp, o->out_path) != 0)
-        rc = kcs_fail(err, KCS_E_IO, "%s: cannot rename %s into place", o->out_path, tmp);
-    if ((rc = kcs_agree(comm, rc, err)))
-        goto out_unlink;
+        goto out_keep;
+    /* Trust nothing the close said: read it back before it goes in place
+     * and before a journal is removed. */
+    if ((rc = kcs_store_verify(tmp, comm, &meta, s.digests, err)))
+        goto out_keep;
+    rc = s.rank == 0 ? kcs_publish(tmp, o->out_path, o->force, err) : 0;
+    if ((rc = kcs_agree(comm, rc, err))) {
+        if (rc == KCS_E_EXISTS) {
+            /* complete and verified under the temporary name: nothing to resume */
+            remove_journal(&s);
+            goto out_bind;
+        }
+        goto out_keep;
+    }
     remove_journal(&s);
     int degraded = s.degraded, any;
     MPI_Allreduce(&degraded, &any, 1, MPI_INT, MPI_MAX, comm);
     rc = any ? KCS_RUN_DEGRADED : KCS_RUN_OK;
     goto out_bind;
 
+out_keep:
+    /* the partial file stays for inspection; the journals for --resume */
+    {
+        char why[KCS_ERRMSG_MAX];
+        snprintf(why, sizeof why, "%s", err->msg);
+        kcs_fail(err, rc,
+                 "%.700s; %s is left as it is and the journals are kept: fix the cause (e.g. "
+                 "free space), then `kcs run --resume %s`",
+                 why, tmp, o->out_path);
+    }
+    cleanup_failed(&s);
+    goto out_bind;
 out_abort:
     kcs_store_abort(s.store);
     s.store = NULL;
-out_unlink:
     if (s.rank == 0)
         unlink(tmp);
+    cleanup_failed(&s);
 out_bind:
     kcs_binding_close(&s.bind);
     free(s.case_recs);
     free(s.recs);
     free(s.samples);
+    free(s.digests);
 out_journal:
+    if (rc < 0 && !s.cleaned)
+        cleanup_failed(&s);
     kcs_journal_close(&s.journal);
+    if (s.rank == 0)
+        kcs_outlock_release(&s.lock, 0);
     kcs_journal_entries_free(s.replay, s.plan.n_cases);
     free(s.done);
 out_plan:

@@ -3,6 +3,7 @@
 #ifndef KCS_RUNNER_H
 #define KCS_RUNNER_H
 
+#include "agree.h"
 #include <mpi.h>
 
 #include "error.h"
@@ -37,9 +38,5 @@ void kcs_runner_handle_signals(void);
  * the message (the same on every rank). */
 int kcs_runner_run(const kcs_run_opts *o, MPI_Comm comm, kcs_error *err);
 
-/* Collective agreement on a local status: returns the lowest (most severe)
- * rc of all ranks, and copies the error message of the lowest failing rank
- * into err on every rank. */
-int kcs_agree(MPI_Comm comm, int rc, kcs_error *err);
 
 #endif

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "store.h"
+#include "store_verify.h"
 #include "store_writer.h"
 
 /* The first failing rank's code and message become every rank's. */
@@ -393,6 +394,9 @@ int kcs_store_write_case_results(kcs_store *st, int64_t case_idx, const kcs_resu
     if ((rc = st_agree(st, rc, err)))
         return rc;
     fill_rows(st, case_idx, recs, n_trials);
+    if (st->digests)
+        st->digests[case_idx] = kcs_store_rows_digest(st->rows, st->max_trials,
+                                                      samples ? samples : st->nan_row, st->n_samples);
 
     hsize_t row0 =
         ((hsize_t)case_idx * (hsize_t)st->size + (hsize_t)st->rank) * (hsize_t)st->max_trials;

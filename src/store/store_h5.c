@@ -137,14 +137,13 @@ int kcs_h5_get_str(hid_t loc, const char *name, char **value_p)
     if (mt < 0)
         goto out;
     if (H5Tis_variable_str(t) > 0) {
-        char *v = NULL;
-        if (H5Aread(a, mt, &v) < 0)
+        char why[256];
+        if (kcs_h5_read_vlen_str(a, 1, mt, (size_t)64 << 20, &s, why, sizeof why) != 0)
             goto out_mt;
-        s = strdup(v ? v : "");
-        if (v)
-            H5free_memory(v);
     } else {
         size_t n = H5Tget_size(t);
+        if (n > ((size_t)64 << 20))
+            goto out_mt; /* texts are capped at 64 MiB, like the reader's */
         s = calloc(n + 1, 1);
         if (!s || H5Aread(a, mt, s) < 0) {
             free(s);

@@ -51,6 +51,12 @@ int kcs_h5_put_f64(hid_t loc, const char *name, double value);
 /* Read a string attribute, fixed or variable length, into a malloc'd
  * string. Returns 0, -1 (HDF5 error) or -2 (not a string attribute). */
 int kcs_h5_get_str(hid_t loc, const char *name, char **value_p);
+/* A variable-length string attribute (is_attr) or scalar dataset read with
+ * memory type mt into a malloc'd *out of at most cap bytes, isolated from
+ * a damaged file (store_vlen.c). 0; -1 cannot read; -2 out of memory;
+ * -3 HDF5 crashed on it; -4 longer than cap. why says which. */
+int kcs_h5_read_vlen_str(hid_t obj, int is_attr, hid_t mt, size_t cap, char **out, char *why,
+                         size_t why_len);
 /* Read an integer attribute as int64. Returns 0, -1 or -2 (not integer). */
 int kcs_h5_get_i64(hid_t loc, const char *name, int64_t *value_p);
 

@@ -51,7 +51,7 @@ static int root_str(kcs_store_reader *r, const char *name, char *buf, size_t len
         return kcs_fail(err, KCS_E_INVAL, "%s: /: root attribute %s is not a string", r->path,
                         name);
     if (g < 0)
-        return kcs_h5_fail(err, KCS_E_IO, r->path, "/", "cannot read attribute %s", name);
+        return kcs_h5_fail(err, KCS_E_INVAL, r->path, "/", "cannot read attribute %s (damaged?)", name);
     if (dup_p) {
         *dup_p = v;
     } else {
@@ -77,7 +77,7 @@ static int root_int(kcs_store_reader *r, const char *name, int required, int64_t
         return kcs_fail(err, KCS_E_INVAL, "%s: /: root attribute %s is not an integer", r->path,
                         name);
     if (g < 0)
-        return kcs_h5_fail(err, KCS_E_IO, r->path, "/", "cannot read attribute %s", name);
+        return kcs_h5_fail(err, KCS_E_INVAL, r->path, "/", "cannot read attribute %s (damaged?)", name);
     if (v < lo || v > hi)
         return kcs_fail(err, KCS_E_INVAL,
                         "%s: /: root attribute %s = %" PRId64 " is outside [%" PRId64 ", %" PRId64
@@ -313,8 +313,9 @@ static int open_tables(kcs_store_reader *r, kcs_error *err)
 int kcs_store_open_read(const char *path, kcs_store_reader **r_p, kcs_error *err)
 {
     kcs_h5_quiet();
-    if (access(path, R_OK) != 0)
-        return kcs_fail(err, KCS_E_IO, "%s: %s", path, strerror(errno));
+    if (access(path, R_OK) != 0) /* a missing input is bad input; a failing disk is not */
+        return kcs_fail(err, errno == EIO ? KCS_E_IO : KCS_E_INVAL, "%s: %s", path,
+                        strerror(errno));
     htri_t is = H5Fis_hdf5(path);
     if (is == 0)
         return kcs_fail(err, KCS_E_INVAL, "%s: not an HDF5 file", path);
@@ -337,7 +338,7 @@ int kcs_store_open_read(const char *path, kcs_store_reader **r_p, kcs_error *err
         rc = kcs_h5_fail(err, KCS_E_IO, path, NULL, "cannot set up file access");
     else if ((r->file = H5Fopen(path, H5F_ACC_RDONLY, fapl)) < 0)
         rc =
-            kcs_h5_fail(err, KCS_E_IO, path, NULL, "cannot open (damaged or truncated HDF5 file?)");
+            kcs_h5_fail(err, KCS_E_INVAL, path, NULL, "cannot open (damaged or truncated HDF5 file?)");
     if (fapl >= 0)
         H5Pclose(fapl);
     if (rc) {
@@ -533,13 +534,17 @@ int kcs_store_read_text(kcs_store_reader *r, const char *object, char **text_p, 
     if ((rc = check_layout(r, d, object, err)))
         goto out;
     if (H5Tis_variable_str(t) > 0) {
-        char *v = NULL;
-        if (H5Dread(d, mt, H5S_ALL, H5S_ALL, H5P_DEFAULT, &v) < 0) {
-            rc = kcs_h5_fail(err, KCS_E_IO, r->path, object, "cannot read");
+        char why[256];
+        int g = kcs_h5_read_vlen_str(d, 0, mt, KCS_READ_MAX_TEXT, &s, why, sizeof why);
+        if (g == -2) {
+            rc = kcs_fail(err, KCS_E_NOMEM, "%s: %s: out of memory", r->path, object);
             goto out;
         }
-        s = strdup(v ? v : "");
-        H5free_memory(v);
+        if (g) {
+            H5Eclear2(H5E_DEFAULT);
+            rc = kcs_fail(err, KCS_E_INVAL, "%s: %s: %s", r->path, object, why);
+            goto out;
+        }
     } else {
         size_t n = H5Tget_size(t);
         if (n == 0 || n > KCS_READ_MAX_TEXT) {

@@ -212,6 +212,34 @@ int kcs_h5_check_fields(hid_t dset, const kcs_field *f, int n, const char *file,
                          "not a kcs %s (a %s dataset, not a compound)", what, class_name(cls));
         goto out;
     }
+    /* HDF5 1.10 converts compounds by the file's member offsets and sizes
+     * without checking them against the record (measured: SIGSEGV in
+     * H5T__conv_struct_opt on a flipped offset): check every member lies
+     * inside the record, and the record is of a sane size. */
+    size_t tsize = H5Tget_size(t);
+    int nm = H5Tget_nmembers(t);
+    if (tsize == 0 || tsize > ((size_t)1 << 20) || nm <= 0 || nm > 4096) {
+        rc = kcs_fail(err, KCS_E_INVAL, "%s: %s: not a kcs %s (a record of %zu bytes, %d fields)",
+                      file, object, what, tsize, nm);
+        goto out;
+    }
+    for (int i = 0; i < nm; i++) {
+        size_t off = H5Tget_member_offset(t, (unsigned)i);
+        hid_t mt = H5Tget_member_type(t, (unsigned)i);
+        size_t ms = mt >= 0 ? H5Tget_size(mt) : 0;
+        H5T_class_t mcl = mt >= 0 ? H5Tget_class(mt) : H5T_NO_CLASS;
+        if (mt >= 0)
+            H5Tclose(mt);
+        if (mt < 0 || ms == 0 || off > tsize || ms > tsize - off ||
+            mcl == H5T_VLEN || mcl == H5T_REFERENCE || mcl == H5T_NO_CLASS) {
+            H5Eclear2(H5E_DEFAULT);
+            rc = kcs_fail(err, KCS_E_INVAL,
+                          "%s: %s: not a kcs %s (field %d: %zu bytes at offset %zu of a %zu-byte "
+                          "record, or not a plain type)",
+                          file, object, what, i, ms, off, tsize);
+            goto out;
+        }
+    }
     for (int i = 0; i < n; i++) {
         int idx = H5Tget_member_index(t, f[i].name);
         if (idx < 0 && optional_field(f[i].name)) {

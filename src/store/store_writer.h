@@ -19,6 +19,7 @@ struct kcs_store {
     int max_trials, n_samples;
     kcs_result_rec *rows; /* max_trials rows of this rank */
     double *nan_row;      /* n_samples NaN */
+    uint64_t *digests;    /* NULL, or where each case's written rows' digest goes (store_verify.h) */
 };
 /* Collective: create the root attributes, groups and datasets of the
  * schema in the file just created. s: rank 0's created timestamp, command

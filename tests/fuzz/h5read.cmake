@@ -38,6 +38,7 @@ set(_h5f_dir ${CMAKE_CURRENT_LIST_DIR})
 set(_h5f_sources
     ${_h5f_dir}/fuzz_h5read.c ${_h5f_dir}/h5read_recipe.c ${_h5f_dir}/h5read_tables.c
     ${CMAKE_SOURCE_DIR}/src/store/store_read.c ${CMAKE_SOURCE_DIR}/src/store/store_h5.c
+    ${CMAKE_SOURCE_DIR}/src/store/store_vlen.c
     ${CMAKE_SOURCE_DIR}/src/store/store_types.c ${CMAKE_SOURCE_DIR}/src/base/error.c)
 file(GLOB _h5f_headers CONFIGURE_DEPENDS ${_h5f_dir}/h5read_*.h ${CMAKE_SOURCE_DIR}/src/*/*.h
      ${CMAKE_SOURCE_DIR}/backends/backend.h)

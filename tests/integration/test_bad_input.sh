@@ -54,6 +54,30 @@ expect_bad range "range.yaml:[0-9]+:[0-9]+: cases\[0\]\.shapes\[1\]: dimension k
 sed 's/inputs: \[normal, uniform_pm1\]/inputs: [normal, offset]/' "$T/s/good.yaml" > "$T/s/dist.yaml"
 expect_bad dist "dist.yaml:[0-9]+:[0-9]+: cases\[0\]\.inputs: input distribution offset is not admitted by C-PRC-01" "$T/s/dist.yaml"
 
+# the operator's KCS_MAX_MEMORY_MIB is a ceiling a study's max_memory_mib cannot lift
+sed 's/^seed: 7/seed: 7\nmax_memory_mib: 100000/; s/shapes: \[\[16, 16, 256\], \[8, 12, 1024\]\]/shapes: [[512, 512, 512]]/' \
+  "$T/s/good.yaml" > "$T/s/capped.yaml"
+grep -q "max_memory_mib: 100000" "$T/s/capped.yaml" || fail "capped.yaml not made"
+KCS_MAX_MEMORY_MIB=1 expect_bad capped "capped.yaml: cases\[0\]: .* above the cap of 1 MiB" "$T/s/capped.yaml"
+
+# a FIFO (or device) as study or contract is refused, not read (it would block)
+mkfifo "$T/s/fifo.yaml"
+expect_bad fifo "fifo.yaml: not a regular file" "$T/s/fifo.yaml"
+sed "s|$KCS_SRC/contracts/C-PRC-01.yaml|$T/s/fifo.yaml|" "$T/s/good.yaml" > "$T/s/fifoc.yaml"
+expect_bad fifoc "fifo.yaml: not a regular file" "$T/s/fifoc.yaml"
+
+# a file that is not YAML: refused without echoing its content
+printf 'root:*:19000:0:99999:7:::\nsecret-token-XYZ:x:1:\n' > "$T/s/shadow"
+expect_bad shadow "shadow:1:1: .*unknown key" "$T/s/shadow"
+! grep -qE "root|secret-token" "$T/shadow.err" || fail "the content of a non-YAML file was echoed"
+
+# I/O failures are not bad input: exit 1 (an output directory that does not exist)
+set +e
+mpirun4 "$KCS" run "$T/s/good.yaml" -o "$T/no/such/dir/out.h5" -q 2> "$T/io.err"; rc=$?
+set -e
+[ "$rc" -eq 1 ] || fail "unwritable output: exit $rc, expected 1: $(cat "$T/io.err")"
+grep -q "cannot create the journal directory" "$T/io.err" || fail "io: $(cat "$T/io.err")"
+
 # the flags themselves
 set +e
 "$KCS" run 2> "$T/flags.err"; rc=$?

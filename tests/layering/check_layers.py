@@ -117,7 +117,7 @@ def check_includes(src, stages):
     return problems
 
 
-def object_files(build, stages):
+def object_files(build, stages, src_dir):
     base = os.path.join(build, "src", "CMakeFiles")
     objs = {}
     for s in stages:
@@ -125,7 +125,8 @@ def object_files(build, stages):
         if not os.path.isdir(d):
             continue
         for f in sorted(os.listdir(d)):
-            if f.endswith(".c.o"):
+            # objects of sources that no longer exist (moved or removed) are stale
+            if f.endswith(".c.o") and os.path.exists(os.path.join(src_dir, "src", s, f[:-2])):
                 objs[f"src/{s}/{f[:-2]}"] = os.path.join(d, f)
     return objs
 
@@ -176,8 +177,8 @@ def sccs(graph):
     return out
 
 
-def check_cycles(build, stages):
-    objs = object_files(build, stages)
+def check_cycles(build, stages, src_dir):
+    objs = object_files(build, stages, src_dir)
     if not objs:
         return [f"no core objects under {build}/src/CMakeFiles (build first)"]
     defs, uses = {}, {}
@@ -257,8 +258,8 @@ def main(argv):
     problems = check_includes(src, stages_real) + check_flat(src)
     n_obj = 0
     if len(argv) > 2:
-        problems += check_cycles(argv[2], stages_real)
-        n_obj = len(object_files(argv[2], stages_real))
+        problems += check_cycles(argv[2], stages_real, src)
+        n_obj = len(object_files(argv[2], stages_real, src))
     for p in problems:
         print("layering:", p)
     print(f"check_layers: {len(stages_real)} stages, {n_obj} core objects, "

@@ -224,7 +224,7 @@ static void test_open_errors(void)
 
     kcs_yctx y;
     kcs_error err = {0};
-    CU_ASSERT_EQUAL(kcs_yaml_open(&y, "/nonexistent/kcs/x.yaml", &err), KCS_E_IO);
+    CU_ASSERT_EQUAL(kcs_yaml_open(&y, "/nonexistent/kcs/x.yaml", &err), KCS_E_INVAL); /* a missing input is bad input */
     CU_ASSERT(HAS(err.msg, "/nonexistent/kcs/x.yaml: cannot open"));
 }
 

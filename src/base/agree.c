@@ -2,7 +2,7 @@
  * in a collective that a failed rank will never enter. */
 #include <string.h>
 
-#include "runner.h"
+#include "agree.h"
 
 int kcs_agree(MPI_Comm comm, int rc, kcs_error *err)
 {

@@ -1,0 +1,45 @@
+"""same_dataset.py REF OUT: OUT is a complete kcs dataset equal to REF
+(every table and sample row, /provenance/ranks status and variant, the plan
+hash), except time_ns and the host-dependent provenance. Exit 1 with the
+first difference. Used by the disk-full, lock and faithful-resume tests."""
+import sys
+
+import h5py
+import numpy as np
+
+
+def s(x):
+    return x.decode() if isinstance(x, bytes) else str(x)
+
+
+def same(x, y):
+    if x.dtype.kind == "f":
+        return np.array_equal(x, y, equal_nan=True)
+    return np.array_equal(x, y)
+
+
+def main(ref, out):
+    with h5py.File(ref, "r") as a, h5py.File(out, "r") as b:
+        assert int(b.attrs["complete"]) == 1, "not complete"
+        assert s(a.attrs["plan_hash"]) == s(b.attrs["plan_hash"]), "plan_hash differs"
+        ra, rb = a["results"][:], b["results"][:]
+        assert len(ra) == len(rb), ("results rows", len(ra), len(rb))
+        for name in ra.dtype.names:
+            if name != "time_ns":
+                assert same(ra[name], rb[name]), f"results.{name} differs"
+        assert np.array_equal(a["cases"][:], b["cases"][:]), "cases differ"
+        pa, pb = a["provenance/ranks"][:], b["provenance/ranks"][:]
+        for name in ("rank", "backend", "variant", "status"):
+            assert np.array_equal(pa[name], pb[name]), f"provenance/ranks.{name} differs"
+        assert sorted(a["samples"]) == sorted(b["samples"]), "sample sets differ"
+        for c in a["samples"]:
+            assert same(a["samples"][c][:], b["samples"][c][:]), f"samples/{c} differs"
+        assert s(a["study"][()]) == s(b["study"][()]), "study text differs"
+
+
+if __name__ == "__main__":
+    try:
+        main(sys.argv[1], sys.argv[2])
+    except (AssertionError, KeyError, OSError) as e:
+        print(f"{sys.argv[2]}: differs from {sys.argv[1]}: {e}", file=sys.stderr)
+        sys.exit(1)
