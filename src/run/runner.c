@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <fcntl.h>
 #include <unistd.h>
 #include <xxhash.h>
 
@@ -473,6 +474,28 @@ int kcs_runner_run(const kcs_run_opts *o, MPI_Comm comm, kcs_error *err)
         .n_samples = s.study->n_samples,
         .backends = backends,
     };
+    /* Room for the whole file before any collective HDF5 work: on a full
+     * disk, creating the layout fails on the rank that writes metadata
+     * while the others wait in a collective (ROMIO hangs there). Rank 0
+     * reserves the estimate in a probe file and frees it; the file's own
+     * reservation follows its creation. KCS_TEST_NO_RESERVE=1 (tests only)
+     * skips both, so that the read-back check meets writes MPI-IO lost. */
+    const char *noreserve = getenv("KCS_TEST_NO_RESERVE");
+    int reserve = !(noreserve && !strcmp(noreserve, "1"));
+    if (s.rank == 0 && reserve) {
+        char probe[4200];
+        snprintf(probe, sizeof probe, "%s.space", tmp);
+        int pfd = open(probe, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+        if (pfd < 0)
+            rc = kcs_fail(err, KCS_E_IO, "%s: cannot create: %s", probe, strerror(errno));
+        else {
+            close(pfd);
+            rc = kcs_store_reserve(probe, kcs_store_size_estimate(&meta), err);
+            unlink(probe);
+        }
+    }
+    if ((rc = kcs_agree(comm, rc, err)))
+        goto out_bind;
     kcs_stage_mark t_store = kcs_stage_begin();
     rc = kcs_store_create(tmp, comm, &meta, &s.store, err);
     kcs_stage_add(KCS_STAGE_STORE, t_store);
@@ -484,12 +507,7 @@ int kcs_runner_run(const kcs_run_opts *o, MPI_Comm comm, kcs_error *err)
     if (s.rank == 0 && o->verbose)
         fprintf(stderr, "[rank 0] reserving %lld bytes for %s\n",
                 (long long)kcs_store_size_estimate(&meta), tmp);
-    /* KCS_TEST_NO_RESERVE=1 (tests only): skip it, so that the read-back
-     * check meets writes that MPI-IO lost */
-    const char *noreserve = getenv("KCS_TEST_NO_RESERVE");
-    rc = s.rank == 0 && !(noreserve && !strcmp(noreserve, "1"))
-             ? kcs_store_reserve(tmp, kcs_store_size_estimate(&meta), err)
-             : 0;
+    rc = s.rank == 0 && reserve ? kcs_store_reserve(tmp, kcs_store_size_estimate(&meta), err) : 0;
     if ((rc = kcs_agree(comm, rc, err)))
         goto out_abort;
     kcs_rank_rec rr;
