@@ -105,10 +105,13 @@ static void tally(const kcs_contract *c, const kcs_result_rec *rec, kcs_calib_ou
     out->trials++;
     int ran = kcs_status_of(rec->status) == KCS_ST_OK || kcs_status_of(rec->status) == KCS_ST_RAISED;
     if (!ran) {
-        if (kcs_status_of(rec->status) == KCS_ST_UNSUPPORTED)
+        kcs_status st = kcs_status_of(rec->status);
+        if (st == KCS_ST_UNSUPPORTED)
             (*unsupported)++;
         else
             out->errors++;
+        if (st == KCS_ST_CRASHED || st == KCS_ST_TIMEOUT)
+            out->deaths++;
         if (!out->detail[0])
             snprintf(out->detail, sizeof out->detail, "%s: %s", rec->status,
                      rec->message[0] ? rec->message : rec->signature);
@@ -204,10 +207,16 @@ int kcs_calib_measure_scoped(const kcs_contract *c, uint32_t ops, kcs_rank_bindi
         int rc = measure_dtype(c, ops, (kcs_format)f, b, run, sc, &o, &uns, err);
         if (rc)
             return rc;
-        /* Grading every admitted format: one that no call ran on (every
-         * call refused or failed) is a format the implementation does not
-         * offer: skipped and named, not an error. */
-        if (sc->all_dtypes && o.trials > 0 && o.errors + uns == o.trials) {
+        /* Grading every admitted format: one that no call ran on, every
+         * call refused (unsupported, or the library's own failure return:
+         * the plugin ABI's way to say it cannot handle these dtypes), is a
+         * format the implementation does not offer: skipped and named. A
+         * call that crashed, exited or timed out is an ERROR whatever the
+         * format: a kernel that dies must not pass as "not offered". The
+         * contract's first format (what grading always ran) is never
+         * skipped: failing there is an ERROR. */
+        if (sc->all_dtypes && f != (int)din && o.trials > 0 && o.errors + uns == o.trials &&
+            o.deaths == 0) {
             const char *fn = kcs_format_name((kcs_format)f);
             add_name(skipped, sizeof skipped, fn, strlen(fn));
             continue;

@@ -59,6 +59,7 @@ typedef struct kcs_calib_outcome {
     char ops[48];          /* ops measured, comma-separated */
     char signatures[192];  /* matched signature names over all trials */
     int32_t trials, failed, errors;
+    int32_t deaths;        /* of the errors: calls that crashed or timed out */
     double max_tau;        /* over trials that ran */
     char detail[KCS_ERRMSG_MAX + 32]; /* first error message, if any, in full */
 } kcs_calib_outcome;

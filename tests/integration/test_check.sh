@@ -54,7 +54,8 @@ study pre '  - cpu
 ' '  - { contract: C-PRC-01, op: gemm, dtype_in: fp32, shapes: [[1, 1, 2000000]], inputs: [normal], trials: 1 }
 '
 grep -q 'k: \[1, 1048576\]' "$C/C-PRC-01.yaml" || fail "C-PRC-01's k range changed: update this test"
-expect 2 "problem: .*pre.yaml: case 0 \(C-PRC-01 gemm 1x1x2000000\): violates the precondition of C-PRC-01: k = 2000000 outside \[1, 1048576\]" \
+# (found when the study loads, at the shape's file:line:col)
+expect 2 "pre.yaml:[0-9]+:[0-9]+: cases\[0\]\.shapes\[0\]: dimension k = 2000000 is outside the precondition's range \[1, 1048576\] of C-PRC-01" \
   "$KCS" check "$T/pre.yaml"
 
 # placement: auto: what node-local ranks would take on this node
