@@ -144,7 +144,7 @@ static void inject(const det_input *d, const double *y0, double *y, int kind, do
         for (size_t j = 0; j < cols; j++) {
             size_t i = row * cols + j;
             double s = (kcs_rng_u32(r) & 1) ? 1.0 : -1.0;
-            double w = d->c->tol_structure == KCS_TOL_BACKWARD_ERROR ? d->scale / sqrt((double)cols)
+            double w = mag_structure(d->c) == KCS_TOL_BACKWARD_ERROR ? d->scale / sqrt((double)cols)
                                                                       : weight(d, i, y0);
             y[i] = kcs_format_round(fo, y0[i] + s * amp * w, KCS_ROUND_DEFAULT);
         }
