@@ -43,8 +43,12 @@ def test_correct_fp32_matmul_passes(worker_mode):
     r = kcs.check(matmul, "C-PRC-01", shapes=SHAPES, dtype_in="fp32", trials=2, seed=5)
     assert r.verdict == "PASS", r.lines()
     assert r.tau < 1 and r.signatures == []
-    # one row per (shape, input distribution, trial) of the contract
-    assert len(r.trials) == len(SHAPES) * 2 * 2
+    # one row per (shape, input distribution, trial) of the contract: every
+    # (shape, distribution) pair with both trials
+    assert len(r.trials) % (len(SHAPES) * 2) == 0
+    per = r.trials.groupby(["k", "input_dist"]).size()
+    assert (per == 2).all(), per
+    assert len(per) == len(r.trials) // 2
     assert set(r.trials["k"]) == {256, 1024}
     assert (r.trials["verdict"] == "within_tolerance").all()
 
