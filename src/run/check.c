@@ -211,18 +211,8 @@ static void check_output(checker *k)
 static void show_auto(checker *k, int n)
 {
     const char *names[16];
-    int counts[16], nb = 0;
-    const kcs_backend_ops *const *all = kcs_backends_all();
-    for (int i = 0; all[i] && nb < 16; i++) {
-        kcs_device_info info[KCS_MAX_DEVICES];
-        int count = 0;
-        kcs_error e = {0};
-        if (strcmp(all[i]->name, "plugin") == 0 ||
-            all[i]->discover(info, KCS_MAX_DEVICES, &count, &e) != 0)
-            continue;
-        names[nb] = all[i]->name;
-        counts[nb++] = count;
-    }
+    int counts[16];
+    int nb = kcs_placement_devices(names, counts);
     for (int r = 0; r < n && r < 16 && k->o->report; r++) {
         kcs_placement p;
         int cand = kcs_placement_auto_pick(names, counts, nb, r, &p);

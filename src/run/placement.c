@@ -52,16 +52,9 @@ int kcs_placement_auto_pick(const char *const *backends, const int *counts, int 
     return n;
 }
 
-static void auto_placement(MPI_Comm comm, kcs_placement *p)
+int kcs_placement_devices(const char *names[16], int counts[16])
 {
-    MPI_Comm node;
-    int local = 0;
-    if (MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) == MPI_SUCCESS) {
-        MPI_Comm_rank(node, &local);
-        MPI_Comm_free(&node);
-    }
-    const char *names[16];
-    int counts[16], nb = 0;
+    int nb = 0;
     const kcs_backend_ops *const *all = kcs_backends_all();
     for (int i = 0; all[i] && nb < 16; i++) {
         kcs_device_info info[KCS_MAX_DEVICES];
@@ -73,6 +66,20 @@ static void auto_placement(MPI_Comm comm, kcs_placement *p)
         names[nb] = all[i]->name;
         counts[nb++] = count;
     }
+    return nb;
+}
+
+static void auto_placement(MPI_Comm comm, kcs_placement *p)
+{
+    MPI_Comm node;
+    int local = 0;
+    if (MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) == MPI_SUCCESS) {
+        MPI_Comm_rank(node, &local);
+        MPI_Comm_free(&node);
+    }
+    const char *names[16];
+    int counts[16];
+    int nb = kcs_placement_devices(names, counts);
     kcs_placement_auto_pick(names, counts, nb, local, p);
 }
 

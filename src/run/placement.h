@@ -36,4 +36,8 @@ void kcs_binding_close(kcs_rank_binding *b);
 int kcs_placement_auto_pick(const char *const *backends, const int *counts, int nb, int local,
                             kcs_placement *p);
 
+/* The backends this node can open and their device counts (plugin left
+ * out), at most 16: what `placement: auto` chooses from. Returns how many. */
+int kcs_placement_devices(const char *names[16], int counts[16]);
+
 #endif
