@@ -20,7 +20,10 @@ kill_and_resume() {
     attempt=$((attempt + 1))
     [ "$attempt" -le 20 ] || fail "$name: no completion after 20 attempts"
     local args=("$@")
-    ls "$out.journal"/rank-*.kj > /dev/null 2>&1 && args=(--resume "$out")
+    # every rank's journal there: resume; some only (a kill while the ranks
+    # were creating them, before any case ran): start over
+    local nj; nj=$( (ls "$out.journal"/rank-*.kj 2> /dev/null || true) | wc -l)
+    if [ "$nj" -eq 4 ]; then args=(--resume "$out"); elif [ "$nj" -gt 0 ]; then args+=(--force); fi
     setsid "$MPIEXEC" -n 4 --allow-run-as-root --oversubscribe "$KCS" run "${args[@]}" -q \
       > "$T/$name.log.$attempt" 2>&1 &
     local pid=$! killed=0
@@ -39,6 +42,13 @@ kill_and_resume() {
     fi
     set +e; timeout 120 tail --pid="$pid" -f /dev/null; wait "$pid"; rc=$?; set -e
     pkill -KILL -f -- "$out" 2>/dev/null || true
+    if [ "$killed" -eq 1 ] && [ -e "$out" ]; then
+      # the kill landed after the final rename: the run had finished, so
+      # it was no interruption; start this one over
+      rm -rf "$out" "$out".*
+      kills=$((kills - 1))
+      continue
+    fi
     if [ "$killed" -eq 0 ]; then
       [ "$rc" -ne 1 ] && [ "$rc" -ne 2 ] || { cat "$T/$name.log.$attempt" >&2; fail "$name: attempt $attempt exited $rc"; }
       [ -e "$out" ] && break
@@ -71,7 +81,10 @@ mpirun4 "$KCS" run "$study" -o "$T/ref3.h5" --plugin "$PLUGIN" -q
 setsid "$MPIEXEC" -n 4 --allow-run-as-root --oversubscribe "$KCS" run "$study" -o "$T/out3.h5" \
   --plugin "$PLUGIN" -q > "$T/p.log" 2>&1 &
 pid=$!
-for _ in $(seq 1200); do [ "$(jsize "$T/out3.h5")" -gt 40000 ] && break; sleep 0.05; done
+# (after every rank's journal exists and a first case record has landed)
+for _ in $(seq 1200); do [ "$(ls "$T/out3.h5.journal"/rank-*.kj 2> /dev/null | wc -l)" -eq 4 ] && break; sleep 0.05; done
+s0=$(jsize "$T/out3.h5")
+for _ in $(seq 1200); do [ "$(jsize "$T/out3.h5")" -gt "$s0" ] && break; sleep 0.05; done
 kill -KILL -- "-$pid"; pkill -KILL -f -- "$T/out3.h5" 2>/dev/null || true; wait "$pid" 2>/dev/null || true
 set +e
 mpirun4 "$KCS" run --resume "$T/out3.h5" --plugin "$BROKEN" -q > "$T/p2.log" 2>&1; r=$?
@@ -89,4 +102,38 @@ import sys, h5py
 r = h5py.File(sys.argv[1], "r")["provenance/ranks"][:]
 assert all(b.decode() == "plugin" for b in r["backend"]), r["backend"]
 PY
+
+# 4. a plugin rank that crashes (in its worker) on every k = 1024 call: the
+# crashed trials, their reasons and the exit status survive kills
+cat > "$T/crash.yaml" <<EOF
+name: resume-crashing-plugin
+seed: 13
+samples: 4
+contracts: [$KCS_SRC/contracts/C-PRC-01.yaml]
+placement:
+  - { backend: cpu, variant: native }
+  - { backend: plugin, plugin: $KCS_BUILD/tests/plugin/libkcs_hostile_crash_k_plugin.so }
+  - { backend: plugin, plugin: $PLUGIN }
+  - { backend: cpu, variant: own, schedule: pairwise, acc: fp32 }
+cases:
+  - contract: C-PRC-01
+    op: gemm
+    dtype_in: fp32
+    shapes: [[24, 24, 512], [16, 16, 1024], [32, 16, 768], [20, 20, 1024], [24, 16, 2048],
+             [16, 16, 1024], [28, 20, 640], [12, 40, 1024]]
+    inputs: [normal, uniform_pm1]
+    trials: 2
+EOF
+set +e; mpirun4 "$KCS" run "$T/crash.yaml" -o "$T/ref4.h5" -q 2> /dev/null; ref4=$?; set -e
+[ "$ref4" -eq 3 ] || fail "crashing plugin: uninterrupted run exited $ref4, expected 3"
+"$PYTHON" - "$T/ref4.h5" <<'PY' || fail "crashing plugin: the uninterrupted run lacks its crashed trials"
+import sys, h5py
+r = h5py.File(sys.argv[1], "r")["results"][:]
+crashed = [x for x in r if x["status"].decode() == "crashed"]
+assert crashed and all(x["rank"] == 1 for x in crashed), len(crashed)
+assert all(x["message"] for x in crashed), crashed[0]
+PY
+got=$(kill_and_resume crashplugin "$T/out4.h5" 2 "$T/crash.yaml" -o "$T/out4.h5")
+[ "$got" -eq "$ref4" ] || fail "crashing plugin: resumed exit status $got, uninterrupted $ref4"
+compare "$T/ref4.h5" "$T/out4.h5" crashing-plugin
 echo "resume_faithful: ok"

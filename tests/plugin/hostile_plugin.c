@@ -16,6 +16,9 @@
  *   -DCHATTY    a correct gemm that prints to stdout and stderr on every call
  *   -DCRASH_AFTER=N  correct for N calls, then SIGSEGV on every later call
  *               (a rank crashing mid-study)
+ *   -DCRASH_K=K  SIGSEGV on every call with reduction length K, correct
+ *               otherwise (a crash that depends on the inputs only, so a
+ *               resumed run must reproduce it)
  *   -DSPIN      never returns, burning CPU (for the worker's CPU-time limit)
  *   -DHOG       a correct gemm that first reserves 1 GiB (malloc, untouched)
  *               and fails the call when it cannot (the address-space limit) */
@@ -186,8 +189,13 @@ static int hostile_run(const kcs_plugin_call *c, char *msg, size_t msg_len)
         raise(SIGSEGV);
     gemm_f32(c);
     return 0;
+#elif defined(CRASH_K)
+    if (c->k == CRASH_K)
+        raise(SIGSEGV);
+    gemm_f32(c);
+    return 0;
 #else
-#error "one of PEEK EXIT ABORT OVERRUN HANG CLOSEFDS CHATTY CRASH_AFTER SPIN HOG"
+#error "one of PEEK EXIT ABORT OVERRUN HANG CLOSEFDS CHATTY CRASH_AFTER CRASH_K SPIN HOG"
 #endif
 }
 
