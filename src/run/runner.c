@@ -399,6 +399,18 @@ int kcs_runner_run(const kcs_run_opts *o, MPI_Comm comm, kcs_error *err)
     kcs_run_opts local = *o;
     kcs_journal_header jh;
     int rc = read_settings(o, &s.settings, err);
+    if (!rc && o->resume && s.rank == 0) {
+        /* a live job on this output is named before its journals are read
+         * (they may still be being created) */
+        kcs_outlock probe;
+        memset(&probe, 0, sizeof probe);
+        probe.fd = -1;
+        rc = kcs_outlock_take(&probe, o->out_path, err);
+        if (!rc)
+            kcs_outlock_release(&probe, probe.created_dir);
+    }
+    if ((rc = kcs_agree(comm, rc, err)))
+        goto out;
     if (!rc && o->resume) {
         /* the journal names its study and the settings that shaped it */
         rc = kcs_journal_read_header(o->out_path, s.rank, &jh, err);

@@ -14,7 +14,10 @@ kills=0 attempt=0
 while [ ! -e "$out" ]; do
   attempt=$((attempt + 1))
   [ "$attempt" -le 40 ] || fail "no completion after 40 attempts"
-  if [ -d "$out.journal" ]; then args=(--resume "$out"); else args=("$study" -o "$out"); fi
+  # every rank's journal there: resume; a kill while the ranks were still
+  # creating them (before any case ran) leaves some only: start over
+  nj=$( (ls "$out.journal"/rank-*.kj 2> /dev/null || true) | wc -l)
+  if [ "$nj" -eq 4 ]; then args=(--resume "$out"); else args=("$study" -o "$out" --force); fi
   setsid "$MPIEXEC" -n 4 --allow-run-as-root --oversubscribe "$KCS" run "${args[@]}" -q \
     > "$T/log.$attempt" 2>&1 &
   pid=$!
