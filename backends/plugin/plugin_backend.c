@@ -201,7 +201,7 @@ int plugin_discover(kcs_device_info *out, int max, int *count_p, kcs_error *err)
     return 0;
 }
 
-static int inproc_open(int device_index, const kcs_backend_config *cfg, kcs_backend_ctx **ctx_p,
+int kcs_plugin_ctx_new(int device_index, const kcs_backend_config *cfg, kcs_backend_ctx **c_p,
                        kcs_error *err)
 {
     const char *path = cfg ? cfg->path : NULL;
@@ -215,6 +215,18 @@ static int inproc_open(int device_index, const kcs_backend_config *cfg, kcs_back
     if (!c)
         return kcs_fail(err, KCS_E_NOMEM, "plugin %s: out of memory", path);
     snprintf(c->given, sizeof c->given, "%s", path);
+    *c_p = c;
+    return 0;
+}
+
+static int inproc_open(int device_index, const kcs_backend_config *cfg, kcs_backend_ctx **ctx_p,
+                       kcs_error *err)
+{
+    kcs_backend_ctx *c = NULL;
+    int crc = kcs_plugin_ctx_new(device_index, cfg, &c, err);
+    if (crc)
+        return crc;
+    const char *path = c->given;
     dlerror();
     c->dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
     if (!c->dl) {

@@ -51,4 +51,9 @@ void plugin_close(kcs_backend_ctx *c);
  * isolation`'s baseline only. */
 extern const kcs_backend_ops kcs_backend_plugin_inprocess;
 
+/* A fresh context for the library named in cfg (device 0 only), or the
+ * reason there is none: what both ways of running a plugin start from. */
+int kcs_plugin_ctx_new(int device_index, const kcs_backend_config *cfg, kcs_backend_ctx **c_p,
+                       kcs_error *err);
+
 #endif

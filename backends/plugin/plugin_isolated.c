@@ -71,17 +71,11 @@ static int start(kcs_backend_ctx *c, kcs_worker_info *info, kcs_error *err)
 static int iso_open(int device_index, const kcs_backend_config *cfg, kcs_backend_ctx **ctx_p,
                     kcs_error *err)
 {
-    const char *path = cfg ? cfg->path : NULL;
-    if (!path || !*path)
-        return kcs_fail(err, KCS_E_INVAL, "plugin: no library path (placement plugin:PATH or "
-                        "kcs run --plugin PATH)");
-    if (device_index != 0)
-        return kcs_fail(err, KCS_E_NODEV, "plugin %s: device %d does not exist (a plugin is "
-                        "device 0)", path, device_index);
-    kcs_backend_ctx *c = calloc(1, sizeof *c);
-    if (!c)
-        return kcs_fail(err, KCS_E_NOMEM, "plugin %s: out of memory", path);
-    snprintf(c->given, sizeof c->given, "%s", path);
+    kcs_backend_ctx *c = NULL;
+    int crc = kcs_plugin_ctx_new(device_index, cfg, &c, err);
+    if (crc)
+        return crc;
+    const char *path = c->given;
     int rc = kcs_worker_limits_env(&c->lim, err);
     if (rc)
         goto fail;
