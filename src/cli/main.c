@@ -4,6 +4,7 @@
 
 #include "build_info.h"
 #include "cli.h"
+#include "store_readback.h"
 
 static const struct {
     const char *name;
@@ -45,6 +46,9 @@ int main(int argc, char **argv)
         usage(stdout);
         return 0;
     }
+    /* internal: the read-back of `kcs run` (store_readback.h), not listed */
+    if (strcmp(argv[1], "_readback") == 0)
+        return kcs_readback_child_main(0, 1);
     if (strcmp(argv[1], "--version") == 0)
         return kcs_cmd_version(1, argv + 1);
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)

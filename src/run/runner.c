@@ -565,7 +565,7 @@ int kcs_runner_run(const kcs_run_opts *o, MPI_Comm comm, kcs_error *err)
         goto out_keep;
     /* Trust nothing the close said: read it back before it goes in place
      * and before a journal is removed. */
-    if ((rc = kcs_store_verify(tmp, comm, &meta, s.digests, err)))
+    if ((rc = kcs_store_verify(tmp, comm, &meta, s.digests, o->readback_exe, err)))
         goto out_keep;
     rc = s.rank == 0 ? kcs_publish(tmp, o->out_path, o->force, err) : 0;
     if ((rc = kcs_agree(comm, rc, err))) {

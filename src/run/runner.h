@@ -19,6 +19,8 @@ typedef struct kcs_run_opts {
     int verbose;
     int quiet;
     int fewer_ranks_ok;       /* fewer ranks than placement entries is no problem (benchmarks) */
+    const char *readback_exe; /* kcs executable: read the dataset back in `kcs _readback`
+                                 (store_readback.h); NULL: in this process */
 } kcs_run_opts;
 
 /* Exit statuses of `kcs run` (documented in README and --help). */

@@ -16,6 +16,7 @@
 #include <xxhash.h>
 
 #include "agree.h"
+#include "store_readback.h"
 #include "store_h5.h"
 #include "store_read.h"
 #include "store_writer.h"
@@ -159,9 +160,10 @@ out:
 }
 
 /* Every rank: its own rows and samples of every case. */
-static int check_rows(const char *path, int rank, const kcs_store_meta *m,
-                      const uint64_t *digests, kcs_error *err)
+static int check_rows(const kcs_readback_spec *sp, kcs_readback_tick tick, void *ctx,
+                      kcs_error *err)
 {
+    const char *path = sp->path;
     kcs_store_reader *r = NULL;
     int rc = kcs_store_open_read(path, &r, err);
     if (rc) {
@@ -169,47 +171,46 @@ static int check_rows(const char *path, int rank, const kcs_store_meta *m,
         snprintf(why, sizeof why, "%s", err->msg);
         return kcs_fail(err, KCS_E_IO, "the dataset written does not read back: %.900s", why);
     }
+    tick(ctx);
     const kcs_store_info *in = kcs_store_reader_info(r);
-    char hash[32];
-    snprintf(hash, sizeof hash, "%016" PRIx64, m->plan->hash);
-    if (!in->complete || in->n_ranks != m->n_ranks || in->n_cases != m->plan->n_cases ||
-        in->max_trials != m->plan->max_trials || in->n_samples != m->n_samples ||
-        strcmp(in->plan_hash, hash) != 0) {
+    if (!in->complete || in->n_ranks != sp->n_ranks || in->n_cases != sp->n_cases ||
+        in->max_trials != sp->max_trials || in->n_samples != sp->n_samples ||
+        strcmp(in->plan_hash, sp->plan_hash) != 0) {
         rc = kcs_fail(err, KCS_E_IO,
                       "%s: read back as complete=%d, %d ranks, %" PRId64 " cases, %d trials, %d "
                       "samples, plan %s; written: %d ranks, %" PRId64 " cases, %d trials, %d "
                       "samples, plan %s",
                       path, in->complete, in->n_ranks, in->n_cases, in->max_trials, in->n_samples,
-                      in->plan_hash, m->n_ranks, m->plan->n_cases, m->plan->max_trials,
-                      m->n_samples, hash);
+                      in->plan_hash, sp->n_ranks, sp->n_cases, sp->max_trials, sp->n_samples,
+                      sp->plan_hash);
         goto out;
     }
-    int T = m->plan->max_trials, ns = m->n_samples;
+    int T = sp->max_trials, ns = sp->n_samples, rank = sp->rank;
     kcs_result_rec *rows = calloc((size_t)T + 1, sizeof *rows);
-    double *samples = malloc(((size_t)m->n_ranks * (size_t)ns + 1) * sizeof *samples);
+    double *samples = malloc(((size_t)sp->n_ranks * (size_t)ns + 1) * sizeof *samples);
     if (!rows || !samples) {
         rc = kcs_fail(err, KCS_E_NOMEM, "%s: out of memory verifying", path);
         goto out_free;
     }
-    for (int64_t ci = 0; ci < m->plan->n_cases && !rc; ci++) {
-        int64_t row0 = (ci * m->n_ranks + rank) * T;
+    for (int64_t ci = 0; ci < sp->n_cases && !rc; ci++) {
+        int64_t row0 = (ci * sp->n_ranks + rank) * T;
         int found = 1;
         if (T > 0 && (rc = kcs_store_read_results(r, row0, T, rows, err)))
             break;
-        if (ns > 0 &&
-            (rc = kcs_store_read_samples(r, m->plan->cases[ci].id, samples, &found, err)))
+        if (ns > 0 && (rc = kcs_store_read_samples(r, sp->case_ids[ci], samples, &found, err)))
             break;
         if (!found) {
             rc = kcs_fail(err, KCS_E_IO, "%s: /samples/%" PRId64 " is missing", path,
-                          m->plan->cases[ci].id);
+                          sp->case_ids[ci]);
             break;
         }
         uint64_t d = kcs_store_rows_digest(rows, T, samples + (size_t)rank * (size_t)ns, ns);
-        if (d != digests[ci])
+        if (d != sp->digests[ci])
             rc = kcs_fail(err, KCS_E_IO,
                           "%s: case %" PRId64 " (rank %d) reads back different from what was "
                           "written and journaled (digest %016" PRIx64 " vs %016" PRIx64 ")",
-                          path, m->plan->cases[ci].id, rank, d, digests[ci]);
+                          path, sp->case_ids[ci], rank, d, sp->digests[ci]);
+        tick(ctx);
     }
     if (rc && err->code != KCS_E_NOMEM)
         err->code = rc = KCS_E_IO;
@@ -221,15 +222,52 @@ out:
     return rc;
 }
 
+static void no_tick(void *ctx)
+{
+    (void)ctx;
+}
+
+int kcs_store_check(const kcs_readback_spec *sp, kcs_readback_tick tick, void *ctx,
+                    kcs_error *err)
+{
+    if (!tick)
+        tick = no_tick;
+    if (sp->mode == KCS_READBACK_FILE)
+        return check_file(sp->path, err);
+    return check_rows(sp, tick, ctx, err);
+}
+
+/* One step of the read-back: in a process of its own when exe is given. */
+static int check_step(const kcs_readback_spec *sp, const char *exe, kcs_error *err)
+{
+    if (exe)
+        return kcs_readback_spawn(exe, sp, kcs_readback_stall_s(), err);
+    return kcs_store_check(sp, NULL, NULL, err);
+}
+
 int kcs_store_verify(const char *path, MPI_Comm comm, const kcs_store_meta *m,
-                     const uint64_t *digests, kcs_error *err)
+                     const uint64_t *digests, const char *exe, kcs_error *err)
 {
     int rank;
     MPI_Comm_rank(comm, &rank);
     kcs_h5_quiet();
-    int rc = rank == 0 ? check_file(path, err) : 0;
-    if ((rc = kcs_agree(comm, rc, err)))
-        return rc;
-    rc = check_rows(path, rank, m, digests, err);
-    return kcs_agree(comm, rc, err);
+    int64_t n = m->plan->n_cases;
+    int64_t *ids = malloc(((size_t)n + 1) * sizeof *ids);
+    int rc = ids ? 0 : kcs_fail(err, KCS_E_NOMEM, "%s: out of memory verifying", path);
+    for (int64_t ci = 0; ids && ci < n; ci++)
+        ids[ci] = m->plan->cases[ci].id;
+    kcs_readback_spec sp = {.path = path, .mode = KCS_READBACK_FILE, .rank = rank,
+                            .n_ranks = m->n_ranks, .max_trials = m->plan->max_trials,
+                            .n_samples = m->n_samples, .n_cases = n, .case_ids = ids,
+                            .digests = digests};
+    snprintf(sp.plan_hash, sizeof sp.plan_hash, "%016" PRIx64, m->plan->hash);
+    if (!rc && rank == 0)
+        rc = check_step(&sp, exe, err);
+    if (!(rc = kcs_agree(comm, rc, err))) {
+        sp.mode = KCS_READBACK_ROWS;
+        rc = check_step(&sp, exe, err);
+        rc = kcs_agree(comm, rc, err);
+    }
+    free(ids);
+    return rc;
 }

@@ -38,8 +38,11 @@ int kcs_store_reserve(const char *path, int64_t bytes, kcs_error *err);
  * reservation; every rank then reopens it read-only and checks the
  * superblock, the root attributes, every table's shape and its own rows and
  * samples of every case against digests[] (kcs_store_record_digests).
- * The same code and message on every rank (KCS_E_IO on any difference). */
+ * The same code and message on every rank (KCS_E_IO on any difference).
+ * exe: the kcs executable; each step then runs in `exe _readback` under a
+ * stall limit (store_readback.h), so that a damaged file cannot hang a
+ * rank inside HDF5. NULL: in this process. */
 int kcs_store_verify(const char *path, MPI_Comm comm, const kcs_store_meta *m,
-                     const uint64_t *digests, kcs_error *err);
+                     const uint64_t *digests, const char *exe, kcs_error *err);
 
 #endif

@@ -1,0 +1,240 @@
+/* The read-back in a process of its own (store_readback.h).
+ *
+ * Wire format on a socket pair, host byte order (parent and child are the
+ * same executable on the same node): the spec as a fixed header, the path,
+ * then the case ids and digests; the child answers with 'P' for each step
+ * and finally 'R', the code (int32), the message length (uint32) and the
+ * message. */
+#define _GNU_SOURCE
+
+#include "store_readback.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "store_h5.h"
+
+#define MAGIC 0x3142524bu /* "KRB1" */
+#define DEFAULT_STALL_S 60.0
+
+typedef struct wire_head {
+    uint32_t magic, path_len;
+    int32_t mode, rank, n_ranks, max_trials, n_samples, pad;
+    int64_t n_cases;
+    char plan_hash[32];
+} wire_head;
+
+double kcs_readback_stall_s(void)
+{
+    const char *s = getenv("KCS_READBACK_STALL_S");
+    char *end = NULL;
+    double v = s && *s ? strtod(s, &end) : 0.0;
+    return end && *end == '\0' && v > 0 ? v : DEFAULT_STALL_S;
+}
+
+static int send_all(int fd, const void *buf, size_t n)
+{
+    const char *p = buf;
+    while (n > 0) {
+        ssize_t w = send(fd, p, n, MSG_NOSIGNAL);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return -1;
+        p += w;
+        n -= (size_t)w;
+    }
+    return 0;
+}
+
+static int recv_all(int fd, void *buf, size_t n)
+{
+    char *p = buf;
+    while (n > 0) {
+        ssize_t r = read(fd, p, n);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            return -1;
+        p += r;
+        n -= (size_t)r;
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------- the child */
+
+static void tick_out(void *ctx)
+{
+    int fd = *(int *)ctx;
+    char c = 'P';
+    send_all(fd, &c, 1);
+}
+
+int kcs_readback_child_main(int in, int out)
+{
+    wire_head h;
+    if (recv_all(in, &h, sizeof h) != 0 || h.magic != MAGIC || h.path_len > 1 << 20 ||
+        h.n_cases < 0 || h.n_cases > ((int64_t)1 << 32)) {
+        fprintf(stderr, "kcs _readback: internal command of kcs run (bad or missing request)\n");
+        return 2;
+    }
+    char *path = calloc(h.path_len + 1, 1);
+    int64_t *ids = malloc(((size_t)h.n_cases + 1) * sizeof *ids);
+    uint64_t *digests = malloc(((size_t)h.n_cases + 1) * sizeof *digests);
+    if (!path || !ids || !digests || recv_all(in, path, h.path_len) != 0 ||
+        recv_all(in, ids, (size_t)h.n_cases * sizeof *ids) != 0 ||
+        recv_all(in, digests, (size_t)h.n_cases * sizeof *digests) != 0) {
+        free(path);
+        free(ids);
+        free(digests);
+        return 2;
+    }
+    kcs_readback_spec sp = {.path = path, .mode = h.mode, .rank = h.rank, .n_ranks = h.n_ranks,
+                            .max_trials = h.max_trials, .n_samples = h.n_samples,
+                            .n_cases = h.n_cases, .case_ids = ids, .digests = digests};
+    memcpy(sp.plan_hash, h.plan_hash, sizeof sp.plan_hash);
+    sp.plan_hash[sizeof sp.plan_hash - 1] = '\0';
+    kcs_h5_quiet();
+    kcs_error err = {0};
+    int rc = kcs_store_check(&sp, tick_out, &out, &err);
+    int32_t code = rc ? (int32_t)err.code : 0;
+    uint32_t len = rc ? (uint32_t)strlen(err.msg) : 0;
+    char r = 'R';
+    int sent = send_all(out, &r, 1) == 0 && send_all(out, &code, sizeof code) == 0 &&
+               send_all(out, &len, sizeof len) == 0 && send_all(out, err.msg, len) == 0;
+    free(path);
+    free(ids);
+    free(digests);
+    return sent ? 0 : 1;
+}
+
+/* ------------------------------------------------------------ the parent */
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static int send_spec(int fd, const kcs_readback_spec *sp)
+{
+    wire_head h = {.magic = MAGIC, .path_len = (uint32_t)strlen(sp->path), .mode = sp->mode,
+                   .rank = sp->rank, .n_ranks = sp->n_ranks, .max_trials = sp->max_trials,
+                   .n_samples = sp->n_samples, .n_cases = sp->n_cases};
+    snprintf(h.plan_hash, sizeof h.plan_hash, "%s", sp->plan_hash);
+    size_t n = (size_t)sp->n_cases;
+    return send_all(fd, &h, sizeof h) || send_all(fd, sp->path, h.path_len) ||
+           send_all(fd, sp->case_ids, n * sizeof *sp->case_ids) ||
+           send_all(fd, sp->digests, n * sizeof *sp->digests);
+}
+
+/* Read the child's answer: 1 with code/msg set, 0 when it closed without
+ * one, -1 when it stalled. */
+static int await_result(int fd, double stall_s, int32_t *code, char *msg, size_t msg_len)
+{
+    double last = now_s();
+    for (;;) {
+        int wait_ms = (int)((last + stall_s - now_s()) * 1000.0) + 1;
+        if (wait_ms <= 0)
+            return -1;
+        struct pollfd pf = {fd, POLLIN, 0};
+        int pr = poll(&pf, 1, wait_ms);
+        if (pr < 0 && errno == EINTR)
+            continue;
+        if (pr < 0)
+            return 0;
+        if (pr == 0)
+            continue; /* the deadline is checked above */
+        char c;
+        ssize_t r = read(fd, &c, 1);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            return 0;
+        last = now_s();
+        if (c == 'P')
+            continue;
+        uint32_t len = 0;
+        if (c != 'R' || recv_all(fd, code, sizeof *code) != 0 ||
+            recv_all(fd, &len, sizeof len) != 0)
+            return 0;
+        size_t keep = len < msg_len ? len : msg_len - 1;
+        if (recv_all(fd, msg, keep) != 0)
+            return 0;
+        msg[keep] = '\0';
+        for (uint32_t i = (uint32_t)keep; i < len; i++)
+            if (recv_all(fd, &c, 1) != 0)
+                break;
+        return 1;
+    }
+}
+
+int kcs_readback_spawn(const char *exe, const kcs_readback_spec *sp, double stall_s,
+                       kcs_error *err)
+{
+    int sv[2];
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0)
+        return kcs_fail(err, KCS_E_IO, "%s: cannot start the read-back: socketpair: %s",
+                        sp->path, strerror(errno));
+    char *argv[] = {(char *)exe, "_readback", NULL};
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid < 0) {
+        close(sv[0]);
+        close(sv[1]);
+        return kcs_fail(err, KCS_E_IO, "%s: cannot start the read-back: fork: %s", sp->path,
+                        strerror(errno));
+    }
+    if (pid == 0) {
+        /* only async-signal-safe calls until exec */
+        if (dup2(sv[1], 0) < 0 || dup2(sv[1], 1) < 0)
+            _exit(126);
+        prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+        execv(exe, argv);
+        _exit(127);
+    }
+    close(sv[1]);
+    struct timeval tv = {.tv_sec = (time_t)stall_s, .tv_usec = 0};
+    setsockopt(sv[0], SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+    int sent = send_spec(sv[0], sp) == 0;
+    int32_t code = 0;
+    char msg[KCS_ERRMSG_MAX];
+    int got = await_result(sv[0], stall_s, &code, msg, sizeof msg);
+    if (got <= 0)
+        kill(pid, SIGKILL);
+    close(sv[0]);
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+        ;
+    if (got == 1)
+        return code ? kcs_fail(err, (int)code, "%s", msg) : 0;
+    if (got < 0)
+        return kcs_fail(err, KCS_E_IO,
+                        "the dataset written does not read back: HDF5 made no progress reading "
+                        "%s for %.0f s (damaged file; the stall limit is KCS_READBACK_STALL_S)",
+                        sp->path, stall_s);
+    if (WIFSIGNALED(status))
+        return kcs_fail(err, KCS_E_IO,
+                        "the dataset written does not read back: reading %s killed the "
+                        "read-back process (signal %d; damaged file)",
+                        sp->path, WTERMSIG(status));
+    if (WIFEXITED(status) && WEXITSTATUS(status) >= 126)
+        return kcs_fail(err, KCS_E_IO, "%s: cannot start the read-back process %s _readback",
+                        sp->path, exe);
+    return kcs_fail(err, KCS_E_IO,
+                    "%s: the read-back process ended without a result (exit %d)%s", sp->path,
+                    WIFEXITED(status) ? WEXITSTATUS(status) : -1,
+                    sent ? "" : " before it took the request");
+}
