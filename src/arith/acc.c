@@ -1,5 +1,6 @@
 /* The accumulator model and the summation schedules (used by the CPU backend, allreduce and calibration). */
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -39,8 +40,12 @@ double kcs_acc_add(const kcs_acc *acc, double x, double t)
      * the nudged value is the correctly rounded exact sum. */
     double bp = s - x;
     double e = (x - (s - bp)) + (t - bp);
-    if (e != 0.0)
-        s = nextafter(s, e > 0.0 ? INFINITY : -INFINITY);
+    if (e != 0.0) { /* nextafter(s, toward e): s != 0 here (x + t == 0 is exact) */
+        uint64_t u;
+        memcpy(&u, &s, sizeof u);
+        u += ((e > 0.0) == (s > 0.0)) ? 1 : (uint64_t)-1;
+        memcpy(&s, &u, sizeof s);
+    }
     return kcs_acc_round(acc, s);
 }
 

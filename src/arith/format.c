@@ -172,6 +172,29 @@ static double zero_of(const kcs_format_info *fi, bool neg)
     return (neg && fi->has_neg_zero) ? -0.0 : 0.0;
 }
 
+/* kcs_round_bits by integer operations on the double's encoding, for RNE
+ * and RZ where |x| is normal in the fp32 exponent range (the common case);
+ * false: take the general path. Adding half an ulp minus one plus the kept
+ * last bit, then clearing the dropped bits, rounds to nearest even; a carry
+ * out of the significand moves into the exponent, which is right. */
+static inline bool round_bits_fast(double x, int p, kcs_rounding r, double *out)
+{
+    uint64_t u;
+    memcpy(&u, &x, sizeof u);
+    int eb = (int)((u >> 52) & 0x7ff);
+    if (p < 2 || p > 52 || eb < 1023 - 126 || eb > 1023 + 127 || (r != KCS_RNE && r != KCS_RZ))
+        return false;
+    int shift = 53 - p;
+    uint64_t mask = ((uint64_t)1 << shift) - 1;
+    if (r == KCS_RNE)
+        u += (mask >> 1) + ((u >> shift) & 1);
+    u &= ~mask;
+    if ((int)((u >> 52) & 0x7ff) > 1023 + 127)
+        return false; /* rounded past the largest binade: overflow below */
+    memcpy(out, &u, sizeof u);
+    return true;
+}
+
 static bool is_default(kcs_round_mode m)
 {
     return m.rounding == KCS_RNE && m.overflow == KCS_OVF_INF && m.subnormal == KCS_SUB_KEEP;
@@ -182,6 +205,13 @@ double kcs_format_round(kcs_format f, double x, kcs_round_mode mode)
     const kcs_fmt_fast *ff = kcs_fmt_fast_get(f);
     if (ff && is_default(mode))
         return kcs_ff_round(ff, x);
+    /* truncation (RZ) in the formats with fp32's exponent range: the
+     * truncating accumulators of matrix units */
+    double fast;
+    if (mode.rounding == KCS_RZ && mode.subnormal == KCS_SUB_KEEP &&
+        (f == KCS_FMT_FP32 || f == KCS_FMT_BF16 || f == KCS_FMT_TF32) &&
+        round_bits_fast(x, infos[f].p, KCS_RZ, &fast))
+        return fast;
     return kcs_format_round_ref(f, x, mode);
 }
 
@@ -213,6 +243,14 @@ double kcs_format_round_ref(kcs_format f, double x, kcs_round_mode mode)
 }
 
 double kcs_round_bits(double x, int p, kcs_rounding r)
+{
+    double fast;
+    if (round_bits_fast(x, p, r, &fast))
+        return fast;
+    return kcs_round_bits_ref(x, p, r);
+}
+
+double kcs_round_bits_ref(double x, int p, kcs_rounding r)
 {
     if (isnan(x) || isinf(x) || x == 0.0)
         return x;

@@ -73,6 +73,8 @@ double kcs_format_round(kcs_format f, double x, kcs_round_mode mode);
 /* Round to a significand of p bits with fp32's exponent range (used for
  * "bits:N" accumulators and narrowed matrix-unit accumulators). */
 double kcs_round_bits(double x, int p, kcs_rounding r);
+/* The same by the general scaling path: the fast path's test oracle. */
+double kcs_round_bits_ref(double x, int p, kcs_rounding r);
 /* true when x is exactly representable in f (NaN/Inf per the format). */
 bool kcs_format_exact(kcs_format f, double x);
 

@@ -285,6 +285,64 @@ static void test_other_modes_generic(void)
     CU_ASSERT_EQUAL(bad, 0);
 }
 
+/* kcs_round_bits (bits:N accumulators, narrowed matrix units) and RZ in
+ * fp32's exponent range by integer operations against the scaling path:
+ * doubles around fp32's exponent range with random significands, the ties
+ * of every precision p and their neighbours, binade edges and overflow. */
+static double near_fp32_range(int p)
+{
+    int e = (int)(rnd64() % 262) - 131; /* 2^-131 .. 2^130 */
+    uint64_t mant = rnd64() & (((uint64_t)1 << 52) - 1);
+    switch (rnd64() % 4) {
+    case 0: /* a tie at p bits: the first dropped bit set, the rest clear */
+        if (p < 53)
+            mant = (mant & ~(((uint64_t)1 << (53 - p)) - 1)) | ((uint64_t)1 << (52 - p));
+        break;
+    case 1: /* a neighbour of a tie */
+        if (p < 53)
+            mant = ((mant & ~(((uint64_t)1 << (53 - p)) - 1)) | ((uint64_t)1 << (52 - p))) +
+                   (rnd64() & 1 ? 1 : (uint64_t)-1);
+        mant &= ((uint64_t)1 << 52) - 1;
+        break;
+    case 2: /* all kept bits set: rounding up carries into the exponent */
+        mant |= ~(((uint64_t)1 << (53 - p)) - 1) & (((uint64_t)1 << 52) - 1);
+        break;
+    default:
+        break;
+    }
+    double x = ldexp(1.0 + ldexp((double)mant, -52), e);
+    return rnd64() & 1 ? -x : x;
+}
+
+static void test_round_bits_fast(void)
+{
+    const kcs_rounding modes[] = {KCS_RNE, KCS_RZ, KCS_RD, KCS_RU};
+    const kcs_format rz_fmts[] = {KCS_FMT_FP32, KCS_FMT_BF16, KCS_FMT_TF32};
+    const kcs_round_mode rz = {KCS_RZ, KCS_OVF_INF, KCS_SUB_KEEP};
+    long long n = 0, bad = 0;
+    for (int p = 1; p <= 53; p++)
+        for (int i = 0; i < 4000; i++) {
+            double x = near_fp32_range(p);
+            for (int m = 0; m < 4; m++, n++)
+                bad += bits_of(kcs_round_bits(x, p, modes[m])) !=
+                       bits_of(kcs_round_bits_ref(x, p, modes[m]));
+            for (int f = 0; f < 3; f++, n++)
+                bad += bits_of(kcs_format_round(rz_fmts[f], x, rz)) !=
+                       bits_of(kcs_format_round_ref(rz_fmts[f], x, rz));
+        }
+    const double edges[] = {0x1p-126, -0x1p-126, 0x1.fffffffffffffp-127, 0x1.fffffep127,
+                            0x1.ffffffp127, 0x1.fffffffffffffp127, 0x1p128, 0.0, -0.0,
+                            INFINITY, -INFINITY, NAN};
+    for (size_t i = 0; i < sizeof edges / sizeof edges[0]; i++)
+        for (int p = 1; p <= 53; p++)
+            for (int m = 0; m < 4; m++, n++)
+                bad += bits_of(kcs_round_bits(edges[i], p, modes[m])) !=
+                       bits_of(kcs_round_bits_ref(edges[i], p, modes[m]));
+    printf("\n  %lld roundings, %lld mismatches\n", n, bad);
+    CU_ASSERT(n > 1000000);
+    CU_ASSERT_EQUAL(bad, 0);
+}
+
 int main(void)
 {
     if (CU_initialize_registry() != CUE_SUCCESS)
@@ -296,6 +354,7 @@ int main(void)
     CU_add_test(s, "fp32 inputs (strided; KCS_TEST_EXHAUSTIVE=1: all)", test_fp32_inputs);
     CU_add_test(s, "ulp distance", test_ulp_distance);
     CU_add_test(s, "non-default modes use the generic path", test_other_modes_generic);
+    CU_add_test(s, "bits:N and RZ by integer operations", test_round_bits_fast);
     CU_basic_set_mode(CU_BRM_VERBOSE);
     CU_basic_run_tests();
     unsigned fails = CU_get_number_of_failures();
