@@ -1,10 +1,5 @@
-/* The read-back in a process of its own (store_readback.h).
- *
- * Wire format on a socket pair, host byte order (parent and child are the
- * same executable on the same node): the spec as a fixed header, the path,
- * then the case ids and digests; the child answers with 'P' for each step
- * and finally 'R', the code (int32), the message length (uint32) and the
- * message. */
+/* The read-back in a process of its own (store_readback.h): the parent side.
+ * The wire format is in store_readback_wire.h. */
 #define _GNU_SOURCE
 
 #include "store_readback.h"
@@ -22,17 +17,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "store_h5.h"
+#include "store_readback_wire.h"
 
-#define MAGIC 0x3142524bu /* "KRB1" */
 #define DEFAULT_STALL_S 60.0
-
-typedef struct wire_head {
-    uint32_t magic, path_len;
-    int32_t mode, rank, n_ranks, max_trials, n_samples, pad;
-    int64_t n_cases;
-    char plan_hash[32];
-} wire_head;
 
 double kcs_readback_stall_s(void)
 {
@@ -40,83 +27,6 @@ double kcs_readback_stall_s(void)
     char *end = NULL;
     double v = s && *s ? strtod(s, &end) : 0.0;
     return end && *end == '\0' && v > 0 ? v : DEFAULT_STALL_S;
-}
-
-static int send_all(int fd, const void *buf, size_t n)
-{
-    const char *p = buf;
-    while (n > 0) {
-        ssize_t w = send(fd, p, n, MSG_NOSIGNAL);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            return -1;
-        p += w;
-        n -= (size_t)w;
-    }
-    return 0;
-}
-
-static int recv_all(int fd, void *buf, size_t n)
-{
-    char *p = buf;
-    while (n > 0) {
-        ssize_t r = read(fd, p, n);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r <= 0)
-            return -1;
-        p += r;
-        n -= (size_t)r;
-    }
-    return 0;
-}
-
-/* ------------------------------------------------------------- the child */
-
-static void tick_out(void *ctx)
-{
-    int fd = *(int *)ctx;
-    char c = 'P';
-    send_all(fd, &c, 1);
-}
-
-int kcs_readback_child_main(int in, int out)
-{
-    wire_head h;
-    if (recv_all(in, &h, sizeof h) != 0 || h.magic != MAGIC || h.path_len > 1 << 20 ||
-        h.n_cases < 0 || h.n_cases > ((int64_t)1 << 32)) {
-        fprintf(stderr, "kcs _readback: internal command of kcs run (bad or missing request)\n");
-        return 2;
-    }
-    char *path = calloc(h.path_len + 1, 1);
-    int64_t *ids = malloc(((size_t)h.n_cases + 1) * sizeof *ids);
-    uint64_t *digests = malloc(((size_t)h.n_cases + 1) * sizeof *digests);
-    if (!path || !ids || !digests || recv_all(in, path, h.path_len) != 0 ||
-        recv_all(in, ids, (size_t)h.n_cases * sizeof *ids) != 0 ||
-        recv_all(in, digests, (size_t)h.n_cases * sizeof *digests) != 0) {
-        free(path);
-        free(ids);
-        free(digests);
-        return 2;
-    }
-    kcs_readback_spec sp = {.path = path, .mode = h.mode, .rank = h.rank, .n_ranks = h.n_ranks,
-                            .max_trials = h.max_trials, .n_samples = h.n_samples,
-                            .n_cases = h.n_cases, .case_ids = ids, .digests = digests};
-    memcpy(sp.plan_hash, h.plan_hash, sizeof sp.plan_hash);
-    sp.plan_hash[sizeof sp.plan_hash - 1] = '\0';
-    kcs_h5_quiet();
-    kcs_error err = {0};
-    int rc = kcs_store_check(&sp, tick_out, &out, &err);
-    int32_t code = rc ? (int32_t)err.code : 0;
-    uint32_t len = rc ? (uint32_t)strlen(err.msg) : 0;
-    char r = 'R';
-    int sent = send_all(out, &r, 1) == 0 && send_all(out, &code, sizeof code) == 0 &&
-               send_all(out, &len, sizeof len) == 0 && send_all(out, err.msg, len) == 0;
-    free(path);
-    free(ids);
-    free(digests);
-    return sent ? 0 : 1;
 }
 
 /* ------------------------------------------------------------ the parent */
