@@ -107,15 +107,27 @@ int kcs_store_write_ranks(kcs_store *st, const kcs_rank_rec *mine, kcs_error *er
 /* Collective: write the /cases table, recs[n_cases] in plan order (identical
  * on every rank; only rank 0's is used, other ranks may pass NULL). */
 int kcs_store_write_cases(kcs_store *st, const kcs_case_rec *recs, kcs_error *err);
-/* Collective per case: this rank's trials of case case_idx (index into the
- * plan) and its sample row. recs[0..n_trials), n_trials <= plan max_trials;
- * the store sets case_id, rank and trial of each row from case_idx, the
- * rank and the position, and writes the slots n_trials..max_trials-1 as
- * status "skipped" (numbers NaN / 0). samples: n_samples values, or NULL
- * (a row of NaN). Creates /samples/<case_id>. */
+/* Collective per case (every rank calls it with the same case_idx, in the
+ * same order): this rank's trials of case case_idx (index into the plan)
+ * and its sample row. recs[0..n_trials), n_trials <= plan max_trials; the
+ * store sets case_id, rank and trial of each row from case_idx, the rank
+ * and the position, and writes the slots n_trials..max_trials-1 as status
+ * "skipped" (numbers NaN / 0). samples: n_samples values, or NULL (a row of
+ * NaN). The rows are copied into a batch of consecutive cases, written to
+ * /results with one collective write (and /samples/<case_id> created) when
+ * the batch is full (KCS_STORE_BATCH_CASES cases, default: as many as fit
+ * in KCS_STORE_BATCH_BYTES = 16 MiB of this rank's rows and samples; rank
+ * 0's values count), when a case does not follow the batch's last one, or
+ * at kcs_store_flush/kcs_store_close. A bad call (case_idx or n_trials out
+ * of range) fails the flush that follows, on every rank. Whoever needs the
+ * rows to survive a crash before the flush keeps them elsewhere (the
+ * runner's journal). */
 int kcs_store_write_case_results(kcs_store *st, int64_t case_idx, const kcs_result_rec *recs,
                                  int n_trials, const double *samples, kcs_error *err);
-/* Collective: flush and close; mark complete attribute. */
+/* Collective: write the buffered cases now (a no-op when none are). */
+int kcs_store_flush(kcs_store *st, kcs_error *err);
+/* Collective: write the last batch, mark the complete attribute, close.
+ * On failure the file is closed without it (as kcs_store_abort). */
 int kcs_store_close(kcs_store *st, kcs_error *err);
 /* Abort: close without marking complete (after an error). Collective: every
  * rank calls it (the functions above fail on all ranks alike, so a caller

@@ -113,7 +113,10 @@ static hid_t make_table(kcs_store *st, const char *name, hid_t type, hsize_t n, 
     hid_t sp = H5Screate_simple(1, &n, NULL);
     hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
     hid_t d = -1;
-    if (sp >= 0 && dcpl >= 0 && (chunk == 0 || n == 0 || H5Pset_chunk(dcpl, 1, &chunk) >= 0))
+    /* no fill: every row is written (and the runner's reservation reads as
+     * zeros); parallel HDF5 would otherwise write the whole table at creation */
+    if (sp >= 0 && dcpl >= 0 && H5Pset_fill_time(dcpl, H5D_FILL_TIME_NEVER) >= 0 &&
+        (chunk == 0 || n == 0 || H5Pset_chunk(dcpl, 1, &chunk) >= 0))
         d = H5Dcreate2(st->file, name, type, sp, H5P_DEFAULT, dcpl, H5P_DEFAULT);
     hid_t es = H5Eget_current_stack(); /* keep the failure's stack past the closes */
     if (dcpl >= 0)
