@@ -99,7 +99,9 @@ def test_samples(small_dataset):
         n_ranks = int(f.attrs["n_ranks"])
         n_samples = int(f.attrs["n_samples"])
         cases = f["cases"][()]
-        raw = {int(c["case_id"]): f[f"samples/{int(c['case_id'])}"][()] for c in cases}
+        # schema 2: one dataset [n_cases, n_ranks, n_samples], row i = row i of /cases
+        assert f["samples"].shape == (len(cases), n_ranks, n_samples)
+        raw = {int(c["case_id"]): f["samples"][i] for i, c in enumerate(cases)}
     assert len(sm) == len(cases) * n_ranks * n_samples
     for c in cases:
         cid, n_out = int(c["case_id"]), int(c["m"]) * int(c["n"])

@@ -1,4 +1,4 @@
-/* The parallel HDF5 writer of the kcs dataset (schema version 1, DESIGN §5).
+/* The parallel HDF5 writer of the kcs dataset (schema version 2, DESIGN §5).
  * Every rank creates every object in the same order (metadata operations
  * are collective: H5Pset_all_coll_metadata_ops, H5Pset_coll_metadata_write)
  * and every data transfer is collective (H5FD_MPIO_COLLECTIVE); a table

@@ -1,4 +1,4 @@
-/* The HDF5 dataset (schema version 1, DESIGN §5), written with parallel
+/* The HDF5 dataset (schema version 2, DESIGN §5), written with parallel
  * HDF5 and collective transfers: every rank creates every object in plan
  * order; each rank writes its own rows. Strings in datasets are
  * fixed-length (parallel HDF5 cannot write variable-length data). */
@@ -11,7 +11,11 @@
 #include "error.h"
 #include "study.h"
 
-#define KCS_SCHEMA_VERSION 1
+/* 2: /samples is one dataset [n_cases, n_ranks, n_samples] (row i: the
+ * case in row i of /cases); 1: one dataset /samples/<case_id> [n_ranks,
+ * n_samples] per case (still read; merged datasets keep that form). */
+#define KCS_SCHEMA_VERSION 2
+#define KCS_SCHEMA_VERSION_MIN 1
 #define KCS_STR_SHORT 32
 #define KCS_STR_LONG 128
 
@@ -95,7 +99,7 @@ typedef struct kcs_store_meta {
 } kcs_store_meta;
 
 /* Collective: create path (must not exist: KCS_E_EXISTS) and every object
- * of the schema (/samples/<case_id> is created by write_case_results). Every
+ * of the schema. Every
  * rank passes the same meta (checked: plan hash, sizes, text lengths). All
  * functions below are collective and return the same code on every rank
  * (a failure on one rank is agreed on, with that rank's message). */
@@ -114,7 +118,7 @@ int kcs_store_write_cases(kcs_store *st, const kcs_case_rec *recs, kcs_error *er
  * and the position, and writes the slots n_trials..max_trials-1 as status
  * "skipped" (numbers NaN / 0). samples: n_samples values, or NULL (a row of
  * NaN). The rows are copied into a batch of consecutive cases, written to
- * /results with one collective write (and /samples/<case_id> created) when
+ * /results and /samples with one collective write each when
  * the batch is full (KCS_STORE_BATCH_CASES cases, default: as many as fit
  * in KCS_STORE_BATCH_BYTES = 16 MiB of this rank's rows and samples; rank
  * 0's values count), when a case does not follow the batch's last one, or

@@ -6,10 +6,11 @@
  * was its collectives, not its bytes. Now kcs_store_write_case_results
  * copies a case into a buffer of consecutive cases and kcs_store_flush
  * writes the whole batch: one collective H5Dwrite of a strided selection
- * of /results (this rank's max_trials rows of each case), then each
- * case's /samples/<case_id> is created (collective metadata, no message of
- * its own) and this rank's sample row written with an independent write
- * (no collective per case). The ranks agree once per batch.
+ * of /results (this rank's max_trials rows of each case) and one of
+ * /samples (this rank's row of each case); the ranks agree once per batch.
+ * Schema 2's single /samples dataset is part of the same change: schema 1's
+ * dataset per case cost ~20 us of HDF5 metadata per case and rank (create
+ * and close), more than the bytes of the whole store.
  *
  * The flush schedule depends only on the sequence of case indices, which
  * every rank passes alike (the call is collective), so every rank flushes
@@ -64,9 +65,8 @@ int kcs_store_batch_init(kcs_store *st, kcs_error *err)
     st->batch_first = 0;
     st->batch_rows = calloc((size_t)cap * (size_t)st->max_trials + 1, sizeof *st->batch_rows);
     st->batch_samples = malloc(((size_t)cap * (size_t)st->n_samples + 1) * sizeof(double));
-    st->created = calloc((size_t)st->n_cases + 1, 1);
     int rc = 0;
-    if (!st->batch_rows || !st->batch_samples || !st->created)
+    if (!st->batch_rows || !st->batch_samples)
         rc = kcs_fail(err, KCS_E_NOMEM, "%s: out of memory for a batch of %lld cases", st->path,
                       cap);
     return kcs_store_agree(st, rc, err);
@@ -76,10 +76,8 @@ void kcs_store_batch_free(kcs_store *st)
 {
     free(st->batch_rows);
     free(st->batch_samples);
-    free(st->created);
     st->batch_rows = NULL;
     st->batch_samples = NULL;
-    st->created = NULL;
     st->batch_n = 0;
 }
 
@@ -179,51 +177,26 @@ static int write_results(kcs_store *st, kcs_error *err)
     return rc;
 }
 
-/* /samples/<case_id> of every case of the batch: created by every rank in
- * plan order (collective metadata), this rank's row written on its own
- * (independent transfer: the dataset's space is allocated at creation). A
- * failure stops this rank's writes but not its share of the creations. */
+/* One collective write of the batch's sample rows: [first .. first + n)
+ * x [this rank] x [all samples] of /samples. */
 static int write_samples(kcs_store *st, kcs_error *err)
 {
+    if (st->n_samples == 0)
+        return 0;
+    hsize_t start[3] = {(hsize_t)st->batch_first, (hsize_t)st->rank, 0};
+    hsize_t count[3] = {(hsize_t)st->batch_n, 1, (hsize_t)st->n_samples};
+    hsize_t mcount = count[0] * count[2];
     int rc = 0;
-    hsize_t dims[2] = {(hsize_t)st->size, (hsize_t)st->n_samples};
-    hsize_t start[2] = {(hsize_t)st->rank, 0}, count[2] = {1, (hsize_t)st->n_samples};
-    hid_t sp = H5Screate_simple(2, dims, NULL);
-    hid_t fs = H5Screate_simple(2, dims, NULL);
-    hid_t ms = H5Screate_simple(1, &count[1], NULL);
-    if (sp < 0 || fs < 0 || ms < 0 ||
-        (st->n_samples > 0 &&
-         H5Sselect_hyperslab(fs, H5S_SELECT_SET, start, NULL, count, NULL) < 0))
-        rc = kcs_h5_fail(err, KCS_E_IO, st->path, "/samples", "cannot select a row");
-    for (int i = 0; i < st->batch_n; i++) {
-        int64_t ci = st->batch_first + i;
-        char name[32], obj[48];
-        snprintf(name, sizeof name, "%" PRId64, st->case_ids[ci]);
-        snprintf(obj, sizeof obj, "/samples/%s", name);
-        hid_t d = -1;
-        if (sp >= 0)
-            d = st->created[ci] ? H5Dopen2(st->samples, name, H5P_DEFAULT)
-                                : H5Dcreate2(st->samples, name, H5T_NATIVE_DOUBLE, sp, H5P_DEFAULT,
-                                             H5P_DEFAULT, H5P_DEFAULT);
-        if (d < 0) {
-            if (!rc)
-                rc = kcs_h5_fail(err, KCS_E_IO, st->path, obj, "cannot create");
-            continue;
-        }
-        st->created[ci] = 1;
-        if (!rc && st->n_samples > 0 &&
-            H5Dwrite(d, H5T_NATIVE_DOUBLE, ms, fs, H5P_DEFAULT,
-                     st->batch_samples + (size_t)i * (size_t)st->n_samples) < 0)
-            rc = kcs_h5_fail(err, KCS_E_IO, st->path, obj, "write failed");
-        if (H5Dclose(d) < 0 && !rc)
-            rc = kcs_h5_fail(err, KCS_E_IO, st->path, obj, "cannot close");
-    }
+    hid_t fs = H5Dget_space(st->samples);
+    hid_t ms = H5Screate_simple(1, &mcount, NULL);
+    if (fs < 0 || ms < 0 || H5Sselect_hyperslab(fs, H5S_SELECT_SET, start, NULL, count, NULL) < 0)
+        rc = kcs_h5_fail(err, KCS_E_IO, st->path, "/samples", "cannot select rows");
+    else if (H5Dwrite(st->samples, H5T_NATIVE_DOUBLE, ms, fs, st->dxpl, st->batch_samples) < 0)
+        rc = kcs_h5_fail(err, KCS_E_IO, st->path, "/samples", "write failed");
     if (ms >= 0)
         H5Sclose(ms);
     if (fs >= 0)
         H5Sclose(fs);
-    if (sp >= 0)
-        H5Sclose(sp);
     return rc;
 }
 

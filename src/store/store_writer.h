@@ -1,6 +1,6 @@
 /* The parallel writer's state, shared by store.c (lifecycle, rows,
  * agreement between ranks) and store_layout.c (the objects of schema
- * version 1). Internal to the store. */
+ * version 2). Internal to the store. */
 #ifndef KCS_STORE_WRITER_H
 #define KCS_STORE_WRITER_H
 
@@ -12,7 +12,7 @@ struct kcs_store {
     MPI_Comm comm; /* our duplicate */
     int rank, size;
     hid_t file, dxpl;
-    hid_t results, cases, ranks, samples; /* datasets; samples is a group */
+    hid_t results, cases, ranks, samples; /* datasets */
     hid_t result_t, case_t, rank_t;
     int64_t n_cases;
     int64_t *case_ids; /* plan order */
@@ -26,7 +26,6 @@ struct kcs_store {
     int batch_n;                /* cases buffered: batch_first, batch_first + 1, ... */
     kcs_result_rec *batch_rows; /* batch_cap * max_trials rows of this rank */
     double *batch_samples;      /* batch_cap * n_samples values of this rank */
-    unsigned char *created;     /* per case: /samples/<case_id> exists */
     int pending;                /* a bad call since the last flush: its code ... */
     char pending_msg[KCS_ERRMSG_MAX]; /* ... and message, reported by the flush */
 };
