@@ -94,7 +94,7 @@ typedef struct kcs_store_meta {
     const kcs_study *study;
     const kcs_plan *plan;
     int n_ranks;           /* must equal the size of the communicator */
-    int n_samples;         /* columns of /samples/<case_id> */
+    int n_samples;         /* samples per case and rank (/samples) */
     const char *backends;  /* backends compiled in, for /provenance/build */
 } kcs_store_meta;
 

@@ -47,8 +47,8 @@ int kcs_store_batch_init(kcs_store *st, kcs_error *err)
 {
     long long cap = 0;
     if (st->rank == 0) {
-        size_t per_case =
-            (size_t)st->max_trials * sizeof(kcs_result_rec) + (size_t)st->n_samples * sizeof(double);
+        size_t per_case = (size_t)st->max_trials * sizeof(kcs_result_rec) +
+                          (size_t)st->n_samples * sizeof(double);
         long long bytes = env_pos("KCS_STORE_BATCH_BYTES", BATCH_BYTES_DEFAULT);
         cap = per_case > 0 ? bytes / (long long)per_case : bytes;
         cap = env_pos("KCS_STORE_BATCH_CASES", cap);
@@ -147,8 +147,8 @@ int kcs_store_write_case_results(kcs_store *st, int64_t case_idx, const kcs_resu
     if (st->n_samples > 0)
         memcpy(smp, samples ? samples : st->nan_row, (size_t)st->n_samples * sizeof *smp);
     if (st->digests)
-        st->digests[case_idx] = kcs_store_rows_digest(rows, st->max_trials,
-                                                      samples ? samples : st->nan_row, st->n_samples);
+        st->digests[case_idx] = kcs_store_rows_digest(
+            rows, st->max_trials, samples ? samples : st->nan_row, st->n_samples);
     if (st->batch_n == st->batch_cap)
         return kcs_store_flush(st, err);
     return 0;
