@@ -534,8 +534,14 @@ static int read_samples_row(kcs_store_reader *r, int64_t case_id, double *out, i
 {
     int64_t row;
     int rc;
-    if ((rc = open_samples(r, err)) || (rc = case_row(r, case_id, &row, err)))
+    if ((rc = open_samples(r, err)))
         return rc;
+    if ((rc = case_row(r, case_id, &row, err))) {
+        char why[KCS_ERRMSG_MAX];
+        snprintf(why, sizeof why, "%s", err ? err->msg : "");
+        return kcs_fail(err, rc, "%s: /samples: the row of case %" PRId64 ": %.700s", r->path,
+                        case_id, why);
+    }
     if (row < 0) {
         *found_p = 0;
         return 0;
