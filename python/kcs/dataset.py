@@ -1,9 +1,10 @@
-"""Reading a kcs dataset (HDF5, schema version 1) into pandas.
+"""Reading a kcs dataset (HDF5, schema versions 1 and 2) into pandas.
 
 The file is the one `kcs run` writes: /cases (one row per case), /results
 (one row per case x rank x trial slot, slots beyond a case's trials have
 status "skipped"), /provenance/ranks (one row per rank: backend, device,
-implementation) and /samples/<case_id> (float64 [n_ranks, n_samples]).
+implementation) and /samples (float64 [n_cases, n_ranks, n_samples]; schema 1:
+/samples/<case_id>, float64 [n_ranks, n_samples]).
 Every field of those tables carries "<field>.description" and
 "<field>.units" attributes; load() copies them into ``df.attrs``.
 """
@@ -14,7 +15,8 @@ import h5py
 import numpy as np
 import pandas as pd
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2          # the version kcs writes
+SCHEMA_VERSIONS = (1, 2)    # the versions this package reads (1: /samples/<case_id>)
 
 # Columns that keep their name from /provenance/ranks; the others are renamed
 # so that the joined table has one meaning per column name.
@@ -77,10 +79,10 @@ def _open(path):
     if schema != "kcs":
         f.close()
         raise ValueError(f"{path}: not a kcs dataset (root attribute schema is {schema!r})")
-    if version is None or int(version) != SCHEMA_VERSION:
+    if version is None or int(version) not in SCHEMA_VERSIONS:
         f.close()
         raise ValueError(f"{path}: kcs schema version {version}, this package reads "
-                         f"{SCHEMA_VERSION}")
+                         f"{', '.join(map(str, SCHEMA_VERSIONS))}")
     for obj in ("cases", "results", "provenance/ranks"):
         if obj not in f:
             f.close()
@@ -194,11 +196,21 @@ def _samples(f, cases, ranks):
     grp = f.get("samples")
     frames = []
     n_ranks = len(ranks)
-    for row in cases.itertuples(index=False):
+    whole = None
+    if isinstance(grp, h5py.Dataset):
+        # schema 2: one dataset [n_cases, n_ranks, n_samples], row i = row i of /cases
+        whole = np.asarray(grp[()], dtype=np.float64)
+        if whole.ndim != 3 or whole.shape[:2] != (len(cases), n_ranks):
+            raise ValueError(f"/samples: shape {whole.shape}, expected "
+                             f"[{len(cases)}, {n_ranks}, n_samples]")
+    for i, row in enumerate(cases.itertuples(index=False)):
         key = str(int(row.case_id))
-        if grp is None or key not in grp:
+        if whole is not None:
+            vals = whole[i]
+        elif grp is None or key not in grp:
             continue
-        vals = np.asarray(grp[key][()], dtype=np.float64)
+        else:
+            vals = np.asarray(grp[key][()], dtype=np.float64)
         if vals.ndim != 2 or vals.shape[0] != n_ranks:
             raise ValueError(f"/samples/{key}: shape {vals.shape}, expected "
                              f"[{n_ranks}, n_samples]")

@@ -3,6 +3,7 @@ checked against the file read directly with h5py."""
 import math
 import os
 import re
+import shutil
 
 import h5py
 import numpy as np
@@ -99,7 +100,9 @@ def test_samples(small_dataset):
         n_ranks = int(f.attrs["n_ranks"])
         n_samples = int(f.attrs["n_samples"])
         cases = f["cases"][()]
-        raw = {int(c["case_id"]): f[f"samples/{int(c['case_id'])}"][()] for c in cases}
+        # schema 2: one dataset [n_cases, n_ranks, n_samples], row i = row i of /cases
+        assert f["samples"].shape == (len(cases), n_ranks, n_samples)
+        raw = {int(c["case_id"]): f["samples"][i] for i, c in enumerate(cases)}
     assert len(sm) == len(cases) * n_ranks * n_samples
     for c in cases:
         cid, n_out = int(c["case_id"]), int(c["m"]) * int(c["n"])
@@ -154,3 +157,25 @@ def test_held_out_cases(small_dataset, kcs_bin, tmp_path):
                       (48, 80, 96): True, (63, 65, 127): True, (1, 200, 33): True,
                       (17, 5, 300): True}
     assert "held-out" in df.attrs["fields"]["held_out"]["description"]
+
+
+def test_schema1_samples(small_dataset, tmp_path):
+    """A schema 1 file (one /samples/<case_id> per case) loads as the same
+    samples: the file rewritten in that form, read back."""
+    old = tmp_path / "schema1.h5"
+    shutil.copy(small_dataset, old)
+    with h5py.File(old, "r+") as f:
+        whole = f["samples"][()]
+        attrs = dict(f["samples"].attrs)
+        ids = [int(c) for c in f["cases"]["case_id"]]
+        del f["samples"]
+        g = f.create_group("samples")
+        for k, v in attrs.items():
+            g.attrs[k] = v
+        for i, c in enumerate(ids):
+            g[str(c)] = whole[i]
+        f.attrs["schema_version"] = np.int32(1)
+    a = kcs.load(small_dataset, samples=True)
+    b = kcs.load(old, samples=True)
+    assert len(a) == len(b) > 0
+    assert a.reset_index(drop=True).equals(b.reset_index(drop=True))

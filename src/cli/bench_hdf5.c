@@ -1,6 +1,7 @@
 /* kcs bench hdf5: write throughput of the parallel HDF5 store writer that
- * `kcs run` uses (store.h: create, /provenance/ranks, one collective
- * write_case_results per case, /cases, close), under MPI, next to the same
+ * `kcs run` uses (store.h: create, /provenance/ranks, write_case_results
+ * per case, buffered into batches of collective writes, /cases, close),
+ * under MPI, next to the same
  * payload written with plain pwrite() (and pwrite()+fsync) by every rank
  * into one file in the same directory: the file system's floor, measured in
  * the same run. The study and plan are built in memory (as the store tests
@@ -224,8 +225,9 @@ int kcs_bench_hdf5(int argc, char **argv)
     static const kcs_cmd_doc doc = {
         "bench hdf5", "[--cases N] [--trials T] [--samples S] [--reps R] [--dir DIR]",
         "Write throughput of the parallel HDF5 store writer of `kcs run` (create, ranks,\n"
-        "one collective /results + /samples write per case, /cases, close) with N cases x\n"
-        "ranks x T rows, next to the same payload written with plain pwrite() and with\n"
+        "every case handed over and written in batches, one collective /results and one\n"
+        "/samples write per batch, /cases, close) with N cases x ranks x T rows, next to\n"
+        "the same payload written with plain pwrite() and with\n"
         "pwrite()+fsync into the same directory, measured in the same run. Run it as\n"
         "`mpirun -n R kcs bench hdf5` or as one process; rank 0 prints.",
         "Times: create to close (the store does not fsync), medians over R repetitions,\n"

@@ -1,5 +1,6 @@
 /* kcs run: every rank runs every case of the plan with its placement's
- * implementation; results are written collectively per case. */
+ * implementation; results are handed to the store per case (it writes them
+ * collectively, a batch of cases at a time). */
 #include "runner.h"
 
 #include "check.h"

@@ -1,4 +1,4 @@
-/* The parallel HDF5 writer of the kcs dataset (schema version 1, DESIGN §5).
+/* The parallel HDF5 writer of the kcs dataset (schema version 2, DESIGN §5).
  * Every rank creates every object in the same order (metadata operations
  * are collective: H5Pset_all_coll_metadata_ops, H5Pset_coll_metadata_write)
  * and every data transfer is collective (H5FD_MPIO_COLLECTIVE); a table
@@ -48,6 +48,11 @@ static int agree(MPI_Comm comm, int rank, int size, int rc, kcs_error *err)
 static int st_agree(kcs_store *st, int rc, kcs_error *err)
 {
     return agree(st->comm, st->rank, st->size, rc, err);
+}
+
+int kcs_store_agree(kcs_store *st, int rc, kcs_error *err)
+{
+    return st_agree(st, rc, err);
 }
 
 /* Rank 0's string, on every rank (malloc'd; NULL if out of memory, after
@@ -169,6 +174,7 @@ static void free_store(kcs_store *st)
     free(st->case_ids);
     free(st->rows);
     free(st->nan_row);
+    kcs_store_batch_free(st);
     free(st);
 }
 
@@ -266,6 +272,8 @@ int kcs_store_create(const char *path, MPI_Comm comm, const kcs_store_meta *meta
     int created_file = st->file >= 0;
     if (!rc)
         rc = st_agree(st, kcs_store_create_layout(st, meta, s, err), err);
+    if (!rc)
+        rc = kcs_store_batch_init(st, err);
     if (rc) {
         close_all(st);
         MPI_Barrier(st->comm);
@@ -334,106 +342,15 @@ int kcs_store_write_cases(kcs_store *st, const kcs_case_rec *recs, kcs_error *er
         err);
 }
 
-/* This rank's max_trials rows of a case: the caller's, then "skipped". */
-static void fill_rows(kcs_store *st, int64_t case_idx, const kcs_result_rec *recs, int n_trials)
-{
-    for (int t = 0; t < st->max_trials; t++) {
-        kcs_result_rec *r = &st->rows[t];
-        if (t < n_trials) {
-            memcpy(r, &recs[t], sizeof *r);
-        } else {
-            memset(r, 0, sizeof *r);
-            KCS_SET_STATUS(r->status, KCS_ST_SKIPPED);
-            r->tau = r->eta = r->max_abs = r->max_rel = r->max_ulp = NAN;
-            r->mean_ulp = r->backward_err = r->max_scaled = r->effective_acc_bits = NAN;
-        }
-        r->case_id = st->case_ids[case_idx];
-        r->rank = st->rank;
-        r->trial = t;
-    }
-    int nf;
-    const kcs_field *f = kcs_store_result_fields(&nf);
-    kcs_fields_terminate(f, nf, st->rows, sizeof *st->rows, (size_t)st->max_trials);
-}
-
-/* Write count rows of buf at [start..] of a 1-D dataset, or row `row` of a
- * 2-D one; collective. */
-static int write_slab(kcs_store *st, hid_t d, hid_t type, int rank2, hsize_t start, hsize_t count,
-                      const void *buf, const char *obj, kcs_error *err)
-{
-    int rc = 0;
-    hid_t fs = H5Dget_space(d);
-    hid_t ms = H5Screate_simple(1, &count, NULL);
-    hsize_t st2[2] = {start, 0}, cnt2[2] = {1, count};
-    herr_t sel = fs < 0  ? -1
-                 : rank2 ? H5Sselect_hyperslab(fs, H5S_SELECT_SET, st2, NULL, cnt2, NULL)
-                         : H5Sselect_hyperslab(fs, H5S_SELECT_SET, &start, NULL, &count, NULL);
-    if (fs < 0 || ms < 0 || sel < 0)
-        rc = kcs_h5_fail(err, KCS_E_IO, st->path, obj, "cannot select rows");
-    else if (H5Dwrite(d, type, ms, fs, st->dxpl, buf) < 0)
-        rc = kcs_h5_fail(err, KCS_E_IO, st->path, obj, "write failed");
-    if (ms >= 0)
-        H5Sclose(ms);
-    if (fs >= 0)
-        H5Sclose(fs);
-    return rc;
-}
-
-int kcs_store_write_case_results(kcs_store *st, int64_t case_idx, const kcs_result_rec *recs,
-                                 int n_trials, const double *samples, kcs_error *err)
-{
-    int rc = 0;
-    if (case_idx < 0 || case_idx >= st->n_cases)
-        rc = kcs_fail(err, KCS_E_INTERNAL,
-                      "%s: /results: case index %" PRId64 " outside [0, %" PRId64 ")", st->path,
-                      case_idx, st->n_cases);
-    else if (n_trials < 0 || n_trials > st->max_trials || (n_trials > 0 && !recs))
-        rc = kcs_fail(err, KCS_E_INTERNAL,
-                      "%s: /results: %d trials for case %" PRId64 " (the plan allows %d)", st->path,
-                      n_trials, case_idx, st->max_trials);
-    if ((rc = st_agree(st, rc, err)))
-        return rc;
-    fill_rows(st, case_idx, recs, n_trials);
-    if (st->digests)
-        st->digests[case_idx] = kcs_store_rows_digest(st->rows, st->max_trials,
-                                                      samples ? samples : st->nan_row, st->n_samples);
-
-    hsize_t row0 =
-        ((hsize_t)case_idx * (hsize_t)st->size + (hsize_t)st->rank) * (hsize_t)st->max_trials;
-    if (st->max_trials > 0)
-        rc = write_slab(st, st->results, st->result_t, 0, row0, (hsize_t)st->max_trials, st->rows,
-                        "/results", err);
-    if ((rc = st_agree(st, rc, err)))
-        return rc;
-
-    char name[32], obj[48];
-    snprintf(name, sizeof name, "%" PRId64, st->case_ids[case_idx]);
-    snprintf(obj, sizeof obj, "/samples/%s", name);
-    hsize_t dims[2] = {(hsize_t)st->size, (hsize_t)st->n_samples};
-    hid_t sp = H5Screate_simple(2, dims, NULL);
-    hid_t d = -1;
-    htri_t ex = H5Lexists(st->samples, name, H5P_DEFAULT);
-    if (sp >= 0 && ex >= 0)
-        d = ex > 0 ? H5Dopen2(st->samples, name, H5P_DEFAULT)
-                   : H5Dcreate2(st->samples, name, H5T_NATIVE_DOUBLE, sp, H5P_DEFAULT, H5P_DEFAULT,
-                                H5P_DEFAULT);
-    if (d < 0)
-        rc = kcs_h5_fail(err, KCS_E_IO, st->path, obj, "cannot create");
-    else if (st->n_samples > 0)
-        rc = write_slab(st, d, H5T_NATIVE_DOUBLE, 1, (hsize_t)st->rank, (hsize_t)st->n_samples,
-                        samples ? samples : st->nan_row, obj, err);
-    if (d >= 0 && H5Dclose(d) < 0 && !rc)
-        rc = kcs_h5_fail(err, KCS_E_IO, st->path, obj, "cannot close");
-    if (sp >= 0)
-        H5Sclose(sp);
-    return st_agree(st, rc, err);
-}
-
 int kcs_store_close(kcs_store *st, kcs_error *err)
 {
     if (!st)
         return 0;
-    int rc = 0;
+    int rc = kcs_store_flush(st, err); /* the last batch */
+    if (rc) {
+        kcs_store_abort(st);
+        return rc;
+    }
     hid_t a = H5Aopen(st->file, "complete", H5P_DEFAULT);
     int32_t one = 1;
     if (a < 0 || H5Awrite(a, H5T_NATIVE_INT32, &one) < 0)

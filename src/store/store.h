@@ -1,4 +1,4 @@
-/* The HDF5 dataset (schema version 1, DESIGN §5), written with parallel
+/* The HDF5 dataset (schema version 2, DESIGN §5), written with parallel
  * HDF5 and collective transfers: every rank creates every object in plan
  * order; each rank writes its own rows. Strings in datasets are
  * fixed-length (parallel HDF5 cannot write variable-length data). */
@@ -11,7 +11,11 @@
 #include "error.h"
 #include "study.h"
 
-#define KCS_SCHEMA_VERSION 1
+/* 2: /samples is one dataset [n_cases, n_ranks, n_samples] (row i: the
+ * case in row i of /cases); 1: one dataset /samples/<case_id> [n_ranks,
+ * n_samples] per case (still read; merged datasets keep that form). */
+#define KCS_SCHEMA_VERSION 2
+#define KCS_SCHEMA_VERSION_MIN 1
 #define KCS_STR_SHORT 32
 #define KCS_STR_LONG 128
 
@@ -90,12 +94,12 @@ typedef struct kcs_store_meta {
     const kcs_study *study;
     const kcs_plan *plan;
     int n_ranks;           /* must equal the size of the communicator */
-    int n_samples;         /* columns of /samples/<case_id> */
+    int n_samples;         /* samples per case and rank (/samples) */
     const char *backends;  /* backends compiled in, for /provenance/build */
 } kcs_store_meta;
 
 /* Collective: create path (must not exist: KCS_E_EXISTS) and every object
- * of the schema (/samples/<case_id> is created by write_case_results). Every
+ * of the schema. Every
  * rank passes the same meta (checked: plan hash, sizes, text lengths). All
  * functions below are collective and return the same code on every rank
  * (a failure on one rank is agreed on, with that rank's message). */
@@ -107,15 +111,27 @@ int kcs_store_write_ranks(kcs_store *st, const kcs_rank_rec *mine, kcs_error *er
 /* Collective: write the /cases table, recs[n_cases] in plan order (identical
  * on every rank; only rank 0's is used, other ranks may pass NULL). */
 int kcs_store_write_cases(kcs_store *st, const kcs_case_rec *recs, kcs_error *err);
-/* Collective per case: this rank's trials of case case_idx (index into the
- * plan) and its sample row. recs[0..n_trials), n_trials <= plan max_trials;
- * the store sets case_id, rank and trial of each row from case_idx, the
- * rank and the position, and writes the slots n_trials..max_trials-1 as
- * status "skipped" (numbers NaN / 0). samples: n_samples values, or NULL
- * (a row of NaN). Creates /samples/<case_id>. */
+/* Collective per case (every rank calls it with the same case_idx, in the
+ * same order): this rank's trials of case case_idx (index into the plan)
+ * and its sample row. recs[0..n_trials), n_trials <= plan max_trials; the
+ * store sets case_id, rank and trial of each row from case_idx, the rank
+ * and the position, and writes the slots n_trials..max_trials-1 as status
+ * "skipped" (numbers NaN / 0). samples: n_samples values, or NULL (a row of
+ * NaN). The rows are copied into a batch of consecutive cases, written to
+ * /results and /samples with one collective write each when
+ * the batch is full (KCS_STORE_BATCH_CASES cases, default: as many as fit
+ * in KCS_STORE_BATCH_BYTES = 16 MiB of this rank's rows and samples; rank
+ * 0's values count), when a case does not follow the batch's last one, or
+ * at kcs_store_flush/kcs_store_close. A bad call (case_idx or n_trials out
+ * of range) fails the flush that follows, on every rank. Whoever needs the
+ * rows to survive a crash before the flush keeps them elsewhere (the
+ * runner's journal). */
 int kcs_store_write_case_results(kcs_store *st, int64_t case_idx, const kcs_result_rec *recs,
                                  int n_trials, const double *samples, kcs_error *err);
-/* Collective: flush and close; mark complete attribute. */
+/* Collective: write the buffered cases now (a no-op when none are). */
+int kcs_store_flush(kcs_store *st, kcs_error *err);
+/* Collective: write the last batch, mark the complete attribute, close.
+ * On failure the file is closed without it (as kcs_store_abort). */
 int kcs_store_close(kcs_store *st, kcs_error *err);
 /* Abort: close without marking complete (after an error). Collective: every
  * rank calls it (the functions above fail on all ranks alike, so a caller

@@ -139,18 +139,19 @@ int kcs_store_describe(hid_t dset, const char *table, const kcs_field *f, int n,
 }
 
 const char *const kcs_store_samples_description =
-    "/samples/<case_id> is float64 [n_ranks, n_samples]: row r holds rank r's output values of "
-    "trial 0 at fixed positions, NaN where the rank produced no output";
+    "/samples is float64 [n_cases, n_ranks, n_samples]: [i, r] holds rank r's output values of "
+    "trial 0 of the case in row i of /cases, at fixed positions, NaN where the rank produced no "
+    "output";
 const char *const kcs_store_samples_positions =
     "column j holds the output element at flat row-major index floor(j * N / n_samples), N the "
     "number of output elements (gemm m*n, batched_gemm batch*m*n, attention batch*m*k, "
     "reduce_sum m, dot 1, softmax/layernorm/rmsnorm m*k, gather n*k, allreduce k)";
 
-int kcs_store_describe_samples(hid_t group)
+int kcs_store_describe_samples(hid_t samples)
 {
-    if (kcs_h5_put_str(group, "description", kcs_store_samples_description) < 0 ||
-        kcs_h5_put_str(group, "units", "output") < 0 ||
-        kcs_h5_put_str(group, "positions", kcs_store_samples_positions) < 0)
+    if (kcs_h5_put_str(samples, "description", kcs_store_samples_description) < 0 ||
+        kcs_h5_put_str(samples, "units", "output") < 0 ||
+        kcs_h5_put_str(samples, "positions", kcs_store_samples_positions) < 0)
         return -1;
     return 0;
 }

@@ -32,8 +32,8 @@ const kcs_field_doc *kcs_store_field_doc(const char *table, const char *field);
  * line in store_describe.c, or kcs refuses to write datasets. */
 int kcs_store_describe(hid_t dset, const char *table, const kcs_field *f, int n,
                        const char **missing_p);
-/* The /samples group's attributes. 0 or -1. */
-int kcs_store_describe_samples(hid_t group);
+/* The /samples dataset's attributes (schema 2). 0 or -1. */
+int kcs_store_describe_samples(hid_t samples);
 
 /* /cases attributes naming the held-out cases (the contract's held-out
  * shape classes: signatures test held_out): held_out_count, and

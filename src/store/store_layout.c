@@ -1,7 +1,7 @@
-/* The objects of schema version 1 (DESIGN §5), created collectively by
+/* The objects of schema version 2 (DESIGN §5), created collectively by
  * every rank in the same order: root attributes, /provenance/build,
  * /provenance/ranks, /study, /contracts/<id>, /cases, /results (chunked by
- * whole cases) and the /samples group. Texts are scalar fixed-length
+ * whole cases) and /samples. Texts are scalar fixed-length
  * strings of exactly their length (NULLPAD), since parallel HDF5 cannot
  * write variable-length data into datasets. */
 #define _POSIX_C_SOURCE 200809L
@@ -113,9 +113,34 @@ static hid_t make_table(kcs_store *st, const char *name, hid_t type, hsize_t n, 
     hid_t sp = H5Screate_simple(1, &n, NULL);
     hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
     hid_t d = -1;
-    if (sp >= 0 && dcpl >= 0 && (chunk == 0 || n == 0 || H5Pset_chunk(dcpl, 1, &chunk) >= 0))
+    /* no fill: every row is written (and the runner's reservation reads as
+     * zeros); parallel HDF5 would otherwise write the whole table at creation */
+    if (sp >= 0 && dcpl >= 0 && H5Pset_fill_time(dcpl, H5D_FILL_TIME_NEVER) >= 0 &&
+        (chunk == 0 || n == 0 || H5Pset_chunk(dcpl, 1, &chunk) >= 0))
         d = H5Dcreate2(st->file, name, type, sp, H5P_DEFAULT, dcpl, H5P_DEFAULT);
     hid_t es = H5Eget_current_stack(); /* keep the failure's stack past the closes */
+    if (dcpl >= 0)
+        H5Pclose(dcpl);
+    if (sp >= 0)
+        H5Sclose(sp);
+    if (es >= 0)
+        H5Eset_current_stack(es);
+    return d;
+}
+
+/* /samples [n_cases, n_ranks, n_samples] float64, contiguous, no fill
+ * (every case's rows are written): one object for all cases, where schema
+ * 1 had a dataset per case and creating them was most of the store's time. */
+static hid_t make_samples(kcs_store *st)
+{
+    hsize_t dims[3] = {(hsize_t)st->n_cases, (hsize_t)st->size, (hsize_t)st->n_samples};
+    hid_t sp = H5Screate_simple(3, dims, NULL);
+    hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
+    hid_t d = -1;
+    if (sp >= 0 && dcpl >= 0 && H5Pset_fill_time(dcpl, H5D_FILL_TIME_NEVER) >= 0)
+        d = H5Dcreate2(st->file, "samples", H5T_NATIVE_DOUBLE, sp, H5P_DEFAULT, dcpl,
+                       H5P_DEFAULT);
+    hid_t es = H5Eget_current_stack();
     if (dcpl >= 0)
         H5Pclose(dcpl);
     if (sp >= 0)
@@ -217,7 +242,7 @@ int kcs_store_create_layout(kcs_store *st, const kcs_store_meta *m, char *const 
     }
     if ((rc = describe(st, st->results, "results", "/results", err)))
         goto out_groups;
-    st->samples = H5Gcreate2(f, "samples", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    st->samples = make_samples(st);
     if (st->samples < 0)
         rc = kcs_h5_fail(err, KCS_E_IO, st->path, "/samples", "cannot create");
     else if (kcs_store_describe_samples(st->samples) < 0)

@@ -33,6 +33,7 @@ struct kcs_store_reader {
     hid_t dapl, gapl; /* dataset (also link) and group access: external links refused */
     hid_t results, cases, ranks;
     hid_t result_t, case_t, rank_t;
+    hid_t samples; /* schema 2's /samples dataset, opened on first use */
     int64_t n_rows;
     kcs_store_info info;
 };
@@ -99,11 +100,11 @@ static int check_root(kcs_store_reader *r, kcs_error *err)
     int64_t ver = 0;
     if ((rc = root_int(r, "schema_version", 1, INT32_MIN, INT32_MAX, &ver, err)))
         return rc;
-    if (ver != KCS_SCHEMA_VERSION)
+    if (ver < KCS_SCHEMA_VERSION_MIN || ver > KCS_SCHEMA_VERSION)
         return kcs_fail(err, KCS_E_INVAL,
                         "%s: /: schema_version %" PRId64
-                        " is not supported (this kcs reads version %d)",
-                        r->path, ver, KCS_SCHEMA_VERSION);
+                        " is not supported (this kcs reads versions %d to %d)",
+                        r->path, ver, KCS_SCHEMA_VERSION_MIN, KCS_SCHEMA_VERSION);
     kcs_store_info *in = &r->info;
     in->schema_version = (int)ver;
     int64_t n_ranks = 0, n_cases = 0, complete = 0, max_trials = -1, n_samples = 0;
@@ -327,6 +328,7 @@ int kcs_store_open_read(const char *path, kcs_store_reader **r_p, kcs_error *err
         return kcs_fail(err, KCS_E_NOMEM, "%s: out of memory", path);
     }
     r->file = r->results = r->cases = r->ranks = r->result_t = r->case_t = r->rank_t = -1;
+    r->samples = -1;
     r->dapl = r->gapl = -1;
     int rc = 0;
     hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
@@ -365,8 +367,8 @@ void kcs_store_reader_close(kcs_store_reader *r)
 {
     if (!r)
         return;
-    hid_t d[] = {r->results, r->cases, r->ranks};
-    for (size_t i = 0; i < 3; i++)
+    hid_t d[] = {r->results, r->cases, r->ranks, r->samples};
+    for (size_t i = 0; i < 4; i++)
         if (d[i] >= 0)
             H5Dclose(d[i]);
     hid_t t[] = {r->result_t, r->case_t, r->rank_t};
@@ -463,14 +465,127 @@ int kcs_store_read_ranks(kcs_store_reader *r, kcs_rank_rec *out, kcs_error *err)
                      r->info.n_ranks, out, "/provenance/ranks", err);
 }
 
+/* The row of /cases that holds case_id: row case_id itself when it does
+ * (kcs numbers a plan's cases 0, 1, ...), else found by a scan of /cases;
+ * -1 when no row does. */
+static int case_row(kcs_store_reader *r, int64_t case_id, int64_t *row_p, kcs_error *err)
+{
+    kcs_case_rec blk[64];
+    int rc;
+    *row_p = -1;
+    if (case_id >= 0 && case_id < r->info.n_cases) {
+        if ((rc = kcs_store_read_cases(r, case_id, 1, blk, err)))
+            return rc;
+        if (blk[0].case_id == case_id) {
+            *row_p = case_id;
+            return 0;
+        }
+    }
+    for (int64_t first = 0; first < r->info.n_cases; first += 64) {
+        int64_t n = r->info.n_cases - first < 64 ? r->info.n_cases - first : 64;
+        if ((rc = kcs_store_read_cases(r, first, n, blk, err)))
+            return rc;
+        for (int64_t i = 0; i < n; i++)
+            if (blk[i].case_id == case_id) {
+                *row_p = first + i;
+                return 0;
+            }
+    }
+    return 0;
+}
+
+/* Schema 2: /samples [n_cases, n_ranks, n_samples], opened and checked once. */
+static int open_samples(kcs_store_reader *r, kcs_error *err)
+{
+    if (r->samples >= 0)
+        return 0;
+    const char *obj = "/samples";
+    hid_t d = H5Dopen2(r->file, obj, r->dapl);
+    hid_t sp = d >= 0 ? H5Dget_space(d) : -1;
+    hid_t t = d >= 0 ? H5Dget_type(d) : -1;
+    hsize_t dims[3] = {0, 0, 0};
+    int rc = 0;
+    if (d < 0 || sp < 0 || t < 0)
+        rc = kcs_h5_fail(err, KCS_E_INVAL, r->path, obj, "not a dataset");
+    else if (!(rc = check_layout(r, d, obj, err)) &&
+             (H5Tget_class(t) != H5T_FLOAT || H5Sget_simple_extent_ndims(sp) != 3 ||
+              H5Sget_simple_extent_dims(sp, dims, NULL) < 0 ||
+              dims[0] != (hsize_t)r->info.n_cases || dims[1] != (hsize_t)r->info.n_ranks ||
+              dims[2] != (hsize_t)r->info.n_samples))
+        rc = kcs_fail(err, KCS_E_INVAL,
+                      "%s: %s: not a float [%" PRId64 ", %d, %d] samples dataset", r->path, obj,
+                      r->info.n_cases, r->info.n_ranks, r->info.n_samples);
+    if (t >= 0)
+        H5Tclose(t);
+    if (sp >= 0)
+        H5Sclose(sp);
+    if (rc) {
+        if (d >= 0)
+            H5Dclose(d);
+        return rc;
+    }
+    r->samples = d;
+    return 0;
+}
+
+/* Schema 2: the samples of case_id, the row of /samples that /cases gives it. */
+static int read_samples_row(kcs_store_reader *r, int64_t case_id, double *out, int *found_p,
+                            kcs_error *err)
+{
+    int64_t row;
+    int rc;
+    if ((rc = open_samples(r, err)))
+        return rc;
+    if ((rc = case_row(r, case_id, &row, err))) {
+        char why[KCS_ERRMSG_MAX];
+        snprintf(why, sizeof why, "%s", err ? err->msg : "");
+        return kcs_fail(err, rc, "%s: /samples: the row of case %" PRId64 ": %.700s", r->path,
+                        case_id, why);
+    }
+    if (row < 0) {
+        *found_p = 0;
+        return 0;
+    }
+    if (r->info.n_samples > 0) {
+        hsize_t start[3] = {(hsize_t)row, 0, 0};
+        hsize_t count[3] = {1, (hsize_t)r->info.n_ranks, (hsize_t)r->info.n_samples};
+        hsize_t mcount = count[1] * count[2];
+        hid_t fs = H5Dget_space(r->samples);
+        hid_t ms = H5Screate_simple(1, &mcount, NULL);
+        if (fs < 0 || ms < 0 ||
+            H5Sselect_hyperslab(fs, H5S_SELECT_SET, start, NULL, count, NULL) < 0 ||
+            H5Dread(r->samples, H5T_NATIVE_DOUBLE, ms, fs, H5P_DEFAULT, out) < 0)
+            rc = kcs_h5_fail(err, KCS_E_IO, r->path, "/samples", "cannot read row %" PRId64, row);
+        if (ms >= 0)
+            H5Sclose(ms);
+        if (fs >= 0)
+            H5Sclose(fs);
+        if (rc)
+            return rc;
+    }
+    *found_p = 1;
+    return 0;
+}
+
 int kcs_store_read_samples(kcs_store_reader *r, int64_t case_id, double *out, int *found_p,
                            kcs_error *err)
 {
     char obj[48];
     snprintf(obj, sizeof obj, "/samples/%" PRId64, case_id);
     htri_t ex = H5Lexists(r->file, "/samples", r->dapl);
-    if (ex > 0)
+    if (ex > 0) {
+        /* schema 2 (and any dataset there): one dataset for every case;
+         * schema 1 and merged datasets: a group of one dataset per case */
+        hid_t o = r->samples >= 0 ? r->samples : H5Oopen(r->file, "/samples", r->dapl);
+        if (o < 0)
+            return kcs_h5_fail(err, KCS_E_IO, r->path, "/samples", "cannot open");
+        H5I_type_t kind = H5Iget_type(o);
+        if (o != r->samples)
+            H5Oclose(o);
+        if (kind == H5I_DATASET)
+            return read_samples_row(r, case_id, out, found_p, err);
         ex = H5Lexists(r->file, obj, r->dapl);
+    }
     if (ex < 0)
         return kcs_h5_fail(err, KCS_E_IO, r->path, obj, "cannot look up");
     if (ex == 0) {

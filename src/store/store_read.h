@@ -1,4 +1,4 @@
-/* Reading a finished kcs dataset (schema version 1, DESIGN §5) from one
+/* Reading a finished kcs dataset (schema versions 1 and 2, DESIGN §5) from one
  * serial process (kcs reduce), and writing the reducer's /analysis tables.
  * The file is opened with HDF5's default (sec2) driver; no MPI is needed.
  * Every failure is KCS_E_IO (file system, HDF5) or KCS_E_INVAL (the file is
@@ -56,14 +56,15 @@ typedef struct kcs_store_info {
     int n_ranks;
     int64_t n_cases;
     int max_trials; /* rows per (case, rank) in /results */
-    int n_samples;  /* columns of /samples/<case_id> */
+    int n_samples;  /* samples per case and rank in /samples */
     int complete;   /* 1: the writer closed the file successfully */
 } kcs_store_info;
 
 typedef struct kcs_store_reader kcs_store_reader;
 
 /* Open path read-only and check it is a kcs dataset this kcs reads: root
- * attribute schema == "kcs", schema_version == KCS_SCHEMA_VERSION, the
+ * attribute schema == "kcs", KCS_SCHEMA_VERSION_MIN <= schema_version <=
+ * KCS_SCHEMA_VERSION, the
  * tables /cases, /results, /provenance/ranks present, compound, holding
  * every field of this version's records, and shaped [n_cases],
  * [n_cases * n_ranks * max_trials], [n_ranks]. An incomplete file
@@ -83,8 +84,11 @@ int kcs_store_read_case_results(kcs_store_reader *r, int64_t case_idx, kcs_resul
 /* Rows [first, first + count) of /results into out[count]. */
 int kcs_store_read_results(kcs_store_reader *r, int64_t first, int64_t count, kcs_result_rec *out,
                            kcs_error *err);
-/* /samples/<case_id> into out[n_ranks * n_samples] (row-major [rank][i]).
- * *found_p = 0 (and out untouched) when the case has no samples dataset. */
+/* The samples of case case_id into out[n_ranks * n_samples] (row-major
+ * [rank][i]): schema 2's /samples[row, :, :], row the case's row of /cases
+ * (row case_id when it holds it, else found by a scan of /cases), or schema
+ * 1's (and merged datasets') /samples/<case_id>. *found_p = 0 (and out
+ * untouched) when the case has none. */
 int kcs_store_read_samples(kcs_store_reader *r, int64_t case_id, double *out, int *found_p,
                            kcs_error *err);
 /* /provenance/ranks into out[n_ranks]. */

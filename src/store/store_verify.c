@@ -68,7 +68,7 @@ int64_t kcs_store_size_estimate(const kcs_store_meta *m)
     if (chunk > total)
         chunk = total;
     int64_t bytes = chunk > 0 ? (total + chunk - 1) / chunk * chunk * rec : 0;
-    bytes += cases * ranks * (int64_t)m->n_samples * 8; /* /samples/<id> */
+    bytes += cases * ranks * (int64_t)m->n_samples * 8; /* /samples */
     bytes += cases * (int64_t)sizeof(kcs_case_rec) + ranks * (int64_t)sizeof(kcs_rank_rec);
     bytes += cases * 2048; /* a dataset's object header, link and name per case */
     int64_t text = (int64_t)strlen(m->study->text ? m->study->text : "");

@@ -1,5 +1,5 @@
 """same_dataset.py REF OUT: OUT is a complete kcs dataset equal to REF
-(every table and sample row, /provenance/ranks status and variant, the plan
+(every table and sample row, of schema 1 or 2, /provenance/ranks status and variant, the plan
 hash), except time_ns, the host-dependent provenance and the numbers in
 reasons (worker pids and log paths name the run, not the result). Exit 1 with the
 first difference. Used by the disk-full, lock and faithful-resume tests."""
@@ -26,6 +26,16 @@ def same(x, y):
     return np.array_equal(x, y)
 
 
+def samples(f):
+    """{case_id: [n_ranks, n_samples]} of either schema: 2 (one dataset
+    [n_cases, n_ranks, n_samples], row i = row i of /cases) or 1 (a group of
+    /samples/<case_id>), so that datasets of both compare."""
+    g = f["samples"]
+    if isinstance(g, h5py.Dataset):
+        return {str(int(c)): g[i] for i, c in enumerate(f["cases"]["case_id"][:])}
+    return {c: g[c][:] for c in g}
+
+
 def main(ref, out):
     with h5py.File(ref, "r") as a, h5py.File(out, "r") as b:
         assert int(b.attrs["complete"]) == 1, "not complete"
@@ -41,9 +51,10 @@ def main(ref, out):
         pa, pb = a["provenance/ranks"][:], b["provenance/ranks"][:]
         for name in ("rank", "backend", "variant", "status"):
             assert np.array_equal(pa[name], pb[name]), f"provenance/ranks.{name} differs"
-        assert sorted(a["samples"]) == sorted(b["samples"]), "sample sets differ"
-        for c in a["samples"]:
-            assert same(a["samples"][c][:], b["samples"][c][:]), f"samples/{c} differs"
+        sa, sb = samples(a), samples(b)
+        assert sorted(sa) == sorted(sb), "sample sets differ"
+        for c in sa:
+            assert same(sa[c], sb[c]), f"samples of case {c} differ"
         assert s(a["study"][()]) == s(b["study"][()]), "study text differs"
 
 

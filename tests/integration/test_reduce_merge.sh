@@ -51,8 +51,8 @@ for ci in range(len(ac)):
         assert res[ci, 0, t]["output_digest"] == res[ci, na, t]["output_digest"]
     # c's ranks do not hold a's cases
     assert all(s(x) == "absent" for x in res[ci, na + nb:, :]["status"].ravel())
-    sa = a["samples/%d" % ac[ci]["case_id"]][:]
-    sm = m["samples/%d" % ci][:]
+    sa = a["samples"][ci]  # a run's dataset: schema 2, [n_cases, n_ranks, n_samples]
+    sm = m["samples/%d" % ci][:]  # a merged dataset: one per case
     assert np.array_equal(sa, sm[:na], equal_nan=True)
 for ci in range(4, 8):
     assert all(s(x) == "absent" for x in res[ci, :na + nb, :]["status"].ravel())

@@ -78,8 +78,8 @@ with h5py.File(sys.argv[1], "r") as a, h5py.File(sys.argv[2], "r") as b:
     keys = set(zip(rb["case_id"], rb["rank"], rb["trial"]))
     assert len(keys) == len(rb), "duplicate rows"
     assert np.array_equal(a["cases"][:], b["cases"][:]), "cases differ"
-    for c in a["samples"]:
-        assert np.array_equal(a["samples"][c][:], b["samples"][c][:], equal_nan=True), c
+    # schema 2: /samples is one dataset [n_cases, n_ranks, n_samples]
+    assert np.array_equal(a["samples"][:], b["samples"][:], equal_nan=True), "samples differ"
 print("resume: identical to the uninterrupted run")
 PY
 echo "resume: ok"

@@ -10,7 +10,7 @@ mpirun4 "$KCS" run "$study" -o "$T/b.h5" -q
 
 h5dump -H "$T/a.h5" > "$T/header.txt"
 for obj in 'GROUP "provenance"' 'DATASET "ranks"' 'DATASET "cases"' 'DATASET "results"' \
-           'GROUP "samples"' 'DATASET "study"' 'GROUP "contracts"' 'ATTRIBUTE "schema_version"'; do
+           'DATASET "samples"' 'DATASET "study"' 'GROUP "contracts"' 'ATTRIBUTE "schema_version"'; do
   grep -q "$obj" "$T/header.txt" || fail "h5dump -H lacks $obj"
 done
 

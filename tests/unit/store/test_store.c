@@ -124,9 +124,17 @@ typedef struct fake {
     int tau_string;   /* tau stored as a string */
     int extra_rows;   /* /results rows beyond n_cases*n_ranks*max_trials */
     int no_cases;     /* no /cases dataset */
+    int samples;      /* 0: none; 1: schema 1's /samples/<case_id>; 2: schema 2's
+                       * /samples [n_cases, n_ranks, F_SAMPLES]; 3: that one misshapen */
 } fake;
 
-enum { F_RANKS = 2, F_CASES = 2, F_TRIALS = 3 };
+enum { F_RANKS = 2, F_CASES = 2, F_TRIALS = 3, F_SAMPLES = 3 };
+
+/* The fake's sample j of rank r in case row c. */
+static double f_sample(int c, int r, int j)
+{
+    return 100.0 * c + 10.0 * r + j + 0.25;
+}
 
 static double f_tau(int c, int r, int t)
 {
@@ -163,7 +171,38 @@ static void make_fake(const char *path, const fake *o)
     kcs_h5_put_i32(f, "n_ranks", F_RANKS);
     kcs_h5_put_i64(f, "n_cases", F_CASES);
     kcs_h5_put_i32(f, "complete", 1);
-    kcs_h5_put_i32(f, "n_samples", 0);
+    kcs_h5_put_i32(f, "n_samples", o->samples ? F_SAMPLES : 0);
+    if (o->samples) {
+        double v[F_CASES][F_RANKS][F_SAMPLES];
+        for (int c = 0; c < F_CASES; c++)
+            for (int r = 0; r < F_RANKS; r++)
+                for (int j = 0; j < F_SAMPLES; j++)
+                    v[c][r][j] = f_sample(c, r, j);
+        if (o->samples == 1) {
+            hid_t g = H5Gcreate2(f, "samples", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+            hsize_t dims[2] = {F_RANKS, F_SAMPLES};
+            hid_t sp = H5Screate_simple(2, dims, NULL);
+            for (int c = 0; c < F_CASES; c++) {
+                char name[16];
+                snprintf(name, sizeof name, "%d", 10 + c);
+                hid_t d = H5Dcreate2(g, name, H5T_NATIVE_DOUBLE, sp, H5P_DEFAULT, H5P_DEFAULT,
+                                     H5P_DEFAULT);
+                H5Dwrite(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, v[c]);
+                H5Dclose(d);
+            }
+            H5Sclose(sp);
+            H5Gclose(g);
+        } else {
+            hsize_t dims[3] = {F_CASES, F_RANKS, o->samples == 3 ? F_SAMPLES - 1 : F_SAMPLES};
+            hid_t sp = H5Screate_simple(3, dims, NULL);
+            hid_t d = H5Dcreate2(f, "samples", H5T_NATIVE_DOUBLE, sp, H5P_DEFAULT, H5P_DEFAULT,
+                                 H5P_DEFAULT);
+            if (o->samples == 2)
+                H5Dwrite(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, v);
+            H5Dclose(d);
+            H5Sclose(sp);
+        }
+    }
 
     int nf;
     const kcs_field *fl = kcs_store_rank_fields(&nf);
@@ -275,6 +314,45 @@ static void test_read_valid(void)
     kcs_store_reader_close(r);
 }
 
+/* Samples of both schemas: schema 1's dataset per case, schema 2's one
+ * dataset whose row is the case's row of /cases (case ids 10 and 11 here,
+ * so the reader finds the row by its scan of /cases). */
+static void test_read_samples(void)
+{
+    for (int form = 1; form <= 3; form++) {
+        const char *p = tmp("samples.h5");
+        fake o = valid;
+        o.version = form == 1 ? 1 : KCS_SCHEMA_VERSION;
+        o.samples = form;
+        make_fake(p, &o);
+        kcs_error err = {0};
+        kcs_store_reader *r = NULL;
+        CU_ASSERT_EQUAL_FATAL(kcs_store_open_read(p, &r, &err), 0);
+        CU_ASSERT_EQUAL(kcs_store_reader_info(r)->schema_version, o.version);
+        double smp[F_RANKS * F_SAMPLES];
+        int found = -1;
+        for (int c = 0; c < F_CASES; c++) {
+            int rc = kcs_store_read_samples(r, 10 + c, smp, &found, &err);
+            if (form == 3) { /* [2, 2, 2] where n_samples says 3 */
+                CU_ASSERT_EQUAL(rc, KCS_E_INVAL);
+                CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "not a float [2, 2, 3] samples dataset"));
+                continue;
+            }
+            CU_ASSERT_EQUAL(rc, 0);
+            CU_ASSERT_EQUAL(found, 1);
+            for (int rk = 0; rk < F_RANKS; rk++)
+                for (int j = 0; j < F_SAMPLES; j++)
+                    CU_ASSERT_EQUAL(smp[rk * F_SAMPLES + j], f_sample(c, rk, j));
+        }
+        if (form != 3) { /* a case the file does not hold */
+            found = -1;
+            CU_ASSERT_EQUAL(kcs_store_read_samples(r, 12, smp, &found, &err), 0);
+            CU_ASSERT_EQUAL(found, 0);
+        }
+        kcs_store_reader_close(r);
+    }
+}
+
 static void test_read_errors(void)
 {
     expect_fail(tmp("does-not-exist.h5"), KCS_E_INVAL, "No such file", NULL);
@@ -384,6 +462,7 @@ int main(void)
     CU_add_test(s, "case and rank types", test_case_and_rank_types);
     CU_add_test(s, "read a valid file", test_read_valid);
     CU_add_test(s, "reader errors", test_read_errors);
+    CU_add_test(s, "samples of schema 1 and 2", test_read_samples);
     CU_add_test(s, "reader refuses bad tables", test_read_bad_tables);
     CU_basic_set_mode(CU_BRM_VERBOSE);
     CU_basic_run_tests();
