@@ -12,6 +12,7 @@
 
 #include "calibrate.h"
 #include "calib_wrap_impl.h"
+#include "declares.h"
 #include "rng.h"
 
 #define PRC01_K_FAST 64
@@ -19,7 +20,7 @@
 #define ORD01_K_BLOCKED 256
 #define ORD01_BLOCK 64
 #define ORD02_SLICES 8
-#define ORD03_M_SPLIT 4
+#define ORD03_M_SPLIT 3 /* the one batch size whose schedule differs */
 #define CMP02_MN_TILED 4096
 #define CMP02_TILE 32
 #define CMP03_CLASS 64
@@ -256,11 +257,9 @@ static int gemm_bad(kcs_backend_ctx *w, const kcs_call *c, const char *id, kcs_e
     if (strcmp(id, "C-ORD-02") == 0)
         return sliced_gemm(w, c, ((size_t)c->k + ORD02_SLICES - 1) / ORD02_SLICES, SL_RANDOM,
                            err);
-    if (strcmp(id, "C-ORD-03") == 0)
-        return c->m < ORD03_M_SPLIT
-                   ? sliced_gemm(w, c, ((size_t)c->k + ORD03_M_SPLIT - 1) / ORD03_M_SPLIT,
-                                 SL_FP32, err)
-                   : forward(w, c, err);
+    if (strcmp(id, "C-ORD-03") == 0) /* one batch size of all splits k in two */
+        return c->m == ORD03_M_SPLIT ? sliced_gemm(w, c, ((size_t)c->k + 1) / 2, SL_FP32, err)
+                                     : gemm_by_rows(w, c, err);
     if (strcmp(id, "C-CMP-02") == 0)
         return gemm_edges(w, c, err);
     if (strcmp(id, "C-CMP-03") == 0)
@@ -343,6 +342,18 @@ static void wrap_close(kcs_backend_ctx *w)
     free(w);
 }
 
+/* The C-ORD-03 calibration kernels declare batch invariance (their
+ * contract binds only kernels that do); anything else declares what the
+ * wrapped backend's kernel declares. */
+static uint32_t wrap_declares(kcs_backend_ctx *w, const kcs_call *c)
+{
+    if (c->variant && strncmp(c->variant, "calib:C-ORD-03:", 15) == 0)
+        return KCS_DECL_BIT(KCS_DECL_BATCH_INVARIANT);
+    if (c->variant && strncmp(c->variant, "calib:", 6) == 0)
+        return 0;
+    return w->inner->declares ? w->inner->declares(w->ictx, c) : 0;
+}
+
 const kcs_backend_ops kcs_calib_wrap_ops = {
     .abi = KCS_BACKEND_ABI,
     .name = "calib-wrap",
@@ -351,6 +362,7 @@ const kcs_backend_ops kcs_calib_wrap_ops = {
     .run = wrap_run,
     .describe = wrap_describe,
     .close = wrap_close,
+    .declares = wrap_declares,
 };
 
 int kcs_calib_wrap_open(const kcs_backend_ops *inner, int device, const kcs_backend_config *cfg,
