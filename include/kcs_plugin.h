@@ -73,6 +73,8 @@ typedef enum {
  *   attention     in[0] Q batch×m×k, in[1] K batch×n×k,
  *                 in[2] V batch×n×k                         -> batch×m×k
  *   gather        in[0] table m×k, in[1] indices n (KCS_DT_I64) -> n×k
+ *   allreduce     in[0] x m×k: row r is rank r's contribution (m ranks;
+ *                 m <= 1: one rank)                         -> k sums over ranks
  * Every input except gather's indices has dtype_in; the output has
  * dtype_out. Unused in[] slots are NULL. */
 typedef struct kcs_plugin_call {

@@ -274,6 +274,31 @@ static int gemm_bad(kcs_backend_ctx *w, const kcs_call *c, const char *id, kcs_e
     return kcs_fail(err, KCS_E_UNSUPPORTED, "calibration wrapper: %s has no gemm kernel", id);
 }
 
+/* C-ORD-04 on any backend with a reduce_sum: the m contributions of each
+ * element as one row (k rows of m), summed by the backend's native
+ * reduce_sum (a fixed order: good); bad: the last two rows swapped when
+ * the call's seed says they arrived the other way round. */
+static int allreduce_by_rows(kcs_backend_ctx *w, const kcs_call *c, int bad, kcs_error *err)
+{
+    int64_t P = c->m > 1 ? c->m : 1, k = c->k;
+    uint64_t h = c->seed + 0x9E3779B97F4A7C15ull;
+    h = (h ^ (h >> 30)) * 0xBF58476D1CE4E5B9ull;
+    h = (h ^ (h >> 27)) * 0x94D049BB133111EBull;
+    int swap = bad && P >= 2 && ((h ^ (h >> 31)) >> 63);
+    double *t = kcs_wrap_alloc((size_t)(P * k), err);
+    if (!t)
+        return KCS_E_NOMEM;
+    for (int64_t i = 0; i < k; i++)
+        for (int64_t r = 0; r < P; r++) {
+            int64_t rr = swap && r == P - 2 ? P - 1 : swap && r == P - 1 ? P - 2 : r;
+            t[i * P + r] = c->in[0][rr * k + i];
+        }
+    int rc = kcs_wrap_native(w, c, KCS_OP_REDUCE_SUM, k, 0, P, 0, c->dtype_in, c->dtype_out, t,
+                             NULL, NULL, c->out, err);
+    free(t);
+    return rc;
+}
+
 /* ---- dispatch and the ops table -------------------------------------- */
 
 static int wrap_run(kcs_backend_ctx *w, const kcs_call *c, kcs_error *err)
@@ -298,6 +323,8 @@ static int wrap_run(kcs_backend_ctx *w, const kcs_call *c, kcs_error *err)
     if (strcmp(state, "baseline") == 0)
         return 0;
     int gemm = c->op == KCS_OP_GEMM || c->op == KCS_OP_BATCHED_GEMM;
+    if (c->op == KCS_OP_ALLREDUCE && (!strcmp(state, "good") || !strcmp(state, "bad")))
+        return allreduce_by_rows(w, c, !strcmp(state, "bad"), err);
     if (strcmp(state, "good") == 0)
         return gemm && strcmp(id, "C-ORD-03") == 0 ? gemm_by_rows(w, c, err) : forward(w, c, err);
     if (strcmp(state, "bad") != 0)
