@@ -9,8 +9,9 @@
 #include "freivalds.h"
 #include "op.h"
 
-/* 2: the freivalds slot; the vendor backends are loadable modules. */
-#define KCS_BACKEND_ABI 2
+/* 2: the freivalds slot; the vendor backends are loadable modules.
+ * 3: the declares slot. */
+#define KCS_BACKEND_ABI 3
 
 typedef struct kcs_device_info {
     char backend[16];
@@ -57,6 +58,12 @@ typedef struct kcs_backend_ops {
      * or timeout there fails that call only, and the backend stays usable
      * (a fresh worker takes the next call). */
     int isolated;
+    /* What the kernel that would run `call` (its op, variant, schedule,
+     * profile) declares about itself: a mask of KCS_DECL_BIT(kcs_decl)
+     * (src/arith/declares.h), e.g. batch invariance. A plugin reports its
+     * library's declaration, the CPU backend those of its own variants.
+     * NULL: the backend's kernels declare nothing. */
+    uint32_t (*declares)(kcs_backend_ctx *ctx, const kcs_call *call);
 } kcs_backend_ops;
 
 /* The registry (backends/registry.c), the one list of backends. cpu and

@@ -498,6 +498,7 @@ int kcs_worker_start(char *const argv[], const kcs_worker_limits *lim, double st
             nth_str(p, h.length, sizeof hello, 1, info->ops, sizeof info->ops);
             nth_str(p, h.length, sizeof hello, 2, info->msg, sizeof info->msg);
             nth_str(p, h.length, sizeof hello, 3, info->file, sizeof info->file);
+            nth_str(p, h.length, sizeof hello, 4, info->declares, sizeof info->declares);
         }
     }
     if (rc) {

@@ -37,6 +37,7 @@ typedef struct kcs_worker_info {
     char ops[256];
     char msg[KCS_ERRMSG_MAX];
     char file[PATH_MAX];
+    char declares[256]; /* what the implementation declares ("" when nothing) */
 } kcs_worker_info;
 
 typedef struct kcs_worker kcs_worker;

@@ -73,6 +73,8 @@ typedef enum {
  *   attention     in[0] Q batch×m×k, in[1] K batch×n×k,
  *                 in[2] V batch×n×k                         -> batch×m×k
  *   gather        in[0] table m×k, in[1] indices n (KCS_DT_I64) -> n×k
+ *   allreduce     in[0] x m×k: row r is rank r's contribution (m ranks;
+ *                 m <= 1: one rank)                         -> k sums over ranks
  * Every input except gather's indices has dtype_in; the output has
  * dtype_out. Unused in[] slots are NULL. */
 typedef struct kcs_plugin_call {
@@ -127,6 +129,19 @@ typedef const kcs_plugin *(*kcs_plugin_get_fn)(void);
 #endif
 
 KCS_PLUGIN_EXPORT const kcs_plugin *kcs_plugin_get(void);   /* the one exported symbol */
+
+/* Optional: what the library's kernels declare about themselves (the
+ * properties some contracts bind only when declared), as a list of names
+ * separated by ',' or blanks. Known names:
+ *   batch_invariant   a row's result does not depend on the batch it is
+ *                     computed in: op(x[:b]) == op(x)[:b] bitwise for every
+ *                     b (C-ORD-03 binds only kernels that declare it; the
+ *                     others are reported NOT-CLAIMED there)
+ * kcs refuses a library that declares a name it does not know. A library
+ * without this symbol declares nothing (ABI 1 is unchanged: the symbol is
+ * looked up by name and may be absent). Define it as
+ *   KCS_PLUGIN_EXPORT const char *kcs_plugin_declares(void) { return "batch_invariant"; } */
+typedef const char *(*kcs_plugin_declares_fn)(void);
 
 /* Bytes per element of a dtype (0 for a value outside the enum). */
 static inline size_t kcs_plugin_dtype_size(kcs_dtype t)

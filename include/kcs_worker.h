@@ -119,7 +119,9 @@ typedef struct kcs_worker_hdr {
 /* HELLO payload, followed by four strings: name, ops (comma-separated, as
  * kcs_plugin.ops), message (why loading failed; "" on success), file (the
  * file the implementation was loaded from, absolute; the grader fingerprints
- * it as the implementation's identity; "" when there is none). */
+ * it as the implementation's identity; "" when there is none), and
+ * optionally a fifth: what the implementation declares (kcs_plugin_declares
+ * of kcs_plugin.h; absent or "" when nothing). */
 typedef struct kcs_worker_hello {
     int32_t status; /* 0 or KCS_WORKER_LOAD_FAILED / KCS_WORKER_NOT_IMPLEMENTATION */
     int32_t pid;    /* the worker's process id (for the log) */

@@ -24,6 +24,7 @@ static const struct {
     {"C-ORD-01", OPBIT(KCS_OP_REDUCE_SUM), kcs_cpu_calib_rows},
     {"C-ORD-02", GEMMS, kcs_cpu_calib_gemm},
     {"C-ORD-03", GEMMS, kcs_cpu_calib_gemm},
+    {"C-ORD-04", OPBIT(KCS_OP_ALLREDUCE), kcs_cpu_calib_rows},
     {"C-CMP-01", OPBIT(KCS_OP_ATTENTION), kcs_cpu_calib_rows},
     {"C-CMP-02", GEMMS, kcs_cpu_calib_gemm},
     {"C-CMP-03", GEMMS, kcs_cpu_calib_gemm},

@@ -12,6 +12,7 @@
 #include "attrs.h"
 #include "cpu.h"
 #include "calib.h"
+#include "work.h"
 
 #define LN_EPS 1e-5f
 #define ORD01_K_BLOCKED 256 /* longer rows take the blocked multi-thread path */
@@ -201,6 +202,36 @@ static int gather_bad(const kcs_call *c, kcs_error *err)
     return 0;
 }
 
+/* Whether the call's seed says "the last two contributions arrived the
+ * other way round" (a bit of a splitmix64 hash of the seed). */
+static int arrival_swapped(uint64_t seed)
+{
+    uint64_t h = seed + 0x9E3779B97F4A7C15ull;
+    h = (h ^ (h >> 30)) * 0xBF58476D1CE4E5B9ull;
+    h = (h ^ (h >> 27)) * 0x94D049BB133111EBull;
+    return (int)((h ^ (h >> 31)) >> 63);
+}
+
+/* C-ORD-04: the m ranks' contributions of each element summed in fp32 in
+ * rank order (good). bad: the same, except that the last two
+ * contributions are taken in the order they "arrived", drawn from the
+ * call's seed: a single swap of two additions in about half the runs, as
+ * accurate as the good order, but not reproducible. */
+static int allreduce_op(const kcs_call *c, int bad)
+{
+    int64_t P = c->m > 1 ? c->m : 1, k = c->k;
+    int swap = bad && P >= 2 && arrival_swapped(c->seed);
+    for (int64_t i = 0; i < k; i++) {
+        float s = 0.0f;
+        for (int64_t r = 0; r < P; r++) {
+            int64_t rr = swap && r == P - 2 ? P - 1 : swap && r == P - 1 ? P - 2 : r;
+            s += (float)c->in[0][rr * k + i];
+        }
+        c->out[i] = kcs_cpu_out(c, s);
+    }
+    return 0;
+}
+
 int kcs_cpu_calib_rows(const kcs_call *c, const char *id, int state, kcs_error *err)
 {
     int good = state == KCS_CALIB_GOOD;
@@ -221,6 +252,8 @@ int kcs_cpu_calib_rows(const kcs_call *c, const char *id, int state, kcs_error *
             return kcs_cpu_gather(NULL, &native, err);
         }
         return gather_bad(c, err);
+    case KCS_OP_ALLREDUCE:
+        return allreduce_op(c, !good);
     default:
         return kcs_fail(err, KCS_E_UNSUPPORTED, "cpu: %s has no %s calibration kernel", id,
                         kcs_op_name(c->op));

@@ -11,6 +11,7 @@
 #include "build_info.h"
 #include "cpu.h"
 #include "calib.h"
+#include "declares.h"
 #include "profile.h"
 
 /* Ops the CPU backend implements; NULL entries answer KCS_E_UNSUPPORTED. */
@@ -154,6 +155,24 @@ static void cpu_close(kcs_backend_ctx *ctx)
     free(ctx);
 }
 
+/* What the CPU backend's kernels declare (backend.h). The own kernels
+ * compute every output row from its own inputs by the chosen schedule,
+ * whatever m is (the fast paths are bit-identical to the model), so they
+ * declare batch invariance; not under the atomic schedule (its order is
+ * drawn per call) nor an emulated profile (a vendor library's dispatch).
+ * OpenBLAS (native) claims nothing. The C-ORD-03 calibration kernels all
+ * declare it: that is what their contract checks. */
+static uint32_t cpu_declares(kcs_backend_ctx *ctx, const kcs_call *call)
+{
+    const char *v = call->variant ? call->variant : "";
+    if (strncmp(v, "calib:C-ORD-03:", 15) == 0)
+        return KCS_DECL_BIT(KCS_DECL_BATCH_INVARIANT);
+    if (strcmp(v, "own") == 0 && !(ctx && ctx->profile[0]) &&
+        call->schedule.kind != KCS_SCHED_ATOMIC)
+        return KCS_DECL_BIT(KCS_DECL_BATCH_INVARIANT);
+    return 0;
+}
+
 const kcs_backend_ops kcs_backend_cpu = {
     .abi = KCS_BACKEND_ABI,
     .name = "cpu",
@@ -162,4 +181,5 @@ const kcs_backend_ops kcs_backend_cpu = {
     .run = cpu_run,
     .describe = cpu_describe,
     .close = cpu_close,
+    .declares = cpu_declares,
 };

@@ -10,9 +10,17 @@
  *           to double first) under call->schedule, every addition rounded
  *           into call->acc.
  * allreduce: the CPU backend has no communicator, so the op is the
- *   one-rank allreduce (MPI_COMM_SELF): y = x rounded into the accumulator,
- *   then to dtype_out. The multi-rank collective is kcs_allreduce
- *   (src/run/allreduce.c), which the runner calls with its communicator. */
+ *   collective's reduction in one process: in[0] holds the m ranks'
+ *   contributions (m x k; m <= 1: one rank, y = x rounded into the
+ *   accumulator), y_i = the sum over ranks of x_r,i.
+ *   native: the "library" order of src/run/allreduce.c: the contributions
+ *           summed in fp64 in rank order, then one rounding into acc.
+ *   own:    kcs_cpu_sum of the m contributions of each element under
+ *           call->schedule (sequential: rank order; pairwise: a tree;
+ *           atomic: an order drawn from the call's seed, as a reduction in
+ *           message-arrival order), every addition rounded into call->acc.
+ *   The multi-rank collective itself is kcs_allreduce (src/run/allreduce.c,
+ *   tests/integration/allreduce_test.c). */
 #include <cblas.h>
 #include <limits.h>
 #include <stdlib.h>
@@ -152,7 +160,34 @@ int kcs_cpu_allreduce(kcs_backend_ctx *ctx, const kcs_call *c, kcs_error *err)
     int v = kcs_cpu_variant(c, 0, err);
     if (v < 0)
         return v;
-    for (int64_t i = 0; i < c->k; i++)
-        c->out[i] = kcs_cpu_out(c, kcs_acc_round(&c->acc, c->in[0][i]));
+    int64_t P = c->m > 1 ? c->m : 1, k = c->k;
+    if (P == 1) {
+        for (int64_t i = 0; i < k; i++)
+            c->out[i] = kcs_cpu_out(c, kcs_acc_round(&c->acc, c->in[0][i]));
+        return 0;
+    }
+    double *terms = malloc(((size_t)P + 1) * sizeof *terms);
+    double *scratch = malloc(((size_t)P + 1) * sizeof *scratch);
+    if (!terms || !scratch) {
+        free(terms);
+        free(scratch);
+        return kcs_fail(err, KCS_E_NOMEM, "cpu allreduce: out of memory (m=%lld)", (long long)P);
+    }
+    for (int64_t i = 0; i < k; i++) {
+        double s = 0.0;
+        for (int64_t r = 0; r < P; r++)
+            terms[r] = c->in[0][r * k + i];
+        if (v == 0) {
+            for (int64_t r = 0; r < P; r++)
+                s += terms[r];
+            s = kcs_acc_round(&c->acc, s);
+        } else {
+            s = kcs_cpu_sum(terms, P, &c->schedule, &c->acc, kcs_cpu_row_seed(c, (uint64_t)i, 0),
+                            scratch);
+        }
+        c->out[i] = kcs_cpu_out(c, s);
+    }
+    free(terms);
+    free(scratch);
     return 0;
 }

@@ -30,6 +30,7 @@
 #include <string.h>
 #include <xxhash.h>
 
+#include "declares.h"
 #include "plugin_internal.h"
 #include "tensor.h"
 
@@ -180,6 +181,23 @@ void plugin_ops_list(unsigned mask, char *buf, size_t len)
                                      kcs_op_name((kcs_op)op));
 }
 
+/* --- declarations --------------------------------------------------------- */
+
+int plugin_set_declares(kcs_backend_ctx *c, const char *text, kcs_error *err)
+{
+    char bad[64];
+    if (kcs_decls_parse(text, &c->declares, bad, sizeof bad))
+        return kcs_fail(err, KCS_E_INVAL, "plugin %s: kcs_plugin_declares() names '%s', which "
+                        "kcs does not know (known: %s)", c->given, bad, kcs_decls_known());
+    return 0;
+}
+
+uint32_t plugin_declares(kcs_backend_ctx *c, const kcs_call *call)
+{
+    (void)call;
+    return c ? c->declares : 0;
+}
+
 /* --- ops table ------------------------------------------------------------ */
 
 int plugin_discover(kcs_device_info *out, int max, int *count_p, kcs_error *err)
@@ -270,6 +288,14 @@ static int inproc_open(int device_index, const kcs_backend_config *cfg, kcs_back
     }
     c->pl = pl;
     snprintf(c->name, sizeof c->name, "%s", pl->name);
+    dlerror();
+    void *dsym = dlsym(c->dl, "kcs_plugin_declares");
+    if (!dlerror() && dsym) {
+        kcs_plugin_declares_fn dfn;
+        memcpy(&dfn, &dsym, sizeof dfn);
+        if (plugin_set_declares(c, dfn(), err))
+            goto err_close;
+    }
     /* The identity is the file the loader mapped, found from the symbol. */
     Dl_info di;
     if (dladdr(sym, &di) && di.dli_fname && di.dli_fname[0]) {
@@ -541,4 +567,5 @@ const kcs_backend_ops kcs_backend_plugin_inprocess = {
     .run = inproc_run, /* ops the library does not list answer KCS_E_UNSUPPORTED */
     .describe = plugin_describe,
     .close = plugin_close,
+    .declares = plugin_declares,
 };

@@ -25,6 +25,7 @@ struct kcs_backend_ctx {
     char file[PATH_MAX];    /* the file the loader mapped (for the identity) */
     char name[128];
     char uuid[48];          /* XXH3-128 of the library file's bytes, hex */
+    uint32_t declares;      /* what the library declares (kcs_plugin_declares; declares.h) */
 };
 
 int plugin_to_dtype(kcs_format f, kcs_dtype *t_p);
@@ -46,6 +47,11 @@ size_t plugin_guard_breach(const unsigned char *base, size_t out_bytes, size_t g
 int plugin_discover(kcs_device_info *out, int max, int *count_p, kcs_error *err);
 int plugin_describe(kcs_backend_ctx *c, kcs_device_info *info, kcs_error *err);
 void plugin_close(kcs_backend_ctx *c);
+/* The library's declaration text -> c->declares; KCS_E_INVAL naming an
+ * unknown name. */
+int plugin_set_declares(kcs_backend_ctx *c, const char *text, kcs_error *err);
+/* The ops table's declares slot: the library's declaration, for every op. */
+uint32_t plugin_declares(kcs_backend_ctx *c, const kcs_call *call);
 
 /* The in-process table (the library dlopen()ed into kcs): `kcs bench
  * isolation`'s baseline only. */

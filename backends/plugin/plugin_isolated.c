@@ -93,6 +93,8 @@ static int iso_open(int device_index, const kcs_backend_config *cfg, kcs_backend
         goto fail;
     }
     snprintf(c->name, sizeof c->name, "%s", info.name);
+    if ((rc = plugin_set_declares(c, info.declares, err)))
+        goto fail;
     snprintf(c->file, sizeof c->file, "%s", info.file[0] ? info.file : path);
     if (plugin_hash_file(c->file, c->uuid, sizeof c->uuid)) {
         rc = kcs_fail(err, KCS_E_IO, "plugin %s: cannot read %s to fingerprint it", path,
@@ -201,4 +203,5 @@ const kcs_backend_ops kcs_backend_plugin = {
     .describe = plugin_describe,
     .close = plugin_close,
     .isolated = 1,
+    .declares = plugin_declares,
 };

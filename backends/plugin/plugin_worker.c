@@ -62,7 +62,7 @@ static void send_msg(uint16_t type, uint32_t seq, const void *payload, size_t le
 }
 
 static void hello(int status, const char *name, const char *ops, const char *msg,
-                  const char *file)
+                  const char *file, const char *declares)
 {
     unsigned char p[KCS_WORKER_MAX_MSG - sizeof(kcs_worker_hdr)];
     kcs_worker_hello h = {status, (int32_t)getpid()};
@@ -72,6 +72,7 @@ static void hello(int status, const char *name, const char *ops, const char *msg
     used = put_str(p, used, sizeof p, ops);
     used = put_str(p, used, sizeof p, msg);
     used = put_str(p, used, sizeof p, file);
+    used = put_str(p, used, sizeof p, declares);
     send_msg(KCS_WORKER_HELLO, 0, p, used);
 }
 
@@ -83,7 +84,7 @@ static const kcs_plugin *load(const char *path)
     if (!dl) {
         const char *why = dlerror();
         snprintf(msg, sizeof msg, "cannot load the library: %s", why ? why : "unknown error");
-        hello(KCS_WORKER_LOAD_FAILED, "", "", msg, "");
+        hello(KCS_WORKER_LOAD_FAILED, "", "", msg, "", "");
         return NULL;
     }
     dlerror();
@@ -92,7 +93,7 @@ static const kcs_plugin *load(const char *path)
     if (why || !sym) {
         snprintf(msg, sizeof msg, "not a kcs plugin: symbol kcs_plugin_get not found: %s",
                  why ? why : "it resolves to NULL");
-        hello(KCS_WORKER_NOT_IMPLEMENTATION, "", "", msg, "");
+        hello(KCS_WORKER_NOT_IMPLEMENTATION, "", "", msg, "", "");
         return NULL;
     }
     kcs_plugin_get_fn get;
@@ -110,14 +111,24 @@ static const kcs_plugin *load(const char *path)
     else
         msg[0] = 0;
     if (msg[0]) {
-        hello(KCS_WORKER_NOT_IMPLEMENTATION, "", "", msg, "");
+        hello(KCS_WORKER_NOT_IMPLEMENTATION, "", "", msg, "", "");
         return NULL;
     }
     Dl_info di;
     char real[PATH_MAX] = "";
     if (dladdr(sym, &di) && di.dli_fname && di.dli_fname[0] && !realpath(di.dli_fname, real))
         snprintf(real, sizeof real, "%s", di.dli_fname);
-    hello(0, pl->name, pl->ops, "", real);
+    /* optional: what its kernels declare (kcs_plugin.h) */
+    const char *declares = "";
+    dlerror();
+    void *dsym = dlsym(dl, "kcs_plugin_declares");
+    if (!dlerror() && dsym) {
+        kcs_plugin_declares_fn dfn;
+        memcpy(&dfn, &dsym, sizeof dfn);
+        const char *d = dfn();
+        declares = d ? d : "";
+    }
+    hello(0, pl->name, pl->ops, "", real, declares);
     return pl;
 }
 

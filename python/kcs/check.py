@@ -34,7 +34,10 @@ class Result:
     verdict     "PASS" (every trial within tolerance), "FAIL" (some trial
                 violates the contract or is unexplained), "ERROR" (some call
                 failed: the kernel raised, returned a wrong shape or dtype,
-                hung, died, or kcs could not run it)
+                hung, died, or kcs could not run it), "NOT_CLAIMED" (the
+                contract binds only kernels that declare a property, e.g.
+                C-ORD-03's batch_invariant, and fn was not declared so:
+                check(..., declares="batch_invariant"))
     tau         the largest measured/eta over the trials (> 1 fails)
     signatures  names of the matched signatures, sorted
     reasons     why calls failed (ERROR), one text per failed trial
@@ -116,7 +119,7 @@ def _yaml_str(s):
 
 
 def study_text(contract_path, contract_id, op, dtype_in, dtype_out, shapes, trials, seed,
-               inputs, timeout, spec):
+               inputs, timeout, spec, declares=None):
     """The one-case study check() runs: one rank, a plugin placement whose
     "library" is the worker spec. kcs runs plugins in a worker process,
     started as `$KCS_PLUGIN_WORKER SPEC`: check() points KCS_PLUGIN_WORKER
@@ -128,7 +131,8 @@ def study_text(contract_path, contract_id, op, dtype_in, dtype_out, shapes, tria
         "samples: 16",
         f"contracts: [{_yaml_str(contract_path)}]",
         "placement:",
-        f"  - {{ backend: plugin, plugin: {_yaml_str(spec)} }}",
+        f"  - {{ backend: plugin, plugin: {_yaml_str(spec)}"
+        + (f", declares: {_yaml_str(declares)}" if declares else "") + " }",
         "cases:",
         f"  - contract: {contract_id}",
         f"    op: {op}",
@@ -147,7 +151,7 @@ def study_text(contract_path, contract_id, op, dtype_in, dtype_out, shapes, tria
 
 
 def check(fn, contract, *, shapes, dtype_in, dtype_out=None, trials=None, seed=None, op=None,
-          inputs=None, timeout=60.0, tensors="auto", keep=None):
+          inputs=None, timeout=60.0, tensors="auto", keep=None, declares=None):
     """Grade fn through contract's measurement protocol; returns a Result.
 
     fn        the kernel: fn(A, B) or fn(A, B, C) for gemm, the ops table's
@@ -165,6 +169,9 @@ def check(fn, contract, *, shapes, dtype_in, dtype_out=None, trials=None, seed=N
     tensors   "numpy", "torch" (CPU tensors; bf16 as torch.bfloat16), or
               "auto": torch when fn's parameters are annotated torch.Tensor
     keep      a directory to keep the study, dataset and worker log in
+    declares  what fn declares about itself, e.g. "batch_invariant" (a
+              contract with precondition.declares binds only kernels that
+              declare it; otherwise the verdict is "NOT_CLAIMED")
     """
     if tensors == "auto":
         tensors = "torch" if wants_torch(fn) else "numpy"
@@ -200,7 +207,7 @@ def check(fn, contract, *, shapes, dtype_in, dtype_out=None, trials=None, seed=N
             with open(study, "w", encoding="utf-8") as fh:
                 fh.write(study_text(cpath, cid, op, dtype_in, dtype_out, shp, trials,
                                     seed if seed is not None else 20260601, inputs, timeout,
-                                    spec))
+                                    spec, declares))
             out = os.path.join(work, "check.h5")
             for p in (out, out + ".partial"):
                 if os.path.exists(p):
@@ -257,6 +264,8 @@ def _result(df, log, cmd, kcs_err=""):
         verdict = "FAIL"
     elif len(df) and (df["verdict"] == "within_tolerance").all():
         verdict = "PASS"
+    elif len(df) and df["verdict"].isin(["within_tolerance", "not_claimed"]).all():
+        verdict = "NOT_CLAIMED"  # the contract binds only kernels that declare a property
     else:
         verdict = "ERROR"
         reasons.append("no trial was judged")

@@ -63,6 +63,23 @@ def test_bf16_running_sum_fails(worker_mode):
     assert (r.trials["effective_acc_bits"] < 20).all()
 
 
+def matmul_gemv_for_one_row(A, B):
+    """An accurate fp32 matmul whose single-row path sums k in two halves."""
+    if A.shape[0] == 1:
+        h = (A.shape[1] + 1) // 2
+        return (A[:, :h] @ B[:h, :]) + (A[:, h:] @ B[h:, :])
+    return A @ B
+
+
+def test_batch_invariance_binds_only_declaring_kernels(worker_mode):
+    kw = dict(shapes=[[4, 8, 256]], dtype_in="fp32", trials=1, seed=5)
+    r = kcs.check(matmul_gemv_for_one_row, "C-ORD-03", **kw)
+    assert r.verdict == "NOT_CLAIMED", r.lines()
+    assert (r.trials["verdict"] == "not_claimed").all()
+    r = kcs.check(matmul_gemv_for_one_row, "C-ORD-03", declares="batch_invariant", **kw)
+    assert r.verdict == "FAIL" and "batch-dependent-schedule" in r.signatures, r.lines()
+
+
 def test_assert_conforms(worker_mode):
     kcs.assert_conforms(matmul, "C-PRC-01", shapes=SHAPES[:1], dtype_in="fp32", trials=1)
     with pytest.raises(AssertionError, match="accumulator-narrower-than-declared"):

@@ -5,7 +5,12 @@
 int kcs_exact_op_ok(kcs_op op)
 {
     return op == KCS_OP_GEMM || op == KCS_OP_BATCHED_GEMM || op == KCS_OP_DOT ||
-           op == KCS_OP_REDUCE_SUM;
+           op == KCS_OP_REDUCE_SUM || op == KCS_OP_ALLREDUCE;
+}
+
+int64_t kcs_exact_terms(kcs_op op, int64_t m, int64_t k)
+{
+    return op == KCS_OP_ALLREDUCE ? (m > 1 ? m : 1) : k;
 }
 
 int kcs_exact_bits(const kcs_acc *acc, kcs_format out)
@@ -28,12 +33,13 @@ int kcs_exact_check(kcs_op op, const kcs_acc *acc, kcs_format in, kcs_format out
                     kcs_error *err)
 {
     if (!kcs_exact_op_ok(op))
-        return kcs_fail(err, KCS_E_INVAL, "exact inputs exist for gemm, batched_gemm, dot and "
-                        "reduce_sum only, not %s", kcs_op_name(op));
+        return kcs_fail(err, KCS_E_INVAL, "exact inputs exist for gemm, batched_gemm, dot, "
+                        "reduce_sum and allreduce only, not %s", kcs_op_name(op));
     int P = kcs_exact_bits(acc, out);
     if (k < 1 || P - 1 - kcs_exact_ceil_log2(k) < 0)
-        return kcs_fail(err, KCS_E_INVAL, "exact inputs need 1 <= k <= 2^%d for a %d-bit "
-                        "accumulator (k = %lld)", P - 1, P, (long long)k);
+        return kcs_fail(err, KCS_E_INVAL, "exact inputs need 1 <= %s <= 2^%d for a %d-bit "
+                        "accumulator (%s = %lld)", op == KCS_OP_ALLREDUCE ? "m" : "k", P - 1,
+                        P, op == KCS_OP_ALLREDUCE ? "m" : "k", (long long)k);
     if (kcs_format_get(in)->p < 2)
         return kcs_fail(err, KCS_E_INVAL, "exact inputs need an input format with at least "
                         "2 significand bits (%s)", kcs_format_name(in));

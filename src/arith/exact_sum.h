@@ -9,8 +9,12 @@
 #include "error.h"
 #include "op.h"
 
-/* Whether op has exact-sum inputs (gemm, batched_gemm, dot, reduce_sum). */
+/* Whether op has exact-sum inputs (gemm, batched_gemm, dot, reduce_sum,
+ * allreduce). */
 int kcs_exact_op_ok(kcs_op op);
+/* The number of terms of one output's sum: m (the ranks) for allreduce,
+ * k for the others. */
+int64_t kcs_exact_terms(kcs_op op, int64_t m, int64_t k);
 /* ceil(log2 k): the bits the count of k terms adds to a sum. */
 int kcs_exact_ceil_log2(int64_t k);
 /* P: the significand bits every partial sum must fit (min of the declared

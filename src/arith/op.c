@@ -165,8 +165,8 @@ size_t kcs_op_in_len(const kcs_call *c, int i)
         return nb(c) * (i == 0 ? m * k : (i == 1 || i == 2) ? n * k : 0);
     case KCS_OP_GATHER:
         return i == 0 ? m * k : i == 1 ? n : 0;
-    case KCS_OP_ALLREDUCE:
-        return i == 0 ? k : 0;
+    case KCS_OP_ALLREDUCE: /* m contributions (ranks) of length k; m <= 1: one */
+        return i == 0 ? (m > 1 ? m : 1) * k : 0;
     default:
         return 0;
     }

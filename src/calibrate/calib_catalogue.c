@@ -33,9 +33,16 @@ static const kcs_calib_entry catalogue[] = {
      "the backend's gemm on 8 k-slices, slice results added in fp32 in a random order drawn "
      "from the call's seed"},
     {"C-ORD-03", GEMMS, KCS_FMT_FP32, "batch-dependent-schedule",
-     "m < 4: split-K into 4 fp32 partials; m >= 4: sequential",
-     "m < 4: the backend's gemm on 4 k-slices added in fp32 on the host; else the backend's "
-     "gemm (good: the backend's gemm called once per row)"},
+     "declares batch_invariant; only at m == 3 (one batch size of all) split-K into 2 fp32 "
+     "partials, sequential otherwise",
+     "declares batch_invariant; m == 3: the backend's gemm on 2 k-slices added in fp32 on the "
+     "host; else the backend's gemm once per row (good: once per row at every m)"},
+    {"C-ORD-04", OPBIT(KCS_OP_ALLREDUCE), KCS_FMT_FP32, "arrival-order-reduction",
+     "the ranks' contributions summed in fp32 in rank order, except that the last two are "
+     "taken in the order they arrived (drawn from the call's seed: one swap, about half the "
+     "runs)",
+     "the backend's reduce_sum over the transposed contributions (k rows of m), the last two "
+     "rows swapped in about half the runs (good: never swapped)"},
     {"C-CMP-01", OPBIT(KCS_OP_ATTENTION), KCS_FMT_BF16, "intermediate-narrowed-to-16-bits",
      "fused attention rounds the unnormalised probabilities P to bf16 for the PV product",
      "the backend's gemm (QK^T), softmax, P rounded to bf16 on the host, gemm (PV)"},

@@ -12,6 +12,7 @@
 
 #include "calibrate.h"
 #include "calib_wrap_impl.h"
+#include "declares.h"
 #include "rng.h"
 
 #define PRC01_K_FAST 64
@@ -19,7 +20,7 @@
 #define ORD01_K_BLOCKED 256
 #define ORD01_BLOCK 64
 #define ORD02_SLICES 8
-#define ORD03_M_SPLIT 4
+#define ORD03_M_SPLIT 3 /* the one batch size whose schedule differs */
 #define CMP02_MN_TILED 4096
 #define CMP02_TILE 32
 #define CMP03_CLASS 64
@@ -256,11 +257,9 @@ static int gemm_bad(kcs_backend_ctx *w, const kcs_call *c, const char *id, kcs_e
     if (strcmp(id, "C-ORD-02") == 0)
         return sliced_gemm(w, c, ((size_t)c->k + ORD02_SLICES - 1) / ORD02_SLICES, SL_RANDOM,
                            err);
-    if (strcmp(id, "C-ORD-03") == 0)
-        return c->m < ORD03_M_SPLIT
-                   ? sliced_gemm(w, c, ((size_t)c->k + ORD03_M_SPLIT - 1) / ORD03_M_SPLIT,
-                                 SL_FP32, err)
-                   : forward(w, c, err);
+    if (strcmp(id, "C-ORD-03") == 0) /* one batch size of all splits k in two */
+        return c->m == ORD03_M_SPLIT ? sliced_gemm(w, c, ((size_t)c->k + 1) / 2, SL_FP32, err)
+                                     : gemm_by_rows(w, c, err);
     if (strcmp(id, "C-CMP-02") == 0)
         return gemm_edges(w, c, err);
     if (strcmp(id, "C-CMP-03") == 0)
@@ -273,6 +272,31 @@ static int gemm_bad(kcs_backend_ctx *w, const kcs_call *c, const char *id, kcs_e
         return rc;
     }
     return kcs_fail(err, KCS_E_UNSUPPORTED, "calibration wrapper: %s has no gemm kernel", id);
+}
+
+/* C-ORD-04 on any backend with a reduce_sum: the m contributions of each
+ * element as one row (k rows of m), summed by the backend's native
+ * reduce_sum (a fixed order: good); bad: the last two rows swapped when
+ * the call's seed says they arrived the other way round. */
+static int allreduce_by_rows(kcs_backend_ctx *w, const kcs_call *c, int bad, kcs_error *err)
+{
+    int64_t P = c->m > 1 ? c->m : 1, k = c->k;
+    uint64_t h = c->seed + 0x9E3779B97F4A7C15ull;
+    h = (h ^ (h >> 30)) * 0xBF58476D1CE4E5B9ull;
+    h = (h ^ (h >> 27)) * 0x94D049BB133111EBull;
+    int swap = bad && P >= 2 && ((h ^ (h >> 31)) >> 63);
+    double *t = kcs_wrap_alloc((size_t)(P * k), err);
+    if (!t)
+        return KCS_E_NOMEM;
+    for (int64_t i = 0; i < k; i++)
+        for (int64_t r = 0; r < P; r++) {
+            int64_t rr = swap && r == P - 2 ? P - 1 : swap && r == P - 1 ? P - 2 : r;
+            t[i * P + r] = c->in[0][rr * k + i];
+        }
+    int rc = kcs_wrap_native(w, c, KCS_OP_REDUCE_SUM, k, 0, P, 0, c->dtype_in, c->dtype_out, t,
+                             NULL, NULL, c->out, err);
+    free(t);
+    return rc;
 }
 
 /* ---- dispatch and the ops table -------------------------------------- */
@@ -299,6 +323,8 @@ static int wrap_run(kcs_backend_ctx *w, const kcs_call *c, kcs_error *err)
     if (strcmp(state, "baseline") == 0)
         return 0;
     int gemm = c->op == KCS_OP_GEMM || c->op == KCS_OP_BATCHED_GEMM;
+    if (c->op == KCS_OP_ALLREDUCE && (!strcmp(state, "good") || !strcmp(state, "bad")))
+        return allreduce_by_rows(w, c, !strcmp(state, "bad"), err);
     if (strcmp(state, "good") == 0)
         return gemm && strcmp(id, "C-ORD-03") == 0 ? gemm_by_rows(w, c, err) : forward(w, c, err);
     if (strcmp(state, "bad") != 0)
@@ -343,6 +369,18 @@ static void wrap_close(kcs_backend_ctx *w)
     free(w);
 }
 
+/* The C-ORD-03 calibration kernels declare batch invariance (their
+ * contract binds only kernels that do); anything else declares what the
+ * wrapped backend's kernel declares. */
+static uint32_t wrap_declares(kcs_backend_ctx *w, const kcs_call *c)
+{
+    if (c->variant && strncmp(c->variant, "calib:C-ORD-03:", 15) == 0)
+        return KCS_DECL_BIT(KCS_DECL_BATCH_INVARIANT);
+    if (c->variant && strncmp(c->variant, "calib:", 6) == 0)
+        return 0;
+    return w->inner->declares ? w->inner->declares(w->ictx, c) : 0;
+}
+
 const kcs_backend_ops kcs_calib_wrap_ops = {
     .abi = KCS_BACKEND_ABI,
     .name = "calib-wrap",
@@ -351,6 +389,7 @@ const kcs_backend_ops kcs_calib_wrap_ops = {
     .run = wrap_run,
     .describe = wrap_describe,
     .close = wrap_close,
+    .declares = wrap_declares,
 };
 
 int kcs_calib_wrap_open(const kcs_backend_ops *inner, int device, const kcs_backend_config *cfg,

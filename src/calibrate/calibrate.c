@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "calib_wrap.h"
+#include "declares.h"
 #include "protocol.h"
 
 #define OPBIT(o) (1u << (o))
@@ -121,6 +122,10 @@ static void tally(const kcs_contract *c, const kcs_result_rec *rec, kcs_calib_ou
         out->max_tau = rec->tau;
     if (strcmp(rec->verdict, "within_tolerance") == 0)
         return;
+    if (strcmp(rec->verdict, "not_claimed") == 0) {
+        out->unclaimed++;
+        return;
+    }
     out->failed++;
     if (strcmp(rec->verdict, "under_specified") == 0)
         add_name(out->signatures, sizeof out->signatures, "under_specified", 15);
@@ -224,6 +229,7 @@ int kcs_calib_measure_scoped(const kcs_contract *c, uint32_t ops, kcs_rank_bindi
         out->trials += o.trials;
         out->failed += o.failed;
         out->errors += o.errors;
+        out->unclaimed += o.unclaimed;
         unsupported += uns;
         if (!(o.max_tau <= out->max_tau))
             out->max_tau = o.max_tau;
@@ -239,10 +245,19 @@ int kcs_calib_measure_scoped(const kcs_contract *c, uint32_t ops, kcs_rank_bindi
     const char *v = unsupported == out->trials       ? "N/A"
                     : out->errors || unsupported > 0 ? "ERROR"
                     : out->failed                    ? "FAIL"
+                    : out->unclaimed > 0             ? "NOT-CLAIMED"
                                                      : "PASS";
     snprintf(out->verdict, sizeof out->verdict, "%s", v);
     if (skipped[0] && !out->detail[0])
         snprintf(out->detail, sizeof out->detail, "not offered for dtype_in %s", skipped);
+    if (strcmp(out->verdict, "NOT-CLAIMED") == 0) {
+        char d[64], prev[sizeof out->detail];
+        snprintf(prev, sizeof prev, "%s", out->detail);
+        snprintf(out->detail, sizeof out->detail, "the kernel does not declare %s (binds only "
+                 "kernels that do; measured max tau %.3g)%s%s",
+                 kcs_decls_str(c->declares, d, sizeof d), out->max_tau, prev[0] ? "; " : "",
+                 prev);
+    }
     return 0;
 }
 

@@ -53,13 +53,17 @@ typedef struct kcs_calib_run {
 
 /* One contract on one implementation. verdict: PASS (every trial within
  * tolerance), FAIL (some trial a violation or under-specified), ERROR (a
- * call failed), N/A (the implementation does not offer the op). */
+ * call failed), N/A (the implementation does not offer the op),
+ * NOT-CLAIMED (the contract binds only kernels that declare a property,
+ * precondition.declares, and this one does not: every trial that ran is
+ * not_claimed; neither a pass nor a failure). */
 typedef struct kcs_calib_outcome {
-    char verdict[8];
+    char verdict[16];
     char ops[48];          /* ops measured, comma-separated */
     char signatures[192];  /* matched signature names over all trials */
     int32_t trials, failed, errors;
     int32_t deaths;        /* of the errors: calls that crashed or timed out */
+    int32_t unclaimed;     /* trials judged not_claimed */
     double max_tau;        /* over trials that ran */
     char detail[KCS_ERRMSG_MAX + 32]; /* first error message, if any, in full */
 } kcs_calib_outcome;
@@ -96,7 +100,7 @@ typedef struct kcs_calib_row {
     char implementation[40];  /* the variant: calib:<ID>:<state> */
     int32_t wrapper;          /* 1: a wrapper around the backend's native kernels */
     char ops[48];
-    char verdict[8];
+    char verdict[16];
     char signatures[192];
     char expected[64];        /* own signature(s) where the implementation is the contract's */
     int32_t trials, failed, errors;

@@ -81,8 +81,9 @@ static void short_id(const char *id, char *buf, size_t len)
 static void print_cross(kcs_contract *const *cs, int n, const kcs_calib_row *rows, int nr)
 {
     printf("\ncross matrix: each bad implementation (row) under every contract whose scope "
-           "holds its op (column)\nF flagged, . passes, E error, blank: op outside the "
-           "contract's scope; * own contract, own signature named\n%-14s", "");
+           "holds its op (column)\nF flagged, . passes, E error, n not claimed (the contract "
+           "binds only kernels declaring a property this one does not declare), blank: op "
+           "outside the contract's scope; * own contract, own signature named\n%-14s", "");
     for (int j = 0; j < n; j++) {
         char s[16];
         short_id(cs[j]->id, s, sizeof s);
@@ -109,6 +110,7 @@ static void print_cross(kcs_contract *const *cs, int n, const kcs_calib_row *row
                          strcmp(r->verdict, "FAIL") == 0   ? "F"
                          : strcmp(r->verdict, "PASS") == 0 ? "."
                          : strcmp(r->verdict, "N/A") == 0  ? "-"
+                         : strcmp(r->verdict, "NOT-CLAIMED") == 0 ? "n"
                                                            : "E",
                          r->sound == 1 ? "*" : "");
             printf(" %-7s", cell);
@@ -117,7 +119,7 @@ static void print_cross(kcs_contract *const *cs, int n, const kcs_calib_row *row
     }
     printf("\nflagged:\n");
     for (int k = 0; k < nr; k++)
-        if (strcmp(rows[k].verdict, "PASS") != 0)
+        if (strcmp(rows[k].verdict, "PASS") != 0 && strcmp(rows[k].verdict, "NOT-CLAIMED") != 0)
             printf("  %-20s under %-9s %-5s %s%s\n", rows[k].implementation, rows[k].contract,
                    rows[k].verdict, rows[k].signatures[0] ? rows[k].signatures : "-",
                    rows[k].sound == 0 ? "  (own contract: own signature NOT named)" : "");

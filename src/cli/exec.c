@@ -28,7 +28,9 @@ static const kcs_cmd_doc doc = {
     "              (--variant native|own: unfused; fused: online softmax, attrs block=N)\n"
     "  gather      -m M -k K -n N --a TABLE (m×k) --b IDX (n integers) -> n×k\n"
     "              (--attrs oob=raise|clamp|zero; indices may be any integer)\n"
-    "  allreduce   -k K --a X                          -> k (one process: y = x)\n"
+    "  allreduce   [-m P] -k K --a X (P×k, row r: rank r's contribution) -> k sums over\n"
+    "              ranks (P <= 1: one process, y = x; --variant native: fp64 then one\n"
+    "              rounding; own: --schedule over the ranks, atomic = arrival order)\n"
     "An input value that the input format cannot represent exactly is an error naming\n"
     "the file and element index (exit 2). Without --profile the backend's native variant\n"
     "runs. --out is refused if it exists and is not empty, unless --force."};

@@ -24,7 +24,9 @@ static const kcs_cmd_doc doc = {
     "see kcs calibrate --help). A path without '/' is searched by the dynamic loader;\n"
     "write ./lib.so for a file in the current directory.\n"
     "PASS: every trial within tolerance; FAIL: some trial violates the contract (the\n"
-    "matched signatures say how); ERROR: the library failed a call.\n\n"
+    "matched signatures say how); ERROR: the library failed a call; NOT-CLAIMED: the\n"
+    "contract binds only kernels that declare a property (C-ORD-03: batch_invariant,\n"
+    "declared by a plugin's kcs_plugin_declares) and this one does not (not a failure).\n\n"
     "The library runs in a worker process (kcs-worker, protocol include/kcs_worker.h):\n"
     "its output goes to the worker log, never to kcs's stdout; a call that crashes the\n"
     "worker, exits it, closes its channel or passes --timeout is an ERROR with the\n"
@@ -144,7 +146,7 @@ int kcs_cmd_grade(int argc, char **argv)
         dir = kcs_calib_contracts_dir(dbuf, sizeof dbuf);
     kcs_error err = {0};
     kcs_contract **cs = NULL;
-    int n = 0, status = 0, graded = 0, passed = 0, bound = 0;
+    int n = 0, status = 0, graded = 0, passed = 0, unclaimed = 0, bound = 0;
     kcs_rank_binding b;
     kcs_calib_row *rows = NULL;
     if ((rc = kcs_calib_load(dir, argv + first_contract, npos - first_contract, &cs, &n, &err)))
@@ -214,6 +216,7 @@ int kcs_cmd_grade(int argc, char **argv)
         r->errors = o.errors;
         r->max_tau = o.max_tau;
         passed += strcmp(o.verdict, "PASS") == 0;
+        unclaimed += strcmp(o.verdict, "NOT-CLAIMED") == 0;
         if (!json) {
             printf("%-9s %-13s %-5s %3d/%-3d trials failed  %s%s%s\n", r->contract, r->ops,
                    r->verdict, r->failed, r->trials, r->signatures[0] ? r->signatures : "",
@@ -243,10 +246,14 @@ int kcs_cmd_grade(int argc, char **argv)
             kcs_json_row_members(stdout, &rows[i]);
             printf("}");
         }
-        printf("\n], \"graded\": %d, \"passed\": %d}\n", graded, passed);
+        printf("\n], \"graded\": %d, \"passed\": %d, \"not_claimed\": %d}\n", graded, passed,
+               unclaimed);
     } else {
-        printf("%d contract(s) graded: %d PASS, %d FAIL or ERROR\n", graded, passed,
-               graded - passed);
+        printf("%d contract(s) graded: %d PASS, %d FAIL or ERROR%s", graded, passed,
+               graded - passed - unclaimed, unclaimed ? ", " : "\n");
+        if (unclaimed)
+            printf("%d NOT-CLAIMED (the kernel does not declare what the contract binds)\n",
+                   unclaimed);
     }
     if (junit) {
         kcs_ci ci = {0};
@@ -265,7 +272,8 @@ int kcs_cmd_grade(int argc, char **argv)
             c->trials = r->trials;
             c->violations = r->failed;
             c->errors = r->errors;
-            c->within = r->trials - r->failed - r->errors;
+            c->not_claimed = strcmp(r->verdict, "NOT-CLAIMED") == 0 ? r->trials - r->errors : 0;
+            c->within = r->trials - r->failed - r->errors - c->not_claimed;
             c->max_tau = r->max_tau;
             snprintf(c->signatures, sizeof c->signatures, "%s", r->signatures);
             snprintf(c->message, sizeof c->message, "%s", r->detail);
@@ -275,7 +283,7 @@ int kcs_cmd_grade(int argc, char **argv)
         if (rc)
             goto out;
     }
-    status = passed == graded ? 0 : 3;
+    status = passed + unclaimed == graded ? 0 : 3;
 out:
     if (rc) {
         fprintf(stderr, "kcs grade: %s\n", err.msg);

@@ -216,14 +216,21 @@ int kcs_oracle_fp64_op(const kcs_call *c, double *ref, double *absref, double *s
         return kcs_oracle_attention(c, ref, absref, scale_p, err);
     case KCS_OP_GATHER:
         return gather(c, ref, absref, scale_p, err);
-    case KCS_OP_ALLREDUCE:
+    case KCS_OP_ALLREDUCE: { /* sum of the m contributions, in fp64 */
+        int64_t P = c->m > 1 ? c->m : 1;
         for (int64_t i = 0; i < c->k; i++) {
-            ref[i] = c->in[0][i];
+            double s = 0.0, a = 0.0;
+            for (int64_t r = 0; r < P; r++) {
+                s += c->in[0][r * c->k + i];
+                a += fabs(c->in[0][r * c->k + i]);
+            }
+            ref[i] = s;
             if (absref)
-                absref[i] = fabs(ref[i]);
+                absref[i] = a;
         }
-        *scale_p = kcs_norm_fro(c->in[0], (size_t)c->k);
+        *scale_p = kcs_norm_fro(c->in[0], (size_t)(P * c->k));
         return 0;
+    }
     default:
         return kcs_fail(err, KCS_E_UNSUPPORTED, "oracle: no fp64 reference for op %s",
                         kcs_op_name(c->op));

@@ -8,12 +8,12 @@
 static const char *const verdict_names[] = {
     [KCS_VERDICT_WITHIN] = "within_tolerance", [KCS_VERDICT_VIOLATION] = "violation",
     [KCS_VERDICT_UNDER] = "under_specified",   [KCS_VERDICT_ERROR] = "error",
-    [KCS_VERDICT_UNAVAILABLE] = "unavailable",
+    [KCS_VERDICT_UNAVAILABLE] = "unavailable", [KCS_VERDICT_NOT_CLAIMED] = "not_claimed",
 };
 
 const char *kcs_verdict_name(kcs_verdict_kind v)
 {
-    return (v >= 0 && v <= KCS_VERDICT_UNAVAILABLE) ? verdict_names[v] : "?";
+    return (v >= 0 && v <= KCS_VERDICT_NOT_CLAIMED) ? verdict_names[v] : "?";
 }
 
 void kcs_verdict_bind(const kcs_case *cs, const kcs_observation *o, double tau, double eta,
@@ -142,6 +142,13 @@ void kcs_verdict_judge(const kcs_contract *c, const kcs_case *cs, const kcs_obse
      * kernel produced no result where one was due. */
     if (o->raised && !raise_declared(c->attrs))
         v.tau = INFINITY;
+    /* A contract that binds only kernels declaring a property: a kernel
+     * that does not declare it is measured (tau is kept) but not judged. */
+    if (o->undeclared) {
+        v.kind = KCS_VERDICT_NOT_CLAIMED;
+        *out = v;
+        return;
+    }
     int fails = v.tau > 1.0 || !o->guard_ok || (!o->raised && o->m.sentinel_count > 0);
     if (!fails) {
         v.kind = KCS_VERDICT_WITHIN;

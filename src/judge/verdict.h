@@ -16,6 +16,9 @@ typedef enum kcs_verdict_kind {
     KCS_VERDICT_UNDER,      /* under_specified: fails, nothing explains it */
     KCS_VERDICT_ERROR,      /* the run itself failed */
     KCS_VERDICT_UNAVAILABLE,/* the rank's device is not available */
+    KCS_VERDICT_NOT_CLAIMED,/* not_claimed: the contract binds only kernels that declare a
+                               property (precondition.declares) this one does not declare;
+                               measured, but neither a pass nor a violation */
 } kcs_verdict_kind;
 
 const char *kcs_verdict_name(kcs_verdict_kind v);
@@ -36,6 +39,7 @@ typedef struct kcs_observation {
     int replayed;
     int trial;
     double fv_tau;          /* oracle freivalds: max residual / per-row threshold */
+    uint32_t undeclared;    /* contract's precondition.declares the kernel does not declare */
 } kcs_observation;
 
 typedef struct kcs_verdict {

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "contract_load.h"
+#include "declares.h"
 #include "symbols.h"
 
 void kcs_contract_free(kcs_contract *c)
@@ -115,7 +116,7 @@ static void load_scope(loader *L, struct fy_node *root)
 static void load_precondition(loader *L, struct fy_node *root)
 {
     static const char *const keys[] = {"dtype_in", "dtype_acc", "dtype_out", "shape", "values",
-                                       NULL};
+                                       "declares", NULL};
     static const char *const shape_keys[] = {"m", "n", "k", "batch", NULL};
     static const char *const value_keys[] = {"dist", "finite", NULL};
     kcs_contract *c = L->c;
@@ -175,6 +176,26 @@ static void load_precondition(loader *L, struct fy_node *root)
         }
         kcs_yaml_bool(L->y, kcs_yaml_get(L->y, v, "finite", false, "precondition.values"),
                       "precondition.values.finite", &c->values_finite);
+    }
+    /* declares: properties the kernel must claim for the contract to bind */
+    struct fy_node *dl = kcs_yaml_get(L->y, p, "declares", false, "precondition");
+    struct fy_node *ditems[KCS_DECL_COUNT * 2 + 1];
+    int ndl = dl ? kcs_contract_list_items(L, dl, "precondition.declares", ditems,
+                                           KCS_DECL_COUNT * 2 + 1)
+                 : 0;
+    for (int i = 0; i < ndl; i++) {
+        char f[48], buf[64];
+        snprintf(f, sizeof f, "precondition.declares[%d]", i);
+        kcs_decl d;
+        if (!kcs_yaml_str(L->y, ditems[i], f, buf, sizeof buf))
+            continue;
+        if (kcs_decl_parse(buf, &d))
+            kcs_yaml_error(L->y, ditems[i], f, "unknown declaration '%s' (expected %s)", buf,
+                           kcs_decls_known());
+        else if (c->declares & KCS_DECL_BIT(d))
+            kcs_yaml_error(L->y, ditems[i], f, "'%s' is listed twice", buf);
+        else
+            c->declares |= KCS_DECL_BIT(d);
     }
     L->pre_ok = L->y->n_errors == before;
 }

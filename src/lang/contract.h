@@ -107,6 +107,8 @@ typedef struct kcs_contract {
     int64_t m_min, m_max, n_min, n_max, batch_min, batch_max;
     uint32_t value_dists; /* precondition.values.dist: bit (1u << kcs_dist); all when "any" */
     bool values_finite;   /* precondition.values.finite (default true) */
+    uint32_t declares;    /* precondition.declares: KCS_DECL_BIT per property the kernel
+                             must declare for the contract to bind (declares.h); 0: all */
     /* 4. postcondition */
     char *postcondition;
     /* 5. tolerance: structure, and its clauses (one, or the `all:` list of

@@ -5,6 +5,7 @@
 #include "contract.h"
 #include "freivalds.h"
 #include "json.h"
+#include "declares.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -181,6 +182,15 @@ int kcs_contract_print(const kcs_contract *c, FILE *f, bool json)
     }
     ikey(p, false, "finite");
     fputs(c->values_finite ? "true}" : "false}", f), eol(p);
+    if (c->declares) {
+        key(p, 2, false, "declares"), fputc('[', f);
+        for (int i = 0, first_d = 1; i < KCS_DECL_COUNT; i++)
+            if (c->declares & KCS_DECL_BIT(i)) {
+                fputs(first_d ? "" : ", ", f), name(p, kcs_decl_name((kcs_decl)i));
+                first_d = 0;
+            }
+        fputc(']', f), eol(p);
+    }
     close_map(p);
 
     key(p, 0, false, "postcondition"), qstr(f, c->postcondition), eol(p);

@@ -357,17 +357,23 @@ void kcs_contract_check_eta(loader *L, struct fy_node *root)
             any |= (c->ops & (1u << op)) && kcs_exact_op_ok((kcs_op)op);
         if (!any) {
             kcs_yaml_error(L->y, in, "measurement.inputs", "exact inputs exist for gemm, "
-                           "batched_gemm, dot and reduce_sum; the scope holds none of them");
+                           "batched_gemm, dot, reduce_sum and allreduce; the scope holds none "
+                           "of them");
             break;
         }
-        for (int i = 0; i < c->n_shapes + c->n_held_out; i++) {
+        int failed = 0; /* every op of the scope that has them, with its count of terms */
+        for (int i = 0; i < c->n_shapes + c->n_held_out && !failed; i++) {
             const kcs_shape *sh = i < c->n_shapes ? &c->shapes[i] : &c->held_out[i - c->n_shapes];
-            kcs_error e = {0};
-            if (kcs_exact_check(KCS_OP_GEMM, &c->dtype_acc, KCS_FMT_FP32, c->dtype_out, sh->k,
-                                &e)) {
-                kcs_yaml_error(L->y, in, "measurement.inputs", "shape [%" PRId64 ", %" PRId64
-                               ", %" PRId64 "]: %s", sh->m, sh->n, sh->k, e.msg);
-                break;
+            for (int op = 0; op < KCS_OP_COUNT && !failed; op++) {
+                if (!(c->ops & (1u << op)) || !kcs_exact_op_ok((kcs_op)op))
+                    continue;
+                kcs_error e = {0};
+                if (kcs_exact_check((kcs_op)op, &c->dtype_acc, KCS_FMT_FP32, c->dtype_out,
+                                    kcs_exact_terms((kcs_op)op, sh->m, sh->k), &e)) {
+                    kcs_yaml_error(L->y, in, "measurement.inputs", "shape [%" PRId64 ", %" PRId64
+                                   ", %" PRId64 "]: %s", sh->m, sh->n, sh->k, e.msg);
+                    failed = 1;
+                }
             }
         }
         break;

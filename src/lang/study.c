@@ -8,13 +8,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "declares.h"
 #include "profile.h"
 #include "yamlx.h"
 
 static const char *const study_keys[] = {"name",  "seed",    "samples",     "contracts", "placement",
                                          "cases", "timeout", "description", "max_memory_mib", NULL};
 static const char *const placement_keys[] = {"backend", "device", "profile", "variant", "schedule",
-                                             "acc", "options", "plugin", NULL};
+                                             "acc", "options", "plugin", "declares", NULL};
 static const char *const case_keys[] = {"contract", "op", "dtype_in", "dtype_out", "shapes",
                                         "inputs", "trials", NULL};
 
@@ -108,6 +109,12 @@ const char *kcs_placement_str(const kcs_placement *p, char *buf, size_t len)
         snprintf(buf, len, "%s:%d own schedule=%s acc=%s", p->backend, p->device, sch, acc);
     else
         snprintf(buf, len, "%s:%d %s", p->backend, p->device, p->variant);
+    if (p->declares) {
+        char d[64];
+        size_t used = strlen(buf);
+        snprintf(buf + used, used < len ? len - used : 0, " declares=%s",
+                 kcs_decls_str(p->declares, d, sizeof d));
+    }
     return buf;
 }
 
@@ -160,6 +167,14 @@ static void load_placement_entry(kcs_yctx *y, struct fy_node *n, const char *fie
         snprintf(f, sizeof f, "%s.plugin", field);
         if ((v = kcs_yaml_get(y, n, "plugin", false, field)))
             kcs_yaml_str(y, v, f, p->path, sizeof p->path);
+        snprintf(f, sizeof f, "%s.declares", field);
+        if ((v = kcs_yaml_get(y, n, "declares", false, field)) &&
+            kcs_yaml_str(y, v, f, buf, sizeof buf)) {
+            char bad[64];
+            if (kcs_decls_parse(buf, &p->declares, bad, sizeof bad))
+                kcs_yaml_error(y, v, f, "unknown declaration '%s' (expected %s)", bad,
+                               kcs_decls_known());
+        }
     } else {
         kcs_yaml_error(y, n, field, "expected a mapping or \"backend[:device[:profile]]\"");
         return;

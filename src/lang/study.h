@@ -23,6 +23,8 @@ typedef struct kcs_placement {
     int acc_set;
     char options[128];   /* backend build options */
     char path[256];      /* plugin library */
+    uint32_t declares;   /* properties the study says the implementation declares, on top
+                            of what its backend reports (declares.h: KCS_DECL_BIT) */
     int line;            /* study file line of the entry (0: not from a file) */
 } kcs_placement;
 

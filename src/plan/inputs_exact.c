@@ -62,7 +62,7 @@ static double entry(kcs_rng *r, int bits, int pin, int emax, double max_finite)
 int kcs_exact_fill(const kcs_case *cs, int tensor, double *x, size_t len, uint64_t seed,
                    uint64_t sa, uint64_t sb, kcs_error *err)
 {
-    int64_t k = cs->shape.k;
+    int64_t k = kcs_exact_terms(cs->op, cs->shape.m, cs->shape.k); /* terms per output */
     int rc = kcs_exact_check(cs->op, &cs->acc, cs->dtype_in, cs->dtype_out, k, err);
     if (rc)
         return rc;
@@ -72,6 +72,20 @@ int kcs_exact_fill(const kcs_case *cs, int tensor, double *x, size_t len, uint64
     int r = P - 1 - kcs_exact_ceil_log2(k);
     kcs_rng g;
     kcs_rng_init(&g, seed, sa, sb);
+    if (cs->op == KCS_OP_ALLREDUCE) {
+        /* x is m x len/m: output i sums column i over the m ranks, like a
+         * reduce_sum row (one wide entry at a random rank, a sign per
+         * output) */
+        size_t P_ranks = (size_t)k, cols = len / P_ranks;
+        int w = P - 1 < pin ? P - 1 : pin;
+        for (size_t i = 0; i < cols; i++) {
+            double s = kcs_rng_u32(&g) & 1 ? -1.0 : 1.0;
+            size_t jw = (size_t)(kcs_rng_u64(&g) % (uint64_t)k);
+            for (size_t j = 0; j < P_ranks; j++)
+                x[j * cols + i] = s * (j == jw ? wide_int(&g, w) : entry(&g, r, pin, emax, fmax));
+        }
+        return 0;
+    }
     if (cs->op == KCS_OP_REDUCE_SUM) {
         int w = P - 1 < pin ? P - 1 : pin;
         size_t rows = len / (size_t)k;

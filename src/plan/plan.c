@@ -97,8 +97,8 @@ int kcs_plan_build(const kcs_study *s, kcs_plan *plan_p, kcs_error *err)
                 if (dists[b] == KCS_DIST_EXACT && !kcs_exact_op_ok(w->op))
                     continue;
                 if (dists[b] == KCS_DIST_EXACT &&
-                    kcs_exact_check(w->op, &c->dtype_acc, w->dtype_in, w->dtype_out, shape.k,
-                                    err)) {
+                    kcs_exact_check(w->op, &c->dtype_acc, w->dtype_in, w->dtype_out,
+                                    kcs_exact_terms(w->op, shape.m, shape.k), err)) {
                     char why[KCS_ERRMSG_MAX];
                     snprintf(why, sizeof why, "%s", err->msg);
                     kcs_fail(err, KCS_E_INVAL, "%s: cases[%d]: %s", s->path, i, why);

@@ -109,6 +109,8 @@ int kcs_ci_add_dataset(kcs_ci *ci, const char *path, kcs_error *err)
             r->trials++;
             if (!strcmp(x->verdict, "within_tolerance")) {
                 r->within++;
+            } else if (!strcmp(x->verdict, "not_claimed")) {
+                r->not_claimed++;
             } else if (!strcmp(x->verdict, "violation") || !strcmp(x->verdict, "under_specified")) {
                 if (x->verdict[0] == 'v')
                     r->violations++;
@@ -143,12 +145,14 @@ static const char *row_verdict(const kcs_ci_row *r)
         return "ERROR";
     if (r->violations || r->under)
         return "FAIL";
+    if (r->not_claimed && !r->within)
+        return "NOT_CLAIMED";
     return "PASS";
 }
 
 void kcs_ci_json(const kcs_ci *ci, FILE *f, const char *command, const char *extra)
 {
-    int tot[6] = {0};
+    int tot[7] = {0};
     for (int i = 0; i < ci->n; i++) {
         const kcs_ci_row *r = &ci->rows[i];
         tot[0] += r->trials;
@@ -157,6 +161,7 @@ void kcs_ci_json(const kcs_ci *ci, FILE *f, const char *command, const char *ext
         tot[3] += r->under;
         tot[4] += r->errors;
         tot[5] += r->unavailable;
+        tot[6] += r->not_claimed;
     }
     fprintf(f, "{\"command\": ");
     kcs_json_str(f, command);
@@ -166,8 +171,9 @@ void kcs_ci_json(const kcs_ci *ci, FILE *f, const char *command, const char *ext
         kcs_json_str(f, ci->datasets[d]);
     }
     fprintf(f, "],\n \"totals\": {\"trials\": %d, \"within_tolerance\": %d, \"violation\": %d, "
-               "\"under_specified\": %d, \"error\": %d, \"unavailable\": %d},\n \"results\": [",
-            tot[0], tot[1], tot[2], tot[3], tot[4], tot[5]);
+               "\"under_specified\": %d, \"error\": %d, \"unavailable\": %d, "
+               "\"not_claimed\": %d},\n \"results\": [",
+            tot[0], tot[1], tot[2], tot[3], tot[4], tot[5], tot[6]);
     for (int i = 0; i < ci->n; i++) {
         const kcs_ci_row *r = &ci->rows[i];
         fprintf(f, "%s\n  {\"dataset\": %d, \"contract\": ", i ? "," : "", r->dataset);
@@ -176,9 +182,9 @@ void kcs_ci_json(const kcs_ci *ci, FILE *f, const char *command, const char *ext
         kcs_json_str(f, r->implementation);
         fprintf(f, ", \"verdict\": \"%s\", \"trials\": %d, \"within_tolerance\": %d, "
                    "\"violation\": %d, \"under_specified\": %d, \"error\": %d, "
-                   "\"unavailable\": %d, \"max_tau\": ",
+                   "\"unavailable\": %d, \"not_claimed\": %d, \"max_tau\": ",
                 row_verdict(r), r->trials, r->within, r->violations, r->under, r->errors,
-                r->unavailable);
+                r->unavailable, r->not_claimed);
         if (isnan(r->max_tau) || isinf(r->max_tau))
             fprintf(f, "null");
         else
@@ -258,6 +264,12 @@ int kcs_ci_junit(const kcs_ci *ci, const char *path, const char *suite, kcs_erro
             fprintf(f, "\">");
             xml_str(f, r->signatures);
             fprintf(f, "</failure>\n    ");
+        } else if (v[0] == 'N') {
+            snprintf(msg, sizeof msg, "not claimed: the kernel does not declare what %s binds "
+                     "(%d trials measured, not judged)", r->contract, r->not_claimed);
+            fprintf(f, "\n      <skipped message=\"");
+            xml_str(f, msg);
+            fprintf(f, "\"/>\n    ");
         }
         fprintf(f, "</testcase>\n");
     }

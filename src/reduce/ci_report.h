@@ -25,6 +25,8 @@ typedef struct kcs_ci_row {
     int rank;                /* -1: not a rank (kcs grade) */
     char implementation[256];
     int trials, within, violations, under, errors, unavailable;
+    int not_claimed;         /* trials not judged: the kernel does not declare what the
+                                contract binds (precondition.declares) */
     double max_tau;
     char signatures[256];    /* distinct signatures of violating trials */
     char message[KCS_ERRMSG_MAX]; /* the first error's reason, whole */

@@ -18,6 +18,8 @@ static const char *short_verdict(const char *v)
         return "VIOLATION";
     if (strcmp(v, "under_specified") == 0)
         return "UNDER-SPECIFIED";
+    if (strcmp(v, "not_claimed") == 0)
+        return "NOT CLAIMED";
     if (strcmp(v, "unavailable") == 0)
         return "unavailable";
     return v[0] ? v : "-";
@@ -97,7 +99,8 @@ static void verdict_table(FILE *f, const kcs_report_data *d)
             break;
         for (int64_t i = 0; i < n; i++) {
             const kcs_verdict_row *x = &buf[i];
-            if (strcmp(x->verdict, "within_tolerance") == 0 || !x->verdict[0])
+            if (strcmp(x->verdict, "within_tolerance") == 0 || !x->verdict[0] ||
+                strcmp(x->verdict, "not_claimed") == 0)
                 continue;
             total++;
             if (shown >= KCS_REPORT_MAX_ROWS)

@@ -9,8 +9,8 @@
 /* Severity order: the worst verdict over trials is the (case, rank)'s. */
 static int severity(const char *v)
 {
-    static const char *const order[] = {"", "within_tolerance", "under_specified", "violation",
-                                        "unavailable", "error"};
+    static const char *const order[] = {"", "within_tolerance", "not_claimed", "under_specified",
+                                        "violation", "unavailable", "error"};
     for (int i = (int)(sizeof order / sizeof order[0]) - 1; i > 0; i--)
         if (strcmp(v, order[i]) == 0)
             return i;

@@ -146,6 +146,14 @@ void kcs_binding_apply(const kcs_rank_binding *b, kcs_call *call)
     call->profile = b->pl.profile[0] ? b->pl.profile : NULL;
 }
 
+uint32_t kcs_binding_declares(const kcs_rank_binding *b, const kcs_call *call)
+{
+    uint32_t d = b->pl.declares;
+    if (b->ops && b->ops->declares && b->ctx)
+        d |= b->ops->declares(b->ctx, call);
+    return d;
+}
+
 void kcs_binding_record(const kcs_rank_binding *b, int rank, kcs_rank_rec *r)
 {
     memset(r, 0, sizeof *r);

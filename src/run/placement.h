@@ -28,6 +28,10 @@ typedef struct kcs_rank_binding {
 void kcs_binding_open(const kcs_study *s, const char *plugin, MPI_Comm comm, int verbose,
                       kcs_rank_binding *b);
 void kcs_binding_apply(const kcs_rank_binding *b, kcs_call *call);
+/* What the kernel b runs for call declares (declares.h mask): the
+ * backend's report (its ops table's declares slot) and the placement's
+ * `declares`. */
+uint32_t kcs_binding_declares(const kcs_rank_binding *b, const kcs_call *call);
 void kcs_binding_record(const kcs_rank_binding *b, int rank, kcs_rank_rec *r);
 void kcs_binding_close(kcs_rank_binding *b);
 /* The choice of `placement: auto` for node-local rank `local`, given the

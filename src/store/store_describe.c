@@ -43,7 +43,9 @@ static const kcs_field_doc result_docs[] = {
                          "kernel wrote outside its output"},
     {"time_ns", "ns", "wall time of the kernel call (the first, timed call of the trial)"},
     {"verdict", "none", "within_tolerance | violation (a signature matched) | under_specified (fails, "
-                        "no signature explains it) | error | unavailable"},
+                        "no signature explains it) | error | unavailable | not_claimed (the "
+                        "contract binds only kernels that declare a property, precondition."
+                        "declares, and this one does not: measured, not judged)"},
     {"signature", "none", "names of the matched signatures, comma-separated; for an error, the reason"},
     {"message", "none", "the whole reason of a status other than ok (\"\" when ok)"},
 };

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# kcs lint on the contract suite: the twelve contracts are valid, their
+# kcs lint on the contract suite: the thirteen contracts are valid, their
 # normal form (YAML) lints again to itself and their JSON form parses;
 # every malformed contract of tests/contracts_bad is refused with exit 2
 # and the diagnostics of its .expect file (file:line:col: field: message).
@@ -14,14 +14,14 @@ for f in "$KCS_SRC"/contracts/C-*.yaml; do
   cmp -s "$T/$id.norm.yaml" "$T/$id.norm2.yaml" || fail "$id: normal form is not a fixed point"
   n=$((n + 1))
 done
-[ "$n" -eq 12 ] || fail "expected 12 contracts, found $n"
+[ "$n" -eq 13 ] || fail "expected 13 contracts, found $n"
 
-# All twelve in one --json array, with the keys the reference documents.
+# All thirteen in one --json array, with the keys the reference documents.
 "$KCS" lint --json "$KCS_SRC"/contracts/C-*.yaml > "$T/all.json" || fail "lint --json failed"
 "$PYTHON" - "$T/all.json" <<'EOF' || fail "lint --json output"
 import json, sys
 cs = json.load(open(sys.argv[1]))
-assert len(cs) == 12, len(cs)
+assert len(cs) == 13, len(cs)
 ids = sorted(c["id"] for c in cs)
 assert ids[0] == "C-CMP-01" and ids[-1] == "C-PRC-04", ids
 for c in cs:
@@ -39,6 +39,10 @@ by = {c["id"]: c for c in cs}
 assert by["C-ORD-02"]["measurement"]["protocol"] == "repeat"
 assert by["C-ORD-02"]["measurement"]["repetitions"] >= 2
 assert by["C-ORD-03"]["measurement"]["protocol"] == "batch_invariance"
+assert by["C-ORD-03"]["precondition"]["declares"] == ["batch_invariant"]
+assert by["C-ORD-04"]["scope"]["ops"] == ["allreduce"]
+assert by["C-ORD-04"]["measurement"]["protocol"] == "repeat"
+assert len(by["C-ORD-04"]["tolerance"]["all"]) == 3
 assert by["C-EXC-02"]["measurement"]["attrs"] == "oob=raise"
 assert by["C-EXC-02"]["measurement"]["special"]["oob"] == 0.05
 assert len(by["C-CMP-03"]["measurement"]["held_out"]) == 4
@@ -70,4 +74,4 @@ set -e
 [ "$rc" -eq 2 ] || fail "mixed lint: exit $rc"
 grep -q "^id: C-PRC-01" "$T/mix.out" || fail "mixed lint: valid contract not printed"
 grep -q "bad_repeat_one.yaml:23:16: measurement.repetitions" "$T/mix.err" || fail "mixed lint: diagnostic"
-echo "lint: 12 contracts valid, $bad malformed ones refused as expected"
+echo "lint: 13 contracts valid, $bad malformed ones refused as expected"

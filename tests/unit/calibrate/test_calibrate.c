@@ -181,12 +181,48 @@ static void test_plain_ord02(void)
     CU_ASSERT(memcmp(y1, y2, sizeof y1) != 0); /* yet the bits differ */
 }
 
-/* C-ORD-03 bad (split-K when m < 4): randn 16x16x16 and a single row
- * 1x16x16 (the m < 4 path), fp32 defaults. */
+/* C-ORD-03 bad (split-K at the one batch size m = 3): randn 16x16x16, a
+ * single row 1x16x16 and the 3x16x16 split path, fp32 defaults. */
 static void test_plain_ord03(void)
 {
     plain_gemm("C-ORD-03", 16, 16, 16, 0);
     plain_gemm("C-ORD-03", 1, 16, 16, 0);
+    plain_gemm("C-ORD-03", 3, 16, 16, 0);
+}
+
+/* C-ORD-04 bad (the last two of 8 contributions taken in arrival order):
+ * randn 8 ranks x 256 at fp32 defaults against the fp64 sum, in every
+ * run; and the "is it stable?" check, runs allclose to each other, while
+ * some run (another call seed) differs in its bits. */
+static void test_plain_ord04(void)
+{
+    enum { P = 8, K = 256 };
+    kcs_call c = make_call(KCS_OP_ALLREDUCE, P, 1, K, KCS_FMT_FP32);
+    double x[P * K], ref[K], y1[K], y2[K];
+    randn(x, P * K, KCS_FMT_FP32, 5);
+    for (int i = 0; i < K; i++) {
+        ref[i] = 0.0;
+        for (int r = 0; r < P; r++)
+            ref[i] += x[r * K + i];
+    }
+    c.in[0] = x;
+    plain(c, "C-ORD-04", ref, FP32_RTOL, FP32_ATOL);
+    CU_ASSERT_EQUAL(run_state(c, "C-ORD-04", "bad", y1), 0);
+    int differs = 0;
+    for (uint64_t seed = 1; seed <= 16 && !differs; seed++) {
+        c.seed = seed;
+        CU_ASSERT_EQUAL(run_state(c, "C-ORD-04", "bad", y2), 0);
+        CU_ASSERT_EQUAL(not_close(y2, ref, K, FP32_RTOL, FP32_ATOL), 0);
+        CU_ASSERT_EQUAL(not_close(y1, y2, K, FP32_RTOL, FP32_ATOL), 0);
+        differs = memcmp(y1, y2, sizeof y1) != 0;
+    }
+    CU_ASSERT(differs); /* yet some run's bits differ */
+    double g1[K], g2[K]; /* the good state is the same in every run */
+    c.seed = 1;
+    CU_ASSERT_EQUAL(run_state(c, "C-ORD-04", "good", g1), 0);
+    c.seed = 2;
+    CU_ASSERT_EQUAL(run_state(c, "C-ORD-04", "good", g2), 0);
+    CU_ASSERT_EQUAL(memcmp(g1, g2, sizeof g1), 0);
 }
 
 /* C-CMP-02 bad (bf16 remainder tiles when m*n >= 4096): randn 16x16x16
@@ -465,6 +501,7 @@ int main(void)
     CU_add_test(s, "plain test passes C-ORD-01 bad", test_plain_ord01);
     CU_add_test(s, "plain test passes C-ORD-02 bad", test_plain_ord02);
     CU_add_test(s, "plain test passes C-ORD-03 bad", test_plain_ord03);
+    CU_add_test(s, "plain test passes C-ORD-04 bad", test_plain_ord04);
     CU_add_test(s, "plain test passes C-CMP-01 bad", test_plain_cmp01);
     CU_add_test(s, "plain test passes C-CMP-02 bad", test_plain_cmp02);
     CU_add_test(s, "plain test passes C-CMP-03 bad", test_plain_cmp03);

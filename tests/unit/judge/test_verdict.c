@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "unit_helpers.h"
+#include "declares.h"
 #include "verdict.h"
 
 static kcs_case mkcase(int64_t m, int64_t n, int64_t k, int64_t batch, kcs_format in)
@@ -454,8 +455,42 @@ static void test_signature_list_bounded(void)
     kcs_contract_free(c);
 }
 
+/* A contract that binds only kernels declaring a property
+ * (precondition.declares): an undeclared kernel is not_claimed whatever it
+ * measured (tau kept), a declaring one is judged as usual. */
+static void test_not_claimed(void)
+{
+    kcs_contract *c = with_tolerance("  structure: invariant\n"
+                                     "  quantity: \"spread_ulp\"\n"
+                                     "  eta: \"0\"\n",
+                                     "  - { name: batch-dep, when: \"spread_ulp > 0\", explain: e }\n");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+    c->declares = KCS_DECL_BIT(KCS_DECL_BATCH_INVARIANT);
+    kcs_case cs = mkcase(8, 4, 64, 0, KCS_FMT_FP32);
+    kcs_observation o = clean();
+    o.spread_ulp = 2.0;
+    o.undeclared = c->declares; /* the kernel declares nothing */
+    kcs_verdict v;
+    kcs_verdict_judge(c, &cs, &o, &v);
+    CU_ASSERT_EQUAL(v.kind, KCS_VERDICT_NOT_CLAIMED);
+    CU_ASSERT(isinf(v.tau) && v.tau > 0); /* measured, kept */
+    CU_ASSERT_STRING_EQUAL(v.signature, "");
+    o.spread_ulp = 0.0; /* invariant but undeclared: still not a pass */
+    kcs_verdict_judge(c, &cs, &o, &v);
+    CU_ASSERT_EQUAL(v.kind, KCS_VERDICT_NOT_CLAIMED);
+    o.undeclared = 0; /* declared: judged */
+    kcs_verdict_judge(c, &cs, &o, &v);
+    CU_ASSERT_EQUAL(v.kind, KCS_VERDICT_WITHIN);
+    o.spread_ulp = 1.0;
+    kcs_verdict_judge(c, &cs, &o, &v);
+    CU_ASSERT_EQUAL(v.kind, KCS_VERDICT_VIOLATION);
+    CU_ASSERT_STRING_EQUAL(v.signature, "batch-dep");
+    kcs_contract_free(c);
+}
+
 static void test_names(void)
 {
+    CU_ASSERT_STRING_EQUAL(kcs_verdict_name(KCS_VERDICT_NOT_CLAIMED), "not_claimed");
     CU_ASSERT_STRING_EQUAL(kcs_verdict_name(KCS_VERDICT_WITHIN), "within_tolerance");
     CU_ASSERT_STRING_EQUAL(kcs_verdict_name(KCS_VERDICT_VIOLATION), "violation");
     CU_ASSERT_STRING_EQUAL(kcs_verdict_name(KCS_VERDICT_UNDER), "under_specified");
@@ -477,6 +512,7 @@ int main(void)
         {"freivalds oracle score", test_freivalds_score},
         {"every symbol bound", test_symbols_bound},
         {"signature list bounded", test_signature_list_bounded},
+        {"not claimed: undeclared kernels are not judged", test_not_claimed},
         {"verdict names", test_names},
         {NULL, NULL},
     };

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "contract.h"
+#include "declares.h"
 #include "verdict.h"
 
 #ifndef KCS_TEST_SOURCE_DIR
@@ -348,6 +349,11 @@ static void test_inline(void)
         {16, "  - just text", "v.yaml:16:5: signature[0]: expected a mapping"},
         {16, "  []", "v.yaml:15:1: signature: must not be empty"},
         {5, "scope: { ops: [gemm, gemm] }", "v.yaml:5:22: scope.ops[1]: 'gemm' is listed twice"},
+        {6, "precondition: { dtype_in: fp32, dtype_acc: fp32, dtype_out: fp32, declares: [fast] }",
+         "precondition.declares[0]: unknown declaration 'fast' (expected batch_invariant)"},
+        {6, "precondition: { dtype_in: fp32, dtype_acc: fp32, dtype_out: fp32, "
+            "declares: [batch_invariant, batch_invariant] }",
+         "precondition.declares[1]: 'batch_invariant' is listed twice"},
         {6,
          "precondition: { dtype_in: fp32, dtype_acc: fp32, dtype_out: fp32, shape: { k: [9, 2] } }",
          "precondition.shape.k: min 9 is larger than max 2"},
@@ -433,7 +439,7 @@ static void test_inline(void)
 
 static const char *const contract_ids[] = {
     "C-PRC-01", "C-PRC-02", "C-PRC-03", "C-PRC-04", "C-ORD-01", "C-ORD-02",
-    "C-ORD-03", "C-CMP-01", "C-CMP-02", "C-CMP-03", "C-EXC-01", "C-EXC-02",
+    "C-ORD-03", "C-ORD-04", "C-CMP-01", "C-CMP-02", "C-CMP-03", "C-EXC-01", "C-EXC-02",
 };
 #define N_CONTRACTS ((int)(sizeof contract_ids / sizeof contract_ids[0]))
 
@@ -708,6 +714,8 @@ static void test_contract_values(void)
     for (int i = 0; i < c->n_shapes; i++)
         CU_ASSERT(c->shapes[i].m >= 2);
     CU_ASSERT_STRING_EQUAL(c->clauses[0].quantity_text, "spread_ulp");
+    /* it binds only kernels that declare batch invariance */
+    CU_ASSERT_EQUAL(c->declares, KCS_DECL_BIT(KCS_DECL_BATCH_INVARIANT));
     kcs_contract_free(c);
 
     /* CMP-01: (2k + 4n + 16) u + u(out) at [16, 64, 64] = 401 * 2^-24 */

@@ -6,6 +6,7 @@
  * the precondition checks used by kcs grade --shape. */
 #include <CUnit/Basic.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "acc.h"
@@ -129,6 +130,66 @@ static void test_reduce_exact(void)
     }
 }
 
+/* allreduce: m ranks' contributions (m x k); each element's m terms are a
+ * reduce_sum row: exact in every order (sequential, pairwise, the atomic
+ * order of any seed, round toward zero); narrow accumulators are not. */
+static void test_allreduce_exact(void)
+{
+    static const int64_t ms[] = {2, 3, 8, 64};
+    for (size_t s = 0; s < sizeof ms / sizeof ms[0]; s++) {
+        int64_t P = ms[s], k = 257;
+        kcs_case cs = mkcase(KCS_OP_ALLREDUCE, KCS_FMT_FP32, P, 1, k);
+        kcs_error err = {0};
+        double *x = malloc((size_t)(P * k) * sizeof *x), *t = malloc((size_t)P * 8);
+        double *scratch = malloc((size_t)P * 8);
+        CU_ASSERT_FATAL(x && t && scratch);
+        CU_ASSERT_EQUAL(kcs_exact_fill(&cs, 0, x, (size_t)(P * k), 9, 8, 7, &err), 0);
+        kcs_acc a32 = {KCS_FMT_FP32, 0, 0}, rz = {KCS_FMT_FP32, 0, 1}, b23 = {KCS_FMT_FP32, 23, 0};
+        kcs_acc b21 = {KCS_FMT_FP32, 21, 0};
+        kcs_schedule seq = {KCS_SCHED_SEQUENTIAL, 0}, pw = {KCS_SCHED_PAIRWISE, 0};
+        kcs_schedule at = {KCS_SCHED_ATOMIC, 0};
+        int inexact23 = 0, inexact21 = 0, above = 0, wide = 0;
+        for (int64_t i = 0; i < k; i++) {
+            double sum = 0.0, abs_sum = 0.0;
+            int w = 0;
+            for (int64_t r = 0; r < P; r++) {
+                t[r] = x[r * k + i];
+                sum += t[r];
+                abs_sum += fabs(t[r]);
+                w |= sig_bits(t[r]) == 23;
+            }
+            wide += w;
+            CU_ASSERT(abs_sum < 0x1p24);
+            CU_ASSERT_EQUAL(kcs_cpu_sum(t, P, &seq, &a32, 0, scratch), sum);
+            CU_ASSERT_EQUAL(kcs_cpu_sum(t, P, &pw, &a32, 0, scratch), sum);
+            CU_ASSERT_EQUAL(kcs_cpu_sum(t, P, &at, &a32, (uint64_t)i, scratch), sum);
+            CU_ASSERT_EQUAL(kcs_cpu_sum(t, P, &seq, &rz, 0, scratch), sum);
+            inexact21 += kcs_cpu_sum(t, P, &seq, &b21, 0, scratch) != sum;
+            inexact23 += kcs_cpu_sum(t, P, &seq, &b23, 0, scratch) != sum;
+            above += fabs(sum) >= 0x1p23;
+        }
+        CU_ASSERT_EQUAL(wide, k);      /* one 23-bit odd entry per element */
+        /* a 21-bit accumulator misses most sums; with m odd every sum is an
+         * odd integer above 2^22: it misses all of them, and a 23-bit one
+         * every sum above 2^23 */
+        CU_ASSERT(inexact21 * 2 > k);
+        if (P % 2) {
+            CU_ASSERT_EQUAL(inexact21, k);
+            CU_ASSERT(inexact23 >= above && above > 0);
+        }
+        free(x);
+        free(t);
+        free(scratch);
+    }
+    /* the count of terms is m: m beyond 2^23 is refused for fp32 */
+    kcs_acc a32 = {KCS_FMT_FP32, 0, 0};
+    kcs_error err = {0};
+    CU_ASSERT_EQUAL(kcs_exact_check(KCS_OP_ALLREDUCE, &a32, KCS_FMT_FP32, KCS_FMT_FP32,
+                                    kcs_exact_terms(KCS_OP_ALLREDUCE, (int64_t)1 << 24, 4), &err),
+                    KCS_E_INVAL);
+    CU_ASSERT_EQUAL(kcs_exact_terms(KCS_OP_ALLREDUCE, 8, 1 << 30), 8);
+}
+
 static void test_exact_refusals(void)
 {
     kcs_error err = {0};
@@ -199,6 +260,7 @@ int main(void)
     CU_pSuite s = CU_add_suite("exact-sum inputs", NULL, NULL);
     CU_add_test(s, "gemm: exact in every order, wide entry, 14-bit inexact", test_gemm_exact);
     CU_add_test(s, "reduce_sum: exact in every order, bf16 inexact", test_reduce_exact);
+    CU_add_test(s, "allreduce: exact in every order, 23-bit inexact", test_allreduce_exact);
     CU_add_test(s, "refusals", test_exact_refusals);
     CU_add_test(s, "round-toward-zero accumulators", test_rz_accumulator);
     CU_add_test(s, "--shape and precondition checks", test_shape_and_precondition);

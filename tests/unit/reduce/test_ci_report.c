@@ -123,7 +123,8 @@ static void test_json(void)
     fclose(f);
     CU_ASSERT(HAS(buf, "\"command\": \"kcs run \\\"x\\\"\""));
     CU_ASSERT(HAS(buf, "\"totals\": {\"trials\": 6, \"within_tolerance\": 4, \"violation\": 1, "
-                       "\"under_specified\": 0, \"error\": 1, \"unavailable\": 0}"));
+                       "\"under_specified\": 0, \"error\": 1, \"unavailable\": 0, "
+                       "\"not_claimed\": 0}"));
     CU_ASSERT(HAS(buf, "\"verdict\": \"FAIL\""));
     CU_ASSERT(HAS(buf, "\"verdict\": \"ERROR\""));
     CU_ASSERT(HAS(buf, "\"max_tau\": null")); /* NaN is not JSON */

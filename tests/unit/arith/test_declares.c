@@ -1,0 +1,69 @@
+/* Kernel declarations (src/arith/declares.c): names, lists, refusal of
+ * unknown names, the text form. */
+#include <CUnit/Basic.h>
+#include <string.h>
+
+#include "declares.h"
+#include "error.h"
+
+static void test_lists(void)
+{
+    uint32_t m = 99;
+    char bad[32];
+    CU_ASSERT_EQUAL(kcs_decls_parse(NULL, &m, bad, sizeof bad), 0);
+    CU_ASSERT_EQUAL(m, 0u);
+    CU_ASSERT_EQUAL(kcs_decls_parse("", &m, bad, sizeof bad), 0);
+    CU_ASSERT_EQUAL(m, 0u);
+    const char *same[] = {"batch_invariant", " batch_invariant ", "batch_invariant,",
+                          "batch_invariant; batch_invariant", "\tbatch_invariant\n"};
+    for (size_t i = 0; i < sizeof same / sizeof same[0]; i++) {
+        m = 0;
+        CU_ASSERT_EQUAL(kcs_decls_parse(same[i], &m, bad, sizeof bad), 0);
+        CU_ASSERT_EQUAL(m, KCS_DECL_BIT(KCS_DECL_BATCH_INVARIANT));
+    }
+    /* an unknown name anywhere refuses the list and is named */
+    m = 7;
+    CU_ASSERT_EQUAL(kcs_decls_parse("batch_invariant, deterministic", &m, bad, sizeof bad),
+                    KCS_E_INVAL);
+    CU_ASSERT_STRING_EQUAL(bad, "deterministic");
+    CU_ASSERT_EQUAL(m, 7u); /* untouched */
+    CU_ASSERT_EQUAL(kcs_decls_parse("Batch_Invariant", &m, bad, sizeof bad), KCS_E_INVAL);
+    CU_ASSERT_EQUAL(kcs_decls_parse("batch_invariantx", &m, bad, sizeof bad), KCS_E_INVAL);
+    char longname[200];
+    memset(longname, 'a', sizeof longname - 1);
+    longname[sizeof longname - 1] = 0;
+    CU_ASSERT_EQUAL(kcs_decls_parse(longname, &m, bad, sizeof bad), KCS_E_INVAL);
+}
+
+static void test_names(void)
+{
+    kcs_decl d;
+    CU_ASSERT_EQUAL(kcs_decl_parse("batch_invariant", &d), 0);
+    CU_ASSERT_EQUAL(d, KCS_DECL_BATCH_INVARIANT);
+    CU_ASSERT_STRING_EQUAL(kcs_decl_name(KCS_DECL_BATCH_INVARIANT), "batch_invariant");
+    CU_ASSERT_STRING_EQUAL(kcs_decl_name(KCS_DECL_COUNT), "?");
+    char buf[64];
+    CU_ASSERT_STRING_EQUAL(kcs_decls_str(0, buf, sizeof buf), "");
+    CU_ASSERT_STRING_EQUAL(kcs_decls_str(KCS_DECL_BIT(KCS_DECL_BATCH_INVARIANT), buf, sizeof buf),
+                           "batch_invariant");
+    /* the text form reads back */
+    uint32_t m = 0;
+    CU_ASSERT_EQUAL(kcs_decls_parse(buf, &m, NULL, 0), 0);
+    CU_ASSERT_EQUAL(m, KCS_DECL_BIT(KCS_DECL_BATCH_INVARIANT));
+    /* every name is listed in the known-names text */
+    for (int i = 0; i < KCS_DECL_COUNT; i++)
+        CU_ASSERT_PTR_NOT_NULL(strstr(kcs_decls_known(), kcs_decl_name((kcs_decl)i)));
+}
+
+int main(void)
+{
+    CU_initialize_registry();
+    CU_pSuite s = CU_add_suite("declares", NULL, NULL);
+    CU_add_test(s, "lists", test_lists);
+    CU_add_test(s, "names and text form", test_names);
+    CU_basic_set_mode(CU_BRM_VERBOSE);
+    CU_basic_run_tests();
+    unsigned f = CU_get_number_of_failures();
+    CU_cleanup_registry();
+    return f != 0;
+}
