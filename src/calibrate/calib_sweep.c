@@ -3,13 +3,16 @@
 #include "stats.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "blas_info.h"
 #include "precondition.h"
+#include "progress.h"
 #include "protocol.h"
 #include "store_h5.h"
 
@@ -26,6 +29,7 @@ const kcs_field *kcs_sweep_row_fields(int *n_p)
         KCS_FIELD(kcs_sweep_row, k, KCS_FIELD_I64),
         KCS_FIELD(kcs_sweep_row, trials, KCS_FIELD_I32),
         KCS_FIELD(kcs_sweep_row, flagged, KCS_FIELD_I32),
+        KCS_FIELD(kcs_sweep_row, inert, KCS_FIELD_I32),
         KCS_FIELD(kcs_sweep_row, rate, KCS_FIELD_F64),
         KCS_FIELD(kcs_sweep_row, ci_lo, KCS_FIELD_F64),
         KCS_FIELD(kcs_sweep_row, ci_hi, KCS_FIELD_F64),
@@ -49,17 +53,43 @@ static const kernel_def kernels[] = {
     {"own", "bf16", "sequential", 1},   {"own", "fp16", "sequential", 1},
     {"own", "bits:14", "sequential", 1}, {"own", "bits:16", "sequential", 1},
     {"own", "bits:18", "sequential", 1}, {"own", "bf16", "pairwise", 1},
-    {"calib", NULL, NULL, 2}, /* the contract's calibration bad kernel: defective only
-                                  above its own k (or m*n) threshold, so reported, not
-                                  counted as a miss where it is still correct */
+    {"calib", NULL, NULL, 2}, /* the contract's own calibration bad kernel */
 };
+#define N_KERNELS (sizeof kernels / sizeof kernels[0])
+
+/* The narrow accumulators are the mechanism of the contracts that bind the
+ * accumulation (PRC, ORD); under a CMP or EXC contract, whose mechanism is
+ * another, they are reported as off-target and not counted (C-PRC-01
+ * catches them at every point). */
+static int counted_bad(const kcs_contract *c, const kernel_def *kd)
+{
+    if (kd->bad == 2)
+        return 1;
+    return kd->bad == 1 && (!strcmp(c->family, "PRC") || !strcmp(c->family, "ORD"));
+}
 
 /* One point: the contract's protocol at shape sh, dtype f, op, T trials
- * over every distribution it measures; a trial is flagged when any of its
- * distributions' calls is not within tolerance. */
+ * over every distribution it measures. ok[t]: trial t ran (status ok or
+ * raised) for every distribution; flag[t]: some distribution's call was
+ * not within tolerance; dig[i * T + t]: the output digest of distribution
+ * i's call in trial t (*n_dist_p distributions). */
+typedef struct point_out {
+    unsigned char *ok, *flag;
+    uint64_t *dig;
+    int64_t n_dist;
+} point_out;
+
+static void point_free(point_out *po)
+{
+    free(po->ok);
+    free(po->flag);
+    free(po->dig);
+    memset(po, 0, sizeof *po);
+}
+
 static int point(const kcs_contract *c, kcs_op op, kcs_format f, kcs_shape sh,
-                 kcs_rank_binding *b, const kcs_calib_run *run, int T, int *ran_p,
-                 int *flagged_p, kcs_error *err)
+                 kcs_rank_binding *b, const kcs_calib_run *run, int T, point_out *po,
+                 kcs_error *err)
 {
     kcs_sweep sw = {.contract = 0, .op = op, .dtype_in = f, .dtype_out = c->dtype_out};
     sw.shapes[0] = sh;
@@ -78,136 +108,226 @@ static int point(const kcs_contract *c, kcs_op op, kcs_format f, kcs_shape sh,
     int rc = kcs_plan_build(&s, &plan, err);
     if (rc)
         return rc;
-    unsigned char *flag = calloc((size_t)T, 1), *ok = calloc((size_t)T, 1);
-    if (!flag || !ok) {
-        free(flag);
-        free(ok);
+    po->n_dist = plan.n_cases;
+    po->flag = calloc((size_t)T, 1);
+    po->ok = malloc((size_t)T);
+    po->dig = calloc((size_t)(plan.n_cases * T) + 1, sizeof *po->dig);
+    if (!po->flag || !po->ok || !po->dig) {
+        point_free(po);
         kcs_plan_free(&plan);
         return kcs_fail(err, KCS_E_NOMEM, "out of memory");
     }
+    memset(po->ok, plan.n_cases > 0, (size_t)T);
+    /* one replay memory for the point's distributions (one shape): a kernel
+     * that hands the first distribution's output back for the second one's
+     * inputs is replaying, whichever case it came from */
+    kcs_case_memory mem = {0};
     for (int64_t i = 0; i < plan.n_cases && !rc; i++) {
         const kcs_case *cs = &plan.cases[i];
-        kcs_case_memory mem = {0};
         uint64_t digest = 0;
         kcs_trial_io io = {.study_seed = run->seed, .timeout_s = run->timeout_s,
                            .verbose = run->verbose, .memory = &mem, .input_digest = &digest};
-        for (int t = 0; t < cs->trials && t < T && !rc; t++) {
+        for (int t = 0; t < T && !rc; t++) {
             kcs_result_rec rec;
+            if (t >= cs->trials) {
+                po->ok[t] = 0;
+                continue;
+            }
             rc = kcs_protocol_trial(c, cs, t, b, &io, &rec, err);
             if (rc)
                 break;
-            if (strcmp(rec.status, "ok") && strcmp(rec.status, "raised"))
+            if (strcmp(rec.status, "ok") && strcmp(rec.status, "raised")) {
+                po->ok[t] = 0;
                 continue;
-            ok[t] = 1;
+            }
+            po->dig[i * T + t] = rec.output_digest;
             if (strcmp(rec.verdict, "within_tolerance"))
-                flag[t] = 1;
+                po->flag[t] = 1;
         }
     }
     kcs_plan_free(&plan);
-    int ran = 0, fl = 0;
-    for (int t = 0; t < T; t++) {
-        ran += ok[t];
-        fl += ok[t] && flag[t];
-    }
-    free(flag);
-    free(ok);
-    *ran_p = ran;
-    *flagged_p = fl;
+    if (rc)
+        point_free(po);
     return rc;
+}
+
+/* Did the defect show in trial t: does some distribution's output differ
+ * from every conforming kernel's output of the same inputs? A bad kernel
+ * whose output is bit for bit a conforming kernel's cannot be told apart
+ * by any check, and need not be: there it computed a conforming result. */
+static int manifest(const point_out *bad, const point_out *conf, int n_conf, int T, int t)
+{
+    for (int64_t i = 0; i < bad->n_dist; i++) {
+        int same = 0;
+        for (int j = 0; j < n_conf && !same; j++)
+            same = conf[j].ok && conf[j].ok[t] && conf[j].n_dist == bad->n_dist &&
+                   conf[j].dig[i * T + t] == bad->dig[i * T + t];
+        if (!same)
+            return 1;
+    }
+    return 0;
+}
+
+static int bind_kernel(const kcs_contract *c, const kernel_def *kd, kcs_rank_binding *b,
+                       char *name, size_t name_len, kcs_error *err)
+{
+    int rc = kcs_calib_bind("cpu", 0, NULL, 0, b, NULL, err);
+    if (rc)
+        return rc;
+    if (!strcmp(kd->variant, "calib")) {
+        snprintf(b->pl.variant, sizeof b->pl.variant, "calib:%s:bad", c->id);
+        snprintf(name, name_len, "calib:%s:bad", c->id);
+        return 0;
+    }
+    snprintf(b->pl.variant, sizeof b->pl.variant, "%s", kd->variant);
+    if (kd->acc) {
+        kcs_acc_parse(kd->acc, &b->pl.acc);
+        b->pl.acc_set = 1;
+    }
+    if (kd->schedule)
+        kcs_schedule_parse(kd->schedule, &b->pl.schedule);
+    snprintf(name, name_len, "%s%s%s%s%s", kd->variant, kd->acc ? " " : "",
+             kd->acc ? kd->acc : "", kd->schedule ? " " : "", kd->schedule ? kd->schedule : "");
+    return 0;
+}
+
+/* The points of contract c: op and the k values (0 when c is not swept). */
+static int sweep_points(const kcs_contract *c, const kcs_sweep_opts *o, kcs_op *op_p,
+                        int64_t *ks, int max_ks)
+{
+    const kcs_op sweep_ops[] = {KCS_OP_GEMM, KCS_OP_REDUCE_SUM, KCS_OP_DOT};
+    if (c->protocol != KCS_PROTO_ORACLE)
+        return 0; /* repeat / batch-invariance contracts: not power curves of k */
+    kcs_op op = KCS_OP_COUNT;
+    for (size_t j = 0; j < 3 && op == KCS_OP_COUNT; j++)
+        if (c->ops & (1u << sweep_ops[j]))
+            op = sweep_ops[j];
+    if (op == KCS_OP_COUNT || c->special_nan > 0 || c->special_inf > 0 || c->attrs[0])
+        return 0;
+    int64_t kmax = c->k_max;
+    if (o->max_k > 0 && o->max_k < kmax)
+        kmax = o->max_k;
+    int64_t mn = op == KCS_OP_DOT ? 1 : 4;
+    int n = 0;
+    for (int64_t k = c->k_min > 1 ? c->k_min : 1; k <= kmax && n < max_ks;) {
+        kcs_shape sh = {mn, op == KCS_OP_GEMM ? mn : 1, k, 0};
+        if (kcs_precondition_shape_ok(c, &sh))
+            ks[n++] = k;
+        int64_t next = k * (o->k_factor > 1 ? o->k_factor : 4);
+        k = (k < kmax && next > kmax) ? kmax : next;
+    }
+    *op_p = op;
+    return n;
+}
+
+static int add_row(kcs_sweep_row **rows, int *nr, int *cap, kcs_error *err)
+{
+    if (*nr < *cap)
+        return 0;
+    kcs_sweep_row *r2 = realloc(*rows, (size_t)*cap * 2 * sizeof **rows);
+    if (!r2)
+        return kcs_fail(err, KCS_E_NOMEM, "out of memory");
+    *rows = r2;
+    *cap *= 2;
+    return 0;
 }
 
 int kcs_calib_sweep(kcs_contract *const *cs, int n, const kcs_calib_run *run,
                     const kcs_sweep_opts *o, kcs_sweep_row **rows_p, int *n_rows_p,
                     int *misses_p, kcs_error *err)
 {
-    int cap = 256, nr = 0, misses = 0, rc = 0;
+    int cap = 256, nr = 0, misses = 0, rc = 0, T = o->trials;
     kcs_sweep_row *rows = malloc((size_t)cap * sizeof *rows);
     if (!rows)
         return kcs_fail(err, KCS_E_NOMEM, "out of memory");
-    const kcs_op sweep_ops[] = {KCS_OP_GEMM, KCS_OP_REDUCE_SUM, KCS_OP_DOT};
+    /* tiny products: OpenBLAS's threads would only spin (a third of the
+     * sweep's time); one thread gives the same sums (it splits m and n) */
+    kcs_blas_set_threads(1);
+    enum { MAX_KS = 64 };
+    int64_t total = 0, done = 0;
+    for (int ci = 0; ci < n; ci++) {
+        int64_t ks[MAX_KS];
+        kcs_op op;
+        int nk = sweep_points(cs[ci], o, &op, ks, MAX_KS);
+        for (int f = 0; f < KCS_FMT_COUNT; f++)
+            total += (cs[ci]->dtype_in & (1u << f)) ? nk : 0;
+    }
+    kcs_progress prog;
+    kcs_progress_start(&prog, o->progress, total, "sweep points");
     for (int ci = 0; ci < n && !rc; ci++) {
         const kcs_contract *c = cs[ci];
-        if (c->protocol != KCS_PROTO_ORACLE)
-            continue; /* repeat / batch-invariance contracts: not power curves of k */
+        int64_t ks[MAX_KS];
         kcs_op op = KCS_OP_COUNT;
-        for (size_t j = 0; j < 3 && op == KCS_OP_COUNT; j++)
-            if (c->ops & (1u << sweep_ops[j]))
-                op = sweep_ops[j];
-        if (op == KCS_OP_COUNT || c->special_nan > 0 || c->special_inf > 0 || c->attrs[0])
-            continue;
-        int64_t kmax = c->k_max;
-        if (o->max_k > 0 && o->max_k < kmax)
-            kmax = o->max_k;
-        int64_t mn = op == KCS_OP_DOT ? 1 : 4;
-        for (int64_t k = c->k_min > 1 ? c->k_min : 1; k <= kmax && !rc;) {
-            kcs_shape sh = {mn, op == KCS_OP_GEMM ? mn : 1, k, 0};
-            if (kcs_precondition_shape_ok(c, &sh)) {
-                for (int f = 0; f < KCS_FMT_COUNT && !rc; f++) {
-                    if (!(c->dtype_in & (1u << f)))
+        int nk = sweep_points(c, o, &op, ks, MAX_KS);
+        for (int ki = 0; ki < nk && !rc; ki++) {
+            int64_t mn = op == KCS_OP_DOT ? 1 : 4;
+            kcs_shape sh = {mn, op == KCS_OP_GEMM ? mn : 1, ks[ki], 0};
+            for (int f = 0; f < KCS_FMT_COUNT && !rc; f++) {
+                if (!(c->dtype_in & (1u << f)))
+                    continue;
+                point_out conf[N_KERNELS];
+                int n_conf = 0;
+                memset(conf, 0, sizeof conf);
+                for (size_t kk = 0; kk < N_KERNELS && !rc; kk++) {
+                    const kernel_def *kd = &kernels[kk];
+                    if (kd->bad == 2 && !kcs_calib_find(c->id))
                         continue;
-                    for (size_t ki = 0; ki < sizeof kernels / sizeof kernels[0] && !rc; ki++) {
-                        const kernel_def *kd = &kernels[ki];
-                        kcs_rank_binding b;
-                        if ((rc = kcs_calib_bind("cpu", 0, NULL, 0, &b, NULL, err)))
-                            break;
-                        char name[40];
-                        if (!strcmp(kd->variant, "calib")) {
-                            if (!kcs_calib_find(c->id)) {
-                                kcs_binding_close(&b);
-                                continue;
-                            }
-                            snprintf(b.pl.variant, sizeof b.pl.variant, "calib:%s:bad", c->id);
-                            snprintf(name, sizeof name, "calib:%s:bad", c->id);
-                        } else {
-                            snprintf(b.pl.variant, sizeof b.pl.variant, "%s", kd->variant);
-                            if (kd->acc) {
-                                kcs_acc_parse(kd->acc, &b.pl.acc);
-                                b.pl.acc_set = 1;
-                            }
-                            if (kd->schedule)
-                                kcs_schedule_parse(kd->schedule, &b.pl.schedule);
-                            snprintf(name, sizeof name, "%s%s%s%s%s", kd->variant,
-                                     kd->acc ? " " : "", kd->acc ? kd->acc : "",
-                                     kd->schedule ? " " : "", kd->schedule ? kd->schedule : "");
-                        }
-                        int ran = 0, fl = 0;
-                        rc = point(c, op, (kcs_format)f, sh, &b, run, o->trials, &ran, &fl, err);
-                        kcs_binding_close(&b);
-                        if (rc || ran == 0)
+                    kcs_rank_binding b;
+                    char name[40];
+                    if ((rc = bind_kernel(c, kd, &b, name, sizeof name, err)))
+                        break;
+                    point_out po = {0};
+                    rc = point(c, op, (kcs_format)f, sh, &b, run, T, &po, err);
+                    kcs_binding_close(&b);
+                    if (rc)
+                        break;
+                    int ran = 0, fl = 0, inert = 0;
+                    for (int t = 0; t < T; t++) {
+                        if (!po.ok[t])
                             continue;
-                        if (nr == cap) {
-                            kcs_sweep_row *r2 = realloc(rows, (size_t)cap * 2 * sizeof *rows);
-                            if (!r2) {
-                                rc = kcs_fail(err, KCS_E_NOMEM, "out of memory");
-                                break;
-                            }
-                            rows = r2;
-                            cap *= 2;
+                        if (kd->bad && !manifest(&po, conf, n_conf, T, t)) {
+                            inert++;
+                            continue;
                         }
-                        kcs_sweep_row *r = &rows[nr++];
-                        memset(r, 0, sizeof *r);
-                        snprintf(r->contract, sizeof r->contract, "%s", c->id);
-                        snprintf(r->kernel, sizeof r->kernel, "%s", name);
-                        snprintf(r->klass, sizeof r->klass, "%s",
-                                 kd->bad == 2 ? "calib-bad" : kd->bad ? "bad" : "conforming");
-                        snprintf(r->op, sizeof r->op, "%s", kcs_op_name(op));
-                        snprintf(r->dtype_in, sizeof r->dtype_in, "%s",
-                                 kcs_format_name((kcs_format)f));
-                        r->m = sh.m;
-                        r->n = sh.n;
-                        r->k = sh.k;
-                        r->trials = ran;
-                        r->flagged = fl;
-                        r->rate = (double)fl / ran;
-                        kcs_clopper_pearson(fl, ran, 0.95, &r->ci_lo, &r->ci_hi);
-                        misses += kd->bad == 1 ? r->rate < 0.99 : kd->bad == 0 ? fl > 0 : 0;
+                        ran++;
+                        fl += po.flag[t];
                     }
+                    if (kd->bad)
+                        point_free(&po);
+                    else
+                        conf[n_conf++] = po;
+                    if (ran + inert == 0 || (rc = add_row(&rows, &nr, &cap, err)))
+                        continue;
+                    kcs_sweep_row *r = &rows[nr++];
+                    memset(r, 0, sizeof *r);
+                    snprintf(r->contract, sizeof r->contract, "%s", c->id);
+                    snprintf(r->kernel, sizeof r->kernel, "%s", name);
+                    int counted = !kd->bad || counted_bad(c, kd);
+                    snprintf(r->klass, sizeof r->klass, "%s",
+                             !kd->bad ? "conforming" : counted ? "bad" : "off-target");
+                    snprintf(r->op, sizeof r->op, "%s", kcs_op_name(op));
+                    snprintf(r->dtype_in, sizeof r->dtype_in, "%s",
+                             kcs_format_name((kcs_format)f));
+                    r->m = sh.m;
+                    r->n = sh.n;
+                    r->k = sh.k;
+                    r->trials = ran;
+                    r->flagged = fl;
+                    r->inert = inert;
+                    r->rate = ran > 0 ? (double)fl / ran : NAN;
+                    if (ran > 0)
+                        kcs_clopper_pearson(fl, ran, 0.95, &r->ci_lo, &r->ci_hi);
+                    else
+                        r->ci_lo = r->ci_hi = NAN;
+                    misses += kcs_sweep_row_missed(r);
                 }
+                for (int j = 0; j < n_conf; j++)
+                    point_free(&conf[j]);
+                kcs_progress_step(&prog, ++done);
             }
-            int64_t next = k * (o->k_factor > 1 ? o->k_factor : 4);
-            k = (k < kmax && next > kmax) ? kmax : next;
         }
     }
+    kcs_progress_end(&prog);
     if (rc) {
         free(rows);
         return rc;
@@ -216,6 +336,13 @@ int kcs_calib_sweep(kcs_contract *const *cs, int n, const kcs_calib_run *run,
     *n_rows_p = nr;
     *misses_p = misses;
     return 0;
+}
+
+int kcs_sweep_row_missed(const kcs_sweep_row *r)
+{
+    if (!strcmp(r->klass, "conforming"))
+        return r->flagged > 0;
+    return !strcmp(r->klass, "bad") && r->trials > 0 && r->rate < 0.99;
 }
 
 int kcs_store_sweep_write(const char *path, const kcs_sweep_row *rows, int n,

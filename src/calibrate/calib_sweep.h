@@ -14,13 +14,16 @@
 typedef struct kcs_sweep_row {
     char contract[16];
     char kernel[40];     /* "own fp32 pairwise", "own bits:14", "calib:C-PRC-03:bad", ... */
-    char klass[12];      /* conforming | bad | calib-bad (k-gated: not counted) */
+    char klass[12];      /* conforming | bad | off-target (another family's mechanism) */
     char op[16];
     char dtype_in[12];
     int64_t m, n, k;
-    int32_t trials;      /* trials that ran (errors and unsupported excluded) */
-    int32_t flagged;     /* trials not within tolerance */
-    double rate;         /* flagged / trials */
+    int32_t trials;      /* trials that ran (errors and unsupported excluded); for a bad
+                            kernel, those where the defect showed (see inert) */
+    int32_t flagged;     /* of those, trials not within tolerance */
+    int32_t inert;       /* bad kernels: trials whose outputs were bit for bit some
+                            conforming kernel's (the defect did not show) */
+    double rate;         /* flagged / trials (NaN when no trial counts) */
     double ci_lo, ci_hi; /* Clopper-Pearson 95% interval of the rate */
 } kcs_sweep_row;
 
@@ -30,6 +33,7 @@ typedef struct kcs_sweep_opts {
     int trials;      /* per point (default 20) */
     int64_t max_k;   /* cap on the swept k (<= 0: the precondition's maximum) */
     int k_factor;    /* ratio between successive k (default 4) */
+    int progress;    /* a progress line on stderr */
 } kcs_sweep_opts;
 
 /* Sweep contracts cs (those with catalogue kernels for gemm, reduce_sum
@@ -39,6 +43,11 @@ typedef struct kcs_sweep_opts {
 int kcs_calib_sweep(kcs_contract *const *cs, int n, const kcs_calib_run *run,
                     const kcs_sweep_opts *o, kcs_sweep_row **rows_p, int *n_rows_p,
                     int *misses_p, kcs_error *err);
+
+/* 1 when the row fails the sweep's criterion: a conforming kernel flagged,
+ * or a counted bad kernel detected in fewer than 99% of the trials where
+ * its defect showed. */
+int kcs_sweep_row_missed(const kcs_sweep_row *r);
 
 /* Write /calibration_sweep to a NEW HDF5 file (KCS_E_EXISTS if it exists). */
 int kcs_store_sweep_write(const char *path, const kcs_sweep_row *rows, int n,
