@@ -211,7 +211,7 @@ static int sweep_points(const kcs_contract *c, const kcs_sweep_opts *o, kcs_op *
     int n = 0;
     for (int64_t k = c->k_min > 1 ? c->k_min : 1; k <= kmax && n < max_ks;) {
         kcs_shape sh = {mn, op == KCS_OP_GEMM ? mn : 1, k, 0};
-        if (kcs_precondition_shape_ok(c, &sh))
+        if (kcs_precondition_shape_ok(c, &sh) && k >= o->min_k)
             ks[n++] = k;
         int64_t next = k * (o->k_factor > 1 ? o->k_factor : 4);
         k = (k < kmax && next > kmax) ? kmax : next;

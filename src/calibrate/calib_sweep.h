@@ -34,6 +34,7 @@ typedef struct kcs_sweep_opts {
     int64_t max_k;   /* cap on the swept k (<= 0: the precondition's maximum) */
     int k_factor;    /* ratio between successive k (default 4) */
     int progress;    /* a progress line on stderr */
+    int64_t min_k;   /* skip points below this k (<= 0: none) */
 } kcs_sweep_opts;
 
 /* Sweep contracts cs (those with catalogue kernels for gemm, reduce_sum

@@ -12,7 +12,7 @@
 
 static const kcs_cmd_doc doc = {
     "calibrate", "[CONTRACT...] [--backend B] [-o CALIB.h5] [--json] [--cross]\n"
-    "       kcs calibrate --sweep [CONTRACT...] [--trials N] [--max-k K] [-o SWEEP.h5]",
+    "       kcs calibrate --sweep [CONTRACT...] [--trials N] [--min-k K] [--max-k K] [-o SWEEP.h5]",
     "Run each contract's three built-in implementations (calib:<ID>:baseline|bad|good)\n"
     "through the contract's own measurement protocol and check that the contract\n"
     "separates them: baseline FAIL, bad FAIL with the contract's own signature, good PASS.",
@@ -172,11 +172,12 @@ int kcs_cmd_calibrate(int argc, char **argv)
     const char *backend = "cpu", *out = NULL, *dir = NULL;
     long long device = 0, seed = 20260601, timeout = 120;
     int json = 0, cross = 0, wrap = 0, verbose = 0, sweep = 0;
-    long long trials = 20, max_k = 0;
+    long long trials = 20, max_k = 0, min_k = 0;
     const kcs_opt opts[] = {
         {0, "sweep", KCS_OPT_FLAG, &sweep, NULL, "power curves over the preconditions"},
         {0, "trials", KCS_OPT_INT, &trials, "N", "--sweep: trials per point (default 20)"},
         {0, "max-k", KCS_OPT_INT, &max_k, "K", "--sweep: cap on k (default: the precondition's)"},
+        {0, "min-k", KCS_OPT_INT, &min_k, "K", "--sweep: skip points below k (default: none)"},
         {0, "backend", KCS_OPT_STR, &backend, "NAME", "backend to calibrate (default cpu)"},
         {0, "device", KCS_OPT_INT, &device, "I", "device index (default 0)"},
         {'o', "output", KCS_OPT_STR, &out, "FILE", "write /calibration to a new HDF5 file"},
@@ -214,7 +215,7 @@ int kcs_cmd_calibrate(int argc, char **argv)
         goto out;
     if (sweep) {
         kcs_calib_run srun = {(uint64_t)seed, (double)timeout, verbose};
-        status = kcs_calibrate_sweep_cmd(cs, n, &srun, (int)trials, (int64_t)max_k, out,
+        status = kcs_calibrate_sweep_cmd(cs, n, &srun, (int)trials, (int64_t)min_k, (int64_t)max_k, out,
                                          cmdline, &rc, &err);
         goto out;
     }

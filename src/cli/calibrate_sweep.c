@@ -7,14 +7,14 @@
 #include "cli.h"
 
 int kcs_calibrate_sweep_cmd(kcs_contract **cs, int n, const kcs_calib_run *run, int trials,
-                            long long max_k, const char *out, const char *cmdline, int *rc_p,
-                            kcs_error *err)
+                            long long min_k, long long max_k, const char *out,
+                            const char *cmdline, int *rc_p, kcs_error *err)
 {
     if (trials < 1 || trials > 100000) {
         *rc_p = kcs_fail(err, KCS_E_INVAL, "--trials: %d is not in 1..100000", trials);
         return 2;
     }
-    kcs_sweep_opts o = {trials, max_k, 4, 1};
+    kcs_sweep_opts o = {trials, max_k, 4, 1, min_k};
     kcs_sweep_row *rows = NULL;
     int nr = 0, misses = 0;
     *rc_p = kcs_calib_sweep(cs, n, run, &o, &rows, &nr, &misses, err);

@@ -54,8 +54,8 @@ int kcs_grade_bind_cpu(const char *variant, const char *acc, const char *schedul
 struct kcs_contract;
 struct kcs_calib_run;
 int kcs_calibrate_sweep_cmd(struct kcs_contract **cs, int n, const struct kcs_calib_run *run,
-                            int trials, long long max_k, const char *out, const char *cmdline,
-                            int *rc_p, struct kcs_error *err);
+                            int trials, long long min_k, long long max_k, const char *out,
+                            const char *cmdline, int *rc_p, struct kcs_error *err);
 
 /* kcs bench sub-benchmarks (bench.c's table; bench_<name>.c). */
 int kcs_bench_metrics(int argc, char **argv);
