@@ -88,4 +88,10 @@ awk '$1 == "C-PRC-01" && $4 == "bits:16" && $7 == "bf16" && $8 == 1 && $9 == "0/
 if command -v h5dump > /dev/null; then
   h5dump -H "$T/sweep.h5" | grep -q calibration_sweep || fail "sweep: no /calibration_sweep"
 fi
+# the power figure (scripts/plot-sweep) draws from it
+if "$PYTHON" -c 'import h5py, matplotlib' 2> /dev/null; then
+  "$PYTHON" "$KCS_SRC/scripts/plot-sweep" "$T/sweep.png" "$T/sweep.h5" > /dev/null ||
+    fail "plot-sweep failed"
+  [ -s "$T/sweep.png" ] || fail "plot-sweep wrote no figure"
+fi
 echo "grade_power: ok"
