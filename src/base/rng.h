@@ -39,7 +39,8 @@ void kcs_rng_normal_n(kcs_rng *r, double *x, size_t n);
 /* Version of the input generator (the normal transform, the distributions
  * of tensor.c): part of the plan hash, so that datasets and journals from
  * another generator are not mixed. 1: Box-Muller through libm cos/log;
- * 2: ziggurat with fixed tables and detmath.h. */
-#define KCS_INPUTS_VERSION 2
+ * 2: ziggurat with fixed tables and detmath.h; 3: exact-sum reductions of
+ * fp16 inputs scaled into its range rather than capped by it. */
+#define KCS_INPUTS_VERSION 3
 
 #endif

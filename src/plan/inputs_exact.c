@@ -12,8 +12,10 @@
  *  - one "wide" entry per reduction of the first operand: an odd integer
  *    of w = min(P - 2 - eb, p_in) significant bits, whose product with any
  *    b stays below 2^(P-1);
- *  - one operand (reduce_sum): narrow x below 2^r (as above), one wide odd x of
- *    min(P - 1, p_in) bits per row.
+ *  - one operand (reduce_sum, allreduce): narrow x below 2^r (as above), one
+ *    wide odd x of min(P - 1, p_in) bits per row; a row too large for the
+ *    input format's range is scaled down by a power of two as a whole
+ *    (fill_reduction), so its sums still need P - 1 bits.
  * Signs are per row of A (per batch) and per column of B, so the terms of
  * one output share a sign: every subset sum, hence every partial sum of
  * every order, is an integer of magnitude < 2^P, exact in P bits. */
@@ -59,6 +61,39 @@ static double entry(kcs_rng *r, int bits, int pin, int emax, double max_finite)
     return v;
 }
 
+/* One reduction of a one-operand op (reduce_sum, allreduce): k terms at
+ * x[0], x[stride], ..., sign s, the wide entry at jw. The terms are drawn
+ * at full width (narrow ones below 2^r) and, when the input format's range
+ * is too short for them (fp16's largest binade is 2^15), the whole
+ * reduction is scaled down by a power of two: every partial sum scales
+ * with it, so it stays exact in P bits while still needing all of them (an
+ * accumulator of 18 bits saw the capped fp16 sums fit at k = 8). When the
+ * scaled terms would fall below the format's precision (fp8), the terms
+ * are drawn capped by its range instead. */
+static void fill_reduction(kcs_rng *g, double *x, size_t stride, size_t k, size_t jw, double s,
+                           int r, int w, int pin, kcs_format fin)
+{
+    const kcs_format_info *fi = kcs_format_get(fin);
+    double top = 0.0;
+    for (size_t j = 0; j < k; j++) {
+        x[j * stride] = j == jw ? wide_int(g, w) : entry(g, r, pin, 1023, INFINITY);
+        top = fmax(top, x[j * stride]);
+    }
+    int shift = 0;
+    while (ldexp(top, -shift) > fi->max_finite)
+        shift++;
+    int exact = 1;
+    for (size_t j = 0; j < k; j++) {
+        x[j * stride] = s * ldexp(x[j * stride], -shift);
+        exact &= kcs_format_exact(fin, x[j * stride]);
+    }
+    if (exact)
+        return;
+    for (size_t j = 0; j < k; j++)
+        x[j * stride] = s * (j == jw ? wide_int(g, w)
+                                     : entry(g, r, pin, fi->emax, fi->max_finite));
+}
+
 int kcs_exact_fill(const kcs_case *cs, int tensor, double *x, size_t len, uint64_t seed,
                    uint64_t sa, uint64_t sb, kcs_error *err)
 {
@@ -81,8 +116,7 @@ int kcs_exact_fill(const kcs_case *cs, int tensor, double *x, size_t len, uint64
         for (size_t i = 0; i < cols; i++) {
             double s = kcs_rng_u32(&g) & 1 ? -1.0 : 1.0;
             size_t jw = (size_t)(kcs_rng_u64(&g) % (uint64_t)k);
-            for (size_t j = 0; j < P_ranks; j++)
-                x[j * cols + i] = s * (j == jw ? wide_int(&g, w) : entry(&g, r, pin, emax, fmax));
+            fill_reduction(&g, x + i, cols, P_ranks, jw, s, r, w, pin, cs->dtype_in);
         }
         return 0;
     }
@@ -92,9 +126,7 @@ int kcs_exact_fill(const kcs_case *cs, int tensor, double *x, size_t len, uint64
         for (size_t i = 0; i < rows; i++) {
             double s = kcs_rng_u32(&g) & 1 ? -1.0 : 1.0;
             size_t jw = (size_t)(kcs_rng_u64(&g) % (uint64_t)k);
-            for (size_t j = 0; j < (size_t)k; j++)
-                x[i * (size_t)k + j] = s * (j == jw ? wide_int(&g, w)
-                                                    : entry(&g, r, pin, emax, fmax));
+            fill_reduction(&g, x + i * (size_t)k, 1, (size_t)k, jw, s, r, w, pin, cs->dtype_in);
         }
         return 0;
     }

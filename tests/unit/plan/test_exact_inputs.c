@@ -130,6 +130,40 @@ static void test_reduce_exact(void)
     }
 }
 
+/* fp16 reductions: fp16's range (largest binade 2^15) is too short for
+ * sums that need 23 bits, so the rows are scaled down as a whole: every
+ * entry is exact in fp16, every fp32 order is exact, and an 18-bit
+ * accumulator is not (it was, on capped rows, at k = 8). */
+static void test_reduce_exact_fp16(void)
+{
+    static const int64_t ks[] = {8, 64, 1024};
+    for (size_t s = 0; s < sizeof ks / sizeof ks[0]; s++) {
+        int64_t k = ks[s], m = 16;
+        kcs_case cs = mkcase(KCS_OP_REDUCE_SUM, KCS_FMT_FP16, m, 1, k);
+        kcs_error err = {0};
+        double *x = malloc((size_t)(m * k) * sizeof *x), *scratch = malloc((size_t)k * 8);
+        CU_ASSERT_FATAL(x && scratch);
+        CU_ASSERT_EQUAL(kcs_exact_fill(&cs, 0, x, (size_t)(m * k), 9, 8, 7, &err), 0);
+        kcs_acc a32 = {KCS_FMT_FP32, 0, 0}, b18 = {KCS_FMT_FP32, 18, 0};
+        kcs_schedule seq = {KCS_SCHED_SEQUENTIAL, 0}, pw = {KCS_SCHED_PAIRWISE, 0};
+        int inexact18 = 0, not_fp16 = 0;
+        for (int64_t i = 0; i < m; i++) {
+            double sum = 0.0;
+            for (int64_t p = 0; p < k; p++) {
+                sum += x[i * k + p];
+                not_fp16 += !kcs_format_exact(KCS_FMT_FP16, x[i * k + p]);
+            }
+            CU_ASSERT_EQUAL(kcs_cpu_sum(x + i * k, k, &seq, &a32, 0, scratch), sum);
+            CU_ASSERT_EQUAL(kcs_cpu_sum(x + i * k, k, &pw, &a32, 0, scratch), sum);
+            inexact18 += kcs_cpu_sum(x + i * k, k, &seq, &b18, 0, scratch) != sum;
+        }
+        CU_ASSERT_EQUAL(not_fp16, 0);
+        CU_ASSERT(inexact18 > m / 2);
+        free(x);
+        free(scratch);
+    }
+}
+
 /* allreduce: m ranks' contributions (m x k); each element's m terms are a
  * reduce_sum row: exact in every order (sequential, pairwise, the atomic
  * order of any seed, round toward zero); narrow accumulators are not. */
@@ -261,6 +295,7 @@ int main(void)
     CU_add_test(s, "gemm: exact in every order, wide entry, 14-bit inexact", test_gemm_exact);
     CU_add_test(s, "reduce_sum: exact in every order, bf16 inexact", test_reduce_exact);
     CU_add_test(s, "allreduce: exact in every order, 23-bit inexact", test_allreduce_exact);
+    CU_add_test(s, "fp16 reduce_sum: scaled into range, 18-bit inexact", test_reduce_exact_fp16);
     CU_add_test(s, "refusals", test_exact_refusals);
     CU_add_test(s, "round-toward-zero accumulators", test_rz_accumulator);
     CU_add_test(s, "--shape and precondition checks", test_shape_and_precondition);
