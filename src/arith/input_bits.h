@@ -1,0 +1,23 @@
+/* Evidence for signatures: were a sum of products' inputs rounded to fewer
+ * bits before an accurate accumulation? For gemm, batched_gemm and dot,
+ * the reference is recomputed (in fp64, on a sample of at most 64 outputs)
+ * from the inputs rounded to an 11-bit significand (tf32/fp16 width) and
+ * to an 8-bit one (bf16); when such a reference explains the output (the
+ * RMS of y - ref_w is below a quarter of that of y - ref), the inputs were
+ * rounded to w bits. A narrower accumulator, a scaled or corrupted output
+ * leaves the error unexplained by either, so accumulator and coercion
+ * signatures can be told apart at any k (the error sizes cannot: tf32
+ * inputs at long k err like a 13..18-bit accumulator). */
+#ifndef KCS_INPUT_BITS_H
+#define KCS_INPUT_BITS_H
+
+#include <stddef.h>
+
+#include "op.h"
+
+/* 11 or 8 when the inputs look rounded to that many bits (11 checked
+ * first), 0 when neither explains the error or for other ops; y and ref
+ * have n values. */
+int kcs_input_rounded_bits(const kcs_call *c, const double *y, const double *ref, size_t n);
+
+#endif
