@@ -1,8 +1,9 @@
-/* Defect variants of the CPU backend's gemm ("defect:<name>"): bad kernels
+/* Defect variants of the CPU backend's gemm and reduce_sum
+ * ("defect:<name>"): bad kernels
  * whose mechanism the contracts' signatures must name, run by
  * `kcs calibrate --cross` next to the calibration kernels (calibrate.h,
- * kcs_calib_defects). Each is an fp32 gemm (inputs exact in fp32, every
- * product exact in double) with one defect:
+ * kcs_calib_defects). Each is an fp32 gemm or row sum (inputs exact in
+ * fp32, every product exact in double) with one defect:
  *   defect:zero        returns zeros (an epilogue that never stored the
  *                      accumulator, a zero-initialised output left as is)
  *   defect:scaled      returns 1.001 * A B (a wrong scale folded into the
@@ -20,8 +21,10 @@
 int kcs_cpu_defect(const kcs_call *c, kcs_error *err)
 {
     const char *v = c->variant + strlen("defect:");
-    if (c->op != KCS_OP_GEMM && c->op != KCS_OP_BATCHED_GEMM)
-        return kcs_fail(err, KCS_E_UNSUPPORTED, "cpu: %s implements gemm only", c->variant);
+    int rows = c->op == KCS_OP_REDUCE_SUM;
+    if (c->op != KCS_OP_GEMM && c->op != KCS_OP_BATCHED_GEMM && !rows)
+        return kcs_fail(err, KCS_E_UNSUPPORTED, "cpu: %s implements gemm and reduce_sum only",
+                        c->variant);
     kcs_acc acc = {KCS_FMT_FP32, 0, 0};
     int zero = strcmp(v, "zero") == 0, scaled = strcmp(v, "scaled") == 0,
         corrupt = strcmp(v, "corrupt1") == 0;
@@ -31,17 +34,18 @@ int kcs_cpu_defect(const kcs_call *c, kcs_error *err)
     } else if (!zero && !scaled && !corrupt) {
         return kcs_fail(err, KCS_E_UNSUPPORTED, "cpu: unknown defect variant '%s'", c->variant);
     }
-    int64_t m = c->m, n = c->n, k = c->k;
+    int64_t m = c->m, n = rows ? 1 : c->n, k = c->k;
     int64_t nb = c->op == KCS_OP_BATCHED_GEMM && c->batch > 0 ? c->batch : 1;
     for (int64_t b = 0; b < nb; b++) {
-        const double *A = c->in[0] + b * m * k, *B = c->in[1] + b * k * n;
+        const double *A = c->in[0] + b * m * k, *B = rows ? NULL : c->in[1] + b * k * n;
         double *D = c->out + b * m * n;
         for (int64_t i = 0; i < m; i++)
             for (int64_t j = 0; j < n; j++) {
                 double s = 0.0;
-                if (!zero)
-                    for (int64_t p = 0; p < k; p++)
-                        s = kcs_acc_add(&acc, s, A[i * k + p] * B[p * n + j]);
+                for (int64_t p = 0; p < k && !zero; p++) {
+                    double t = rows ? A[i * k + p] : A[i * k + p] * B[p * n + j];
+                    s = kcs_acc_add(&acc, s, t);
+                }
                 if (scaled)
                     s = (double)(float)(1.001 * s);
                 D[i * n + j] = kcs_format_round(c->dtype_out, s, KCS_ROUND_DEFAULT);

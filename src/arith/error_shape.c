@@ -6,12 +6,15 @@ void kcs_error_shape_compute(const double *y, const double *ref, const double *a
                              kcs_error_shape *e)
 {
     double sy = 0, sr = 0, nn = 0, zeros = 0, nonzero = 0;
+    int neg = 0, pos = 0;
     for (size_t i = 0; i < n; i++) {
         if ((absref && absref[i] < 0.0) || !isfinite(y[i]) || !isfinite(ref[i]))
             continue;
         sy += y[i];
         sr += ref[i];
         nn++;
+        neg |= ref[i] < 0.0;
+        pos |= ref[i] > 0.0;
         if (ref[i] != 0.0) {
             nonzero++;
             zeros += y[i] == 0.0;
@@ -19,7 +22,8 @@ void kcs_error_shape_compute(const double *y, const double *ref, const double *a
     }
     e->zero_frac = nonzero > 0 ? zeros / nonzero : 0.0;
     e->ref_corr = 1.0;
-    e->peak_share = e->scale_fit = 0.0;
+    e->peak_share = e->scale_fit = e->ref_scale = 0.0;
+    e->mixed_signs = neg && pos;
     if (nn == 0)
         return;
     double my = sy / nn, mr = sr / nn;
@@ -49,6 +53,7 @@ void kcs_error_shape_compute(const double *y, const double *ref, const double *a
             res += r * r;
         }
         e->scale_fit = 1.0 - res / sdd;
+        e->ref_scale = c;
     }
 }
 

@@ -14,7 +14,13 @@
  *               with c = sum d y_ref / sum y_ref^2 (y = (1 + c) y_ref: a
  *               scaled output, 1; rounding errors are uncorrelated with
  *               y_ref on zero-mean data, near 0).
- * d = y - y_ref. All four are 0 when no output has a nonzero error (and
+ *   ref_scale   that c; mixed_signs 1 when y_ref takes both signs.
+ * A sum kept too narrow on data of one sign loses magnitude (increments
+ * below half an ulp of the running sum vanish), an error close to a
+ * negative scale of y_ref when the outputs are alike; on mixed-sign data
+ * rounding errors do not follow y_ref. So a scale is evidence of a scaled
+ * output when c > 0 or the reference has both signs.
+ * d = y - y_ref. All are 0 when no output has a nonzero error (and
  * ref_corr 1). */
 #ifndef KCS_ERROR_SHAPE_H
 #define KCS_ERROR_SHAPE_H
@@ -23,7 +29,7 @@
 #include <stdint.h>
 
 typedef struct kcs_error_shape {
-    double zero_frac, ref_corr, peak_share, scale_fit;
+    double zero_frac, ref_corr, peak_share, scale_fit, ref_scale, mixed_signs;
 } kcs_error_shape;
 
 void kcs_error_shape_compute(const double *y, const double *ref, const double *absref, size_t n,

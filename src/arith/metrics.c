@@ -87,6 +87,8 @@ void kcs_metrics_compute(const double *y, const double *ref, const double *absre
     m->ref_corr = es.ref_corr;
     m->peak_share = es.peak_share;
     m->scale_fit = es.scale_fit;
+    m->ref_scale = es.ref_scale;
+    m->mixed_signs = es.mixed_signs;
 }
 
 uint64_t kcs_digest_bytes(const void *p, size_t n, uint64_t seed)

@@ -412,11 +412,11 @@ int kcs_calib_cross(kcs_contract *const *cs, int n, kcs_rank_binding *b, int wra
         }
     }
     /* the CPU backend's defect kernels, under every contract whose scope
-     * holds gemm (batched_gemm where its shapes have a batch) */
+     * holds gemm (batched_gemm where its shapes have a batch) or reduce_sum */
     for (int d = 0; defects && d < n_def; d++) {
         snprintf(b->pl.variant, sizeof b->pl.variant, "%s", def[d].variant);
         for (int j = 0; j < n; j++) {
-            uint32_t ops = kcs_calib_ops(cs[j], GEMMS);
+            uint32_t ops = kcs_calib_ops(cs[j], GEMMS | OPBIT(KCS_OP_REDUCE_SUM));
             if (!ops)
                 continue;
             kcs_calib_outcome o;

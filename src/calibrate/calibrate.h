@@ -136,8 +136,8 @@ int kcs_calib_cross(kcs_contract *const *cs, int n, kcs_rank_binding *b, int wra
 
 /* Bad kernels beyond the calibration catalogue that the cross matrix also
  * runs on the CPU backend (variants "defect:<name>" of backends/cpu/
- * defect.c, gemm only): mechanisms no contract is written for but every
- * gemm contract that flags them must name (zeros, a scaled output, one
+ * defect.c, gemm and reduce_sum): mechanisms no contract is written for
+ * but every contract that flags them must name (zeros, a scaled output, one
  * corrupted element, narrow accumulators). */
 typedef struct kcs_calib_defect {
     const char *variant;

@@ -73,34 +73,35 @@ static void test_known_accumulators(void)
     } accs[] = {{"fp32", 24}, {"bf16", 8}, {"fp16", 11}, {"bits:14", 14}};
     static const char *const orders[] = {"sequential", "atomic"};
     for (int oi = 0; oi < 2; oi++)
-    for (int positive = 0; positive <= 1; positive++)
-        for (size_t a = 0; a < sizeof accs / sizeof accs[0]; a++) {
-            kcs_acc acc;
-            CU_ASSERT_FATAL(kcs_acc_parse(accs[a].acc, &acc) == 0);
-            printf("\n  %-10s %-8s %-8s", orders[oi], accs[a].acc, positive ? "uniform" : "normal");
-            /* the sequential order is the model itself (exact at every
-             * k but for the line fit): 32 rows, every doubling of k; the
-             * random order has roundings of its own: 64 rows, k *= 4 */
-            int rows = oi == 0 ? 32 : 64, step = oi == 0 ? 2 : 4;
-            double sx = 0, sy = 0, sxx = 0, sxy = 0, np = 0;
-            for (int64_t k = 64; k <= 65536; k *= step) {
-                double b = estimate(&acc, orders[oi], k, positive, rows);
-                printf(" %5.2f", b);
-                CU_ASSERT(fabs(b - accs[a].bits) <= 1.0);
-                double x = log2((double)k);
-                sx += x;
-                sy += b;
-                sxx += x * x;
-                sxy += x * b;
-                np++;
+        for (int positive = 0; positive <= 1; positive++)
+            for (size_t a = 0; a < sizeof accs / sizeof accs[0]; a++) {
+                kcs_acc acc;
+                CU_ASSERT_FATAL(kcs_acc_parse(accs[a].acc, &acc) == 0);
+                printf("\n  %-10s %-8s %-8s", orders[oi], accs[a].acc,
+                       positive ? "uniform" : "normal");
+                /* the sequential order is the model itself (exact at every
+                 * k but for the line fit): 32 rows, every doubling of k; the
+                 * random order has roundings of its own: 64 rows, k *= 4 */
+                int rows = oi == 0 ? 32 : 64, step = oi == 0 ? 2 : 4;
+                double sx = 0, sy = 0, sxx = 0, sxy = 0, np = 0;
+                for (int64_t k = 64; k <= 65536; k *= step) {
+                    double b = estimate(&acc, orders[oi], k, positive, rows);
+                    printf(" %5.2f", b);
+                    CU_ASSERT(fabs(b - accs[a].bits) <= 1.0);
+                    double x = log2((double)k);
+                    sx += x;
+                    sy += b;
+                    sxx += x * x;
+                    sxy += x * b;
+                    np++;
+                }
+                /* no trend in k: the least-squares slope against log2(k) is
+                 * below 0.1 bit per doubling (the first estimator's bias
+                 * grew by 0.5 per doubling) */
+                double slope = (np * sxy - sx * sy) / (np * sxx - sx * sx);
+                printf("  slope %+.3f", slope);
+                CU_ASSERT(fabs(slope) < 0.1);
             }
-            /* no trend in k: the least-squares slope against log2(k) is
-             * below 0.1 bit per doubling (the first estimator's bias
-             * grew by 0.5 per doubling) */
-            double slope = (np * sxy - sx * sy) / (np * sxx - sx * sx);
-            printf("  slope %+.3f", slope);
-            CU_ASSERT(fabs(slope) < 0.1);
-        }
 }
 
 /* Orders that are at least as accurate as the sequential sum do not read
@@ -125,8 +126,10 @@ static void test_other_orders(void)
 static void test_gemm_indexing(void)
 {
     const int64_t m = 4, n = 8, k = 4096, nb = 2;
-    double *A = malloc((size_t)(nb * m * k) * sizeof *A), *B = malloc((size_t)(nb * k * n) * sizeof *B);
-    double *y = malloc((size_t)(nb * m * n) * sizeof *y), *ref = malloc((size_t)(nb * m * n) * sizeof *ref);
+    double *A = malloc((size_t)(nb * m * k) * sizeof *A);
+    double *B = malloc((size_t)(nb * k * n) * sizeof *B);
+    double *y = malloc((size_t)(nb * m * n) * sizeof *y);
+    double *ref = malloc((size_t)(nb * m * n) * sizeof *ref);
     double *t = malloc((size_t)k * sizeof *t);
     kcs_rng r;
     kcs_rng_init(&r, 7, 1, 2);
