@@ -35,6 +35,7 @@ int kcs_cpu_defect(const kcs_call *c, kcs_error *err)
         return kcs_fail(err, KCS_E_UNSUPPORTED, "cpu: unknown defect variant '%s'", c->variant);
     }
     int64_t m = c->m, n = rows ? 1 : c->n, k = c->k;
+    int fp32 = acc.bits == 0 && acc.fmt == KCS_FMT_FP32 && !acc.rz && c->dtype_in != KCS_FMT_FP64;
     int64_t nb = c->op == KCS_OP_BATCHED_GEMM && c->batch > 0 ? c->batch : 1;
     for (int64_t b = 0; b < nb; b++) {
         const double *A = c->in[0] + b * m * k, *B = rows ? NULL : c->in[1] + b * k * n;
@@ -42,7 +43,13 @@ int kcs_cpu_defect(const kcs_call *c, kcs_error *err)
         for (int64_t i = 0; i < m; i++)
             for (int64_t j = 0; j < n; j++) {
                 double s = 0.0;
-                for (int64_t p = 0; p < k && !zero; p++) {
+                if (!zero && fp32) { /* the hardware's fp32 FMA: the same rounding */
+                    float f = 0.0f;
+                    for (int64_t p = 0; p < k; p++)
+                        f = fmaf((float)A[i * k + p], rows ? 1.0f : (float)B[p * n + j], f);
+                    s = f;
+                }
+                for (int64_t p = 0; p < k && !zero && !fp32; p++) {
                     double t = rows ? A[i * k + p] : A[i * k + p] * B[p * n + j];
                     s = kcs_acc_add(&acc, s, t);
                 }

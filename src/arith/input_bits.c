@@ -5,11 +5,11 @@
 
 #define SAMPLE 64
 
-/* x rounded to nearest with `bits` significand bits (Veltkamp splitting;
- * contraction off for this file), exponent unbounded. */
-static inline double rb(double x, int bits)
+/* x rounded to nearest with 53 - s significand bits, sig = 2^s + 1
+ * (Veltkamp splitting; contraction off for this file), exponent unbounded. */
+static inline double rb(double x, double sig)
 {
-    double c = x * (ldexp(1.0, 53 - bits) + 1.0);
+    double c = x * sig;
     return c - (c - x);
 }
 
@@ -22,6 +22,7 @@ int kcs_input_rounded_bits(const kcs_call *c, const double *y, const double *ref
     if (gemm && (m < 1 || nn < 1))
         return 0;
     static const int widths[2] = {11, 8};
+    const double sig[2] = {ldexp(1.0, 53 - 11) + 1.0, ldexp(1.0, 53 - 8) + 1.0};
     double sse = 0.0, sse_w[2] = {0, 0};
     size_t step = n > SAMPLE ? n / SAMPLE : 1;
     for (size_t o = 0; o < n; o += step) {
@@ -42,7 +43,7 @@ int kcs_input_rounded_bits(const kcs_call *c, const double *y, const double *ref
         for (int w = 0; w < 2; w++) {
             double s = 0.0;
             for (int64_t j = 0; j < k; j++)
-                s += rb(A[ai + j * as], widths[w]) * rb(B[bi + j * bs], widths[w]);
+                s += rb(A[ai + j * as], sig[w]) * rb(B[bi + j * bs], sig[w]);
             double e = y[o] - s;
             sse_w[w] += e * e;
         }

@@ -7,7 +7,6 @@ static const kcs_calib_defect defects[] = {
     {"defect:corrupt1", "one output off by 8 sqrt(k)"},
     {"defect:acc:bits:14", "running sum in a 14-bit accumulator (fp32 range)"},
     {"defect:acc:fp16", "running sum in fp16"},
-    {"defect:acc:bf16", "running sum in bf16 at every k"},
 };
 
 const kcs_calib_defect *kcs_calib_defects(int *n_p)

@@ -96,7 +96,6 @@ FAMILY = {
     "defect:corrupt1": {"localized-corruption"},
     "defect:acc:bits:14": ACC,
     "defect:acc:fp16": ACC,
-    "defect:acc:bf16": ACC,
 }
 # What a mechanism is called where a contract measures it on its own
 # inputs: sums kept narrower are C-ORD-01's narrow partial sums (or their
