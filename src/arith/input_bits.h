@@ -20,4 +20,10 @@
  * have n values. */
 int kcs_input_rounded_bits(const kcs_call *c, const double *y, const double *ref, size_t n);
 
+/* attention (O = softmax(Q K^T / sqrt(k)) V): the same question for the
+ * intermediate P: 11 or 8 when O recomputed in fp64 (on at most 16 query
+ * rows) with the unnormalised probabilities exp(s - max) rounded to that
+ * many bits before the PV product explains the output as above; else 0. */
+int kcs_attention_p_bits(const kcs_call *c, const double *y, const double *ref, size_t n);
+
 #endif

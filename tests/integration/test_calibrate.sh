@@ -113,9 +113,6 @@ KNOWN = {
     # layernorm E[x^2]-E[x]^2 without NaN reads as normalisation-beyond-bound:
     # no per-trial evidence of the input distribution (offset) yet
     ("calib:C-PRC-02:bad", "C-PRC-02"),
-    # attention with P in bf16 under C-PRC-01: no intermediate-rounding
-    # evidence for attention yet (input_bits covers gemm and dot)
-    ("calib:C-CMP-01:bad", "C-PRC-01"),
     # C-ORD-01's 2 x 1M shape has two outputs: no localization evidence
     ("defect:corrupt1", "C-ORD-01"),
 }
