@@ -131,6 +131,8 @@ static int cpu_run(kcs_backend_ctx *ctx, const kcs_call *call, kcs_error *err)
         return cpu_fault(call, err);
     if (call->variant && strncmp(call->variant, "calib:", 6) == 0)
         return kcs_cpu_calib(ctx, call, err); /* calibration kernels (cpu/calib.h) */
+    if (call->variant && strncmp(call->variant, "defect:", 7) == 0)
+        return kcs_cpu_defect(call, err); /* bad kernels for signatures (cpu/defect.c) */
     if (call->op < 0 || call->op >= KCS_OP_COUNT || !cpu_ops[call->op])
         return kcs_fail(err, KCS_E_UNSUPPORTED, "cpu: op %s is not offered by this backend",
                         kcs_op_name(call->op));

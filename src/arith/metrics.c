@@ -5,6 +5,7 @@
 #include <string.h>
 #include <xxhash.h>
 
+#include "error_shape.h"
 #include "format_fast.h"
 
 void kcs_metrics_compute(const double *y, const double *ref, const double *absref, size_t n,
@@ -80,6 +81,14 @@ void kcs_metrics_compute(const double *y, const double *ref, const double *absre
     /* (effective_acc_bits describes the finite outputs only) */
     if (m->mismatch_nonfinite > 0)
         m->rms_scaled = INFINITY;
+    kcs_error_shape es;
+    kcs_error_shape_compute(y, ref, absref, n, &es);
+    m->zero_frac = es.zero_frac;
+    m->ref_corr = es.ref_corr;
+    m->peak_share = es.peak_share;
+    m->scale_fit = es.scale_fit;
+    m->ref_scale = es.ref_scale;
+    m->mixed_signs = es.mixed_signs;
 }
 
 uint64_t kcs_digest_bytes(const void *p, size_t n, uint64_t seed)

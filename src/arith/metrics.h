@@ -20,6 +20,10 @@ typedef struct kcs_metrics {
     int64_t inf_count;
     int64_t sentinel_count; /* outputs never written */
     int64_t mismatch_nonfinite; /* NaN/Inf where the reference is finite or vice versa */
+    int input_bits; /* 11 or 8: inputs rounded to that width before the sum (input_bits.h) */
+    int p_bits;     /* attention: 11 or 8: P rounded to that width (input_bits.h) */
+    double zero_frac, ref_corr, peak_share, scale_fit, ref_scale, mixed_signs; /* error_shape.h */
+    double edge_share; /* gemm: error share in remainder tiles (error_shape.h) */
 } kcs_metrics;
 
 /* y, ref, absref (the |A||B| magnitudes, may be NULL) of length n; scale is

@@ -127,10 +127,18 @@ static void tally(const kcs_contract *c, const kcs_result_rec *rec, kcs_calib_ou
         return;
     }
     out->failed++;
-    if (strcmp(rec->verdict, "under_specified") == 0)
+    if (strcmp(rec->verdict, "under_specified") == 0) {
         add_name(out->signatures, sizeof out->signatures, "under_specified", 15);
-    else
+        add_name(out->primary, sizeof out->primary, "under_specified", 15);
+    } else {
         add_sigs(out->signatures, sizeof out->signatures, rec->signature, c);
+        const char *end = strchr(rec->signature, ',');
+        char first[sizeof rec->signature];
+        snprintf(first, sizeof first, "%.*s",
+                 (int)(end ? (size_t)(end - rec->signature) : strlen(rec->signature)),
+                 rec->signature);
+        add_sigs(out->primary, sizeof out->primary, first, c);
+    }
 }
 
 int kcs_calib_measure(const kcs_contract *c, uint32_t ops, kcs_rank_binding *b,
@@ -239,6 +247,12 @@ int kcs_calib_measure_scoped(const kcs_contract *c, uint32_t ops, kcs_rank_bindi
             add_name(out->signatures, sizeof out->signatures, p, len);
             p = end ? end + 1 : p + len;
         }
+        for (const char *p = o.primary; *p;) {
+            const char *end = strchr(p, ',');
+            size_t len = end ? (size_t)(end - p) : strlen(p);
+            add_name(out->primary, sizeof out->primary, p, len);
+            p = end ? end + 1 : p + len;
+        }
         if (!out->detail[0] && o.detail[0])
             snprintf(out->detail, sizeof out->detail, "%s", o.detail);
     }
@@ -310,6 +324,7 @@ static void fill_row(kcs_calib_row *r, const kcs_rank_binding *b, int wrapped,
     snprintf(r->ops, sizeof r->ops, "%s", o->ops);
     snprintf(r->verdict, sizeof r->verdict, "%s", o->verdict);
     snprintf(r->signatures, sizeof r->signatures, "%s", o->signatures);
+    snprintf(r->primary, sizeof r->primary, "%s", o->primary);
     snprintf(r->detail, sizeof r->detail, "%s", o->detail);
     r->trials = o->trials;
     r->failed = o->failed;
@@ -377,7 +392,10 @@ int kcs_calib_cross(kcs_contract *const *cs, int n, kcs_rank_binding *b, int wra
                     const kcs_calib_run *run, kcs_calib_row **rows_p, int *n_rows_p,
                     int *misses_p, kcs_error *err)
 {
-    kcs_calib_row *rows = calloc((size_t)(n * n + 1), sizeof *rows);
+    int n_def = 0;
+    const kcs_calib_defect *def = kcs_calib_defects(&n_def);
+    int defects = strcmp(b->pl.backend, "cpu") == 0 && !wrapped;
+    kcs_calib_row *rows = calloc((size_t)(n * n + (defects ? n_def * n : 0) + 1), sizeof *rows);
     if (!rows)
         return kcs_fail(err, KCS_E_NOMEM, "out of memory for the cross matrix");
     int nr = 0, misses = 0;
@@ -408,6 +426,23 @@ int kcs_calib_cross(kcs_contract *const *cs, int n, kcs_rank_binding *b, int wra
             }
         }
     }
+    /* the CPU backend's defect kernels, under every contract whose scope
+     * holds gemm (batched_gemm where its shapes have a batch) or reduce_sum */
+    for (int d = 0; defects && d < n_def; d++) {
+        snprintf(b->pl.variant, sizeof b->pl.variant, "%s", def[d].variant);
+        for (int j = 0; j < n; j++) {
+            uint32_t ops = kcs_calib_ops(cs[j], GEMMS | OPBIT(KCS_OP_REDUCE_SUM));
+            if (!ops)
+                continue;
+            kcs_calib_outcome o;
+            int rc = kcs_calib_measure(cs[j], ops, b, run, &o, err);
+            if (rc) {
+                free(rows);
+                return rc;
+            }
+            fill_row(&rows[nr++], b, wrapped, cs[j]->id, "bad", &o);
+        }
+    }
     *rows_p = rows;
     *n_rows_p = nr;
     *misses_p = misses;
@@ -425,6 +460,7 @@ const kcs_field *kcs_calib_row_fields(int *n_p)
         KCS_FIELD(kcs_calib_row, ops, KCS_FIELD_STR),
         KCS_FIELD(kcs_calib_row, verdict, KCS_FIELD_STR),
         KCS_FIELD(kcs_calib_row, signatures, KCS_FIELD_STR),
+        KCS_FIELD(kcs_calib_row, primary, KCS_FIELD_STR),
         KCS_FIELD(kcs_calib_row, expected, KCS_FIELD_STR),
         KCS_FIELD(kcs_calib_row, trials, KCS_FIELD_I32),
         KCS_FIELD(kcs_calib_row, failed, KCS_FIELD_I32),

@@ -61,6 +61,7 @@ typedef struct kcs_calib_outcome {
     char verdict[16];
     char ops[48];          /* ops measured, comma-separated */
     char signatures[192];  /* matched signature names over all trials */
+    char primary[96];      /* the first (primary) signature of each failed trial, over all trials */
     int32_t trials, failed, errors;
     int32_t deaths;        /* of the errors: calls that crashed or timed out */
     int32_t unclaimed;     /* trials judged not_claimed */
@@ -102,6 +103,7 @@ typedef struct kcs_calib_row {
     char ops[48];
     char verdict[16];
     char signatures[192];
+    char primary[96];         /* primary signatures: the first match of each failed trial */
     char expected[64];        /* own signature(s) where the implementation is the contract's */
     int32_t trials, failed, errors;
     double max_tau;
@@ -135,6 +137,17 @@ int kcs_calib_states(kcs_contract *const *cs, int n, kcs_rank_binding *b, int wr
 int kcs_calib_cross(kcs_contract *const *cs, int n, kcs_rank_binding *b, int wrapped,
                     const kcs_calib_run *run, kcs_calib_row **rows_p, int *n_rows_p,
                     int *misses_p, kcs_error *err);
+
+/* Bad kernels beyond the calibration catalogue that the cross matrix also
+ * runs on the CPU backend (variants "defect:<name>" of backends/cpu/
+ * defect.c, gemm and reduce_sum): mechanisms no contract is written for
+ * but every contract that flags them must name (zeros, a scaled output, one
+ * corrupted element, narrow accumulators). */
+typedef struct kcs_calib_defect {
+    const char *variant;
+    const char *what;
+} kcs_calib_defect;
+const kcs_calib_defect *kcs_calib_defects(int *n_p);
 
 /* Contracts: the directory kcs uses when none is given ($KCS_CONTRACTS,
  * the installed share/kcs/contracts next to the executable, or the source

@@ -23,7 +23,10 @@ static const kcs_cmd_doc doc = {
     "other backend (or with --wrap) they are wrappers around the backend's native\n"
     "kernels (the bad ones: host-side transformations of inputs, outputs or k-slices).\n"
     "--cross also runs every bad implementation under every contract whose scope holds\n"
-    "its op and reports which contracts flag it.\n"
+    "its op and reports which contracts flag it and with which primary signature (the\n"
+    "first name a failed trial matches); on the cpu backend (not --wrap) the defect\n"
+    "gemm and reduce_sum kernels too (zeros, a scaled output, one corrupted element,\n"
+    "14-bit and fp16 accumulators).\n"
     "-o writes /calibration (and /calibration_cross) into a new HDF5 file; an existing\n"
     "file is never replaced.\n"
     "--sweep: power curves on the CPU backend: each contract measured by gemm, reduce_sum\n"
@@ -90,14 +93,25 @@ static void print_cross(kcs_contract *const *cs, int n, const kcs_calib_row *row
         printf(" %-7s", s);
     }
     printf("\n");
-    for (int i = 0; i < n; i++) {
-        if (!kcs_calib_find(cs[i]->id))
-            continue;
-        char impl[40];
-        snprintf(impl, sizeof impl, "calib:%s:bad", cs[i]->id);
-        char s[16];
-        short_id(cs[i]->id, s, sizeof s);
-        printf("bad %-10s", s);
+    int n_def = 0;
+    const kcs_calib_defect *def = kcs_calib_defects(&n_def);
+    for (int i = 0; i < n + n_def; i++) {
+        char impl[40], s[16];
+        if (i < n) {
+            if (!kcs_calib_find(cs[i]->id))
+                continue;
+            snprintf(impl, sizeof impl, "calib:%s:bad", cs[i]->id);
+            short_id(cs[i]->id, s, sizeof s);
+        } else {
+            int any = 0;
+            snprintf(impl, sizeof impl, "%s", def[i - n].variant);
+            for (int k = 0; k < nr; k++)
+                any |= strcmp(rows[k].implementation, impl) == 0;
+            if (!any)
+                continue;
+            snprintf(s, sizeof s, "%s", impl + strlen("defect:"));
+        }
+        printf("bad %-10.10s", s);
         for (int j = 0; j < n; j++) {
             const kcs_calib_row *r = NULL;
             for (int k = 0; k < nr; k++)
@@ -120,8 +134,9 @@ static void print_cross(kcs_contract *const *cs, int n, const kcs_calib_row *row
     printf("\nflagged:\n");
     for (int k = 0; k < nr; k++)
         if (strcmp(rows[k].verdict, "PASS") != 0 && strcmp(rows[k].verdict, "NOT-CLAIMED") != 0)
-            printf("  %-20s under %-9s %-5s %s%s\n", rows[k].implementation, rows[k].contract,
-                   rows[k].verdict, rows[k].signatures[0] ? rows[k].signatures : "-",
+            printf("  %-20s under %-9s %-5s primary %s; all %s%s\n", rows[k].implementation,
+                   rows[k].contract, rows[k].verdict, rows[k].primary[0] ? rows[k].primary : "-",
+                   rows[k].signatures[0] ? rows[k].signatures : "-",
                    rows[k].sound == 0 ? "  (own contract: own signature NOT named)" : "");
 }
 

@@ -45,6 +45,15 @@ void kcs_verdict_bind(const kcs_case *cs, const kcs_observation *o, double tau, 
         v[KCS_SYM_MAX_SCALED] = m->max_scaled;
         v[KCS_SYM_RMS_SCALED] = m->rms_scaled;
         v[KCS_SYM_EFFECTIVE_ACC_BITS] = m->effective_acc_bits;
+        v[KCS_SYM_INPUT_BITS] = (double)m->input_bits;
+        v[KCS_SYM_ZERO_FRAC] = m->zero_frac;
+        v[KCS_SYM_REF_CORR] = m->ref_corr;
+        v[KCS_SYM_PEAK_SHARE] = m->peak_share;
+        v[KCS_SYM_SCALE_FIT] = m->scale_fit;
+        v[KCS_SYM_EDGE_SHARE] = m->edge_share;
+        v[KCS_SYM_REF_SCALE] = m->ref_scale;
+        v[KCS_SYM_MIXED_SIGNS] = m->mixed_signs;
+        v[KCS_SYM_P_BITS] = (double)m->p_bits;
         v[KCS_SYM_NAN_COUNT] = (double)m->nan_count;
         v[KCS_SYM_INF_COUNT] = (double)m->inf_count;
         v[KCS_SYM_SENTINEL_COUNT] = (double)m->sentinel_count;

@@ -17,7 +17,7 @@
 #define KCS_ID_MAX 32
 #define KCS_MAX_SHAPES 32
 #define KCS_MAX_DISTS 8
-#define KCS_MAX_SIGNATURES 8
+#define KCS_MAX_SIGNATURES 16
 #define KCS_MAX_CLAUSES 4
 
 typedef enum kcs_tol_structure {

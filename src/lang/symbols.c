@@ -35,6 +35,15 @@ static kcs_expr_sym syms[KCS_SYM_COUNT] = {
     [KCS_SYM_REPLAYED] = {"replayed", KCS_EXPR_NUMBER},
     [KCS_SYM_TRIAL] = {"trial", KCS_EXPR_NUMBER},
     [KCS_SYM_EXACT_INPUTS] = {"exact_inputs", KCS_EXPR_NUMBER},
+    [KCS_SYM_INPUT_BITS] = {"input_bits", KCS_EXPR_NUMBER},
+    [KCS_SYM_ZERO_FRAC] = {"zero_frac", KCS_EXPR_NUMBER},
+    [KCS_SYM_REF_CORR] = {"ref_corr", KCS_EXPR_NUMBER},
+    [KCS_SYM_PEAK_SHARE] = {"peak_share", KCS_EXPR_NUMBER},
+    [KCS_SYM_SCALE_FIT] = {"scale_fit", KCS_EXPR_NUMBER},
+    [KCS_SYM_EDGE_SHARE] = {"edge_share", KCS_EXPR_NUMBER},
+    [KCS_SYM_REF_SCALE] = {"ref_scale", KCS_EXPR_NUMBER},
+    [KCS_SYM_MIXED_SIGNS] = {"mixed_signs", KCS_EXPR_NUMBER},
+    [KCS_SYM_P_BITS] = {"p_bits", KCS_EXPR_NUMBER},
 };
 
 const kcs_expr_symtab *kcs_verdict_symtab(void)

@@ -27,6 +27,15 @@ typedef enum kcs_sym {
     KCS_SYM_REPLAYED,         /* 1: output equals an earlier trial's, on other inputs */
     KCS_SYM_TRIAL,            /* the trial index */
     KCS_SYM_EXACT_INPUTS,     /* 1: the case's inputs are exact-sum inputs (dist exact) */
+    KCS_SYM_INPUT_BITS,       /* 11 or 8: inputs look rounded to that width; 0 (input_bits.h) */
+    KCS_SYM_ZERO_FRAC,        /* error_shape.h: outputs exactly 0 where y_ref is not */
+    KCS_SYM_REF_CORR,         /* correlation of y with y_ref */
+    KCS_SYM_PEAK_SHARE,       /* share of the squared error in the worst output */
+    KCS_SYM_SCALE_FIT,        /* share of the squared error one scale of y_ref explains */
+    KCS_SYM_EDGE_SHARE,       /* gemm: share of the squared error in remainder tiles */
+    KCS_SYM_REF_SCALE,        /* the relative scale c that best fits the error */
+    KCS_SYM_MIXED_SIGNS,      /* 1: y_ref takes both signs */
+    KCS_SYM_P_BITS,           /* attention: 11 or 8: P looks rounded to that width; 0 */
     /* format literals usable as values: fp64 ... fp8_e5m2fnuz */
     KCS_SYM_FMT_FIRST,
     KCS_SYM_COUNT = KCS_SYM_FMT_FIRST + KCS_FMT_COUNT

@@ -1,5 +1,7 @@
 #include "protocol.h"
 #include "effective_bits.h"
+#include "error_shape.h"
+#include "input_bits.h"
 #include "rng.h"
 
 #include <math.h>
@@ -358,6 +360,14 @@ int kcs_protocol_trial(const kcs_contract *c, const kcs_case *cs, int trial,
         if (o.m.mismatch_nonfinite == 0)
             o.m.effective_acc_bits = kcs_effective_acc_bits(&call, out.data, ref, out_len,
                                                             o.m.effective_acc_bits);
+        /* inputs rounded to 11 or 8 bits before the sum? (input_bits.h) */
+        if (o.m.mismatch_nonfinite == 0)
+            o.m.input_bits = kcs_input_rounded_bits(&call, out.data, ref, out_len);
+        if (o.m.mismatch_nonfinite == 0 && cs->op == KCS_OP_ATTENTION)
+            o.m.p_bits = kcs_attention_p_bits(&call, out.data, ref, out_len);
+        if (cs->op == KCS_OP_GEMM || cs->op == KCS_OP_BATCHED_GEMM)
+            o.m.edge_share = kcs_edge_share(out.data, ref, cs->shape.batch, cs->shape.m,
+                                            cs->shape.n);
         for (size_t i = 0; i < out_len; i++)
             o.nan_ref_count += isnan(ref[i]);
         double eta0 = kcs_verdict_eta(c, cs);

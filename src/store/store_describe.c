@@ -35,8 +35,9 @@ static const kcs_field_doc result_docs[] = {
     {"mean_ulp", "ULP of dtype_out", "mean of the same distance over the outputs"},
     {"backward_err", "1", "normwise backward error ||y - y_ref||_F / scale (gemm: ||A||_F ||B||_F)"},
     {"max_scaled", "1", "componentwise error max |y - y_ref| / (|A||B|)_ij (the op's magnitude reference)"},
-    {"effective_acc_bits", "bits", "-log2(rms_scaled / sqrt(k)): the accumulator precision the errors "
-                                   "look like, capped at 64"},
+    {"effective_acc_bits", "bits", "gemm, dot, reduce_sum: the width of the sequential p-bit "
+                                   "accumulator that errs as much on these inputs (simulated); "
+                                   "other ops -log2(rms_scaled / sqrt(k)); capped at 64"},
     {"nan_count", "count", "NaN values in the output"},
     {"inf_count", "count", "infinite values in the output"},
     {"guard_ok", "none", "1: the guard regions around the output were intact after the call; 0: the "

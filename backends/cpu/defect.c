@@ -1,0 +1,67 @@
+/* Defect variants of the CPU backend's gemm and reduce_sum
+ * ("defect:<name>"): bad kernels
+ * whose mechanism the contracts' signatures must name, run by
+ * `kcs calibrate --cross` next to the calibration kernels (calibrate.h,
+ * kcs_calib_defects). Each is an fp32 gemm or row sum (inputs exact in
+ * fp32, every product exact in double) with one defect:
+ *   defect:zero        returns zeros (an epilogue that never stored the
+ *                      accumulator, a zero-initialised output left as is)
+ *   defect:scaled      returns 1.001 * A B (a wrong scale folded into the
+ *                      epilogue, e.g. a mis-set alpha)
+ *   defect:corrupt1    one output (the middle one) off by 8 sqrt(k) (a
+ *                      single flipped or overwritten element)
+ *   defect:acc:ACC     the running sum kept in accumulator ACC (fp16,
+ *                      bf16, bits:14, ...: acc.h), in index order. */
+#include <math.h>
+#include <string.h>
+
+#include "acc.h"
+#include "cpu.h"
+
+int kcs_cpu_defect(const kcs_call *c, kcs_error *err)
+{
+    const char *v = c->variant + strlen("defect:");
+    int rows = c->op == KCS_OP_REDUCE_SUM;
+    if (c->op != KCS_OP_GEMM && c->op != KCS_OP_BATCHED_GEMM && !rows)
+        return kcs_fail(err, KCS_E_UNSUPPORTED, "cpu: %s implements gemm and reduce_sum only",
+                        c->variant);
+    kcs_acc acc = {KCS_FMT_FP32, 0, 0};
+    int zero = strcmp(v, "zero") == 0, scaled = strcmp(v, "scaled") == 0,
+        corrupt = strcmp(v, "corrupt1") == 0;
+    if (strncmp(v, "acc:", 4) == 0) {
+        if (kcs_acc_parse(v + 4, &acc) != 0)
+            return kcs_fail(err, KCS_E_UNSUPPORTED, "cpu: %s: unknown accumulator", c->variant);
+    } else if (!zero && !scaled && !corrupt) {
+        return kcs_fail(err, KCS_E_UNSUPPORTED, "cpu: unknown defect variant '%s'", c->variant);
+    }
+    int64_t m = c->m, n = rows ? 1 : c->n, k = c->k;
+    int fp32 = acc.bits == 0 && acc.fmt == KCS_FMT_FP32 && !acc.rz && c->dtype_in != KCS_FMT_FP64;
+    int64_t nb = c->op == KCS_OP_BATCHED_GEMM && c->batch > 0 ? c->batch : 1;
+    for (int64_t b = 0; b < nb; b++) {
+        const double *A = c->in[0] + b * m * k, *B = rows ? NULL : c->in[1] + b * k * n;
+        double *D = c->out + b * m * n;
+        for (int64_t i = 0; i < m; i++)
+            for (int64_t j = 0; j < n; j++) {
+                double s = 0.0;
+                if (!zero && fp32) { /* the hardware's fp32 FMA: the same rounding */
+                    float f = 0.0f;
+                    for (int64_t p = 0; p < k; p++)
+                        f = fmaf((float)A[i * k + p], rows ? 1.0f : (float)B[p * n + j], f);
+                    s = f;
+                }
+                for (int64_t p = 0; p < k && !zero && !fp32; p++) {
+                    double t = rows ? A[i * k + p] : A[i * k + p] * B[p * n + j];
+                    s = kcs_acc_add(&acc, s, t);
+                }
+                if (scaled)
+                    s = (double)(float)(1.001 * s);
+                D[i * n + j] = kcs_format_round(c->dtype_out, s, KCS_ROUND_DEFAULT);
+            }
+    }
+    if (corrupt && m * n * nb > 0) {
+        size_t mid = (size_t)(m * n * nb / 2);
+        c->out[mid] = kcs_format_round(c->dtype_out, c->out[mid] + 8.0 * sqrt((double)k),
+                                       KCS_ROUND_DEFAULT);
+    }
+    return 0;
+}
