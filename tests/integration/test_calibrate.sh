@@ -85,6 +85,7 @@ FAMILY = {
     "calib:C-ORD-01:bad": {"narrow-partial-sums"},  # bf16 block partials
     "calib:C-ORD-02:bad": {"run-to-run-reordering"},
     "calib:C-ORD-03:bad": {"batch-dependent-schedule"},
+    "calib:C-ORD-04:bad": {"arrival-order-reduction"},  # allreduce in arrival order
     "calib:C-CMP-01:bad": {"intermediate-narrowed-to-16-bits"},
     "calib:C-CMP-02:bad": {"remainder-edge-error"},
     # a per-shape memo: replayed results; a replay from another case's
