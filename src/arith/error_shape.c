@@ -57,13 +57,14 @@ void kcs_error_shape_compute(const double *y, const double *ref, const double *a
     }
 }
 
-double kcs_edge_share(const double *y, const double *ref, int64_t batch, int64_t m, int64_t n)
+double kcs_edge_share(const double *y, const double *ref, size_t len, int64_t m, int64_t n)
 {
     int64_t mt = m - m % 16, nt = n - n % 16;
-    if (batch < 1)
-        batch = 1;
-    if (mt == m && nt == n)
+    if (m < 1 || n < 1 || (mt == m && nt == n))
         return 0.0;
+    /* the batch count from the output's length: a gemm case may carry a
+     * batch in its shape that the op does not use */
+    int64_t batch = (int64_t)(len / (size_t)(m * n));
     double all = 0.0, edge = 0.0;
     for (int64_t b = 0; b < batch; b++)
         for (int64_t i = 0; i < m; i++)

@@ -41,6 +41,6 @@ void kcs_error_shape_compute(const double *y, const double *ref, const double *a
  * 16, or nothing errs). A kernel whose remainder (edge) tiles are wrong
  * puts nearly all of it there; an error spread evenly puts there only the
  * edge's share of the outputs. */
-double kcs_edge_share(const double *y, const double *ref, int64_t batch, int64_t m, int64_t n);
+double kcs_edge_share(const double *y, const double *ref, size_t len, int64_t m, int64_t n);
 
 #endif

@@ -366,8 +366,7 @@ int kcs_protocol_trial(const kcs_contract *c, const kcs_case *cs, int trial,
         if (o.m.mismatch_nonfinite == 0 && cs->op == KCS_OP_ATTENTION)
             o.m.p_bits = kcs_attention_p_bits(&call, out.data, ref, out_len);
         if (cs->op == KCS_OP_GEMM || cs->op == KCS_OP_BATCHED_GEMM)
-            o.m.edge_share = kcs_edge_share(out.data, ref, cs->shape.batch, cs->shape.m,
-                                            cs->shape.n);
+            o.m.edge_share = kcs_edge_share(out.data, ref, out_len, cs->shape.m, cs->shape.n);
         for (size_t i = 0; i < out_len; i++)
             o.nan_ref_count += isnan(ref[i]);
         double eta0 = kcs_verdict_eta(c, cs);
