@@ -20,41 +20,6 @@
 #include "store_verify.h"
 #include "store_writer.h"
 
-/* The first failing rank's code and message become every rank's. */
-static int agree(MPI_Comm comm, int rank, int size, int rc, kcs_error *err)
-{
-    int mine = rc ? rank : size, first;
-    MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, comm);
-    if (rc && first > rank) /* cannot happen; keeps a local failure a failure */
-        first = rank;
-    if (first == size)
-        return 0;
-    struct {
-        int code;
-        char msg[KCS_ERRMSG_MAX];
-    } m;
-    memset(&m, 0, sizeof m);
-    if (rank == first) {
-        m.code = rc;
-        if (err)
-            memcpy(m.msg, err->msg, sizeof m.msg);
-    }
-    MPI_Bcast(&m, (int)sizeof m, MPI_BYTE, first, comm);
-    if (first == 0)
-        return kcs_fail(err, m.code, "%s", m.msg);
-    return kcs_fail(err, m.code, "rank %d: %s", first, m.msg);
-}
-
-static int st_agree(kcs_store *st, int rc, kcs_error *err)
-{
-    return agree(st->comm, st->rank, st->size, rc, err);
-}
-
-int kcs_store_agree(kcs_store *st, int rc, kcs_error *err)
-{
-    return st_agree(st, rc, err);
-}
-
 /* Rank 0's string, on every rank (malloc'd; NULL if out of memory, after
  * taking part in every broadcast all the same). */
 static char *bcast_str(MPI_Comm comm, int rank, const char *s)
@@ -244,7 +209,7 @@ int kcs_store_create(const char *path, MPI_Comm comm, const kcs_store_meta *meta
         rc = alloc_store(path, comm, meta, &st, err);
     if (!rc && rank == 0 && access(path, F_OK) == 0)
         rc = kcs_fail(err, KCS_E_EXISTS, "%s: exists; refusing to overwrite", path);
-    if ((rc = agree(comm, rank, size, rc, err)) || (rc = check_same(comm, path, meta, err)))
+    if ((rc = kcs_store_agree_comm(comm, rc, err)) || (rc = check_same(comm, path, meta, err)))
         goto out_free;
 
     /* strings that must be identical on all ranks: rank 0's */
@@ -265,13 +230,13 @@ int kcs_store_create(const char *path, MPI_Comm comm, const kcs_store_meta *meta
     rc = (!s[0] || !s[1] || !s[2] || !s[3]) ? kcs_fail(err, KCS_E_NOMEM, "%s: out of memory", path)
                                             : 0;
     MPI_Comm_dup(comm, &st->comm);
-    if ((rc = agree(comm, rank, size, rc, err)))
+    if ((rc = kcs_store_agree_comm(comm, rc, err)))
         goto out_free;
 
-    rc = st_agree(st, open_file(st, err), err);
+    rc = kcs_store_agree(st, open_file(st, err), err);
     int created_file = st->file >= 0;
     if (!rc)
-        rc = st_agree(st, kcs_store_create_layout(st, meta, s, err), err);
+        rc = kcs_store_agree(st, kcs_store_create_layout(st, meta, s, err), err);
     if (!rc)
         rc = kcs_store_batch_init(st, err);
     if (rc) {
@@ -305,7 +270,7 @@ int kcs_store_write_ranks(kcs_store *st, const kcs_rank_rec *mine, kcs_error *er
     rec.rank = st->rank;
     if (st->rank == 0 && !(all = calloc((size_t)st->size, sizeof *all)))
         rc = kcs_fail(err, KCS_E_NOMEM, "%s: out of memory", st->path);
-    if ((rc = st_agree(st, rc, err)))
+    if ((rc = kcs_store_agree(st, rc, err)))
         goto out;
     MPI_Gather(&rec, (int)sizeof rec, MPI_BYTE, all, (int)sizeof rec, MPI_BYTE, 0, st->comm);
     if (all) {
@@ -313,7 +278,7 @@ int kcs_store_write_ranks(kcs_store *st, const kcs_rank_rec *mine, kcs_error *er
         const kcs_field *f = kcs_store_rank_fields(&nf);
         kcs_fields_terminate(f, nf, all, sizeof *all, (size_t)st->size);
     }
-    rc = st_agree(st,
+    rc = kcs_store_agree(st,
                   kcs_store_write_whole(st, st->ranks, st->rank_t, st->rank == 0, all,
                                         "/provenance/ranks", err),
                   err);
@@ -335,9 +300,9 @@ int kcs_store_write_cases(kcs_store *st, const kcs_case_rec *recs, kcs_error *er
                               ", the plan says %" PRId64,
                               st->path, i, recs[i].case_id, st->case_ids[i]);
     }
-    if ((rc = st_agree(st, rc, err)))
+    if ((rc = kcs_store_agree(st, rc, err)))
         return rc;
-    return st_agree(
+    return kcs_store_agree(
         st, kcs_store_write_whole(st, st->cases, st->case_t, st->rank == 0, recs, "/cases", err),
         err);
 }
@@ -357,10 +322,10 @@ int kcs_store_close(kcs_store *st, kcs_error *err)
         rc = kcs_h5_fail(err, KCS_E_IO, st->path, "/", "cannot set attribute complete");
     if (a >= 0 && H5Aclose(a) < 0 && !rc)
         rc = kcs_h5_fail(err, KCS_E_IO, st->path, "/", "cannot set attribute complete");
-    rc = st_agree(st, rc, err);
+    rc = kcs_store_agree(st, rc, err);
     if (close_all(st) < 0 && !rc)
         rc = kcs_h5_fail(err, KCS_E_IO, st->path, NULL, "closing the file failed");
-    rc = st_agree(st, rc, err);
+    rc = kcs_store_agree(st, rc, err);
     free_store(st);
     return rc;
 }

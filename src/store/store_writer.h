@@ -32,6 +32,8 @@ struct kcs_store {
 /* The first failing rank's code and message on every rank (one
  * MPI_Allreduce, and a broadcast on failure). */
 int kcs_store_agree(kcs_store *st, int rc, kcs_error *err);
+/* The same before a store exists (store_agree.c). */
+int kcs_store_agree_comm(MPI_Comm comm, int rc, kcs_error *err);
 /* Collective, from kcs_store_create: the batch bound (rank 0's
  * KCS_STORE_BATCH_CASES / KCS_STORE_BATCH_BYTES) and its buffers. */
 int kcs_store_batch_init(kcs_store *st, kcs_error *err);
