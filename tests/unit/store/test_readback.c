@@ -16,6 +16,7 @@
 
 #include "store_readback.h"
 
+/* mkdtemp() template: main() replaces the Xs with the directory it creates */
 static char dir[] = "/tmp/kcs-readback.XXXXXX";
 static char self[4096];
 
