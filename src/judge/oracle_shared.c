@@ -6,6 +6,7 @@
 #include <stdlib.h>
 
 #include "metrics.h"
+#include "oracle_absprod.h"
 #include "stage_time.h"
 
 /* Rows [r0, r1) of D = C + A·B and of |A||B| + |C| (as gemm_fp64 in
@@ -18,24 +19,11 @@ static int rows_fp64(const kcs_call *c, int64_t r0, int64_t r1, double *ref, dou
     const double *A = c->in[0] + (size_t)r0 * k, *B = c->in[1];
     const double *C = c->in[2] ? c->in[2] + (size_t)r0 * n : NULL;
     double *R = ref + (size_t)r0 * n, *AR = absref + (size_t)r0 * n;
-    for (size_t i = 0; i < m * n; i++) {
+    for (size_t i = 0; i < m * n; i++)
         R[i] = C ? C[i] : 0.0;
-        AR[i] = C ? fabs(C[i]) : 0.0;
-    }
     cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)m, (int)n, (int)k, 1.0, A, (int)k,
                 B, (int)n, C ? 1.0 : 0.0, R, (int)n);
-    double *aa = malloc((m * k + k * n + 1) * sizeof *aa);
-    if (!aa)
-        return KCS_E_NOMEM;
-    double *ab = aa + m * k;
-    for (size_t i = 0; i < m * k; i++)
-        aa[i] = fabs(A[i]);
-    for (size_t i = 0; i < k * n; i++)
-        ab[i] = fabs(B[i]);
-    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)m, (int)n, (int)k, 1.0, aa,
-                (int)k, ab, (int)n, 1.0, AR, (int)n);
-    free(aa);
-    return 0;
+    return kcs_absprod_gemm(m, n, k, A, B, C, AR);
 }
 
 /* First row of rank q's block: blocks start at multiples of 8 rows (BLAS
