@@ -40,7 +40,9 @@ void kcs_rng_normal_n(kcs_rng *r, double *x, size_t n);
  * of tensor.c): part of the plan hash, so that datasets and journals from
  * another generator are not mixed. 1: Box-Muller through libm cos/log;
  * 2: ziggurat with fixed tables and detmath.h; 3: exact-sum reductions of
- * fp16 inputs scaled into its range rather than capped by it. */
-#define KCS_INPUTS_VERSION 3
+ * fp16 inputs scaled into its range rather than capped by it; 4: narrow
+ * exact-sum entries of either parity (even-length blocks no longer sum to
+ * even integers). */
+#define KCS_INPUTS_VERSION 4
 
 #endif
