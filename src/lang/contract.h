@@ -135,6 +135,8 @@ typedef struct kcs_contract {
     int repetitions;            /* runs per trial on identical inputs (repeat; >= 2) */
     kcs_shape held_out[KCS_MAX_SHAPES]; /* shape classes kept out of `shapes` (CMP-03) */
     int n_held_out;
+    int held_out_draw;          /* gemm shapes drawn over the precondition per study
+                                   (src/plan/held_out_draw.h), held out like held_out */
     char attrs[128];            /* declared semantics handed to kernels: "oob=raise" */
     double special_nan, special_inf, special_subnormal; /* injected fractions of inputs */
     double special_oob;         /* fraction of gather indices out of range */

@@ -197,9 +197,9 @@ static void load_protocol(loader *L, struct fy_node *m)
 
 void kcs_contract_load_measurement(loader *L, struct fy_node *root)
 {
-    static const char *const keys[] = {"shapes", "held_out", "inputs", "trials", "guards",
-                                       "protocol", "repetitions", "attrs", "special", "seed",
-                                       NULL};
+    static const char *const keys[] = {"shapes", "held_out", "held_out_draw", "inputs", "trials",
+                                       "guards", "protocol", "repetitions", "attrs", "special",
+                                       "seed", NULL};
     static const char *const guard_keys[] = {"poison", "fresh_inputs", "revalidate", NULL};
     static const char *const poisons[] = {"sentinel", "none"};
     kcs_contract *c = L->c;
@@ -217,6 +217,15 @@ void kcs_contract_load_measurement(loader *L, struct fy_node *root)
         n = load_shapes(L, ho, "measurement.held_out", c->held_out);
         if (n > 0)
             c->n_held_out = n;
+    }
+    struct fy_node *hd = kcs_yaml_get(L->y, m, "held_out_draw", false, "measurement");
+    int64_t draws;
+    if (hd && kcs_yaml_int(L->y, hd, "measurement.held_out_draw", 0, 16, &draws)) {
+        c->held_out_draw = (int)draws;
+        if (draws > 0 && (c->ops & ~((1u << KCS_OP_GEMM) | (1u << KCS_OP_BATCHED_GEMM))))
+            kcs_yaml_error(L->y, hd, "measurement.held_out_draw",
+                           "draws gemm shapes; the scope holds other ops (draws are for "
+                           "gemm and batched_gemm only)");
     }
 
     struct fy_node *items[KCS_MAX_DISTS];

@@ -235,6 +235,8 @@ int kcs_contract_print(const kcs_contract *c, FILE *f, bool json)
     key(p, 2, true, "shapes"), shapes(f, c->shapes, c->n_shapes), eol(p);
     if (c->n_held_out || json)
         key(p, 2, false, "held_out"), shapes(f, c->held_out, c->n_held_out), eol(p);
+    if (c->held_out_draw || json)
+        key(p, 2, false, "held_out_draw"), fprintf(f, "%d", c->held_out_draw), eol(p);
     key(p, 2, false, "inputs"), fputc('[', f);
     for (int i = 0; i < c->n_dists; i++)
         fputs(i ? ", " : "", f), name(p, kcs_dist_name(c->dists[i]));

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <xxhash.h>
 
+#include "held_out_draw.h"
 #include "inputs_exact.h"
 #include "rng.h"
 
@@ -48,7 +49,7 @@ int kcs_plan_build(const kcs_study *s, kcs_plan *plan_p, kcs_error *err)
     for (int i = 0; i < s->n_sweeps; i++) {
         const kcs_sweep *w = &s->sweeps[i];
         const kcs_contract *c = s->contracts[w->contract];
-        int ns = w->n_shapes ? w->n_shapes : c->n_shapes + c->n_held_out;
+        int ns = w->n_shapes ? w->n_shapes : c->n_shapes + c->n_held_out + c->held_out_draw;
         int nd = w->n_dists ? w->n_dists : c->n_dists;
         total += (int64_t)ns * nd;
     }
@@ -81,16 +82,24 @@ int kcs_plan_build(const kcs_study *s, kcs_plan *plan_p, kcs_error *err)
     for (int i = 0; i < s->n_sweeps; i++) {
         const kcs_sweep *w = &s->sweeps[i];
         const kcs_contract *c = s->contracts[w->contract];
-        /* The contract's own shapes are followed by its held-out classes;
-         * a study that names its shapes measures exactly those. */
-        int ns = w->n_shapes ? w->n_shapes : c->n_shapes + c->n_held_out;
+        /* The contract's own shapes are followed by its held-out classes
+         * and the shapes it draws over its precondition (from the study's
+         * seed: held_out_draw.h); a study that names its shapes measures
+         * exactly those. */
+        kcs_shape drawn[KCS_MAX_SHAPES];
+        int n_drawn = w->n_shapes ? 0
+                                  : kcs_held_out_draw(c, w->op, mix64(s->seed ^ mix64(c->seed)),
+                                                      c->held_out_draw, drawn);
+        int n_fixed = c->n_shapes + c->n_held_out;
+        int ns = w->n_shapes ? w->n_shapes : n_fixed + n_drawn;
         int nd = w->n_dists ? w->n_dists : c->n_dists;
         const kcs_dist *dists = w->n_dists ? w->dists : c->dists;
         for (int a = 0; a < ns; a++) {
             int held = !w->n_shapes && a >= c->n_shapes;
-            kcs_shape shape = w->n_shapes ? w->shapes[a]
-                              : held      ? c->held_out[a - c->n_shapes]
-                                          : c->shapes[a];
+            kcs_shape shape = w->n_shapes  ? w->shapes[a]
+                              : a >= n_fixed ? drawn[a - n_fixed]
+                              : held         ? c->held_out[a - c->n_shapes]
+                                             : c->shapes[a];
             for (int b = 0; b < nd; b++) {
                 /* Exact-sum inputs are measured on the ops that have them
                  * (a contract may list them beside ops such as attention). */

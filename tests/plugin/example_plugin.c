@@ -13,8 +13,11 @@
  *           served as clamp): raise returns 1 with a message naming the
  *           index, clamp reads row 0 / row m-1, zero writes a zero row.
  *
- * Built twice from this file (tests/plugin/CMakeLists.txt):
+ * Built three times from this file (tests/plugin/CMakeLists.txt):
  *   libkcs_example_plugin.so         the correct kernels;
+ *   libkcs_example_plugin_large_m.so -DEXAMPLE_LARGE_M: correct up to m = 256,
+ *       bf16 running sums above (shape special-casing that no listed shape
+ *       reaches; C-CMP-03's drawn held-out shapes do);
  *   libkcs_example_plugin_broken.so  -DEXAMPLE_BROKEN: the calibration "bad"
  *       implementation, which passes the functional test a kernel author
  *       would write yet violates two contracts:
@@ -36,6 +39,7 @@
 #include "kcs_plugin.h"
 
 #define BF16_FAST_PATH_K 64 /* broken variant: bf16 accumulation above this k */
+#define BF16_LARGE_M 256    /* large-m variant: bf16 accumulation above this m */
 
 /* --- formats: decode inputs into float ----------------------------------- */
 
@@ -71,7 +75,7 @@ static float load(kcs_dtype t, const void *p, size_t i)
     }
 }
 
-#ifdef EXAMPLE_BROKEN
+#if defined(EXAMPLE_BROKEN) || defined(EXAMPLE_LARGE_M)
 /* Round a float to the nearest bf16 value (ties to even), kept as a float. */
 static float round_bf16(float x)
 {
@@ -110,6 +114,8 @@ static int gemm(const kcs_plugin_call *c, char *msg, size_t msg_len)
     float *D = c->out;
 #ifdef EXAMPLE_BROKEN
     int narrow = k > BF16_FAST_PATH_K;
+#elif defined(EXAMPLE_LARGE_M)
+    int narrow = m > BF16_LARGE_M; /* a "large-m" tile path, correct below it */
 #endif
     /* Row i of D accumulates in place: D[i][j] += A[i][p] * B[p][j] for
      * p = 0..k-1 (the same order for every element as a dot product). */
@@ -121,7 +127,7 @@ static int gemm(const kcs_plugin_call *c, char *msg, size_t msg_len)
             float a = load(t, A, i * k + p);
             for (size_t j = 0; j < n; j++) {
                 float prod = a * load(t, B, p * n + j);
-#ifdef EXAMPLE_BROKEN
+#if defined(EXAMPLE_BROKEN) || defined(EXAMPLE_LARGE_M)
                 d[j] = narrow ? round_bf16(d[j] + prod) : d[j] + prod;
 #else
                 d[j] = d[j] + prod;
