@@ -24,6 +24,7 @@ typedef struct kcs_metrics {
     int p_bits;     /* attention: 11 or 8: P rounded to that width (input_bits.h) */
     double zero_frac, ref_corr, peak_share, scale_fit, ref_scale, mixed_signs; /* error_shape.h */
     double edge_share; /* gemm: error share in remainder tiles (error_shape.h) */
+    double cancel_bits, row_scale_fit; /* layernorm, rmsnorm (norm_evidence.h) */
 } kcs_metrics;
 
 /* y, ref, absref (the |A||B| magnitudes, may be NULL) of length n; scale is

@@ -54,6 +54,8 @@ void kcs_verdict_bind(const kcs_case *cs, const kcs_observation *o, double tau, 
         v[KCS_SYM_REF_SCALE] = m->ref_scale;
         v[KCS_SYM_MIXED_SIGNS] = m->mixed_signs;
         v[KCS_SYM_P_BITS] = (double)m->p_bits;
+        v[KCS_SYM_CANCEL_BITS] = m->cancel_bits;
+        v[KCS_SYM_ROW_SCALE_FIT] = m->row_scale_fit;
         v[KCS_SYM_NAN_COUNT] = (double)m->nan_count;
         v[KCS_SYM_INF_COUNT] = (double)m->inf_count;
         v[KCS_SYM_SENTINEL_COUNT] = (double)m->sentinel_count;

@@ -44,6 +44,8 @@ static kcs_expr_sym syms[KCS_SYM_COUNT] = {
     [KCS_SYM_REF_SCALE] = {"ref_scale", KCS_EXPR_NUMBER},
     [KCS_SYM_MIXED_SIGNS] = {"mixed_signs", KCS_EXPR_NUMBER},
     [KCS_SYM_P_BITS] = {"p_bits", KCS_EXPR_NUMBER},
+    [KCS_SYM_CANCEL_BITS] = {"cancel_bits", KCS_EXPR_NUMBER},
+    [KCS_SYM_ROW_SCALE_FIT] = {"row_scale_fit", KCS_EXPR_NUMBER},
 };
 
 const kcs_expr_symtab *kcs_verdict_symtab(void)

@@ -36,6 +36,8 @@ typedef enum kcs_sym {
     KCS_SYM_REF_SCALE,        /* the relative scale c that best fits the error */
     KCS_SYM_MIXED_SIGNS,      /* 1: y_ref takes both signs */
     KCS_SYM_P_BITS,           /* attention: 11 or 8: P looks rounded to that width; 0 */
+    KCS_SYM_CANCEL_BITS,      /* layernorm: bits E[x^2] - E[x]^2 loses on these inputs */
+    KCS_SYM_ROW_SCALE_FIT,    /* norms: share of the squared error one scale per row explains */
     /* format literals usable as values: fp64 ... fp8_e5m2fnuz */
     KCS_SYM_FMT_FIRST,
     KCS_SYM_COUNT = KCS_SYM_FMT_FIRST + KCS_FMT_COUNT

@@ -2,6 +2,7 @@
 #include "effective_bits.h"
 #include "error_shape.h"
 #include "input_bits.h"
+#include "norm_evidence.h"
 #include "rng.h"
 
 #include <math.h>
@@ -365,6 +366,10 @@ int kcs_protocol_trial(const kcs_contract *c, const kcs_case *cs, int trial,
             o.m.input_bits = kcs_input_rounded_bits(&call, out.data, ref, out_len);
         if (o.m.mismatch_nonfinite == 0 && cs->op == KCS_OP_ATTENTION)
             o.m.p_bits = kcs_attention_p_bits(&call, out.data, ref, out_len);
+        if (cs->op == KCS_OP_LAYERNORM || cs->op == KCS_OP_RMSNORM) {
+            o.m.cancel_bits = kcs_norm_cancel_bits(&call);
+            o.m.row_scale_fit = kcs_norm_row_scale_fit(&call, out.data, ref, out_len);
+        }
         if (cs->op == KCS_OP_GEMM || cs->op == KCS_OP_BATCHED_GEMM)
             o.m.edge_share = kcs_edge_share(out.data, ref, out_len, cs->shape.m, cs->shape.n);
         for (size_t i = 0; i < out_len; i++)

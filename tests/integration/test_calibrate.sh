@@ -116,9 +116,6 @@ UNDER = {
     ("defect:zero", "C-PRC-04"): {"subnormals-flushed"},
 }
 KNOWN = {
-    # layernorm E[x^2]-E[x]^2 without NaN reads as normalisation-beyond-bound:
-    # no per-trial evidence of the input distribution (offset) yet
-    ("calib:C-PRC-02:bad", "C-PRC-02"),
     # C-ORD-01's 2 x 1M shape has two outputs: no localization evidence
     ("defect:corrupt1", "C-ORD-01"),
 }

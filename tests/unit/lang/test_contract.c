@@ -613,19 +613,32 @@ static void test_contract_values(void)
     {
         /* softmax without max-subtraction: NaN outputs, NaN row sums;
          * E[x^2] - E[x]^2 layernorm: NaN rows (negative variance), no row
-         * sums (0); clamped variance or narrow sums: finite, off bound */
-        const char *nm[] = {"tau", "mismatch_nonfinite", "rowsum_err", "nan_count"};
-        double sm[] = {INFINITY, 100, NAN, 100}, ln[] = {INFINITY, 256, 0, 256},
-               cl[] = {40, 0, 0, 0}, ok[] = {0.5, 0, 1e-7, 0};
+         * sums (0), or, clamped, finite rows off by one scale per row on
+         * inputs that cancel (offset: 24 bits); narrow sums: finite, off
+         * bound, on inputs that do not cancel or not as one scale per row */
+        const char *nm[] = {"tau", "mismatch_nonfinite", "rowsum_err", "nan_count",
+                            "cancel_bits", "row_scale_fit"};
+        double sm[] = {INFINITY, 100, NAN, 100, 0, 0}, ln[] = {INFINITY, 256, 0, 256, 24, 0},
+               cl[] = {40, 0, 0, 0, 24, 0.999}, nw[] = {40, 0, 0, 0, 0.5, 0.999},
+               ns[] = {40, 0, 0, 0, 24, 0.3}, ok[] = {0.5, 0, 1e-7, 0, 24, 0.999};
         const kcs_signature *o = sig(c, "overflow-not-stabilised");
         const kcs_signature *vc = sig(c, "variance-cancellation");
         const kcs_signature *nb = sig(c, "normalisation-beyond-bound");
         const kcs_signature *all3[] = {o, vc, nb};
-        const double *rows[] = {sm, ln, cl, ok};
-        const double want[4][3] = {{1, 0, 0}, {0, 1, 0}, {0, 0, 1}, {0, 0, 0}};
-        for (int r = 0; r < 4; r++)
+        const double *rows[] = {sm, ln, cl, nw, ns, ok};
+        const double want[6][3] = {{1, 0, 0}, {0, 1, 0}, {0, 1, 1}, {0, 0, 1}, {0, 0, 1}, {0, 0, 0}};
+        for (int r = 0; r < 6; r++)
             for (int j = 0; j < 3; j++)
-                CU_ASSERT_EQUAL(eval_with(all3[j]->when, c, &s256, nm, rows[r], 4), want[r][j]);
+                CU_ASSERT_EQUAL(eval_with(all3[j]->when, c, &s256, nm, rows[r], 6), want[r][j]);
+        /* the cancellation is named first: it comes before the general one */
+        int i_vc = -1, i_nb = -1;
+        for (int j = 0; j < c->n_sigs; j++) {
+            if (&c->sigs[j] == vc)
+                i_vc = j;
+            if (&c->sigs[j] == nb)
+                i_nb = j;
+        }
+        CU_ASSERT(i_vc >= 0 && i_vc < i_nb);
     }
     /* the composite prints as an `all:` list and reads back */
     char *y = print_str(c, false), *js = print_str(c, true);
