@@ -535,7 +535,9 @@ static int inproc_run(kcs_backend_ctx *c, const kcs_call *call, kcs_error *err)
     size_t bad = guard_breach(&io, call->dtype_out);
     if (bad != (size_t)-1) {
         long long off = (long long)bad - (long long)io.guard_bytes;
-        rc = kcs_fail(err, KCS_E_DEVICE, "plugin %s: %s: plugin wrote outside its output "
+        /* the values it returned are judged, with the breach (protocol.c) */
+        plugin_decode(call->dtype_out, pc.out, call->out_len, call->out);
+        rc = kcs_fail(err, KCS_E_OVERRUN, "plugin %s: %s: plugin wrote outside its output "
                       "(byte %lld relative to an output of %zu bytes)", c->name, pc.op, off,
                       io.out_bytes);
         plugin_copy_msg(call, err->msg);

@@ -174,7 +174,9 @@ static int iso_run(kcs_backend_ctx *c, const kcs_call *call, kcs_error *err)
                                      call->dtype_out);
     if (bad != (size_t)-1) {
         long long rel = (long long)bad - (long long)PLUGIN_GUARD_BYTES;
-        rc = kcs_fail(err, KCS_E_DEVICE, "plugin %s: %s: plugin wrote outside its output "
+        /* the values it returned are judged, with the breach (protocol.c) */
+        plugin_decode(call->dtype_out, region + wc.out_off, call->out_len, call->out);
+        rc = kcs_fail(err, KCS_E_OVERRUN, "plugin %s: %s: plugin wrote outside its output "
                       "(byte %lld relative to an output of %zu bytes)", c->name, pc.op, rel,
                       out_bytes);
         plugin_copy_msg(call, err->msg);

@@ -47,6 +47,7 @@ const char *kcs_strerror(int code)
     case KCS_E_TIMEOUT: return "timeout";
     case KCS_E_CRASHED: return "crashed";
     case KCS_E_INTERRUPTED: return "interrupted";
+    case KCS_E_OVERRUN: return "wrote outside its output";
     default: return "unknown error";
     }
 }

@@ -21,6 +21,9 @@ enum {
     KCS_E_TIMEOUT = -11,    /* a kernel call exceeded its time limit */
     KCS_E_CRASHED = -12,    /* a kernel call died of a signal (SIGSEGV, ...) */
     KCS_E_INTERRUPTED = -13, /* SIGTERM/SIGINT asked the run to stop */
+    KCS_E_OVERRUN = -14,    /* the kernel answered but wrote outside its output (the
+                               values are in call->out; the protocol judges them with
+                               guard_ok = 0) */
 };
 
 #define KCS_ERRMSG_MAX 1024

@@ -2,8 +2,9 @@
  * one per build flag (tests/plugin/CMakeLists.txt):
  *   -DBAD_ABI    libkcs_bad_abi_plugin.so   declares abi_version 99
  *   -DNO_SYMBOL  libkcs_nosym_plugin.so     exports no kcs_plugin_get
- *   -DOVERRUN    libkcs_overrun_plugin.so   a gemm that writes one float
- *                                           past the end of its output */
+ *   -DOVERRUN    libkcs_overrun_plugin.so   a gemm and a gather that write
+ *                                           one float past the end of their
+ *                                           output (zeros within it) */
 #include <string.h>
 
 #include "kcs_plugin.h"
@@ -36,7 +37,11 @@ static const kcs_plugin bad = {
     .abi_version = KCS_PLUGIN_ABI_VERSION,
     .name = "kcs-overrun",
 #endif
+#ifdef OVERRUN
+    .ops = "gemm,gather",
+#else
     .ops = "gemm",
+#endif
     .run = bad_run,
 };
 
