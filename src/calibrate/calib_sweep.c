@@ -265,7 +265,10 @@ int kcs_calib_sweep(kcs_contract *const *cs, int n, const kcs_calib_run *run,
         kcs_op op = KCS_OP_COUNT;
         int nk = sweep_points(c, o, &op, ks, MAX_KS);
         if (nk == 0) { /* calib_sweep_proto.c: nothing when c is not one of them */
-            rc = kcs_sweep_proto_run(c, run, o, &rows, &nr, &cap, &misses, &prog, &done, err);
+            int first = nr;
+            rc = kcs_sweep_proto_run(c, run, o, &rows, &nr, &cap, &prog, &done, err);
+            for (int i = first; i < nr; i++)
+                misses += kcs_sweep_row_missed(&rows[i]);
             continue;
         }
         for (int ki = 0; ki < nk && !rc; ki++) {

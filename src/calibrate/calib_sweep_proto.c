@@ -448,7 +448,7 @@ static int kernel_row(const kcs_contract *c, const pspec *p, const pkern *pk, kc
 
 static int spec_run(const pspec *p, const kcs_contract *c, const kcs_calib_run *run,
                     const kcs_sweep_opts *o, kcs_sweep_row **rows_p, int *n_rows_p, int *cap_p,
-                    int *misses_p, kcs_progress *progress, int64_t *done_p, kcs_error *err)
+                    kcs_progress *progress, int64_t *done_p, kcs_error *err)
 {
     enum { MAX_PTS = 64 };
     kcs_shape pts[MAX_PTS];
@@ -475,7 +475,6 @@ static int spec_run(const pspec *p, const kcs_contract *c, const kcs_calib_run *
                 if ((rc = push_row(rows_p, n_rows_p, cap_p, err)))
                     break;
                 (*rows_p)[(*n_rows_p)++] = r;
-                *misses_p += kcs_sweep_row_missed(&r);
             }
             for (int j = 0; j < n_conf; j++)
                 pout_free(&conf[j]);
@@ -487,13 +486,12 @@ static int spec_run(const pspec *p, const kcs_contract *c, const kcs_calib_run *
 }
 
 int kcs_sweep_proto_run(const kcs_contract *c, const kcs_calib_run *run, const kcs_sweep_opts *o,
-                        kcs_sweep_row **rows_p, int *n_rows_p, int *cap_p, int *misses_p,
+                        kcs_sweep_row **rows_p, int *n_rows_p, int *cap_p,
                         kcs_progress *progress, int64_t *done_p, kcs_error *err)
 {
     int rc = 0;
     for (int i = 0; i < N_SPECS && !rc; i++)
         if (spec_applies(&specs[i], c))
-            rc = spec_run(&specs[i], c, run, o, rows_p, n_rows_p, cap_p, misses_p, progress,
-                          done_p, err);
+            rc = spec_run(&specs[i], c, run, o, rows_p, n_rows_p, cap_p, progress, done_p, err);
     return rc;
 }

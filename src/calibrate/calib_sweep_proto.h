@@ -31,10 +31,10 @@ int kcs_sweep_proto_points(const kcs_contract *c, const kcs_sweep_opts *o, kcs_s
                            int max);
 
 /* Sweep c (kcs_sweep_proto_points(c) > 0) and append its rows to
- * *rows_p (capacity *cap_p, *n_rows_p used); *misses_p and the progress
- * counter *done_p advance. */
+ * *rows_p (capacity *cap_p, *n_rows_p used; the caller judges them with
+ * kcs_sweep_row_missed); the progress counter *done_p advances. */
 int kcs_sweep_proto_run(const kcs_contract *c, const kcs_calib_run *run, const kcs_sweep_opts *o,
-                        kcs_sweep_row **rows_p, int *n_rows_p, int *cap_p, int *misses_p,
+                        kcs_sweep_row **rows_p, int *n_rows_p, int *cap_p,
                         kcs_progress *progress, int64_t *done_p, kcs_error *err);
 
 #endif

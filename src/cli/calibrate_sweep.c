@@ -22,7 +22,8 @@ int kcs_calibrate_sweep_cmd(kcs_contract **cs, int n, const kcs_calib_run *run, 
         return 0;
     printf("kcs calibrate --sweep: cpu backend, %d trial(s) per point; rate = flagged / trials, "
            "[95%% Clopper-Pearson]; a bad kernel's trials are those where its output differed "
-           "from every conforming kernel's (INERT: identical, the defect did not show)\n",
+           "from every conforming kernel's (INERT: identical, the defect did not show; for "
+           "nondeterminism and batch dependence, where a probe saw it: calib_sweep_proto.h)\n",
            trials);
     printf("%-9s %-10s %-26s %-10s %-6s %9s %7s %6s %8s  %s\n", "CONTRACT", "OP", "KERNEL",
            "CLASS", "DTYPE", "K", "FLAGGED", "INERT", "RATE", "95% CI  MxNxK");
