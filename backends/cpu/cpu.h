@@ -18,6 +18,9 @@ typedef int (*kcs_cpu_op_fn)(kcs_backend_ctx *ctx, const kcs_call *call, kcs_err
 int kcs_cpu_gemm(kcs_backend_ctx *ctx, const kcs_call *call, kcs_error *err);
 /* "defect:<name>" gemm variants (defect.c) */
 int kcs_cpu_defect(const kcs_call *call, kcs_error *err);
+/* the protocol and exceptional-value defects (defect_proto.c) */
+int kcs_cpu_defect_proto_known(const char *name);
+int kcs_cpu_defect_proto(const kcs_call *call, kcs_error *err);
 /* The own gemm of one batch entry: the accumulator model term by term
  * (gemm.c), and its vectorised fast paths (gemm_fast.c: fp32/bf16/fp16
  * accumulators, every schedule but atomic), bit-identical to the model;

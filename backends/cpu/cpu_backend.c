@@ -163,11 +163,13 @@ static void cpu_close(kcs_backend_ctx *ctx)
  * declare batch invariance; not under the atomic schedule (its order is
  * drawn per call) nor an emulated profile (a vendor library's dispatch).
  * OpenBLAS (native) claims nothing. The C-ORD-03 calibration kernels all
- * declare it: that is what their contract checks. */
+ * declare it: that is what their contract checks; so do the sweep's
+ * batch-dependent and always-raising defects (defect_proto.c). */
 static uint32_t cpu_declares(kcs_backend_ctx *ctx, const kcs_call *call)
 {
     const char *v = call->variant ? call->variant : "";
-    if (strncmp(v, "calib:C-ORD-03:", 15) == 0)
+    if (strncmp(v, "calib:C-ORD-03:", 15) == 0 || strncmp(v, "defect:batch-", 13) == 0 ||
+        strcmp(v, "defect:always-raise") == 0)
         return KCS_DECL_BIT(KCS_DECL_BATCH_INVARIANT);
     if (strcmp(v, "own") == 0 && !(ctx && ctx->profile[0]) &&
         call->schedule.kind != KCS_SCHED_ATOMIC)

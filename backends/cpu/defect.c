@@ -21,6 +21,8 @@
 int kcs_cpu_defect(const kcs_call *c, kcs_error *err)
 {
     const char *v = c->variant + strlen("defect:");
+    if (kcs_cpu_defect_proto_known(v))
+        return kcs_cpu_defect_proto(c, err);
     int rows = c->op == KCS_OP_REDUCE_SUM;
     if (c->op != KCS_OP_GEMM && c->op != KCS_OP_BATCHED_GEMM && !rows)
         return kcs_fail(err, KCS_E_UNSUPPORTED, "cpu: %s implements gemm and reduce_sum only",

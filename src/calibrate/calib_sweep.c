@@ -1,5 +1,6 @@
 /* kcs calibrate --sweep: see calib_sweep.h. */
 #include "calib_sweep.h"
+#include "calib_sweep_proto.h"
 #include "stats.h"
 
 #include <errno.h>
@@ -249,6 +250,10 @@ int kcs_calib_sweep(kcs_contract *const *cs, int n, const kcs_calib_run *run,
         int64_t ks[MAX_KS];
         kcs_op op;
         int nk = sweep_points(cs[ci], o, &op, ks, MAX_KS);
+        if (nk == 0) { /* the protocol and exceptional-value contracts */
+            kcs_shape pts[MAX_KS];
+            nk = kcs_sweep_proto_points(cs[ci], o, pts, MAX_KS);
+        }
         for (int f = 0; f < KCS_FMT_COUNT; f++)
             total += (cs[ci]->dtype_in & (1u << f)) ? nk : 0;
     }
@@ -259,6 +264,13 @@ int kcs_calib_sweep(kcs_contract *const *cs, int n, const kcs_calib_run *run,
         int64_t ks[MAX_KS];
         kcs_op op = KCS_OP_COUNT;
         int nk = sweep_points(c, o, &op, ks, MAX_KS);
+        if (nk == 0) { /* calib_sweep_proto.c: nothing when c is not one of them */
+            int first = nr;
+            rc = kcs_sweep_proto_run(c, run, o, &rows, &nr, &cap, &prog, &done, err);
+            for (int i = first; i < nr; i++)
+                misses += kcs_sweep_row_missed(&rows[i]);
+            continue;
+        }
         for (int ki = 0; ki < nk && !rc; ki++) {
             int64_t mn = op == KCS_OP_DOT ? 1 : 4;
             kcs_shape sh = {mn, op == KCS_OP_GEMM ? mn : 1, ks[ki], 0};
@@ -340,7 +352,7 @@ int kcs_calib_sweep(kcs_contract *const *cs, int n, const kcs_calib_run *run,
 
 int kcs_sweep_row_missed(const kcs_sweep_row *r)
 {
-    if (!strcmp(r->klass, "conforming"))
+    if (!strcmp(r->klass, "conforming") || !strcmp(r->klass, "unclaimed"))
         return r->flagged > 0;
     return !strcmp(r->klass, "bad") && r->trials > 0 && r->rate < 0.99;
 }

@@ -38,7 +38,8 @@ typedef struct kcs_sweep_opts {
 } kcs_sweep_opts;
 
 /* Sweep contracts cs (those with catalogue kernels for gemm, reduce_sum
- * or dot) on the CPU backend. *rows_p malloc'd. *misses_p counts
+ * or dot, and the protocol and exceptional-value contracts of
+ * calib_sweep_proto.h) on the CPU backend. *rows_p malloc'd. *misses_p counts
  * (bad kernel, point) pairs detected in fewer than 99% of trials and
  * (conforming kernel, point) pairs with a false alarm. */
 int kcs_calib_sweep(kcs_contract *const *cs, int n, const kcs_calib_run *run,

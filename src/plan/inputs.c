@@ -60,17 +60,30 @@ int kcs_inputs_make(const kcs_contract *c, const kcs_case *cs, int trial, uint64
              * either side */
             kcs_rng r;
             kcs_rng_init(&r, study_seed, sa, sb);
+            /* Trials 2 mod 4 hold exactly one out-of-range index, at a
+             * boundary (m on trials 2 mod 8, -1 on 6 mod 8): with many out-of-range indices a kernel
+             * whose bound check is off by one (x > m, or no x < 0 test)
+             * raises anyway for the others, and its defect never shows. */
+            int lone = trial % 4 == 2 && c->special_oob > 0 && len > 0;
+            double p_oob = trial % 2 || lone ? 0.0 : c->special_oob;
             for (size_t j = 0; j < len; j++) {
                 int64_t idx = (int64_t)(kcs_rng_uniform(&r) * (double)cs->shape.m);
                 /* Odd trials hold no out-of-range index, so that both
                  * directions of raise-iff-out-of-range are exercised in
                  * every run of two or more trials. */
-                if (kcs_rng_uniform(&r) < (trial % 2 ? 0.0 : c->special_oob)) {
+                if (kcs_rng_uniform(&r) < p_oob) {
                     idx = (kcs_rng_u32(&r) & 1) ? cs->shape.m + (int64_t)(kcs_rng_u32(&r) % 64)
                                                 : -1 - (int64_t)(kcs_rng_u32(&r) % 64);
                     in->oob_count++;
                 }
                 x[j] = (double)idx;
+            }
+            if (lone) {
+                kcs_rng rb;
+                kcs_rng_init(&rb, study_seed, sa, stream(i, trial, 2));
+                size_t at = (size_t)(kcs_rng_uniform(&rb) * (double)len);
+                x[at < len ? at : len - 1] = trial % 8 == 2 ? (double)cs->shape.m : -1.0;
+                in->oob_count = 1;
             }
             in->digest ^= kcs_digest_values(x, len, KCS_FMT_FP64) + 0x9E37ull * (uint64_t)(i + 1);
         } else if (is_param) {

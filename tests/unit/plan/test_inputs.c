@@ -351,7 +351,19 @@ static void test_gather_indices(void)
         CU_ASSERT_EQUAL_FATAL(gen(c, &cs, 1, 31, &in, &call), 0);
         CU_ASSERT_EQUAL(in.oob_count, 0);
         kcs_inputs_free(&in);
+        /* trials 2 mod 4 hold one out-of-range index, at a boundary */
         CU_ASSERT_EQUAL_FATAL(gen(c, &cs, 2, 31, &in, &call), 0);
+        int64_t lone = 0, edge = 0;
+        for (int64_t i = 0; i < n; i++) {
+            double v = in.t[1][i];
+            lone += v < 0 || v >= (double)m;
+            edge += v == (double)m; /* trial 2: the upper boundary */
+        }
+        CU_ASSERT_EQUAL(in.oob_count, fracs[f] > 0 ? 1 : 0);
+        CU_ASSERT_EQUAL(lone, fracs[f] > 0 ? 1 : 0);
+        CU_ASSERT_EQUAL(edge, lone);
+        kcs_inputs_free(&in);
+        CU_ASSERT_EQUAL_FATAL(gen(c, &cs, 4, 31, &in, &call), 0);
         CU_ASSERT_EQUAL(in.len[0], (size_t)(m * k));
         CU_ASSERT_EQUAL_FATAL(in.len[1], (size_t)n);
         int64_t below = 0, above = 0, hit[50] = {0};
