@@ -14,8 +14,8 @@
  *                      bf16, bits:14, ...: acc.h), in index order
  *   defect:daz         subnormal operands read as zero (denormals-are-zero),
  *                      subnormal results kept
- *   defect:ftz         subnormal results of every multiply and add flushed
- *                      to zero (flush-to-zero), subnormal operands kept
+ *   defect:ftz         subnormal results of every multiply (gemm) and add
+ *                      flushed to zero (flush-to-zero), subnormal operands kept
  * (the calibration kernel of C-PRC-04 does both). */
 #include <float.h>
 #include <math.h>
@@ -64,7 +64,7 @@ int kcs_cpu_defect(const kcs_call *c, kcs_error *err)
                             bb = flush(bb);
                         }
                         float t = a * bb;
-                        f = ftz ? flush(f + flush(t)) : f + t;
+                        f = ftz ? flush(f + (rows ? t : flush(t))) : f + t; /* rows: no multiply */
                     }
                     s = f;
                 } else if (!zero && fp32) { /* the hardware's fp32 FMA: the same rounding */

@@ -145,7 +145,9 @@ int kcs_sweep_ops_points(const kcs_contract *c, const kcs_sweep_opts *o, kcs_swe
         c->special_oob > 0)
         return 0;
     char sub[32];
-    int subnormal_only = c->attrs[0] && kcs_attrs_get(c->attrs, "subnormal", sub, sizeof sub) == 1 &&
+    /* declared semantics: only subnormal=..., which the CPU's sums honour */
+    int subnormal_only = c->attrs[0] &&
+                         kcs_attrs_get(c->attrs, "subnormal", sub, sizeof sub) == 1 &&
                          !strchr(c->attrs, ';') && !strchr(c->attrs, ',');
     kcs_op ops[3];
     int n_ops = 0;
