@@ -11,12 +11,23 @@
  *   defect:corrupt1    one output (the middle one) off by 8 sqrt(k) (a
  *                      single flipped or overwritten element)
  *   defect:acc:ACC     the running sum kept in accumulator ACC (fp16,
- *                      bf16, bits:14, ...: acc.h), in index order. */
+ *                      bf16, bits:14, ...: acc.h), in index order
+ *   defect:daz         subnormal operands read as zero (denormals-are-zero),
+ *                      subnormal results kept
+ *   defect:ftz         subnormal results of every multiply (gemm) and add
+ *                      flushed to zero (flush-to-zero), subnormal operands kept
+ * (the calibration kernel of C-PRC-04 does both). */
+#include <float.h>
 #include <math.h>
 #include <string.h>
 
 #include "acc.h"
 #include "cpu.h"
+
+static float flush(float x)
+{
+    return fabsf(x) < FLT_MIN ? copysignf(0.0f, x) : x;
+}
 
 int kcs_cpu_defect(const kcs_call *c, kcs_error *err)
 {
@@ -29,11 +40,12 @@ int kcs_cpu_defect(const kcs_call *c, kcs_error *err)
                         c->variant);
     kcs_acc acc = {KCS_FMT_FP32, 0, 0};
     int zero = strcmp(v, "zero") == 0, scaled = strcmp(v, "scaled") == 0,
-        corrupt = strcmp(v, "corrupt1") == 0;
+        corrupt = strcmp(v, "corrupt1") == 0, daz = strcmp(v, "daz") == 0,
+        ftz = strcmp(v, "ftz") == 0;
     if (strncmp(v, "acc:", 4) == 0) {
         if (kcs_acc_parse(v + 4, &acc) != 0)
             return kcs_fail(err, KCS_E_UNSUPPORTED, "cpu: %s: unknown accumulator", c->variant);
-    } else if (!zero && !scaled && !corrupt) {
+    } else if (!zero && !scaled && !corrupt && !daz && !ftz) {
         return kcs_fail(err, KCS_E_UNSUPPORTED, "cpu: unknown defect variant '%s'", c->variant);
     }
     int64_t m = c->m, n = rows ? 1 : c->n, k = c->k;
@@ -45,13 +57,25 @@ int kcs_cpu_defect(const kcs_call *c, kcs_error *err)
         for (int64_t i = 0; i < m; i++)
             for (int64_t j = 0; j < n; j++) {
                 double s = 0.0;
-                if (!zero && fp32) { /* the hardware's fp32 FMA: the same rounding */
+                if (daz || ftz) { /* fp32 multiply, then add: each result flushed (ftz) */
+                    float f = 0.0f;
+                    for (int64_t p = 0; p < k; p++) {
+                        float a = (float)A[i * k + p], bb = rows ? 1.0f : (float)B[p * n + j];
+                        if (daz) {
+                            a = flush(a);
+                            bb = flush(bb);
+                        }
+                        float t = a * bb;
+                        f = ftz ? flush(f + (rows ? t : flush(t))) : f + t; /* rows: no multiply */
+                    }
+                    s = f;
+                } else if (!zero && fp32) { /* the hardware's fp32 FMA: the same rounding */
                     float f = 0.0f;
                     for (int64_t p = 0; p < k; p++)
                         f = fmaf((float)A[i * k + p], rows ? 1.0f : (float)B[p * n + j], f);
                     s = f;
                 }
-                for (int64_t p = 0; p < k && !zero && !fp32; p++) {
+                for (int64_t p = 0; p < k && !zero && !fp32 && !daz && !ftz; p++) {
                     double t = rows ? A[i * k + p] : A[i * k + p] * B[p * n + j];
                     s = kcs_acc_add(&acc, s, t);
                 }

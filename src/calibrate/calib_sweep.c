@@ -1,5 +1,6 @@
 /* kcs calibrate --sweep: see calib_sweep.h. */
 #include "calib_sweep.h"
+#include "calib_sweep_ops.h"
 #include "calib_sweep_proto.h"
 #include "stats.h"
 
@@ -57,13 +58,16 @@ static const kernel_def kernels[] = {
     {"calib", NULL, NULL, 2}, /* the contract's own calibration bad kernel */
 };
 #define N_KERNELS (sizeof kernels / sizeof kernels[0])
+#define MAX_SWEEP_KERNELS 32 /* the longest catalogue (calib_sweep_ops.c too) */
 
 /* The narrow accumulators are the mechanism of the contracts that bind the
  * accumulation (PRC, ORD); under a CMP or EXC contract, whose mechanism is
  * another, they are reported as off-target and not counted (C-PRC-01
  * catches them at every point). */
-static int counted_bad(const kcs_contract *c, const kernel_def *kd)
+static int counted_bad(const kcs_contract *c, const kcs_sweep_kdef *kd)
 {
+    if (kd->targets)
+        return kcs_sweep_ops_counted(c, kd);
     if (kd->bad == 2)
         return 1;
     return kd->bad == 1 && (!strcmp(c->family, "PRC") || !strcmp(c->family, "ORD"));
@@ -169,15 +173,16 @@ static int manifest(const point_out *bad, const point_out *conf, int n_conf, int
     return 0;
 }
 
-static int bind_kernel(const kcs_contract *c, const kernel_def *kd, kcs_rank_binding *b,
+static int bind_kernel(const kcs_contract *c, const kcs_sweep_kdef *kd, kcs_rank_binding *b,
                        char *name, size_t name_len, kcs_error *err)
 {
     int rc = kcs_calib_bind("cpu", 0, NULL, 0, b, NULL, err);
     if (rc)
         return rc;
-    if (!strcmp(kd->variant, "calib")) {
-        snprintf(b->pl.variant, sizeof b->pl.variant, "calib:%s:bad", c->id);
-        snprintf(name, name_len, "calib:%s:bad", c->id);
+    if (!strcmp(kd->variant, "calib")) { /* the contract's calibration bad or good kernel */
+        snprintf(b->pl.variant, sizeof b->pl.variant, "calib:%s:%s", c->id,
+                 kd->bad ? "bad" : "good");
+        snprintf(name, name_len, "%s", b->pl.variant);
         return 0;
     }
     snprintf(b->pl.variant, sizeof b->pl.variant, "%s", kd->variant);
@@ -192,11 +197,18 @@ static int bind_kernel(const kcs_contract *c, const kernel_def *kd, kcs_rank_bin
     return 0;
 }
 
-/* The points of contract c: op and the k values (0 when c is not swept). */
-static int sweep_points(const kcs_contract *c, const kcs_sweep_opts *o, kcs_op *op_p,
-                        int64_t *ks, int max_ks)
+/* The points of contract c (0 when c is not swept): gemm, reduce_sum or
+ * dot over k here (m = n = 4; dot 1 x 1); softmax, layernorm, attention and
+ * reduce_sum under declared subnormal semantics in calib_sweep_ops.c.
+ * *ops_p: 1 when the latter serve c (their kernel catalogue too). */
+static int sweep_points(const kcs_contract *c, const kcs_sweep_opts *o, kcs_sweep_point *pts,
+                        int max_ks, int *ops_p)
 {
     const kcs_op sweep_ops[] = {KCS_OP_GEMM, KCS_OP_REDUCE_SUM, KCS_OP_DOT};
+    int nops = kcs_sweep_ops_points(c, o, pts, max_ks);
+    *ops_p = nops > 0;
+    if (nops > 0)
+        return nops;
     if (c->protocol != KCS_PROTO_ORACLE)
         return 0; /* repeat / batch-invariance contracts: not power curves of k */
     kcs_op op = KCS_OP_COUNT;
@@ -213,11 +225,10 @@ static int sweep_points(const kcs_contract *c, const kcs_sweep_opts *o, kcs_op *
     for (int64_t k = c->k_min > 1 ? c->k_min : 1; k <= kmax && n < max_ks;) {
         kcs_shape sh = {mn, op == KCS_OP_GEMM ? mn : 1, k, 0};
         if (kcs_precondition_shape_ok(c, &sh) && k >= o->min_k)
-            ks[n++] = k;
+            pts[n++] = (kcs_sweep_point){op, sh};
         int64_t next = k * (o->k_factor > 1 ? o->k_factor : 4);
         k = (k < kmax && next > kmax) ? kmax : next;
     }
-    *op_p = op;
     return n;
 }
 
@@ -247,9 +258,9 @@ int kcs_calib_sweep(kcs_contract *const *cs, int n, const kcs_calib_run *run,
     enum { MAX_KS = 64 };
     int64_t total = 0, done = 0;
     for (int ci = 0; ci < n; ci++) {
-        int64_t ks[MAX_KS];
-        kcs_op op;
-        int nk = sweep_points(cs[ci], o, &op, ks, MAX_KS);
+        kcs_sweep_point ks[MAX_KS];
+        int by_ops;
+        int nk = sweep_points(cs[ci], o, ks, MAX_KS, &by_ops);
         if (nk == 0) { /* the protocol and exceptional-value contracts */
             kcs_shape pts[MAX_KS];
             nk = kcs_sweep_proto_points(cs[ci], o, pts, MAX_KS);
@@ -261,9 +272,9 @@ int kcs_calib_sweep(kcs_contract *const *cs, int n, const kcs_calib_run *run,
     kcs_progress_start(&prog, o->progress, total, "sweep points");
     for (int ci = 0; ci < n && !rc; ci++) {
         const kcs_contract *c = cs[ci];
-        int64_t ks[MAX_KS];
-        kcs_op op = KCS_OP_COUNT;
-        int nk = sweep_points(c, o, &op, ks, MAX_KS);
+        kcs_sweep_point ks[MAX_KS];
+        int by_ops;
+        int nk = sweep_points(c, o, ks, MAX_KS, &by_ops);
         if (nk == 0) { /* calib_sweep_proto.c: nothing when c is not one of them */
             int first = nr;
             rc = kcs_sweep_proto_run(c, run, o, &rows, &nr, &cap, &prog, &done, err);
@@ -272,17 +283,24 @@ int kcs_calib_sweep(kcs_contract *const *cs, int n, const kcs_calib_run *run,
             continue;
         }
         for (int ki = 0; ki < nk && !rc; ki++) {
-            int64_t mn = op == KCS_OP_DOT ? 1 : 4;
-            kcs_shape sh = {mn, op == KCS_OP_GEMM ? mn : 1, ks[ki], 0};
+            kcs_op op = ks[ki].op;
+            kcs_shape sh = ks[ki].sh;
+            size_t n_kernels = N_KERNELS;
+            kcs_sweep_kdef gemm_table[N_KERNELS];
+            for (size_t kk = 0; kk < N_KERNELS; kk++)
+                gemm_table[kk] = (kcs_sweep_kdef){kernels[kk].variant, kernels[kk].acc,
+                                                  kernels[kk].schedule, kernels[kk].bad, NULL};
+            const kcs_sweep_kdef *table =
+                by_ops ? kcs_sweep_ops_kernels(op, &n_kernels) : gemm_table;
             for (int f = 0; f < KCS_FMT_COUNT && !rc; f++) {
                 if (!(c->dtype_in & (1u << f)))
                     continue;
-                point_out conf[N_KERNELS];
+                point_out conf[MAX_SWEEP_KERNELS];
                 int n_conf = 0;
                 memset(conf, 0, sizeof conf);
-                for (size_t kk = 0; kk < N_KERNELS && !rc; kk++) {
-                    const kernel_def *kd = &kernels[kk];
-                    if (kd->bad == 2 && !kcs_calib_find(c->id))
+                for (size_t kk = 0; kk < n_kernels && kk < MAX_SWEEP_KERNELS && !rc; kk++) {
+                    const kcs_sweep_kdef *kd = &table[kk];
+                    if (!strcmp(kd->variant, "calib") && !kcs_calib_find(c->id))
                         continue;
                     kcs_rank_binding b;
                     char name[40];

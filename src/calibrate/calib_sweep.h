@@ -17,7 +17,8 @@ typedef struct kcs_sweep_row {
     char klass[12];      /* conforming | bad | off-target (another family's mechanism) */
     char op[16];
     char dtype_in[12];
-    int64_t m, n, k;
+    int64_t m, n, k;     /* the point's shape: k swept (the row length of softmax and
+                            layernorm), n too for attention (its n x k grid) */
     int32_t trials;      /* trials that ran (errors and unsupported excluded); for a bad
                             kernel, those where the defect showed (see inert) */
     int32_t flagged;     /* of those, trials not within tolerance */
@@ -38,7 +39,8 @@ typedef struct kcs_sweep_opts {
 } kcs_sweep_opts;
 
 /* Sweep contracts cs (those with catalogue kernels for gemm, reduce_sum
- * or dot, and the protocol and exceptional-value contracts of
+ * or dot; softmax, layernorm, attention and C-PRC-04's reduce_sum in
+ * calib_sweep_ops.c; the protocol and exceptional-value contracts of
  * calib_sweep_proto.h) on the CPU backend. *rows_p malloc'd. *misses_p counts
  * (bad kernel, point) pairs detected in fewer than 99% of trials and
  * (conforming kernel, point) pairs with a false alarm. */

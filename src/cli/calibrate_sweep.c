@@ -25,17 +25,18 @@ int kcs_calibrate_sweep_cmd(kcs_contract **cs, int n, const kcs_calib_run *run, 
            "from every conforming kernel's (INERT: identical, the defect did not show; for "
            "nondeterminism and batch dependence, where a probe saw it: calib_sweep_proto.h)\n",
            trials);
-    printf("%-9s %-10s %-26s %-10s %-6s %9s %7s %6s %8s  %s\n", "CONTRACT", "OP", "KERNEL",
-           "CLASS", "DTYPE", "K", "FLAGGED", "INERT", "RATE", "95% CI  MxNxK");
+    printf("%-9s %-10s %-26s %-10s %-6s %5s %9s %7s %6s %8s  %s\n", "CONTRACT", "OP", "KERNEL",
+           "CLASS", "DTYPE", "N", "K", "FLAGGED", "INERT", "RATE", "95% CI  MxNxK");
     for (int i = 0; i < nr; i++) {
         const kcs_sweep_row *r = &rows[i];
         int miss = kcs_sweep_row_missed(r);
         char fl[24];
         snprintf(fl, sizeof fl, "%d/%d", r->flagged, r->trials);
-        printf("%-9s %-10s %-26s %-10s %-6s %9lld %7s %6d %8.3f  [%.3f, %.3f]  %lldx%lldx%lld%s\n",
-               r->contract, r->op, r->kernel, r->klass, r->dtype_in, (long long)r->k, fl,
-               r->inert, r->rate, r->ci_lo, r->ci_hi, (long long)r->m, (long long)r->n,
-               (long long)r->k,
+        printf("%-9s %-10s %-26s %-10s %-6s %5lld %9lld %7s %6d %8.3f  [%.3f, %.3f]  "
+               "%lldx%lldx%lld%s\n",
+               r->contract, r->op, r->kernel, r->klass, r->dtype_in, (long long)r->n,
+               (long long)r->k, fl, r->inert, r->rate, r->ci_lo, r->ci_hi, (long long)r->m,
+               (long long)r->n, (long long)r->k,
                miss ? (strcmp(r->klass, "bad") ? "  FALSE ALARM" : "  MISSED") : "");
     }
     printf("\n%d point(s); %d bad-kernel point(s) detected in < 99%% of the trials where the "

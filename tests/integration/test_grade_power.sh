@@ -82,7 +82,7 @@ grep -E ' own (bf16|fp16|bits:14) ' "$T/sweep.txt" | grep -q MISSED \
 grep -q 'INERT' "$T/sweep.txt" || fail "sweep: no INERT column"
 # at k = 1 a 16-bit accumulator holds a bf16 x bf16 product exactly: its
 # output is a conforming kernel's, so its trials are inert, not missed
-awk '$1 == "C-PRC-01" && $4 == "bits:16" && $7 == "bf16" && $8 == 1 && $9 == "0/0" && $10 == 2' \
+awk '$1 == "C-PRC-01" && $4 == "bits:16" && $7 == "bf16" && $9 == 1 && $10 == "0/0" && $11 == 2' \
   "$T/sweep.txt" | grep -q . || { grep 'bits:16' "$T/sweep.txt" | head -3; fail "sweep: k=1 bits:16 not inert"; }
 [ -s "$T/sweep.h5" ] || fail "sweep: no HDF5 file"
 if command -v h5dump > /dev/null; then
