@@ -202,7 +202,7 @@ static int sweep_points(const kcs_contract *c, const kcs_sweep_opts *o, kcs_op *
     for (size_t j = 0; j < 3 && op == KCS_OP_COUNT; j++)
         if (c->ops & (1u << sweep_ops[j]))
             op = sweep_ops[j];
-    if (op == KCS_OP_COUNT || c->special_nan > 0 || c->special_inf > 0 || c->attrs[0])
+    if (op == KCS_OP_COUNT || kcs_contract_injects_nonfinite(c) || c->attrs[0])
         return 0;
     int64_t kmax = c->k_max;
     if (o->max_k > 0 && o->max_k < kmax)

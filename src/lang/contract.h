@@ -137,12 +137,17 @@ typedef struct kcs_contract {
     int n_held_out;
     char attrs[128];            /* declared semantics handed to kernels: "oob=raise" */
     double special_nan, special_inf, special_subnormal; /* injected fractions of inputs */
+    double special_pinf, special_ninf; /* +Inf only, -Inf only (inf: either sign) */
     double special_oob;         /* fraction of gather indices out of range */
     uint64_t seed;              /* mixed into every case seed of this contract */
     /* 8. violation signatures */
     kcs_signature sigs[KCS_MAX_SIGNATURES];
     int n_sigs;
 } kcs_contract;
+
+/* Whether the contract injects NaN or an infinity (special.nan, inf,
+ * pinf or ninf above 0). */
+bool kcs_contract_injects_nonfinite(const kcs_contract *c);
 
 /* Load and validate a contract file. On failure returns KCS_E_INVAL (or
  * KCS_E_IO) with err->msg "file:line:col: field: message" (several errors,

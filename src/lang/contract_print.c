@@ -252,12 +252,13 @@ int kcs_contract_print(const kcs_contract *c, FILE *f, bool json)
         key(p, 2, false, "repetitions"), fprintf(f, "%d", c->repetitions), eol(p);
     if (c->attrs[0] || json)
         key(p, 2, false, "attrs"), qstr(f, c->attrs), eol(p);
-    const double sp[] = {c->special_nan, c->special_inf, c->special_subnormal, c->special_oob};
-    static const char *const sp_names[] = {"nan", "inf", "subnormal", "oob"};
-    if (sp[0] > 0 || sp[1] > 0 || sp[2] > 0 || sp[3] > 0 || json) {
+    const double sp[] = {c->special_nan,  c->special_inf,       c->special_pinf,
+                         c->special_ninf, c->special_subnormal, c->special_oob};
+    static const char *const sp_names[] = {"nan", "inf", "pinf", "ninf", "subnormal", "oob"};
+    if (sp[0] > 0 || sp[1] > 0 || sp[2] > 0 || sp[3] > 0 || sp[4] > 0 || sp[5] > 0 || json) {
         key(p, 2, false, "special"), fputc('{', f);
         first = true;
-        for (int i = 0; i < 4; i++)
+        for (int i = 0; i < 6; i++)
             if (sp[i] > 0 || json) {
                 ikey(p, first, sp_names[i]), num(f, sp[i]);
                 first = false;
