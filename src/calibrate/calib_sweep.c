@@ -191,6 +191,19 @@ static int bind_kernel(const kcs_contract *c, const kernel_def *kd, kcs_rank_bin
     return 0;
 }
 
+/* The shape of a point at k: m = n = 4 (dot: 1 x 1; reduce_sum: n = 1),
+ * moved into the precondition's shape classes where it has any. */
+static kcs_shape sweep_shape(const kcs_contract *c, kcs_op op, int64_t k)
+{
+    int64_t mn = op == KCS_OP_DOT ? 1 : 4;
+    kcs_shape sh = {mn, op == KCS_OP_GEMM ? mn : 1, k, 0};
+    if (c->shape_mult[0] > 1)
+        sh.m = kcs_precondition_fit(c, 0, sh.m);
+    if (c->shape_mult[1] > 1)
+        sh.n = kcs_precondition_fit(c, 1, sh.n);
+    return sh;
+}
+
 /* The points of contract c: op and the k values (0 when c is not swept). */
 static int sweep_points(const kcs_contract *c, const kcs_sweep_opts *o, kcs_op *op_p,
                         int64_t *ks, int max_ks)
@@ -207,12 +220,16 @@ static int sweep_points(const kcs_contract *c, const kcs_sweep_opts *o, kcs_op *
     int64_t kmax = c->k_max;
     if (o->max_k > 0 && o->max_k < kmax)
         kmax = o->max_k;
-    int64_t mn = op == KCS_OP_DOT ? 1 : 4;
     int n = 0;
     for (int64_t k = c->k_min > 1 ? c->k_min : 1; k <= kmax && n < max_ks;) {
-        kcs_shape sh = {mn, op == KCS_OP_GEMM ? mn : 1, k, 0};
-        if (kcs_precondition_shape_ok(c, &sh) && k >= o->min_k)
-            ks[n++] = k;
+        /* k in the precondition's shape class (multiple_of; k itself without one) */
+        int64_t kc = kcs_precondition_fit(c, 2, k);
+        if (kc > kmax && c->shape_mult[2] > 1)
+            kc -= c->shape_mult[2]; /* the multiple below --max-k */
+        kcs_shape sh = sweep_shape(c, op, kc);
+        if (kc > 0 && kc <= kmax && kcs_precondition_shape_ok(c, &sh) && kc >= o->min_k &&
+            (n == 0 || kc > ks[n - 1]))
+            ks[n++] = kc;
         int64_t next = k * (o->k_factor > 1 ? o->k_factor : 4);
         k = (k < kmax && next > kmax) ? kmax : next;
     }
@@ -260,8 +277,7 @@ int kcs_calib_sweep(kcs_contract *const *cs, int n, const kcs_calib_run *run,
         kcs_op op = KCS_OP_COUNT;
         int nk = sweep_points(c, o, &op, ks, MAX_KS);
         for (int ki = 0; ki < nk && !rc; ki++) {
-            int64_t mn = op == KCS_OP_DOT ? 1 : 4;
-            kcs_shape sh = {mn, op == KCS_OP_GEMM ? mn : 1, ks[ki], 0};
+            kcs_shape sh = sweep_shape(c, op, ks[ki]);
             for (int f = 0; f < KCS_FMT_COUNT && !rc; f++) {
                 if (!(c->dtype_in & (1u << f)))
                     continue;

@@ -120,7 +120,8 @@ static bool has_shape(const kcs_contract *c)
 {
     return c->m_min != 1 || c->m_max != INT64_MAX || c->n_min != 1 || c->n_max != INT64_MAX ||
            c->k_min != 1 || c->k_max != INT64_MAX || c->batch_min != 1 ||
-           c->batch_max != INT64_MAX;
+           c->batch_max != INT64_MAX || c->shape_mult[0] || c->shape_mult[1] ||
+           c->shape_mult[2] || c->shape_mult[3];
 }
 
 int kcs_contract_print(const kcs_contract *c, FILE *f, bool json)
@@ -164,6 +165,17 @@ int kcs_contract_print(const kcs_contract *c, FILE *f, bool json)
         range(p, &first, "n", c->n_min, c->n_max);
         range(p, &first, "k", c->k_min, c->k_max);
         range(p, &first, "batch", c->batch_min, c->batch_max);
+        if (c->shape_mult[0] || c->shape_mult[1] || c->shape_mult[2] || c->shape_mult[3]) {
+            static const char *const dims[] = {"m", "n", "k", "batch"};
+            ikey(p, first, "multiple_of"), fputc('{', f);
+            for (int d = 0, fd = 1; d < 4; d++)
+                if (c->shape_mult[d]) {
+                    ikey(p, fd, dims[d]), fprintf(f, "%" PRId64, c->shape_mult[d]);
+                    fd = 0;
+                }
+            fputc('}', f);
+            first = false;
+        }
         fputc('}', f), eol(p);
     }
     key(p, 2, false, "values"), fputc('{', f);

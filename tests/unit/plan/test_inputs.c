@@ -6,8 +6,9 @@
  * the formats' own definitions: significand bits, minimum normal exponent,
  * largest finite value; IEEE 754, bfloat16, OCP FP8); injected NaN / Inf
  * (either sign, +Inf only, -Inf only) / subnormal fractions in the first
- * input only; gather indices in range except the out-of-range fraction, which is counted. Statistical bounds
- * are at least 6 standard deviations wide. */
+ * input only; gather indices in range except the out-of-range fraction,
+ * which is counted. Statistical bounds are at least 6 standard deviations
+ * wide. */
 #include <float.h>
 #include <math.h>
 #include <stdio.h>
