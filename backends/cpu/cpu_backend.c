@@ -140,6 +140,8 @@ static int cpu_run(kcs_backend_ctx *ctx, const kcs_call *call, kcs_error *err)
         return kcs_fail(err, KCS_E_UNSUPPORTED,
                         "cpu: profile %s emulates matrix units; op %s has no emulation",
                         ctx->profile, kcs_op_name(call->op));
+    if (kcs_cpu_nan_mask_applies(ctx, call))
+        return kcs_cpu_nan_masked(ctx, cpu_ops[call->op], call, err);
     return cpu_ops[call->op](ctx, call, err);
 }
 

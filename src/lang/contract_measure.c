@@ -11,6 +11,7 @@
 
 #include "attrs.h"
 #include "contract_load.h"
+#include "nan_mask.h"
 
 #define DIM_MAX INT32_MAX              /* largest m, n, k, batch of a measured shape */
 #define OPERAND_MAX (INT64_C(1) << 31) /* largest operand (elements) of a measured shape */
@@ -299,6 +300,15 @@ void kcs_contract_check_measurement(loader *L, struct fy_node *root)
                                "op(x[:1]) with op(x)[:1] and needs m >= 2", s->m);
         }
     }
+    if (kcs_nan_mask_declared(c->attrs))
+        for (int op = 0; op < KCS_OP_COUNT; op++)
+            if ((c->ops & (1u << op)) && !kcs_nan_mask_defined((kcs_op)op)) {
+                kcs_yaml_error(L->y, kcs_yaml_get(L->y, meas, "attrs", false, "measurement"),
+                               "measurement.attrs", "nan=mask is not defined for op %s in scope "
+                               "(defined for reduce_sum, dot, gemm, batched_gemm, allreduce, "
+                               "softmax)", kcs_op_name((kcs_op)op));
+                break;
+            }
     struct fy_node *sp = kcs_yaml_get(L->y, meas, "special", false, "measurement");
     if (!sp || fy_node_get_type(sp) != FYNT_MAPPING)
         return;
