@@ -165,16 +165,21 @@ static void cpu_close(kcs_backend_ctx *ctx)
  * declare batch invariance; not under the atomic schedule (its order is
  * drawn per call) nor an emulated profile (a vendor library's dispatch).
  * OpenBLAS (native) claims nothing. The C-ORD-03 calibration kernels all
- * declare it: that is what their contract checks. */
+ * declare it: that is what their contract checks. The own kernels also
+ * declare nan_mask: they implement nan=mask when asked (nan_policy.c). */
 static uint32_t cpu_declares(kcs_backend_ctx *ctx, const kcs_call *call)
 {
     const char *v = call->variant ? call->variant : "";
     if (strncmp(v, "calib:C-ORD-03:", 15) == 0)
         return KCS_DECL_BIT(KCS_DECL_BATCH_INVARIANT);
+    uint32_t d = 0;
+    /* the own kernels implement nan=mask (nan_policy.c) */
+    if ((strcmp(v, "own") == 0 || strcmp(v, "own:exact") == 0) && !(ctx && ctx->profile[0]))
+        d |= KCS_DECL_BIT(KCS_DECL_NAN_MASK);
     if (strcmp(v, "own") == 0 && !(ctx && ctx->profile[0]) &&
         call->schedule.kind != KCS_SCHED_ATOMIC)
-        return KCS_DECL_BIT(KCS_DECL_BATCH_INVARIANT);
-    return 0;
+        d |= KCS_DECL_BIT(KCS_DECL_BATCH_INVARIANT);
+    return d;
 }
 
 const kcs_backend_ops kcs_backend_cpu = {

@@ -4,7 +4,8 @@
 # nan=propagate. The reference treats NaN inputs as absent, so the CPU
 # backend's own kernels, which mask when the attrs say so, PASS through
 # `kcs grade`, and OpenBLAS (native), which propagates NaN whatever it is
-# told, FAILS; under C-EXC-01 itself (nan=propagate) both pass. A contract
+# told, FAILS; under C-EXC-01 itself (nan=propagate) both pass. Bound only
+# to kernels that declare nan_mask, OpenBLAS is NOT-CLAIMED. A contract
 # handing nan=mask to an op that does not define it is refused by lint.
 source "$(dirname "$0")/lib.sh"
 C="$KCS_SRC/contracts"
@@ -36,6 +37,18 @@ done
 # the same kernels under nan=propagate: both pass (own kernels propagate when told to)
 grade PASS "nan=propagate, own" --backend cpu --variant own C-EXC-01
 grade PASS "nan=propagate, OpenBLAS" --backend cpu --variant native C-EXC-01
+
+# bound only to kernels that declare nan_mask (precondition.declares): the own
+# kernels declare it and PASS; OpenBLAS declares nothing and is NOT-CLAIMED
+sed -e 's/^id: C-EXC-91$/id: C-EXC-92/' \
+  -e 's/^  values: { dist: \[normal, uniform_pm1\], finite: false }$/&\n  declares: [nan_mask]/' \
+  "$T/C-EXC-91.yaml" > "$T/C-EXC-92.yaml"
+grep -q 'declares: \[nan_mask\]' "$T/C-EXC-92.yaml" || fail "C-EXC-01's values line changed: update this test"
+grade PASS "declares nan_mask, own" --backend cpu --variant own "$T/C-EXC-92.yaml"
+rc=0
+"$KCS" grade --backend cpu --variant native "$T/C-EXC-92.yaml" > "$T/out.txt" 2>&1 || rc=$?
+[ "$rc" = 0 ] && grep -qE '^C-EXC-92 .*NOT-CLAIMED .*does not declare nan_mask' "$T/out.txt" \
+  || { cat "$T/out.txt"; fail "declares nan_mask, OpenBLAS: expected NOT-CLAIMED (exit $rc)"; }
 
 # nan=mask on an op that does not define it: refused with file:line:field
 sed -e 's/^scope: { ops: \[gemm, batched_gemm, reduce_sum, dot, softmax\] }$/scope: { ops: [softmax, rmsnorm] }/' \
