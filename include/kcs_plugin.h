@@ -137,6 +137,11 @@ KCS_PLUGIN_EXPORT const kcs_plugin *kcs_plugin_get(void);   /* the one exported 
  *                     computed in: op(x[:b]) == op(x)[:b] bitwise for every
  *                     b (C-ORD-03 binds only kernels that declare it; the
  *                     others are reported NOT-CLAIMED there)
+ *   nan_mask          the kernel implements nan=mask when the call's attrs
+ *                     ask for it: a NaN input element is absent (0 in sums
+ *                     and products, -Inf in softmax; contracts/README.md);
+ *                     a contract that declares nan=mask should bind only
+ *                     kernels that declare it (precondition.declares)
  * kcs refuses a library that declares a name it does not know. A library
  * without this symbol declares nothing (ABI 1 is unchanged: the symbol is
  * looked up by name and may be absent). Define it as

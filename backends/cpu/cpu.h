@@ -16,6 +16,11 @@ struct kcs_backend_ctx {
 typedef int (*kcs_cpu_op_fn)(kcs_backend_ctx *ctx, const kcs_call *call, kcs_error *err);
 
 int kcs_cpu_gemm(kcs_backend_ctx *ctx, const kcs_call *call, kcs_error *err);
+/* nan=mask in the own kernels (nan_policy.c): whether it applies to the
+ * call, and fn run on the call's inputs with NaN substituted. */
+int kcs_cpu_nan_mask_applies(const kcs_backend_ctx *ctx, const kcs_call *call);
+int kcs_cpu_nan_masked(kcs_backend_ctx *ctx, kcs_cpu_op_fn fn, const kcs_call *call,
+                       kcs_error *err);
 /* "defect:<name>" gemm variants (defect.c) */
 int kcs_cpu_defect(const kcs_call *call, kcs_error *err);
 /* the protocol and exceptional-value defects (defect_proto.c) */

@@ -140,6 +140,8 @@ static int cpu_run(kcs_backend_ctx *ctx, const kcs_call *call, kcs_error *err)
         return kcs_fail(err, KCS_E_UNSUPPORTED,
                         "cpu: profile %s emulates matrix units; op %s has no emulation",
                         ctx->profile, kcs_op_name(call->op));
+    if (kcs_cpu_nan_mask_applies(ctx, call))
+        return kcs_cpu_nan_masked(ctx, cpu_ops[call->op], call, err);
     return cpu_ops[call->op](ctx, call, err);
 }
 
@@ -164,17 +166,23 @@ static void cpu_close(kcs_backend_ctx *ctx)
  * drawn per call) nor an emulated profile (a vendor library's dispatch).
  * OpenBLAS (native) claims nothing. The C-ORD-03 calibration kernels all
  * declare it: that is what their contract checks; so do the sweep's
- * batch-dependent and always-raising defects (defect_proto.c). */
+ * batch-dependent and always-raising defects (defect_proto.c). The own
+ * kernels also declare nan_mask: they implement nan=mask when asked
+ * (nan_policy.c). */
 static uint32_t cpu_declares(kcs_backend_ctx *ctx, const kcs_call *call)
 {
     const char *v = call->variant ? call->variant : "";
     if (strncmp(v, "calib:C-ORD-03:", 15) == 0 || strncmp(v, "defect:batch-", 13) == 0 ||
         strcmp(v, "defect:always-raise") == 0)
         return KCS_DECL_BIT(KCS_DECL_BATCH_INVARIANT);
+    uint32_t d = 0;
+    /* the own kernels implement nan=mask (nan_policy.c) */
+    if ((strcmp(v, "own") == 0 || strcmp(v, "own:exact") == 0) && !(ctx && ctx->profile[0]))
+        d |= KCS_DECL_BIT(KCS_DECL_NAN_MASK);
     if (strcmp(v, "own") == 0 && !(ctx && ctx->profile[0]) &&
         call->schedule.kind != KCS_SCHED_ATOMIC)
-        return KCS_DECL_BIT(KCS_DECL_BATCH_INVARIANT);
-    return 0;
+        d |= KCS_DECL_BIT(KCS_DECL_BATCH_INVARIANT);
+    return d;
 }
 
 const kcs_backend_ops kcs_backend_cpu = {

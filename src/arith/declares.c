@@ -8,6 +8,7 @@
 
 static const char *const names[KCS_DECL_COUNT] = {
     [KCS_DECL_BATCH_INVARIANT] = "batch_invariant",
+    [KCS_DECL_NAN_MASK] = "nan_mask",
 };
 
 const char *kcs_decl_name(kcs_decl d)
@@ -68,5 +69,5 @@ const char *kcs_decls_str(uint32_t mask, char *buf, size_t len)
 
 const char *kcs_decls_known(void)
 {
-    return "batch_invariant";
+    return "batch_invariant | nan_mask";
 }

@@ -20,6 +20,7 @@
 
 typedef enum kcs_decl {
     KCS_DECL_BATCH_INVARIANT = 0, /* op(x[:b]) == op(x)[:b] bitwise for every batch size b */
+    KCS_DECL_NAN_MASK,            /* implements nan=mask (nan_mask.h): NaN inputs are absent */
     KCS_DECL_COUNT
 } kcs_decl;
 

@@ -197,6 +197,19 @@ static int bind_kernel(const kcs_contract *c, const kcs_sweep_kdef *kd, kcs_rank
     return 0;
 }
 
+/* The shape of a point at k: m = n = 4 (dot: 1 x 1; reduce_sum: n = 1),
+ * moved into the precondition's shape classes where it has any. */
+static kcs_shape sweep_shape(const kcs_contract *c, kcs_op op, int64_t k)
+{
+    int64_t mn = op == KCS_OP_DOT ? 1 : 4;
+    kcs_shape sh = {mn, op == KCS_OP_GEMM ? mn : 1, k, 0};
+    if (c->shape_mult[0] > 1)
+        sh.m = kcs_precondition_fit(c, 0, sh.m);
+    if (c->shape_mult[1] > 1)
+        sh.n = kcs_precondition_fit(c, 1, sh.n);
+    return sh;
+}
+
 /* The points of contract c (0 when c is not swept): gemm, reduce_sum or
  * dot over k here (m = n = 4; dot 1 x 1); softmax, layernorm, attention and
  * reduce_sum under declared subnormal semantics in calib_sweep_ops.c.
@@ -215,16 +228,20 @@ static int sweep_points(const kcs_contract *c, const kcs_sweep_opts *o, kcs_swee
     for (size_t j = 0; j < 3 && op == KCS_OP_COUNT; j++)
         if (c->ops & (1u << sweep_ops[j]))
             op = sweep_ops[j];
-    if (op == KCS_OP_COUNT || c->special_nan > 0 || c->special_inf > 0 || c->attrs[0])
+    if (op == KCS_OP_COUNT || kcs_contract_injects_nonfinite(c) || c->attrs[0])
         return 0;
     int64_t kmax = c->k_max;
     if (o->max_k > 0 && o->max_k < kmax)
         kmax = o->max_k;
-    int64_t mn = op == KCS_OP_DOT ? 1 : 4;
     int n = 0;
     for (int64_t k = c->k_min > 1 ? c->k_min : 1; k <= kmax && n < max_ks;) {
-        kcs_shape sh = {mn, op == KCS_OP_GEMM ? mn : 1, k, 0};
-        if (kcs_precondition_shape_ok(c, &sh) && k >= o->min_k)
+        /* k in the precondition's shape class (multiple_of; k itself without one) */
+        int64_t kc = kcs_precondition_fit(c, 2, k);
+        if (kc > kmax && c->shape_mult[2] > 1)
+            kc -= c->shape_mult[2]; /* the multiple below --max-k */
+        kcs_shape sh = sweep_shape(c, op, kc);
+        if (kc > 0 && kc <= kmax && kcs_precondition_shape_ok(c, &sh) && kc >= o->min_k &&
+            (n == 0 || kc > pts[n - 1].sh.k))
             pts[n++] = (kcs_sweep_point){op, sh};
         int64_t next = k * (o->k_factor > 1 ? o->k_factor : 4);
         k = (k < kmax && next > kmax) ? kmax : next;

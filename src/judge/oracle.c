@@ -7,6 +7,8 @@
  *   model:<profile>  gemm / batched_gemm: the emulated matrix unit of the
  *          CPU backend (cpu/profile.h) for (profile, dtype_in), rounded to
  *          dtype_out when that is not fp32.
+ * Under nan=mask (the call's attrs) every kind sees the inputs with NaN
+ * substituted (arith/nan_mask.h).
  * Magnitudes (absref) and the normwise denominator (scale) are those of the
  * fp64 kind for every kind. gemm: absref = |A||B| + |C| (an upper bound
  * within 0.08 %, oracle_absprod.h),
@@ -22,6 +24,7 @@
 #include "exact.h"
 #include "format_fast.h"
 #include "metrics.h"
+#include "nan_mask.h"
 #include "oracle_absprod.h"
 #include "oracle_ops.h"
 
@@ -98,8 +101,31 @@ static int is_gemm(kcs_op op)
     return op == KCS_OP_GEMM || op == KCS_OP_BATCHED_GEMM;
 }
 
+static int oracle_run(kcs_oracle_kind kind, const char *profile, const kcs_call *call,
+                      double *ref, double *absref, double *scale_p, kcs_error *err);
+
+/* nan=mask: the reference of the inputs with each NaN substituted
+ * (nan_mask.h: 0 in sums and products, -Inf in softmax); magnitudes and
+ * scale likewise from the substituted inputs. */
 int kcs_oracle_run(kcs_oracle_kind kind, const char *profile, const kcs_call *call, double *ref,
                    double *absref, double *scale_p, kcs_error *err)
+{
+    if (!kcs_nan_mask_declared(call->attrs))
+        return oracle_run(kind, profile, call, ref, absref, scale_p, err);
+    if (!kcs_nan_mask_defined(call->op))
+        return kcs_fail(err, KCS_E_UNSUPPORTED, "oracle: nan=mask is not defined for op %s",
+                        kcs_op_name(call->op));
+    kcs_call masked;
+    double *bufs[KCS_MAX_INPUTS];
+    if (kcs_nan_mask_call(call, &masked, bufs))
+        return kcs_fail(err, KCS_E_NOMEM, "oracle: out of memory masking NaN inputs");
+    int rc = oracle_run(kind, profile, &masked, ref, absref, scale_p, err);
+    kcs_nan_mask_free(bufs);
+    return rc;
+}
+
+static int oracle_run(kcs_oracle_kind kind, const char *profile, const kcs_call *call,
+                      double *ref, double *absref, double *scale_p, kcs_error *err)
 {
     double scale = 0.0;
     int rc;

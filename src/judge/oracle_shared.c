@@ -6,6 +6,7 @@
 #include <stdlib.h>
 
 #include "metrics.h"
+#include "nan_mask.h"
 #include "oracle_absprod.h"
 #include "stage_time.h"
 
@@ -47,7 +48,8 @@ int kcs_oracle_run_shared(MPI_Comm comm, int local_ok, kcs_oracle_kind kind, con
     /* Split only what every rank can split: a plain fp64 GEMM of the same
      * shape everywhere (the shape comes from the plan, so it agrees). */
     int split = local_ok && call && kind == KCS_ORACLE_FP64 && call->op == KCS_OP_GEMM &&
-                size > 1 && call->m >= size && call->m * call->n <= INT32_MAX;
+                size > 1 && call->m >= size && call->m * call->n <= INT32_MAX &&
+                !kcs_nan_mask_declared(call->attrs); /* masked: kcs_oracle_run */
     int *counts = split ? malloc(2 * (size_t)size * sizeof *counts) : NULL;
     split = split && counts;
     int all = 0;

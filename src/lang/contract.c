@@ -117,7 +117,7 @@ static void load_precondition(loader *L, struct fy_node *root)
 {
     static const char *const keys[] = {"dtype_in", "dtype_acc", "dtype_out", "shape", "values",
                                        "declares", NULL};
-    static const char *const shape_keys[] = {"m", "n", "k", "batch", NULL};
+    static const char *const shape_keys[] = {"m", "n", "k", "batch", "multiple_of", NULL};
     static const char *const value_keys[] = {"dist", "finite", NULL};
     kcs_contract *c = L->c;
     int before = L->y->n_errors;
@@ -154,6 +154,7 @@ static void load_precondition(loader *L, struct fy_node *root)
             if (r)
                 load_range(L, r, f, ranges[i][0], ranges[i][1]);
         }
+        kcs_contract_load_shape_class(L, sh);
     }
     struct fy_node *v = kcs_contract_section(L, p, "values", false, "precondition", value_keys);
     if (v) {
@@ -350,6 +351,7 @@ static int load(kcs_yctx *y, kcs_contract **c_p, kcs_error *err)
     kcs_contract_load_measurement(&L, root);
     load_signatures(&L, root);
     cross_check(&L, root);
+    kcs_contract_check_shape_class(&L, root);
     kcs_contract_check_measurement(&L, root);
     kcs_contract_check_eta(&L, root);
     int rc = kcs_yaml_finish(y, err);

@@ -105,6 +105,9 @@ typedef struct kcs_contract {
     /* precondition.shape ranges of the other dimensions (default 1..INT64_MAX;
      * k_min/k_max likewise when precondition.shape has no k) */
     int64_t m_min, m_max, n_min, n_max, batch_min, batch_max;
+    /* precondition.shape.multiple_of: the step of m, n, k, batch's shape class
+     * (0: every value of the range; contract_shape_class.c) */
+    int64_t shape_mult[4];
     uint32_t value_dists; /* precondition.values.dist: bit (1u << kcs_dist); all when "any" */
     bool values_finite;   /* precondition.values.finite (default true) */
     uint32_t declares;    /* precondition.declares: KCS_DECL_BIT per property the kernel
@@ -139,12 +142,23 @@ typedef struct kcs_contract {
                                    (src/plan/held_out_draw.h), held out like held_out */
     char attrs[128];            /* declared semantics handed to kernels: "oob=raise" */
     double special_nan, special_inf, special_subnormal; /* injected fractions of inputs */
+    double special_pinf, special_ninf; /* +Inf only, -Inf only (inf: either sign) */
     double special_oob;         /* fraction of gather indices out of range */
     uint64_t seed;              /* mixed into every case seed of this contract */
     /* 8. violation signatures */
     kcs_signature sigs[KCS_MAX_SIGNATURES];
     int n_sigs;
 } kcs_contract;
+
+/* Whether the contract injects NaN or an infinity (special.nan, inf,
+ * pinf or ninf above 0). */
+bool kcs_contract_injects_nonfinite(const kcs_contract *c);
+
+/* The first dimension of s outside c's shape classes (precondition.shape.
+ * multiple_of): its name ("m", "n", "k", "batch"), value and step; NULL
+ * when s is in every class. */
+const char *kcs_contract_shape_class_miss(const kcs_contract *c, const kcs_shape *s,
+                                          int64_t *v_p, int64_t *mult_p);
 
 /* Load and validate a contract file. On failure returns KCS_E_INVAL (or
  * KCS_E_IO) with err->msg "file:line:col: field: message" (several errors,

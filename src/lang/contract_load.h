@@ -49,6 +49,11 @@ void kcs_contract_load_tolerance(loader *L, struct fy_node *root);
 void kcs_contract_check_eta(loader *L, struct fy_node *root);
 void kcs_contract_free_tolerance(kcs_contract *c);
 
+/* contract_shape_class.c: precondition.shape.multiple_of (after the
+ * ranges), and the measured shapes against it */
+void kcs_contract_load_shape_class(loader *L, struct fy_node *shape);
+void kcs_contract_check_shape_class(loader *L, struct fy_node *root);
+
 /* contract_measure.c */
 void kcs_contract_load_measurement(loader *L, struct fy_node *root);
 void kcs_contract_check_measurement(loader *L, struct fy_node *root);

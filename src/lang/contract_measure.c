@@ -11,6 +11,7 @@
 
 #include "attrs.h"
 #include "contract_load.h"
+#include "nan_mask.h"
 
 #define DIM_MAX INT32_MAX              /* largest m, n, k, batch of a measured shape */
 #define OPERAND_MAX (INT64_C(1) << 31) /* largest operand (elements) of a measured shape */
@@ -143,9 +144,10 @@ static void load_attrs(loader *L, struct fy_node *n)
 
 static void load_special(loader *L, struct fy_node *m)
 {
-    static const char *const keys[] = {"nan", "inf", "subnormal", "oob", NULL};
+    static const char *const keys[] = {"nan", "inf", "pinf", "ninf", "subnormal", "oob", NULL};
     kcs_contract *c = L->c;
-    double *dst[] = {&c->special_nan, &c->special_inf, &c->special_subnormal, &c->special_oob};
+    double *dst[] = {&c->special_nan,  &c->special_inf,       &c->special_pinf,
+                     &c->special_ninf, &c->special_subnormal, &c->special_oob};
     struct fy_node *s = kcs_contract_section(L, m, "special", false, "measurement", keys);
     if (!s)
         return;
@@ -161,11 +163,18 @@ static void load_special(loader *L, struct fy_node *m)
         else
             *dst[i] = v;
     }
-    double sum = c->special_nan + c->special_inf + c->special_subnormal;
+    double sum = c->special_nan + c->special_inf + c->special_pinf + c->special_ninf +
+                 c->special_subnormal;
     if (sum > 1.0)
         kcs_yaml_error(L->y, s, "measurement.special",
-                       "nan + inf + subnormal is %g; the fractions of one input must sum to at "
-                       "most 1", sum);
+                       "nan + inf + pinf + ninf + subnormal is %g; the fractions of one input "
+                       "must sum to at most 1", sum);
+}
+
+bool kcs_contract_injects_nonfinite(const kcs_contract *c)
+{
+    return c->special_nan > 0 || c->special_inf > 0 || c->special_pinf > 0 ||
+           c->special_ninf > 0;
 }
 
 static void load_protocol(loader *L, struct fy_node *m)
@@ -300,14 +309,29 @@ void kcs_contract_check_measurement(loader *L, struct fy_node *root)
                                "op(x[:1]) with op(x)[:1] and needs m >= 2", s->m);
         }
     }
+    if (kcs_nan_mask_declared(c->attrs))
+        for (int op = 0; op < KCS_OP_COUNT; op++)
+            if ((c->ops & (1u << op)) && !kcs_nan_mask_defined((kcs_op)op)) {
+                kcs_yaml_error(L->y, kcs_yaml_get(L->y, meas, "attrs", false, "measurement"),
+                               "measurement.attrs", "nan=mask is not defined for op %s in scope "
+                               "(defined for reduce_sum, dot, gemm, batched_gemm, allreduce, "
+                               "softmax)", kcs_op_name((kcs_op)op));
+                break;
+            }
     struct fy_node *sp = kcs_yaml_get(L->y, meas, "special", false, "measurement");
     if (!sp || fy_node_get_type(sp) != FYNT_MAPPING)
         return;
-    if (L->pre_ok && c->values_finite && (c->special_nan > 0 || c->special_inf > 0))
-        kcs_yaml_error(L->y, kcs_yaml_get(L->y, sp, c->special_nan > 0 ? "nan" : "inf", false,
-                                          "measurement.special"),
-                       c->special_nan > 0 ? "measurement.special.nan" : "measurement.special.inf",
+    if (L->pre_ok && c->values_finite && kcs_contract_injects_nonfinite(c)) {
+        /* name the first non-finite key given */
+        const char *key = c->special_nan > 0   ? "nan"
+                          : c->special_inf > 0 ? "inf"
+                          : c->special_pinf > 0 ? "pinf"
+                                                : "ninf";
+        char f[40];
+        snprintf(f, sizeof f, "measurement.special.%s", key);
+        kcs_yaml_error(L->y, kcs_yaml_get(L->y, sp, key, false, "measurement.special"), f,
                        "injects non-finite inputs, but precondition.values.finite is true");
+    }
     if (c->special_oob > 0 && c->ops && !(c->ops & (1u << KCS_OP_GATHER)))
         kcs_yaml_error(L->y, kcs_yaml_get(L->y, sp, "oob", false, "measurement.special"),
                        "measurement.special.oob",

@@ -120,7 +120,8 @@ static bool has_shape(const kcs_contract *c)
 {
     return c->m_min != 1 || c->m_max != INT64_MAX || c->n_min != 1 || c->n_max != INT64_MAX ||
            c->k_min != 1 || c->k_max != INT64_MAX || c->batch_min != 1 ||
-           c->batch_max != INT64_MAX;
+           c->batch_max != INT64_MAX || c->shape_mult[0] || c->shape_mult[1] ||
+           c->shape_mult[2] || c->shape_mult[3];
 }
 
 int kcs_contract_print(const kcs_contract *c, FILE *f, bool json)
@@ -164,6 +165,17 @@ int kcs_contract_print(const kcs_contract *c, FILE *f, bool json)
         range(p, &first, "n", c->n_min, c->n_max);
         range(p, &first, "k", c->k_min, c->k_max);
         range(p, &first, "batch", c->batch_min, c->batch_max);
+        if (c->shape_mult[0] || c->shape_mult[1] || c->shape_mult[2] || c->shape_mult[3]) {
+            static const char *const dims[] = {"m", "n", "k", "batch"};
+            ikey(p, first, "multiple_of"), fputc('{', f);
+            for (int d = 0, fd = 1; d < 4; d++)
+                if (c->shape_mult[d]) {
+                    ikey(p, fd, dims[d]), fprintf(f, "%" PRId64, c->shape_mult[d]);
+                    fd = 0;
+                }
+            fputc('}', f);
+            first = false;
+        }
         fputc('}', f), eol(p);
     }
     key(p, 2, false, "values"), fputc('{', f);
@@ -254,12 +266,13 @@ int kcs_contract_print(const kcs_contract *c, FILE *f, bool json)
         key(p, 2, false, "repetitions"), fprintf(f, "%d", c->repetitions), eol(p);
     if (c->attrs[0] || json)
         key(p, 2, false, "attrs"), qstr(f, c->attrs), eol(p);
-    const double sp[] = {c->special_nan, c->special_inf, c->special_subnormal, c->special_oob};
-    static const char *const sp_names[] = {"nan", "inf", "subnormal", "oob"};
-    if (sp[0] > 0 || sp[1] > 0 || sp[2] > 0 || sp[3] > 0 || json) {
+    const double sp[] = {c->special_nan,  c->special_inf,       c->special_pinf,
+                         c->special_ninf, c->special_subnormal, c->special_oob};
+    static const char *const sp_names[] = {"nan", "inf", "pinf", "ninf", "subnormal", "oob"};
+    if (sp[0] > 0 || sp[1] > 0 || sp[2] > 0 || sp[3] > 0 || sp[4] > 0 || sp[5] > 0 || json) {
         key(p, 2, false, "special"), fputc('{', f);
         first = true;
-        for (int i = 0; i < 4; i++)
+        for (int i = 0; i < 6; i++)
             if (sp[i] > 0 || json) {
                 ikey(p, first, sp_names[i]), num(f, sp[i]);
                 first = false;

@@ -4,31 +4,61 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int dim(const kcs_contract *c, const char *name, int64_t v, int64_t lo, int64_t hi,
-               kcs_error *err)
+/* Dimension d (0..3: m, n, k, batch) of c: in its range and its shape
+ * class (precondition.shape.multiple_of). */
+static int dim(const kcs_contract *c, int d, int64_t v, int64_t lo, int64_t hi, kcs_error *err)
 {
-    if (v >= lo && v <= hi)
+    static const char *const names[] = {"m", "n", "k", "batch"};
+    int64_t mult = c->shape_mult[d];
+    if (v >= lo && v <= hi && (mult <= 1 || v % mult == 0))
         return 0;
-    char hs[32];
+    char hs[32], cls[64] = "";
     if (hi == INT64_MAX)
         snprintf(hs, sizeof hs, "inf");
     else
         snprintf(hs, sizeof hs, "%lld", (long long)hi);
+    if (mult > 1)
+        snprintf(cls, sizeof cls, ", multiples of %lld", (long long)mult);
+    if (v >= lo && v <= hi)
+        return kcs_fail(err, KCS_E_INVAL, "dimension %s = %lld is not a multiple of %lld: the "
+                        "precondition of %s admits %s in [%lld, %s]%s "
+                        "(precondition.shape.multiple_of.%s)", names[d], (long long)v,
+                        (long long)mult, c->id, names[d], (long long)lo, hs, cls, names[d]);
     return kcs_fail(err, KCS_E_INVAL, "dimension %s = %lld is outside the precondition's "
-                    "range [%lld, %s] of %s", name, (long long)v, (long long)lo, hs, c->id);
+                    "range [%lld, %s]%s of %s", names[d], (long long)v, (long long)lo, hs, cls,
+                    c->id);
 }
 
 int kcs_precondition_shape(const kcs_contract *c, const kcs_shape *s, kcs_error *err)
 {
     int64_t b = s->batch > 0 ? s->batch : 1;
-    int rc = dim(c, "m", s->m, c->m_min, c->m_max, err);
+    int rc = dim(c, 0, s->m, c->m_min, c->m_max, err);
     if (!rc)
-        rc = dim(c, "n", s->n, c->n_min, c->n_max, err);
+        rc = dim(c, 1, s->n, c->n_min, c->n_max, err);
     if (!rc)
-        rc = dim(c, "k", s->k, c->k_min, c->k_max, err);
+        rc = dim(c, 2, s->k, c->k_min, c->k_max, err);
     if (!rc)
-        rc = dim(c, "batch", b, c->batch_min, c->batch_max, err);
+        rc = dim(c, 3, b, c->batch_min, c->batch_max, err);
     return rc;
+}
+
+int64_t kcs_precondition_fit(const kcs_contract *c, int d, int64_t v)
+{
+    const int64_t r[4][2] = {{c->m_min, c->m_max},
+                             {c->n_min, c->n_max},
+                             {c->k_min, c->k_max},
+                             {c->batch_min, c->batch_max}};
+    int64_t lo = r[d][0], hi = r[d][1], mult = c->shape_mult[d] > 1 ? c->shape_mult[d] : 1;
+    if (v < lo)
+        v = lo;
+    if (v > hi)
+        v = hi;
+    if (v % mult == 0)
+        return v;
+    int64_t down = v - v % mult;
+    if (v <= hi - (mult - v % mult))
+        return v + (mult - v % mult); /* up, still inside the range */
+    return down >= lo ? down : 0;
 }
 
 int kcs_precondition_dist(const kcs_contract *c, kcs_dist d, kcs_error *err)

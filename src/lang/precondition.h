@@ -8,15 +8,22 @@
 #include "error.h"
 
 /* 0 when every dimension of s is inside c's precondition.shape ranges
- * (batch 0 counts as 1); else KCS_E_INVAL, err->msg "dimension X = V is
- * outside the precondition's range [MIN, MAX] of CONTRACT". */
+ * and shape classes (batch 0 counts as 1); else KCS_E_INVAL, err->msg
+ * "dimension X = V is outside the precondition's range [MIN, MAX] of
+ * CONTRACT" (", multiples of N" after the range when X has a class), or
+ * "dimension X = V is not a multiple of N: the precondition of CONTRACT
+ * admits X in [MIN, MAX], multiples of N (precondition.shape.multiple_of.X)". */
 int kcs_precondition_shape(const kcs_contract *c, const kcs_shape *s, kcs_error *err);
 /* 0 when d is one of precondition.values.dist; else KCS_E_INVAL. */
 int kcs_precondition_dist(const kcs_contract *c, kcs_dist d, kcs_error *err);
 /* 0 when f is one of precondition.dtype_in; else KCS_E_INVAL. */
 int kcs_precondition_dtype(const kcs_contract *c, kcs_format f, kcs_error *err);
-/* 1 when s is inside c's precondition.shape ranges. */
+/* 1 when s is inside c's precondition.shape ranges and classes. */
 int kcs_precondition_shape_ok(const kcs_contract *c, const kcs_shape *s);
+/* The admitted value of dimension d (0..3: m, n, k, batch) nearest v: v
+ * clamped to the range, then the next multiple of its class up, or down
+ * when up leaves the range; 0 when the range holds no multiple. */
+int64_t kcs_precondition_fit(const kcs_contract *c, int d, int64_t v);
 /* Parse "MxNxK" or "MxNxKxBATCH" (positive integers). */
 int kcs_shape_parse_text(const char *text, kcs_shape *s);
 

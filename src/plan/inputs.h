@@ -1,7 +1,7 @@
 /* The inputs of one trial of one case: every rank generates the same bits
  * from Philox keyed by (study seed, case, tensor, trial), shaped for the
- * op, with the contract's special values injected (NaN, Inf, subnormal
- * fractions; out-of-range gather indices). */
+ * op, with the contract's special values injected (NaN, Inf of either
+ * sign, +Inf, -Inf, subnormal fractions; out-of-range gather indices). */
 #ifndef KCS_INPUTS_H
 #define KCS_INPUTS_H
 

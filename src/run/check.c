@@ -144,6 +144,8 @@ static void check_preconditions(checker *k, const kcs_plan *plan)
         const kcs_contract *ct = s->contracts[c->contract];
         char why[256] = "";
         const kcs_shape *sh = &c->shape;
+        const char *cls;
+        int64_t cv, cmult;
         if (!in_range(sh->m, ct->m_min, ct->m_max))
             snprintf(why, sizeof why, "m = %lld outside [%lld, %lld]", (long long)sh->m,
                      (long long)ct->m_min, (long long)ct->m_max);
@@ -156,6 +158,10 @@ static void check_preconditions(checker *k, const kcs_plan *plan)
         else if (!in_range(sh->batch, ct->batch_min, ct->batch_max))
             snprintf(why, sizeof why, "batch = %lld outside [%lld, %lld]", (long long)sh->batch,
                      (long long)ct->batch_min, (long long)ct->batch_max);
+        else if ((cls = kcs_contract_shape_class_miss(ct, sh, &cv, &cmult)))
+            snprintf(why, sizeof why, "%s = %lld is not a multiple of %lld "
+                     "(precondition.shape.multiple_of.%s)", cls, (long long)cv,
+                     (long long)cmult, cls);
         else if (ct->value_dists && !(ct->value_dists & (1u << c->dist)))
             snprintf(why, sizeof why, "input distribution %s is not in precondition.values",
                      kcs_dist_name(c->dist));

@@ -358,7 +358,7 @@ static void test_inline(void)
         {16, "  []", "v.yaml:15:1: signature: must not be empty"},
         {5, "scope: { ops: [gemm, gemm] }", "v.yaml:5:22: scope.ops[1]: 'gemm' is listed twice"},
         {6, "precondition: { dtype_in: fp32, dtype_acc: fp32, dtype_out: fp32, declares: [fast] }",
-         "precondition.declares[0]: unknown declaration 'fast' (expected batch_invariant)"},
+         "precondition.declares[0]: unknown declaration 'fast' (expected batch_invariant | nan_mask)"},
         {6, "precondition: { dtype_in: fp32, dtype_acc: fp32, dtype_out: fp32, "
             "declares: [batch_invariant, batch_invariant] }",
          "precondition.declares[1]: 'batch_invariant' is listed twice"},
@@ -443,6 +443,63 @@ static void test_inline(void)
         }
         free(t);
     }
+}
+
+/* special.pinf / ninf: loaded, printed in the normal form (YAML and
+ * JSON), read back identically; refused beside values.finite: true. */
+static void test_special_signed_inf(void)
+{
+    kcs_error err = {0};
+    kcs_contract *c = NULL, *c2 = NULL;
+    char *t = variant(14, "  guards: { poison: none, fresh_inputs: false, revalidate: true }\n"
+                          "  special: { pinf: 0.125, ninf: 0.25, inf: 0.0625 }");
+    /* values.finite: false on line 6 */
+    const char *from = "dtype_out: fp32 }", *to = "dtype_out: fp32, values: { finite: false } }";
+    char *at = strstr(t, from);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(at);
+    char *t2 = calloc(1, strlen(t) + strlen(to) + 1);
+    memcpy(t2, t, (size_t)(at - t));
+    strcat(strcat(t2, to), at + strlen(from));
+    free(t);
+    t = t2;
+    int rc = kcs_contract_load_string("v.yaml", t, &c, &err);
+    if (rc)
+        fprintf(stderr, "\n%s\n---\n%s\n", err.msg, t);
+    CU_ASSERT_EQUAL_FATAL(rc, 0);
+    CU_ASSERT(c->special_pinf == 0.125 && c->special_ninf == 0.25 && c->special_inf == 0.0625);
+    CU_ASSERT(kcs_contract_injects_nonfinite(c));
+    char *p1 = NULL, *p2 = NULL, *js = NULL;
+    size_t l1 = 0, l2 = 0, lj = 0;
+    FILE *f = open_memstream(&p1, &l1);
+    kcs_contract_print(c, f, false);
+    fclose(f);
+    CU_ASSERT(strstr(p1, "  special: {inf: 0.0625, pinf: 0.125, ninf: 0.25}\n") != NULL);
+    rc = kcs_contract_load_string("v2.yaml", p1, &c2, &err);
+    CU_ASSERT_EQUAL_FATAL(rc, 0);
+    f = open_memstream(&p2, &l2);
+    kcs_contract_print(c2, f, false);
+    fclose(f);
+    CU_ASSERT_STRING_EQUAL(p1, p2);
+    CU_ASSERT(c2->special_pinf == c->special_pinf && c2->special_ninf == c->special_ninf);
+    f = open_memstream(&js, &lj);
+    kcs_contract_print(c, f, true);
+    fclose(f);
+    CU_ASSERT(strstr(js, "\"pinf\": 0.125, \"ninf\": 0.25") != NULL);
+    free(p1), free(p2), free(js), free(t);
+    kcs_contract_free(c);
+    kcs_contract_free(c2);
+
+    /* the default precondition (finite: true) refuses ninf, naming it */
+    c = NULL;
+    char *t3 = variant(14, "  guards: { poison: none, fresh_inputs: false, revalidate: true }\n"
+                           "  special: { ninf: 0.5, subnormal: 0.25 }");
+    rc = kcs_contract_load_string("v.yaml", t3, &c, &err);
+    CU_ASSERT_EQUAL(rc, KCS_E_INVAL);
+    CU_ASSERT(rc && strstr(err.msg, "v.yaml:15:20: measurement.special.ninf: injects non-finite "
+                                    "inputs, but precondition.values.finite is true"));
+    if (!rc)
+        kcs_contract_free(c);
+    free(t3);
 }
 
 static const char *const contract_ids[] = {
@@ -863,6 +920,7 @@ int main(void)
     CU_add_test(s, "C-PRC-01", test_prc01);
     CU_add_test(s, "print round trip", test_print_roundtrip);
     CU_add_test(s, "inline variants", test_inline);
+    CU_add_test(s, "special pinf and ninf", test_special_signed_inf);
     CU_add_test(s, "the twelve contracts", test_all_contracts);
     CU_add_test(s, "contract values", test_contract_values);
     CU_add_test(s, "names and I/O", test_names_and_io);

@@ -4,10 +4,11 @@
  * states them (range, sign, offset, cancellation, subnormal range); every
  * value exactly representable in the declared input format (checked with
  * the formats' own definitions: significand bits, minimum normal exponent,
- * largest finite value; IEEE 754, bfloat16, OCP FP8); injected NaN / Inf /
- * subnormal fractions in the first input only; gather indices in range
- * except the out-of-range fraction, which is counted. Statistical bounds
- * are at least 6 standard deviations wide. */
+ * largest finite value; IEEE 754, bfloat16, OCP FP8); injected NaN / Inf
+ * (either sign, +Inf only, -Inf only) / subnormal fractions in the first
+ * input only; gather indices in range except the out-of-range fraction,
+ * which is counted. Statistical bounds are at least 6 standard deviations
+ * wide. */
 #include <float.h>
 #include <math.h>
 #include <stdio.h>
@@ -329,6 +330,65 @@ static void test_special_values(void)
     kcs_contract_free(c);
 }
 
+/* pinf and ninf inject one sign each, at their own fractions, beside the
+ * either-sign inf; a contract with pinf only never gets -Inf (and ninf
+ * only never +Inf), over several trials and input formats. */
+static void count_signs(const kcs_contract *c, kcs_format f, int trials, size_t *n_p,
+                        size_t *pinf_p, size_t *ninf_p, size_t *nan_p)
+{
+    *n_p = *pinf_p = *ninf_p = *nan_p = 0;
+    for (int t = 0; t < trials; t++) {
+        kcs_case cs = mkcase(KCS_OP_GEMM, 3 + t, (kcs_shape){64, 64, 64, 0}, f, KCS_DIST_NORMAL);
+        kcs_inputs in;
+        kcs_call call;
+        CU_ASSERT_EQUAL_FATAL(gen(c, &cs, t, 91, &in, &call), 0);
+        for (size_t i = 0; i < in.len[0]; i++) {
+            double v = in.t[0][i];
+            *pinf_p += isinf(v) && v > 0;
+            *ninf_p += isinf(v) && v < 0;
+            *nan_p += isnan(v);
+        }
+        for (size_t i = 0; i < in.len[1]; i++)
+            CU_ASSERT(isfinite(in.t[1][i])); /* the first input only */
+        *n_p += in.len[0];
+        kcs_inputs_free(&in);
+    }
+}
+
+static void test_signed_infinities(void)
+{
+    const kcs_format fmts[] = {KCS_FMT_FP32, KCS_FMT_BF16, KCS_FMT_FP16};
+    struct {
+        const char *extra;
+        double pinf, ninf; /* expected fractions of +Inf and -Inf */
+    } cases[] = {
+        {"  special: { pinf: 0.05 }\n", 0.05, 0.0},
+        {"  special: { ninf: 0.2 }\n", 0.0, 0.2},
+        {"  special: { pinf: 0.03, ninf: 0.12 }\n", 0.03, 0.12},
+        /* inf: either sign, half each, added to the signed fractions */
+        {"  special: { inf: 0.1, pinf: 0.02, nan: 0.05 }\n", 0.07, 0.05},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        ut_contract s = {.finite = "false", .extra = cases[k].extra};
+        kcs_contract *c = ut_contract_load(&s);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+        for (size_t f = 0; f < sizeof fmts / sizeof fmts[0]; f++) {
+            size_t n, pinf, ninf, nan;
+            count_signs(c, fmts[f], 4, &n, &pinf, &ninf, &nan);
+            double fn = (double)n, pe = cases[k].pinf, ne = cases[k].ninf;
+            if (pe == 0.0)
+                CU_ASSERT_EQUAL(pinf, 0);
+            if (ne == 0.0)
+                CU_ASSERT_EQUAL(ninf, 0);
+            CU_ASSERT(fabs(pinf / fn - pe) <= 6 * sqrt(pe * (1 - pe) / fn));
+            CU_ASSERT(fabs(ninf / fn - ne) <= 6 * sqrt(ne * (1 - ne) / fn));
+            CU_ASSERT(fabs(nan / fn - c->special_nan) <=
+                      6 * sqrt(c->special_nan * (1 - c->special_nan) / fn));
+        }
+        kcs_contract_free(c);
+    }
+}
+
 /* Gather: a table m x k and n integer indices, uniform over [0, m), a
  * fraction out of range on either side, counted in oob_count. */
 static void test_gather_indices(void)
@@ -427,6 +487,7 @@ int main(void)
         {"distributions' properties", test_distributions},
         {"values exact in the declared format", test_exact_in_format},
         {"special values in the first input", test_special_values},
+        {"+Inf and -Inf injected separately", test_signed_infinities},
         {"gather indices and oob_count", test_gather_indices},
         {"lengths per op", test_lengths},
         {NULL, NULL},
