@@ -140,9 +140,14 @@ def test_held_out_shapes_come_with_the_contracts_shapes(worker_mode):
     r = kcs.check(aligned_only, "C-CMP-03", shapes=None, dtype_in="fp32", trials=1)
     assert r.verdict == "FAIL", r.lines()
     assert r.signatures == ["held-out-shape-error"]
-    held = r.trials[r.trials["m"] % 64 != 0]
+    t = r.trials
+    off = (t["m"] % 64 != 0) | (t["n"] % 64 != 0)
+    # one term of k dropped: beyond the bound 2 k u |A||B| at the listed
+    # held-out classes (k <= 300); the shapes drawn over the precondition may
+    # reach k ~ 10^5, where one term is within it
+    held = t[off & (t["k"] <= 300)]
     assert len(held) and (held["verdict"] == "violation").all()
-    assert (r.trials[r.trials["m"] % 64 == 0]["verdict"] == "within_tolerance").all()
+    assert (t[~off]["verdict"] == "within_tolerance").all()
 
 
 def make_replayer():

@@ -152,10 +152,15 @@ def test_held_out_cases(small_dataset, kcs_bin, tmp_path):
     df = kcs.load(out)
     shapes = {tuple(s[:3]): h for s, h in zip(df["shape"], df["held_out"])}
     # C-CMP-03: measurement shapes [[64,64,64],[128,64,256],[64,128,128,2]],
-    # held_out [[48,80,96],[63,65,127],[1,200,33],[17,5,300,3]]
-    assert shapes == {(64, 64, 64): False, (128, 64, 256): False, (64, 128, 128): False,
-                      (48, 80, 96): True, (63, 65, 127): True, (1, 200, 33): True,
-                      (17, 5, 300): True}
+    # held_out [[48,80,96],[63,65,127],[1,200,33],[17,5,300,3]], and 4 shapes
+    # drawn over its precondition (held_out_draw: 4), one with m above 256
+    listed = {(64, 64, 64): False, (128, 64, 256): False, (64, 128, 128): False,
+              (48, 80, 96): True, (63, 65, 127): True, (1, 200, 33): True,
+              (17, 5, 300): True}
+    assert {s: h for s, h in shapes.items() if s in listed} == listed
+    drawn = {s: h for s, h in shapes.items() if s not in listed}
+    assert len(drawn) == 4 and all(drawn.values()), drawn
+    assert max(s[0] for s in drawn) > 256, drawn
     assert "held-out" in df.attrs["fields"]["held_out"]["description"]
 
 
