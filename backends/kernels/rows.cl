@@ -189,7 +189,7 @@ __kernel void elementwise(IN_PTR X, __global out_t *Y, long n, int fn, int own)
     if (i >= n)
         return;
     val_t x = LD(X, i), y;
-    val_t one = 1, half = (val_t)0.5, two = 2;
+    val_t one = 1, a_half = (val_t)0.5, two = 2;
     if (fn == 0) {
         y = exp(x);
     } else if (fn == 1) {
@@ -203,7 +203,7 @@ __kernel void elementwise(IN_PTR X, __global out_t *Y, long n, int fn, int own)
     } else {
         val_t x3 = x * x * x;
         val_t in = x + EW_C1 * x3;
-        y = own ? x / (one + exp(-(two * EW_C0 * in))) : half * x * (one + tanh(EW_C0 * in));
+        y = own ? x / (one + exp(-(two * EW_C0 * in))) : a_half * x * (one + tanh(EW_C0 * in));
     }
     Y[i] = y;
 }
