@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # The elementwise op end to end (issue #14: "not expressible: an elementwise
 # op"): kcs grade on three plugin libraries built from tests/plugin/ew_plugin.c
-# (a correct one passes C-PRC-05, C-ORD-02 and C-EXC-01; a degree-4
-# polynomial exp fails C-PRC-05 only; a NaN-to-0 exp fails C-EXC-01 only),
-# the CPU backend's own kernels, and kcs exec with each function.
+# (a correct one passes C-PRC-05, C-ORD-02, C-ORD-03 and C-EXC-01; a
+# degree-4 polynomial exp fails C-PRC-05 only; a NaN-to-0 exp fails C-EXC-01
+# only; one that switches to another accurate exp for large calls while
+# declaring batch invariance fails C-ORD-03 only), the CPU backend's
+# kernels, and kcs exec with each function.
 source "$(dirname "$0")/lib.sh"
 P="$KCS_BUILD/tests/plugin"
 
@@ -20,8 +22,9 @@ line() { # FILE CONTRACT VERDICT [SIGNATURE]
 grade 0 "$T/good.txt" "$P/libkcs_ew_good.so"
 line "$T/good.txt" C-PRC-05 PASS
 line "$T/good.txt" C-ORD-02 PASS
+line "$T/good.txt" C-ORD-03 PASS   # declared and kept: every value alone
 line "$T/good.txt" C-EXC-01 PASS
-grep -q "^3 contract(s) graded: 3 PASS" "$T/good.txt" || { cat "$T/good.txt"; fail "good: not 3 graded"; }
+grep -q "^4 contract(s) graded: 4 PASS" "$T/good.txt" || { cat "$T/good.txt"; fail "good: not 4 graded"; }
 
 grade 3 "$T/poly.txt" "$P/libkcs_ew_poly.so"
 line "$T/poly.txt" C-PRC-05 FAIL approximate-function
@@ -32,11 +35,18 @@ grade 3 "$T/nan0.txt" "$P/libkcs_ew_nan0.so"
 line "$T/nan0.txt" C-EXC-01 FAIL nan-suppressed
 line "$T/nan0.txt" C-PRC-05 PASS   # accurate on finite inputs
 
+grade 3 "$T/vec.txt" "$P/libkcs_ew_vec.so"
+line "$T/vec.txt" C-ORD-03 FAIL batch-dependent-schedule
+line "$T/vec.txt" C-PRC-05 PASS   # Cephes' expf is accurate too
+line "$T/vec.txt" C-EXC-01 PASS
+
 # The CPU backend: libm's expf (native) and the stable forms (own) conform.
 for v in native own; do
   grade 0 "$T/cpu_$v.txt" --backend cpu --variant "$v" C-PRC-05
   line "$T/cpu_$v.txt" C-PRC-05 PASS
 done
+grade 0 "$T/cpu_ord03.txt" --backend cpu --variant own --ops elementwise C-ORD-03
+line "$T/cpu_ord03.txt" C-ORD-03 PASS
 
 # kcs exec: every function on one input file (the own kernels: native's
 # gelu_tanh cancels in 1 + tanh already at x = -3, relative error 1e-5);

@@ -13,7 +13,14 @@
  *          allclose test at rtol 1e-3 and propagates NaN, overflows to Inf
  *          and underflows gradually (ldexpf). Fails C-PRC-05.
  *   NAN0   GOOD, but a NaN input gives 0 (a "safe" exp that sanitises its
- *          input, as nan_to_num would): fails C-EXC-01. */
+ *          input, as nan_to_num would): fails C-EXC-01.
+ *   VEC    declares batch_invariant; calls of more than 4096 values take a
+ *          "vectorised" exp (Cephes' expf: Cody-Waite reduction and a
+ *          degree-6 polynomial in float, within 2 ulp), smaller ones
+ *          libm's expf. Both accurate (C-PRC-05 passes), their last bits
+ *          differ, so a row's result depends on the batch it came in:
+ *          fails C-ORD-03. GOOD, POLY and NAN0 declare batch_invariant
+ *          too (every value is computed alone) and keep it. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -23,6 +30,8 @@
 #define MODE_GOOD 1
 #define MODE_POLY 2
 #define MODE_NAN0 3
+#define MODE_VEC 4
+#define VEC_MIN 4096 /* VEC: calls of more values take the vectorised exp */
 #define CAT2(a, b) a##b
 #define CAT(a, b) CAT2(a, b)
 #define MODE CAT(MODE_, EW_MODE)
@@ -56,6 +65,28 @@ static float load(kcs_dtype t, const void *p, size_t i)
     }
 }
 
+#if MODE == MODE_VEC
+/* Cephes expf (S. L. Moshier): x = n ln2 + r, ln2 split in two (C1 + C2),
+ * e^r by a degree-6 polynomial; ldexpf for the scale (gradual underflow). */
+static float cephes_expf(float x)
+{
+    if (x != x || x > 88.7228394f)
+        return x + INFINITY;
+    if (x < -103.972084f)
+        return 0.0f;
+    float z = floorf(1.44269504088896341f * x + 0.5f);
+    float r = x - z * 0.693359375f;
+    r = r - z * -2.12194440e-4f;
+    float r2 = r * r;
+    float p = ((((1.9875691500e-4f * r + 1.3981999507e-3f) * r + 8.3334519073e-3f) * r +
+                4.1665795894e-2f) * r + 1.6666665459e-1f) * r + 5.0000001201e-1f;
+    p = p * r2 + r + 1.0f;
+    return ldexpf(p, (int)z);
+}
+
+#endif
+static int vec_path; /* VEC: this call is large enough for the vectorised exp */
+
 static float my_exp(float x)
 {
 #if MODE == MODE_POLY
@@ -69,6 +100,8 @@ static float my_exp(float x)
     return ldexpf(p, (int)n);
 #elif MODE == MODE_NAN0
     return x != x ? 0.0f : expf(x);
+#elif MODE == MODE_VEC
+    return vec_path ? cephes_expf(x) : expf(x);
 #else
     return expf(x);
 #endif
@@ -121,6 +154,7 @@ static int run(const kcs_plugin_call *c, char *msg, size_t msg_len)
         return -1;
     }
     size_t n = (size_t)c->m * (size_t)c->k;
+    vec_path = n > VEC_MIN;
     float *y = c->out;
     for (size_t i = 0; i < n; i++)
         y[i] = f_of(fn, load(t, c->in[0], i));
@@ -132,4 +166,9 @@ static const kcs_plugin plugin = {KCS_PLUGIN_ABI_VERSION, EW_NAME, "elementwise"
 KCS_PLUGIN_EXPORT const kcs_plugin *kcs_plugin_get(void)
 {
     return &plugin;
+}
+
+KCS_PLUGIN_EXPORT const char *kcs_plugin_declares(void)
+{
+    return "batch_invariant";
 }
