@@ -37,7 +37,7 @@ int kcs_ew_fn_of(const char *attrs, kcs_ew_fn *f_p, kcs_error *err);
 /* f(x) in double, from stable forms (silu = x / (1 + e^-x), gelu_tanh =
  * x / (1 + e^(-2 c0 (x + c1 x^3))), identical in real arithmetic to the
  * definitions above): a relative error below 2^-40 wherever the result is
- * a normal double (tests/unit/arith/test_elementwise.c checks it against
+ * a normal double (tests/unit/backends/test_elementwise.c checks it against
  * MPFR), i.e. below 2^-16 of an fp32 ulp. */
 double kcs_ew_ref(kcs_ew_fn f, double x);
 
