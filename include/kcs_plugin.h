@@ -75,6 +75,9 @@ typedef enum {
  *   gather        in[0] table m×k, in[1] indices n (KCS_DT_I64) -> n×k
  *   allreduce     in[0] x m×k: row r is rank r's contribution (m ranks;
  *                 m <= 1: one rank)                         -> k sums over ranks
+ *   elementwise   in[0] x m×k                               -> m×k, y = f(x)
+ *                 elementwise, f named by attrs key fn = exp (default) |
+ *                 tanh | silu | gelu_tanh | rsqrt (src/arith/elementwise.h)
  * Every input except gather's indices has dtype_in; the output has
  * dtype_out. Unused in[] slots are NULL. */
 typedef struct kcs_plugin_call {
@@ -91,7 +94,8 @@ typedef struct kcs_plugin_call {
     size_t out_bytes;               /* number of output elements × element size of dtype_out */
     const char *attrs;              /* "key=value;…", e.g. "oob=raise;nan=propagate"
                                        (never NULL; "" when there are none). gather's
-                                       key oob = raise (default) | clamp | zero | undefined */
+                                       key oob = raise (default) | clamp | zero | undefined;
+                                       elementwise's key fn (above) */
 } kcs_plugin_call;
 
 /* What kcs_plugin_get() returns. The struct and the strings it points at

@@ -1,5 +1,5 @@
 /* Calibration implementations of the CPU backend (DESIGN §3): for each of
- * the twelve contracts three built-in kernels, selected by the variant
+ * the contracts three built-in kernels, selected by the variant
  * "calib:<CONTRACT-ID>:<baseline|bad|good>":
  *   baseline  fails everything: returns without writing its output (the
  *             poison sentinel stays);
@@ -27,6 +27,8 @@
  *   C-EXC-01 gemm       NaN outputs replaced by 0 in the epilogue
  *   C-EXC-02 gather     out-of-range index answered with table[idx mod m]
  *                       under oob=raise
+ *   C-PRC-05 elementwise exp as 2^(x log2 e) with the product rounded to
+ *                       fp32 (the argument path of CUDA's __expf)
  * All of them take inputs exact in fp32 (fp32, tf32, bf16, fp16) and
  * compute with an fp32 accumulator unless the defect says otherwise. */
 #ifndef KCS_CPU_CALIB_H
@@ -44,6 +46,7 @@ int kcs_cpu_calib(kcs_backend_ctx *ctx, const kcs_call *call, kcs_error *err);
  * id is the contract id, state KCS_CALIB_BAD or KCS_CALIB_GOOD. */
 int kcs_cpu_calib_gemm(const kcs_call *c, const char *id, int state, kcs_error *err);
 int kcs_cpu_calib_rows(const kcs_call *c, const char *id, int state, kcs_error *err);
+int kcs_cpu_calib_elementwise(const kcs_call *c, const char *id, int state, kcs_error *err);
 
 /* Forget the per-shape memo of calib:C-CMP-03:bad (tests). */
 void kcs_cpu_calib_memo_reset(void);

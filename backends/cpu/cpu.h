@@ -7,6 +7,7 @@
 
 #include "acc.h"
 #include "backend.h"
+#include "elementwise.h"
 
 struct kcs_backend_ctx {
     char profile[32];
@@ -47,6 +48,9 @@ int kcs_cpu_layernorm(kcs_backend_ctx *ctx, const kcs_call *call, kcs_error *err
 int kcs_cpu_rmsnorm(kcs_backend_ctx *ctx, const kcs_call *call, kcs_error *err);
 int kcs_cpu_attention(kcs_backend_ctx *ctx, const kcs_call *call, kcs_error *err);
 int kcs_cpu_gather(kcs_backend_ctx *ctx, const kcs_call *call, kcs_error *err);
+/* elementwise.c; one element: f (elementwise.h) in working format w, own = the stable forms */
+int kcs_cpu_elementwise(kcs_backend_ctx *ctx, const kcs_call *call, kcs_error *err);
+double kcs_cpu_elementwise_one(kcs_ew_fn fn, int own, kcs_format w, double x);
 
 /* One softmax row y = softmax(x) of length k in working format w
  * (cpu/work.h): own = the denominator under s/acc (e, scratch: k doubles);

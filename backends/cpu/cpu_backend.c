@@ -26,6 +26,7 @@ static const kcs_cpu_op_fn cpu_ops[KCS_OP_COUNT] = {
     [KCS_OP_ATTENTION] = kcs_cpu_attention,
     [KCS_OP_GATHER] = kcs_cpu_gather,
     [KCS_OP_ALLREDUCE] = kcs_cpu_allreduce,
+    [KCS_OP_ELEMENTWISE] = kcs_cpu_elementwise,
 };
 
 static void cpu_model(char *buf, size_t len)

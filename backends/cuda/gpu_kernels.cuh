@@ -466,6 +466,56 @@ static void launch_norm(void *st, const kcs_gpu_red *r, int rms, int64_t m, int6
                                                                              bt, eps, out);
 }
 
+/* elementwise (rows.cl): y = f(x) per value, one thread each, in the
+ * working format val; fn as kcs_ew_fn (0 exp, 1 tanh, 2 silu, 3 gelu_tanh,
+ * 4 rsqrt), own = 1: the stable forms of rows.cl's own kernel. The vendor
+ * libraries' accurate functions (expf, tanhf, rsqrtf: no fast-math
+ * intrinsics; nvcc builds without --use_fast_math). */
+static __device__ inline float ew_tanh(float x) { return tanhf(x); }
+static __device__ inline double ew_tanh(double x) { return tanh(x); }
+static __device__ inline float ew_rsqrt(float x) { return rsqrtf(x); }
+static __device__ inline double ew_rsqrt(double x) { return rsqrt(x); }
+
+template <class V> static __device__ inline V ew_f(int fn, int own, V x)
+{
+    const V one = 1, a_half = (V)0.5, two = 2;
+    const V c0 = (V)0.79788456080286535588, c1 = (V)0.044715;
+    if (fn == 0)
+        return kexp(x);
+    if (fn == 1)
+        return ew_tanh(x);
+    if (fn == 4)
+        return own ? one / ksqrt(x) : ew_rsqrt(x);
+    if (own && isinf(x))
+        return x > 0 ? x : -(V)0;
+    if (fn == 2)
+        return x / (one + kexp(-x));
+    V x3 = x * x * x;
+    V in = x + c1 * x3;
+    return own ? x / (one + kexp(-(two * c0 * in))) : a_half * x * (one + ew_tanh(c0 * in));
+}
+
+template <int TIN, int TACC>
+__global__ void elementwise_k(int64_t n, int fn, int own, const void *X, void *Y)
+{
+    typedef typename In<TIN>::val val;
+    typedef typename WideT<TIN, TACC>::t wide;
+    int64_t i = KCS_GID();
+    if (i >= n)
+        return;
+    ((wide *)Y)[i] = (wide)ew_f<val>(fn, own, (val)In<TIN>::ld(X, i));
+}
+
+template <int TIN, int TACC>
+static void launch_elementwise(void *st, const kcs_gpu_red *r, int64_t n, int fn, int own,
+                               const void *x, void *out)
+{
+    (void)r;
+    if (n > 0)
+        elementwise_k<TIN, TACC><<<kcs_blocks(n, 256), 256, 0, KCS_GPU_STREAM(st)>>>(n, fn, own,
+                                                                                      x, out);
+}
+
 } /* namespace KCS_GPU_NS */
 
 /* ---- extern "C" launchers -------------------------------------------------- */
@@ -497,6 +547,13 @@ extern "C" int KCS_GPU_FN(softmax)(void *stream, const kcs_gpu_red *r, int64_t m
                                    const void *x, void *out)
 {
     KCS_GPU_DISPATCH(r, KCS_GPU_NS::launch_softmax, stream, r, m, k, x, out);
+    return KCS_GPU_LAST_ERROR();
+}
+
+extern "C" int KCS_GPU_FN(elementwise)(void *stream, const kcs_gpu_red *r, int64_t n, int fn,
+                                       int own, const void *x, void *out)
+{
+    KCS_GPU_DISPATCH(r, KCS_GPU_NS::launch_elementwise, stream, r, n, fn, own, x, out);
     return KCS_GPU_LAST_ERROR();
 }
 

@@ -86,6 +86,10 @@ int KCS_GPU_FN(reduce_rows)(void *stream, const kcs_gpu_red *r, int64_t m, int64
  * rows of x (m×k). */
 int KCS_GPU_FN(softmax)(void *stream, const kcs_gpu_red *r, int64_t m, int64_t k, const void *x,
                         void *out);
+/* elementwise: out[i] = f(x[i]) for n values, f = kcs_ew_fn fn (rows.cl
+ * definitions; own: the stable forms), out wide. */
+int KCS_GPU_FN(elementwise)(void *stream, const kcs_gpu_red *r, int64_t n, int fn, int own,
+                            const void *x, void *out);
 /* layernorm (rms == 0) or rmsnorm (rms == 1, beta ignored) of the rows of
  * x; gamma / beta may be NULL (left out). */
 int KCS_GPU_FN(norm)(void *stream, const kcs_gpu_red *r, int rms, int64_t m, int64_t k,

@@ -15,6 +15,7 @@
 
 #include "backend.h"
 #include "attrs.h"
+#include "elementwise.h"
 #include "format.h"
 #include "gpu_launch.h"
 

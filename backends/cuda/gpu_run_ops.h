@@ -11,8 +11,9 @@
  * attention, "fused" (the streaming kernel, score dots under the call's
  * schedule). dot runs as the 1×k·k×1 gemm. Attributes: block=N (fused
  * attention key block, default 64), oob=raise|clamp|zero|undefined
- * (gather, default raise; undefined clamps). eps = 1e-5 (layernorm,
- * rmsnorm), as rows.cl and cpu/norm.c. */
+ * (gather, default raise; undefined clamps); fn=exp|tanh|silu|gelu_tanh|rsqrt
+ * (elementwise, default exp). eps = 1e-5 (layernorm, rmsnorm), as rows.cl
+ * and cpu/norm.c. */
 #ifndef KCS_GPU_RUN_OPS_H
 #define KCS_GPU_RUN_OPS_H
 
@@ -129,6 +130,33 @@ static int gpu_rows(const kcs_gpu_dev *dev, const kcs_call *c, int native, kcs_e
                  : KCS_GPU_FN(norm)(dev->stream, &r, c->op == KCS_OP_RMSNORM, c->m, c->k, X, G,
                                     Bt, KCS_GPU_NORM_EPS, O);
     rc = dev->launched(st, kcs_op_name(c->op), err);
+    if (!rc)
+        rc = gpu_download(&b, c, gpu_wide_dbl(&r), O, len, err);
+out:
+    gpu_bufs_free(&b);
+    return rc;
+}
+
+/* elementwise: m×k values -> m×k, f from attrs fn= (elementwise.h) */
+static int gpu_elementwise(const kcs_gpu_dev *dev, const kcs_call *c, int native, kcs_error *err)
+{
+    kcs_ew_fn fn;
+    int rc = kcs_ew_fn_of(c->attrs, &fn, err);
+    if (rc)
+        return kcs_error_prefix(err, "%s", dev->name);
+    kcs_gpu_red r;
+    gpu_red_init(c, native, &r);
+    size_t len = (size_t)(c->m * c->k);
+    gpu_bufs b = {.dev = dev};
+    void *X = NULL, *O = NULL;
+    rc = gpu_upload(&b, r.tin, c->dtype_in, c->in[0], len, &X, err);
+    if (!rc)
+        rc = gpu_alloc(&b, len * (gpu_wide_dbl(&r) ? 8 : 4), &O, err);
+    if (rc || !len)
+        goto out;
+    rc = dev->launched(KCS_GPU_FN(elementwise)(dev->stream, &r, (int64_t)len, (int)fn, !native, X,
+                                               O),
+                       "elementwise", err);
     if (!rc)
         rc = gpu_download(&b, c, gpu_wide_dbl(&r), O, len, err);
 out:
@@ -327,8 +355,10 @@ static int gpu_run_call(const kcs_gpu_dev *dev, const kcs_call *c,
         return kcs_fail(err, KCS_E_UNSUPPORTED,
                         "%s: allreduce is a collective over ranks, not a device kernel",
                         dev->name);
+    case KCS_OP_ELEMENTWISE: return gpu_elementwise(dev, c, native, err);
     default:
-        return kcs_fail(err, KCS_E_UNSUPPORTED, "%s: op %d is not offered", dev->name, (int)c->op);
+        return kcs_fail(err, KCS_E_UNSUPPORTED, "%s: op %s is not offered by this backend",
+                        dev->name, kcs_op_name(c->op));
     }
 }
 

@@ -165,3 +165,45 @@ norm_native(IN_PTR X, IN_PTR G, IN_PTR Bt, __global out_t *Y, long m, long k, in
         Y[i * k + t] = NORM_AFFINE(z, t);
     }
 }
+
+/* elementwise: y = f(x) over n = m*k values, one work-item each, in the
+ * working format (val_t). fn as kcs_ew_fn (src/arith/elementwise.h): 0 exp,
+ * 1 tanh, 2 silu, 3 gelu_tanh, 4 rsqrt; own = 0 (native): the builtins in
+ * the formulas ML frameworks write (silu = x / (1 + exp(-x)), gelu_tanh =
+ * 0.5 x (1 + tanh(c0 (x + c1 x^3))), rsqrt()); own = 1: the stable forms
+ * of the cpu backend's own kernel (gelu_tanh = x / (1 + exp(-2 c0 (x + c1
+ * x^3))), limits -0 at -Inf for silu and gelu_tanh, rsqrt = 1 / sqrt(x)).
+ * The accuracy is the device library's (OpenCL full profile: exp 3 ulp,
+ * tanh 5 ulp, rsqrt 2 ulp; -cl-fast-relaxed-math relaxes them). */
+#if KCS_TIN == 1
+#define EW_C0 0.79788456080286535588
+#define EW_C1 0.044715
+#else
+#define EW_C0 0.79788456080286535588f
+#define EW_C1 0.044715f
+#endif
+
+__kernel void elementwise(IN_PTR X, __global out_t *Y, long n, int fn, int own)
+{
+    long i = get_global_id(0);
+    if (i >= n)
+        return;
+    val_t x = LD(X, i), y;
+    val_t one = 1, a_half = (val_t)0.5, two = 2;
+    if (fn == 0) {
+        y = exp(x);
+    } else if (fn == 1) {
+        y = tanh(x);
+    } else if (fn == 4) {
+        y = own ? one / sqrt(x) : rsqrt(x);
+    } else if (own && isinf(x)) {
+        y = x > 0 ? x : -(val_t)0;
+    } else if (fn == 2) {
+        y = x / (one + exp(-x));
+    } else {
+        val_t x3 = x * x * x;
+        val_t in = x + EW_C1 * x3;
+        y = own ? x / (one + exp(-(two * EW_C0 * in))) : a_half * x * (one + tanh(EW_C0 * in));
+    }
+    Y[i] = y;
+}

@@ -10,8 +10,12 @@
  *   reduce_sum, softmax, layernorm, rmsnorm (rows.cl): own one work-item
  *     per row under the call's schedule (the cpu backend's definitions),
  *     native one rwg-wide work-group per row with a local-memory tree
- *   attention (kh_attn.c), gather (kh_attn.c) */
+ *   attention (kh_attn.c), gather (kh_attn.c)
+ *   elementwise (rows.cl): one work-item per value, global (m*k); own and
+ *     native differ in the formulas (rows.cl), not in the schedule */
 #include <stdarg.h>
+
+#include "elementwise.h"
 
 #include "kh_plan.h"
 
@@ -183,6 +187,23 @@ static void plan_rows(const kcs_kh_device *dev, const kcs_call *c, const kcs_kh_
         kcs_kh_args(l, ty, "iL", (int)c->schedule.kind, c->schedule.param);
 }
 
+static int plan_elementwise(const kcs_kh_device *dev, const kcs_call *c, const kcs_kh_types *ty,
+                            int own, kcs_kh_plan *p, kcs_error *err)
+{
+    kcs_ew_fn fn;
+    int rc = kcs_ew_fn_of(c->attrs, &fn, err);
+    if (rc)
+        return kcs_error_prefix(err, "%s", dev->name);
+    int64_t n = c->m * c->k;
+    int bx = kcs_kh_buf_add(p, KCS_KH_BUF_INPUT, 0, (size_t)n, 0, NULL);
+    p->out_n = (size_t)n;
+    p->out = kcs_kh_buf_add(p, KCS_KH_BUF_SCRATCH, 0, p->out_n, KCS_KH_OUT_SIZE(ty), NULL);
+    p->out_dbl = KCS_KH_OUT_DBL(ty);
+    kcs_kh_launch *l = kcs_kh_launch_add(p, "rows.cl", "elementwise", 1, (size_t)n, 1, 1);
+    kcs_kh_args(l, ty, "bbLii", bx, p->out, n, (int)fn, own);
+    return 0;
+}
+
 int kcs_kh_plan_call(const kcs_kh_device *dev, const kcs_call *c, const kcs_kh_types *ty,
                      int variant, kcs_kh_plan *plan, kcs_error *err)
 {
@@ -194,6 +215,7 @@ int kcs_kh_plan_call(const kcs_kh_device *dev, const kcs_call *c, const kcs_kh_t
     case KCS_OP_DOT: plan_gemm(dev, c, ty, variant == 1, &p); break;
     case KCS_OP_ATTENTION: rc = kcs_kh_plan_attention(dev, c, ty, variant, &p, err); break;
     case KCS_OP_GATHER: rc = kcs_kh_plan_gather(dev, c, ty, &p, err); break;
+    case KCS_OP_ELEMENTWISE: rc = plan_elementwise(dev, c, ty, variant == 1, &p, err); break;
     default: plan_rows(dev, c, ty, variant == 1, &p); break;
     }
     if (rc) {

@@ -32,7 +32,8 @@ static int op_offered(kcs_op op)
     case KCS_OP_LAYERNORM:
     case KCS_OP_RMSNORM:
     case KCS_OP_ATTENTION:
-    case KCS_OP_GATHER: return 1;
+    case KCS_OP_GATHER:
+    case KCS_OP_ELEMENTWISE: return 1;
     default: return 0;
     }
 }
@@ -115,7 +116,8 @@ static int kernel_wg(const kcs_kh_device *dev, kcs_op op, int variant)
                    ? (dev->ts / dev->wpt) * (dev->ts / dev->wpt)
                    : 0;
     case KCS_OP_ATTENTION: return variant == 1 ? 0 : dev->awg;
-    case KCS_OP_GATHER: return 0;
+    case KCS_OP_GATHER:
+    case KCS_OP_ELEMENTWISE: return 0;
     default: return variant == 0 ? dev->rwg : 0;
     }
 }

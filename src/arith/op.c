@@ -13,6 +13,7 @@ static const char *const op_names[KCS_OP_COUNT] = {
     [KCS_OP_SOFTMAX] = "softmax",     [KCS_OP_LAYERNORM] = "layernorm",
     [KCS_OP_RMSNORM] = "rmsnorm",     [KCS_OP_ATTENTION] = "attention",
     [KCS_OP_GATHER] = "gather",       [KCS_OP_ALLREDUCE] = "allreduce",
+    [KCS_OP_ELEMENTWISE] = "elementwise",
 };
 
 const char *kcs_op_name(kcs_op op)
@@ -129,6 +130,7 @@ int kcs_op_n_inputs(kcs_op op)
     case KCS_OP_BATCHED_GEMM: return 3; /* A, B, optional C */
     case KCS_OP_REDUCE_SUM:
     case KCS_OP_SOFTMAX:
+    case KCS_OP_ELEMENTWISE:
     case KCS_OP_ALLREDUCE: return 1;
     case KCS_OP_DOT: return 2;
     case KCS_OP_LAYERNORM: return 3;
@@ -154,6 +156,7 @@ size_t kcs_op_in_len(const kcs_call *c, int i)
         return nb(c) * (i == 0 ? m * k : i == 1 ? k * n : i == 2 ? m * n : 0);
     case KCS_OP_REDUCE_SUM:
     case KCS_OP_SOFTMAX:
+    case KCS_OP_ELEMENTWISE:
         return i == 0 ? m * k : 0;
     case KCS_OP_DOT:
         return i < 2 ? k : 0;
@@ -182,7 +185,8 @@ size_t kcs_op_out_len(const kcs_call *c)
     case KCS_OP_DOT: return 1;
     case KCS_OP_SOFTMAX:
     case KCS_OP_LAYERNORM:
-    case KCS_OP_RMSNORM: return m * k;
+    case KCS_OP_RMSNORM:
+    case KCS_OP_ELEMENTWISE: return m * k;
     case KCS_OP_ATTENTION: return nb(c) * m * k;
     case KCS_OP_GATHER: return n * k;
     case KCS_OP_ALLREDUCE: return k;

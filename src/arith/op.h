@@ -10,6 +10,7 @@
  *   attention     Q batch×m×k, K batch×n×k, V batch×n×k -> batch×m×k
  *   gather        table m×k, idx n (integers)    -> n×k
  *   allreduce     x of length k per rank         -> k (sum over ranks)
+ *   elementwise   x m×k, y_i = f(x_i), f from attrs fn= (elementwise.h) -> m×k
  * The reduction length of every op is k. */
 #ifndef KCS_OP_H
 #define KCS_OP_H
@@ -30,6 +31,7 @@ typedef enum kcs_op {
     KCS_OP_ATTENTION,
     KCS_OP_GATHER,
     KCS_OP_ALLREDUCE,
+    KCS_OP_ELEMENTWISE,
     KCS_OP_COUNT
 } kcs_op;
 

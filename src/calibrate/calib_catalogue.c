@@ -60,6 +60,11 @@ static const kcs_calib_entry catalogue[] = {
     {"C-EXC-02", OPBIT(KCS_OP_GATHER), KCS_FMT_FP32, "oob-silently-answered",
      "out-of-range indices answered with table[idx mod m] under oob=raise",
      "indices wrapped into [0, m) on the host, then the backend's gather"},
+    {"C-PRC-05", OPBIT(KCS_OP_ELEMENTWISE), KCS_FMT_FP32, "approximate-function",
+     "exp as 2^(x log2 e) with the product rounded to fp32 (the argument path of CUDA's "
+     "__expf)",
+     "the backend's exp of RN(RN(x log2 e) ln 2) (the argument rounded through base 2 in "
+     "fp32)"},
 };
 
 const kcs_calib_entry *kcs_calib_catalogue(int *n_p)

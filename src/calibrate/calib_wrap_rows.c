@@ -1,5 +1,6 @@
 /* Bad states of the non-gemm calibration wrappers (calib_wrap.h): around
- * the inner backend's native softmax, reduce_sum, gemm and gather. */
+ * the inner backend's native softmax, reduce_sum, gemm, gather and
+ * elementwise. */
 #include <float.h>
 #include <math.h>
 #include <stdlib.h>
@@ -187,6 +188,25 @@ static int gather_wrapped(kcs_backend_ctx *w, const kcs_call *c, kcs_error *err)
     return rc;
 }
 
+/* C-PRC-05 elementwise exp: the backend's exp of the argument rounded
+ * through base 2 in fp32, x' = RN(RN(x log2 e) ln 2) (the relative
+ * rounding of x costs about |x| ulp in e^x, as __expf's does). */
+static int elementwise_bad(kcs_backend_ctx *w, const kcs_call *c, kcs_error *err)
+{
+    size_t n = (size_t)c->m * (size_t)c->k;
+    double *x = kcs_wrap_alloc(n, err);
+    if (!x)
+        return KCS_E_NOMEM;
+    for (size_t i = 0; i < n; i++)
+        x[i] = (float)((float)c->in[0][i] * 1.44269504088896340736f) * 0.693147180559945309f;
+    kcs_call f = *c;
+    f.variant = "native";
+    f.in[0] = x;
+    int rc = w->inner->run(w->ictx, &f, err);
+    free(x);
+    return rc;
+}
+
 int kcs_wrap_rows_bad(kcs_backend_ctx *w, const kcs_call *c, const char *id, kcs_error *err)
 {
     switch (c->op) {
@@ -196,6 +216,7 @@ int kcs_wrap_rows_bad(kcs_backend_ctx *w, const kcs_call *c, const char *id, kcs
         return strcmp(id, "C-PRC-04") == 0 ? reduce_ftz(w, c, err) : reduce_blocked(w, c, err);
     case KCS_OP_ATTENTION: return attention_bad(w, c, err);
     case KCS_OP_GATHER: return gather_wrapped(w, c, err);
+    case KCS_OP_ELEMENTWISE: return elementwise_bad(w, c, err);
     default:
         return kcs_fail(err, KCS_E_UNSUPPORTED, "calibration wrapper: %s has no %s kernel", id,
                         kcs_op_name(c->op));

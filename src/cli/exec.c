@@ -31,6 +31,8 @@ static const kcs_cmd_doc doc = {
     "  allreduce   [-m P] -k K --a X (P×k, row r: rank r's contribution) -> k sums over\n"
     "              ranks (P <= 1: one process, y = x; --variant native: fp64 then one\n"
     "              rounding; own: --schedule over the ranks, atomic = arrival order)\n"
+    "  elementwise -m M -k K --a X                     -> m×k, y = f(x) elementwise\n"
+    "              (--attrs fn=exp|tanh|silu|gelu_tanh|rsqrt, default exp)\n"
     "An input value that the input format cannot represent exactly is an error naming\n"
     "the file and element index (exit 2). Without --profile the backend's native variant\n"
     "runs. --out is refused if it exists and is not empty, unless --force."};

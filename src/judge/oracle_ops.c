@@ -31,6 +31,7 @@
  *               raise); a non-integer index is KCS_E_INVAL.
  *   allreduce   one process (the kernel's MPI_COMM_SELF semantics): y = x,
  *               absref = |x|, scale = ||x||_2.
+ *   elementwise oracle_elementwise.c: absref = max(|f(x)|, lambda).
  * eps = 1e-5 as in the kernels. */
 #include "oracle_ops.h"
 
@@ -216,6 +217,8 @@ int kcs_oracle_fp64_op(const kcs_call *c, double *ref, double *absref, double *s
         return kcs_oracle_attention(c, ref, absref, scale_p, err);
     case KCS_OP_GATHER:
         return gather(c, ref, absref, scale_p, err);
+    case KCS_OP_ELEMENTWISE:
+        return kcs_oracle_elementwise(c, ref, absref, scale_p, err);
     case KCS_OP_ALLREDUCE: { /* sum of the m contributions, in fp64 */
         int64_t P = c->m > 1 ? c->m : 1;
         for (int64_t i = 0; i < c->k; i++) {

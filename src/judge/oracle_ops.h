@@ -12,6 +12,9 @@ int kcs_oracle_fp64_op(const kcs_call *call, double *ref, double *absref, double
                        kcs_error *err);
 /* dot / reduce_sum: overwrite ref with the exact result rounded to dtype_out. */
 int kcs_oracle_exact_sum(const kcs_call *call, double *ref, kcs_error *err);
+/* elementwise: oracle_elementwise.c */
+int kcs_oracle_elementwise(const kcs_call *call, double *ref, double *absref, double *scale_p,
+                           kcs_error *err);
 int kcs_oracle_attention(const kcs_call *call, double *ref, double *absref, double *scale_p,
                          kcs_error *err);
 

@@ -23,12 +23,13 @@ static int parse_dist_v(const char *s, void *o) { return kcs_dist_parse(s, o); }
 /* Declared semantics a contract may hand to kernels, with their values. */
 static const struct {
     const char *key;
-    const char *values[5];
+    const char *values[6];
 } attr_keys[] = {
     {"oob", {"raise", "clamp", "zero", "undefined", NULL}},
     {"nan", {"propagate", "mask", "raise", NULL}},
     {"overflow", {"inf", "saturate", "nan", NULL}},
     {"subnormal", {"preserve", "flush", NULL}},
+    {"fn", {"exp", "tanh", "silu", "gelu_tanh", "rsqrt", NULL}}, /* elementwise.h */
 };
 #define N_ATTR_KEYS ((int)(sizeof attr_keys / sizeof attr_keys[0]))
 
@@ -121,7 +122,7 @@ static void load_attrs(loader *L, struct fy_node *n)
                 key = i;
         if (key < 0) {
             kcs_yaml_error(L->y, n, field, "unknown key '%s' (expected oob | nan | overflow | "
-                           "subnormal)", k);
+                           "subnormal | fn)", k);
             ok = false;
             continue;
         }

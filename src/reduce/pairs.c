@@ -23,7 +23,8 @@ void kcs_output_grid(const kcs_case_rec *cs, int64_t *rows_p, int64_t *cols_p)
     } else if (!strcmp(op, "attention")) {
         rows = b * cs->m;
         cols = cs->k;
-    } else if (!strcmp(op, "softmax") || !strcmp(op, "layernorm") || !strcmp(op, "rmsnorm")) {
+    } else if (!strcmp(op, "softmax") || !strcmp(op, "layernorm") || !strcmp(op, "rmsnorm") ||
+               !strcmp(op, "elementwise")) {
         rows = cs->m;
         cols = cs->k;
     } else if (!strcmp(op, "gather")) {

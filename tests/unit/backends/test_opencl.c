@@ -11,6 +11,7 @@
  * checks the guards. No OpenCL device fails the suite unless
  * KCS_TEST_ALLOW_NO_OPENCL=1. */
 #include "backend.h"
+#include "elementwise.h"
 #include "error.h"
 #include "format.h"
 #include "op.h"
@@ -1126,6 +1127,101 @@ static void test_options(void)
     CU_ASSERT_PTR_NULL(c2);
     CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "clBuildProgram"));
 }
+/* elementwise (rows.cl) against the fp64 reference (src/arith/elementwise.h),
+ * in fp32 ulps (the count of fp32 values between the output and the
+ * reference rounded to fp32). Bounds from the OpenCL C full profile's ulp
+ * limits (exp 3, tanh 5, rsqrt 2, x / y 2.5, sqrt 3; + and * correctly
+ * rounded): an error of e ulp counts at most 2e + 1 (the spacing halves
+ * below a power of two; the reference's rounding step). own's silu =
+ * x / (1 + exp(-x)): 3 + 0.5 + 2.5 = 6 ulp; own's rsqrt = 1 / sqrt(x):
+ * 2.5 + 3/2 = 4; own's gelu_tanh: s = 2 c0 (x + c1 x^3) to relative 6 u,
+ * i.e. (6 |s| + 6) ulp after exp, the add and the divide. native's
+ * gelu_tanh (0.5 x (1 + tanh z)) is measured on x >= -2, where 1 + tanh
+ * keeps 2^-6 of the 1: 64 (5 + 1.5 + 2) ulp. */
+static double ocl_ew_bound(kcs_ew_fn f, int own, double x)
+{
+    double s = 2.0 * KCS_EW_GELU_C0 * (x + KCS_EW_GELU_C1 * x * x * x);
+    double e = f == KCS_EW_EXP    ? 3.0
+               : f == KCS_EW_TANH ? 5.0
+               : f == KCS_EW_SILU ? 6.0
+               : f == KCS_EW_RSQRT ? (own ? 4.0 : 2.0)
+               : own              ? 6.0 * fabs(s) + 6.0
+                                  : 64.0 * 8.5;
+    return 2.0 * e + 1.0;
+}
+
+static double ocl_ew_worst(kcs_backend_ctx *cx, kcs_ew_fn f, const char *variant, double lo,
+                           double hi, int bounded)
+{
+    enum { N = 4096 };
+    double *x = malloc(N * sizeof *x);
+    for (int i = 0; i < N; i++)
+        x[i] = (double)(float)(lo + (hi - lo) * 0.5 * (unif() + 1.0));
+    char attrs[32];
+    snprintf(attrs, sizeof attrs, "fn=%s", kcs_ew_name(f));
+    kcs_call c = mkcall(KCS_OP_ELEMENTWISE, variant, 64, 0, N / 64);
+    c.attrs = attrs;
+    setin(&c, 0, x);
+    gbuf g = galloc(N);
+    kcs_error err = {0};
+    c.out = g.out;
+    c.out_len = g.n;
+    int rc = ops->run(cx, &c, &err);
+    if (rc)
+        fprintf(stderr, "\n  elementwise %s %s: %s\n", attrs, variant, err.msg);
+    CU_ASSERT_EQUAL(rc, 0);
+    CU_ASSERT(guards_ok(&g));
+    CU_ASSERT(all_written(&g));
+    double worst = 0.0;
+    for (int i = 0; i < N; i++) {
+        double u = kcs_format_ulp_distance(KCS_FMT_FP32, g.out[i], kcs_ew_ref(f, x[i]));
+        worst = fmax(worst, bounded ? u / ocl_ew_bound(f, !strcmp(variant, "own"), x[i]) : u);
+    }
+    free(x);
+    free(g.base);
+    return worst;
+}
+
+static void test_elementwise(void)
+{
+    for (int fi = 0; fi < KCS_EW_COUNT; fi++) {
+        kcs_ew_fn f = (kcs_ew_fn)fi;
+        double lo = f == KCS_EW_RSQRT ? 1e-6 : f == KCS_EW_EXP ? -103.0 : -8.0;
+        double hi = f == KCS_EW_RSQRT ? 1e6 : f == KCS_EW_EXP ? 88.0 : 8.0;
+        double own = ocl_ew_worst(ctx, f, "own", lo, hi, 1);
+        double nat = ocl_ew_worst(ctx, f, "native", f == KCS_EW_GELU_TANH ? -2.0 : lo, hi, 1);
+        fprintf(stderr, "\n  elementwise %-9s own %.0f, native %.0f ulp", kcs_ew_name(f),
+                ocl_ew_worst(ctx, f, "own", lo, hi, 0),
+                ocl_ew_worst(ctx, f, "native", f == KCS_EW_GELU_TANH ? -2.0 : lo, hi, 0));
+        CU_ASSERT(own <= 1.0);
+        CU_ASSERT(nat <= 1.0);
+    }
+    /* NaN in, NaN out; exp overflows to Inf and underflows to 0 */
+    double x[4] = {NAN, 100.0, -120.0, 0.0};
+    kcs_call c = mkcall(KCS_OP_ELEMENTWISE, "native", 1, 0, 4);
+    c.attrs = "fn=exp";
+    setin(&c, 0, x);
+    gbuf g = galloc(4);
+    CU_ASSERT_EQUAL(run(&c, &g), 0);
+    CU_ASSERT(isnan(g.out[0]) && isinf(g.out[1]) && g.out[2] == 0.0 && g.out[3] == 1.0);
+    c.attrs = "fn=erf";
+    kcs_error err = {0};
+    c.out = g.out;
+    c.out_len = 4;
+    CU_ASSERT_EQUAL(ops->run(ctx, &c, &err), KCS_E_INVAL);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "opencl"));
+    free(g.base);
+    /* -cl-fast-relaxed-math: what the device's relaxed exp measures (the
+     * OpenCL spec leaves its accuracy to the implementation) */
+    kcs_backend_ctx *c2 = NULL;
+    kcs_backend_config cfg = {0};
+    cfg.options = "-cl-fast-relaxed-math";
+    CU_ASSERT_EQUAL_FATAL(ops->open(dev, &cfg, &c2, &err), 0);
+    fprintf(stderr, "\n  -cl-fast-relaxed-math exp: %.0f ulp on [-103, 88), %.0f on [-4, 4)",
+            ocl_ew_worst(c2, KCS_EW_EXP, "native", -103.0, 88.0, 0),
+            ocl_ew_worst(c2, KCS_EW_EXP, "native", -4.0, 4.0, 0));
+    ops->close(c2);
+}
 #endif /* KCS_HAVE_OPENCL */
 
 int main(void)
@@ -1171,6 +1267,7 @@ int main(void)
     CU_add_test(s, "norms", test_norms);
     CU_add_test(s, "attention", test_attention);
     CU_add_test(s, "gather", test_gather);
+    CU_add_test(s, "elementwise", test_elementwise);
     CU_add_test(s, "types", test_types);
 #ifdef KCS_HAVE_CPU
     CU_add_test(s, "matches_cpu", test_matches_cpu);

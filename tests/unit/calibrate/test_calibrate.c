@@ -289,6 +289,22 @@ static void test_plain_prc02(void)
     plain(c, "C-PRC-02", ref, FP32_RTOL, FP32_ATOL);
 }
 
+/* C-PRC-05 bad (__expf's argument rounding): torch.exp(x) for x =
+ * torch.randn(8, 64), fp32 assert_close defaults: its error, about |x|
+ * ulp, stays under rtol 1.3e-6 (22 ulp) where |x| < 4. */
+static void test_plain_prc05(void)
+{
+    enum { M = 8, K = 64 };
+    double x[M * K], ref[M * K];
+    randn(x, M * K, KCS_FMT_FP32, 9);
+    for (int i = 0; i < M * K; i++)
+        ref[i] = exp(x[i]);
+    kcs_call c = make_call(KCS_OP_ELEMENTWISE, M, 0, K, KCS_FMT_FP32);
+    c.attrs = "fn=exp";
+    c.in[0] = x;
+    plain(c, "C-PRC-05", ref, FP32_RTOL, FP32_ATOL);
+}
+
 static void plain_sum(const char *id, int m, int k)
 {
     double *x = malloc((size_t)(m * k) * sizeof *x), *ref = malloc((size_t)m * sizeof *ref);
@@ -507,6 +523,7 @@ int main(void)
     CU_add_test(s, "plain test passes C-CMP-03 bad", test_plain_cmp03);
     CU_add_test(s, "plain test passes C-EXC-01 bad", test_plain_exc01);
     CU_add_test(s, "plain test passes C-EXC-02 bad", test_plain_exc02);
+    CU_add_test(s, "plain test passes C-PRC-05 bad", test_plain_prc05);
     CU_add_test(s, "ops measured per contract", test_ops_selection);
     CU_add_test(s, "calibration table, cpu kernels", test_table_cpu);
     CU_add_test(s, "calibration table, wrappers", test_table_wrapped);

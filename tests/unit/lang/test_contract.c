@@ -505,6 +505,7 @@ static void test_special_signed_inf(void)
 static const char *const contract_ids[] = {
     "C-PRC-01", "C-PRC-02", "C-PRC-03", "C-PRC-04", "C-ORD-01", "C-ORD-02",
     "C-ORD-03", "C-ORD-04", "C-CMP-01", "C-CMP-02", "C-CMP-03", "C-EXC-01", "C-EXC-02",
+    "C-PRC-05",
 };
 #define N_CONTRACTS ((int)(sizeof contract_ids / sizeof contract_ids[0]))
 
