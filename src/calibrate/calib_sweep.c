@@ -249,18 +249,6 @@ static int sweep_points(const kcs_contract *c, const kcs_sweep_opts *o, kcs_swee
     return n;
 }
 
-static int add_row(kcs_sweep_row **rows, int *nr, int *cap, kcs_error *err)
-{
-    if (*nr < *cap)
-        return 0;
-    kcs_sweep_row *r2 = realloc(*rows, (size_t)*cap * 2 * sizeof **rows);
-    if (!r2)
-        return kcs_fail(err, KCS_E_NOMEM, "out of memory");
-    *rows = r2;
-    *cap *= 2;
-    return 0;
-}
-
 int kcs_calib_sweep(kcs_contract *const *cs, int n, const kcs_calib_run *run,
                     const kcs_sweep_opts *o, kcs_sweep_row **rows_p, int *n_rows_p,
                     int *misses_p, kcs_error *err)
@@ -343,7 +331,7 @@ int kcs_calib_sweep(kcs_contract *const *cs, int n, const kcs_calib_run *run,
                         point_free(&po);
                     else
                         conf[n_conf++] = po;
-                    if (ran + inert == 0 || (rc = add_row(&rows, &nr, &cap, err)))
+                    if (ran + inert == 0 || (rc = kcs_sweep_rows_room(&rows, &nr, &cap, err)))
                         continue;
                     kcs_sweep_row *r = &rows[nr++];
                     memset(r, 0, sizeof *r);

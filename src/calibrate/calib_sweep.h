@@ -53,6 +53,10 @@ int kcs_calib_sweep(kcs_contract *const *cs, int n, const kcs_calib_run *run,
  * its defect showed. */
 int kcs_sweep_row_missed(const kcs_sweep_row *r);
 
+/* Room for one more row in *rows (*nr used of *cap, doubled when full;
+ * sweep_rows.c). 0 or KCS_E_NOMEM. */
+int kcs_sweep_rows_room(kcs_sweep_row **rows, int *nr, int *cap, kcs_error *err);
+
 /* Write /calibration_sweep to a NEW HDF5 file (KCS_E_EXISTS if it exists). */
 int kcs_store_sweep_write(const char *path, const kcs_sweep_row *rows, int n,
                           const char *command_line, kcs_error *err);

@@ -341,18 +341,6 @@ out:
     return shows;
 }
 
-static int push_row(kcs_sweep_row **rows, int *nr, int *cap, kcs_error *err)
-{
-    if (*nr < *cap)
-        return 0;
-    kcs_sweep_row *r2 = realloc(*rows, (size_t)*cap * 2 * sizeof **rows);
-    if (!r2)
-        return kcs_fail(err, KCS_E_NOMEM, "out of memory");
-    *rows = r2;
-    *cap *= 2;
-    return 0;
-}
-
 /* One kernel's row at one point: conf[] holds the conforming kernels that
  * ran before it (the value rule compares against them). */
 static int kernel_row(const kcs_contract *c, const pspec *p, const pkern *pk, kcs_format f,
@@ -472,7 +460,7 @@ static int spec_run(const pspec *p, const kcs_contract *c, const kcs_calib_run *
                                 &r, &have, err);
                 if (rc || !have)
                     continue;
-                if ((rc = push_row(rows_p, n_rows_p, cap_p, err)))
+                if ((rc = kcs_sweep_rows_room(rows_p, n_rows_p, cap_p, err)))
                     break;
                 (*rows_p)[(*n_rows_p)++] = r;
             }
