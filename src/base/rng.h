@@ -42,7 +42,8 @@ void kcs_rng_normal_n(kcs_rng *r, double *x, size_t n);
  * 2: ziggurat with fixed tables and detmath.h; 3: exact-sum reductions of
  * fp16 inputs scaled into its range rather than capped by it; 4: narrow
  * exact-sum entries of either parity (even-length blocks no longer sum to
- * even integers). */
+ * even integers), and subnormal reduce_sum rows of one sign on even rows
+ * (inputs.c). */
 #define KCS_INPUTS_VERSION 4
 
 #endif

@@ -119,6 +119,10 @@ UNDER = {
     # (no remainder signature) meets it on its drawn shapes (m n >= 4096, not
     # multiples of 32) and names the coercion, or the held-out class
     ("calib:C-CMP-02:bad", "C-CMP-03"): {"input-rounded-to-bf16", "held-out-shape-error"},
+    # bf16 block partials on C-PRC-04's one-sign subnormal rows (input
+    # generator 4) drop the terms' low bits: sums kept narrower, which on
+    # subnormal inputs C-PRC-04 names as the ACC family's kernels
+    ("calib:C-ORD-01:bad", "C-PRC-04"): {"subnormal-terms-lost", "subnormals-flushed"},
 }
 KNOWN = {
     # C-ORD-01's 2 x 1M shape has two outputs: no localization evidence
