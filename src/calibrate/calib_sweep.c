@@ -96,21 +96,8 @@ static int point(const kcs_contract *c, kcs_op op, kcs_format f, kcs_shape sh,
                  kcs_rank_binding *b, const kcs_calib_run *run, int T, point_out *po,
                  kcs_error *err)
 {
-    kcs_sweep sw = {.contract = 0, .op = op, .dtype_in = f, .dtype_out = c->dtype_out};
-    sw.shapes[0] = sh;
-    sw.n_shapes = 1;
-    sw.trials = T;
-    kcs_study s = {0};
-    s.path = c->path;
-    s.seed = run->seed;
-    s.max_memory_mib = 8192;
-    s.timeout_s = run->timeout_s;
-    s.contracts[0] = (kcs_contract *)c;
-    s.n_contracts = 1;
-    s.sweeps = &sw;
-    s.n_sweeps = 1;
     kcs_plan plan;
-    int rc = kcs_plan_build(&s, &plan, err);
+    int rc = kcs_sweep_point_plan(c, op, f, sh, run, T, &plan, err);
     if (rc)
         return rc;
     po->n_dist = plan.n_cases;

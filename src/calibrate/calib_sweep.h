@@ -57,6 +57,11 @@ int kcs_sweep_row_missed(const kcs_sweep_row *r);
  * sweep_rows.c). 0 or KCS_E_NOMEM. */
 int kcs_sweep_rows_room(kcs_sweep_row **rows, int *nr, int *cap, kcs_error *err);
 
+/* The plan of one sweep point: contract c alone, op at shape sh, inputs
+ * of format f, T trials, the run's seed and time limit (sweep_rows.c). */
+int kcs_sweep_point_plan(const kcs_contract *c, kcs_op op, kcs_format f, kcs_shape sh,
+                         const kcs_calib_run *run, int T, kcs_plan *plan, kcs_error *err);
+
 /* Write /calibration_sweep to a NEW HDF5 file (KCS_E_EXISTS if it exists). */
 int kcs_store_sweep_write(const char *path, const kcs_sweep_row *rows, int n,
                           const char *command_line, kcs_error *err);

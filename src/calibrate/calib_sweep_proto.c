@@ -199,20 +199,7 @@ static int bind(const kcs_contract *c, const pkern *pk, kcs_rank_binding *b, cha
 static int plan_point(const kcs_contract *c, const pspec *p, kcs_format f, kcs_shape sh,
                       const kcs_calib_run *run, int T, kcs_plan *plan, kcs_error *err)
 {
-    kcs_sweep sw = {.contract = 0, .op = p->op, .dtype_in = f, .dtype_out = c->dtype_out};
-    sw.shapes[0] = sh;
-    sw.n_shapes = 1;
-    sw.trials = T;
-    kcs_study s = {0};
-    s.path = c->path;
-    s.seed = run->seed;
-    s.max_memory_mib = 8192;
-    s.timeout_s = run->timeout_s;
-    s.contracts[0] = (kcs_contract *)c;
-    s.n_contracts = 1;
-    s.sweeps = &sw;
-    s.n_sweeps = 1;
-    return kcs_plan_build(&s, plan, err);
+    return kcs_sweep_point_plan(c, p->op, f, sh, run, T, plan, err);
 }
 
 static int run_point(const kcs_contract *c, const kcs_plan *plan, kcs_rank_binding *b,
