@@ -43,7 +43,8 @@ void kcs_rng_normal_n(kcs_rng *r, double *x, size_t n);
  * fp16 inputs scaled into its range rather than capped by it; 4: narrow
  * exact-sum entries of either parity (even-length blocks no longer sum to
  * even integers), and subnormal reduce_sum rows of one sign on even rows
- * (inputs.c). */
-#define KCS_INPUTS_VERSION 4
+ * (inputs.c); 5: `offset` rows in formats narrower than fp32 of the two
+ * adjacent values 4096 and 4096 + ulp, in antithetic pairs (tensor.c). */
+#define KCS_INPUTS_VERSION 5
 
 #endif

@@ -227,7 +227,8 @@ static int sweep_points(const kcs_contract *c, const kcs_sweep_opts *o, kcs_swee
         if (kc > kmax && c->shape_mult[2] > 1)
             kc -= c->shape_mult[2]; /* the multiple below --max-k */
         kcs_shape sh = sweep_shape(c, op, kc);
-        if (kc > 0 && kc <= kmax && kcs_precondition_shape_ok(c, &sh) && kc >= o->min_k &&
+        kcs_error pe = {0};
+        if (kc > 0 && kc <= kmax && !kcs_precondition_op_shape(c, op, &sh, &pe) && kc >= o->min_k &&
             (n == 0 || kc > pts[n - 1].sh.k))
             pts[n++] = (kcs_sweep_point){op, sh};
         int64_t next = k * (o->k_factor > 1 ? o->k_factor : 4);
@@ -251,14 +252,18 @@ int kcs_calib_sweep(kcs_contract *const *cs, int n, const kcs_calib_run *run,
     int64_t total = 0, done = 0;
     for (int ci = 0; ci < n; ci++) {
         kcs_sweep_point ks[MAX_KS];
-        int by_ops;
-        int nk = sweep_points(cs[ci], o, ks, MAX_KS, &by_ops);
+        int by_ops = 0;
+        int nk = sweep_points(cs[ci], o, ks, MAX_KS, &by_ops), proto = 0;
         if (nk == 0) { /* the protocol and exceptional-value contracts */
             kcs_shape pts[MAX_KS];
             nk = kcs_sweep_proto_points(cs[ci], o, pts, MAX_KS);
+            proto = 1;
         }
-        for (int f = 0; f < KCS_FMT_COUNT; f++)
-            total += (cs[ci]->dtype_in & (1u << f)) ? nk : 0;
+        for (int ki = 0; ki < nk; ki++) { /* the formats each point's op admits */
+            uint32_t fm = proto ? cs[ci]->dtype_in : kcs_precondition_op_dtypes(cs[ci], ks[ki].op);
+            for (int f = 0; f < KCS_FMT_COUNT; f++)
+                total += (fm >> f) & 1u;
+        }
     }
     kcs_progress prog;
     kcs_progress_start(&prog, o->progress, total, "sweep points");
@@ -285,7 +290,7 @@ int kcs_calib_sweep(kcs_contract *const *cs, int n, const kcs_calib_run *run,
             const kcs_sweep_kdef *table =
                 by_ops ? kcs_sweep_ops_kernels(op, &n_kernels) : gemm_table;
             for (int f = 0; f < KCS_FMT_COUNT && !rc; f++) {
-                if (!(c->dtype_in & (1u << f)))
+                if (!(kcs_precondition_op_dtypes(c, op) & (1u << f)))
                     continue;
                 point_out conf[MAX_SWEEP_KERNELS];
                 int n_conf = 0;

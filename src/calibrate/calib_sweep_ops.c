@@ -166,8 +166,13 @@ int kcs_sweep_ops_points(const kcs_contract *c, const kcs_sweep_opts *o, kcs_swe
     if (o->max_k > 0 && o->max_k < kmax)
         kmax = o->max_k;
     int64_t ks[AXIS_MAX], ns[AXIS_MAX];
-    int nk = axis(c->k_min, kmax, o->k_factor, o->min_k, ks, AXIS_MAX), np = 0;
+    int np = 0;
     for (int i = 0; i < n_ops; i++) {
+        /* k over the op's own range (precondition.per_op narrows it) */
+        const kcs_op_narrowing *nw = &c->per_op[ops[i]];
+        int64_t klo = nw->set ? nw->range[2][0] : c->k_min;
+        int64_t khi = nw->set && nw->range[2][1] < kmax ? nw->range[2][1] : kmax;
+        int nk = axis(klo, khi, o->k_factor, o->min_k, ks, AXIS_MAX);
         /* attention: the sequence length n over its range as well (the
          * grid n x k); the other ops have one row length k */
         int nn = 1;
@@ -178,7 +183,8 @@ int kcs_sweep_ops_points(const kcs_contract *c, const kcs_sweep_opts *o, kcs_swe
         for (int a = 0; a < nn; a++)
             for (int b = 0; b < nk && np < max; b++) {
                 kcs_shape sh = {SWEEP_ROWS, ns[a], ks[b], 0};
-                if (!kcs_precondition_shape_ok(c, &sh))
+                kcs_error pe = {0};
+                if (kcs_precondition_op_shape(c, ops[i], &sh, &pe))
                     continue;
                 pts[np].op = ops[i];
                 pts[np].sh = sh;

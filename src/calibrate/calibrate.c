@@ -2,6 +2,7 @@
  * contract measured through its own protocol (kcs_plan_build +
  * kcs_protocol_trial) on the calibration variants of one backend. */
 #include "calibrate.h"
+#include "precondition.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -151,19 +152,27 @@ int kcs_calib_measure(const kcs_contract *c, uint32_t ops, kcs_rank_binding *b,
 /* One input format's cases of a scoped measurement, tallied into o. */
 static int measure_dtype(const kcs_contract *c, uint32_t ops, kcs_format f, kcs_rank_binding *b,
                          const kcs_calib_run *run, const kcs_calib_scope *sc,
-                         kcs_calib_outcome *o, int *unsupported, kcs_error *err)
+                         kcs_calib_outcome *o, int *unsupported, uint32_t *ran, kcs_error *err)
 {
     kcs_sweep sw[KCS_OP_COUNT];
     int nsw = 0;
     for (int op = 0; op < KCS_OP_COUNT; op++)
         if (ops & OPBIT(op)) {
-            kcs_sweep *w = &sw[nsw++];
+            /* precondition.per_op: an op measures only the formats and
+             * the given shapes its own precondition admits */
+            if (!(kcs_precondition_op_dtypes(c, (kcs_op)op) & (1u << f)))
+                continue;
+            kcs_sweep *w = &sw[nsw];
             *w = (kcs_sweep){.contract = 0, .op = (kcs_op)op, .dtype_in = f,
                              .dtype_out = c->dtype_out};
             int ns = sc->n_shapes < KCS_MAX_SHAPES ? sc->n_shapes : KCS_MAX_SHAPES;
             for (int i = 0; i < ns; i++)
-                w->shapes[i] = sc->shapes[i];
-            w->n_shapes = ns;
+                if (kcs_precondition_op_ok(c, (kcs_op)op, f, &sc->shapes[i]))
+                    w->shapes[w->n_shapes++] = sc->shapes[i];
+            if (ns > 0 && w->n_shapes == 0)
+                continue;
+            nsw++;
+            *ran |= OPBIT(op);
         }
     if (nsw == 0)
         return 0;
@@ -210,6 +219,7 @@ int kcs_calib_measure_scoped(const kcs_contract *c, uint32_t ops, kcs_rank_bindi
     ops_str(ops, out->ops, sizeof out->ops);
     kcs_format din = kcs_calib_dtype(c);
     int unsupported = 0;
+    uint32_t ran = 0; /* the ops measured: per-op preconditions may leave some out */
     char skipped[64] = "";
     for (int f = 0; f < KCS_FMT_COUNT; f++) {
         if (sc->all_dtypes ? !(c->dtype_in & (1u << f)) : f != (int)din)
@@ -217,7 +227,7 @@ int kcs_calib_measure_scoped(const kcs_contract *c, uint32_t ops, kcs_rank_bindi
         kcs_calib_outcome o;
         memset(&o, 0, sizeof o);
         int uns = 0;
-        int rc = measure_dtype(c, ops, (kcs_format)f, b, run, sc, &o, &uns, err);
+        int rc = measure_dtype(c, ops, (kcs_format)f, b, run, sc, &o, &uns, &ran, err);
         if (rc)
             return rc;
         /* Grading every admitted format: one that no call ran on, every
@@ -256,6 +266,8 @@ int kcs_calib_measure_scoped(const kcs_contract *c, uint32_t ops, kcs_rank_bindi
         if (!out->detail[0] && o.detail[0])
             snprintf(out->detail, sizeof out->detail, "%s", o.detail);
     }
+    if (ran)
+        ops_str(ran, out->ops, sizeof out->ops);
     const char *v = unsupported == out->trials       ? "N/A"
                     : out->errors || unsupported > 0 ? "ERROR"
                     : out->failed                    ? "FAIL"

@@ -186,11 +186,24 @@ int kcs_cmd_grade(int argc, char **argv)
     kcs_calib_run run = {(uint64_t)seed, (double)timeout, verbose};
     /* Refuse shapes outside the precondition of a contract that would run. */
     for (int i = 0; i < n && n_shapes; i++) {
-        if (!kcs_calib_ops(cs[i], offered))
+        uint32_t ops = kcs_calib_ops(cs[i], offered);
+        if (!ops)
             continue;
-        for (int j = 0; j < n_shapes; j++)
+        for (int j = 0; j < n_shapes; j++) {
             if ((rc = kcs_precondition_shape(cs[i], &shapes[j], &err)))
                 goto out;
+            /* per-op preconditions (precondition.per_op): the shape runs
+             * for the ops that admit it; refused when none does */
+            int admitted = 0;
+            kcs_error oe = {0};
+            for (int op = 0; op < KCS_OP_COUNT && !admitted; op++)
+                if (ops & (1u << op))
+                    admitted = kcs_precondition_op_shape(cs[i], (kcs_op)op, &shapes[j], &oe) == 0;
+            if (!admitted) {
+                rc = kcs_fail(&err, KCS_E_INVAL, "%s", oe.msg);
+                goto out;
+            }
+        }
     }
     kcs_calib_scope scope = {shapes, n_shapes, 1};
     if (!json)

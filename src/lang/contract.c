@@ -42,7 +42,7 @@ static int parse_acc_v(const char *s, void *o) { return kcs_acc_parse(s, o); }
 static int parse_dist_v(const char *s, void *o) { return kcs_dist_parse(s, o); }
 
 /* A [lo, hi] integer range. */
-static bool load_range(loader *L, struct fy_node *n, const char *field, int64_t *lo_p,
+bool kcs_contract_load_range(loader *L, struct fy_node *n, const char *field, int64_t *lo_p,
                        int64_t *hi_p)
 {
     if (fy_node_get_type(n) != FYNT_SEQUENCE || fy_node_sequence_item_count(n) != 2) {
@@ -116,7 +116,7 @@ static void load_scope(loader *L, struct fy_node *root)
 static void load_precondition(loader *L, struct fy_node *root)
 {
     static const char *const keys[] = {"dtype_in", "dtype_acc", "dtype_out", "shape", "values",
-                                       "declares", NULL};
+                                       "declares", "per_op", NULL};
     static const char *const shape_keys[] = {"m", "n", "k", "batch", "multiple_of", NULL};
     static const char *const value_keys[] = {"dist", "finite", NULL};
     kcs_contract *c = L->c;
@@ -152,7 +152,7 @@ static void load_precondition(loader *L, struct fy_node *root)
             snprintf(f, sizeof f, "precondition.shape.%s", shape_keys[i]);
             struct fy_node *r = kcs_yaml_get(L->y, sh, shape_keys[i], false, "precondition.shape");
             if (r)
-                load_range(L, r, f, ranges[i][0], ranges[i][1]);
+                kcs_contract_load_range(L, r, f, ranges[i][0], ranges[i][1]);
         }
         kcs_contract_load_shape_class(L, sh);
     }
@@ -198,6 +198,7 @@ static void load_precondition(loader *L, struct fy_node *root)
         else
             c->declares |= KCS_DECL_BIT(d);
     }
+    kcs_contract_load_per_op(L, p);
     L->pre_ok = L->y->n_errors == before;
 }
 
@@ -352,6 +353,7 @@ static int load(kcs_yctx *y, kcs_contract **c_p, kcs_error *err)
     load_signatures(&L, root);
     cross_check(&L, root);
     kcs_contract_check_shape_class(&L, root);
+    kcs_contract_check_per_op(&L, root);
     kcs_contract_check_measurement(&L, root);
     kcs_contract_check_eta(&L, root);
     int rc = kcs_yaml_finish(y, err);

@@ -86,6 +86,19 @@ typedef struct kcs_signature {
     char *explain;
 } kcs_signature;
 
+/* precondition.per_op.<op>: where one op of the scope is narrower than
+ * the contract (a clause with power for one op over a range where it
+ * has none for another). Unset fields keep the contract's. */
+typedef struct kcs_op_narrowing {
+    bool set;
+    uint32_t dtype_in;   /* bit per kcs_format, a subset of the contract's */
+    int64_t range[4][2]; /* m, n, k, batch: [min, max] inside the contract's */
+} kcs_op_narrowing;
+
+/* The dimension (0..3: m, n, k, batch; batch 0 counts as 1) of s outside
+ * nw's ranges, or -1 when s is inside them (contract_per_op.c). */
+int kcs_op_narrowing_miss(const kcs_op_narrowing *nw, const kcs_shape *s);
+
 typedef struct kcs_contract {
     char *path; /* file it came from */
     char *text; /* the YAML text as read (stored in /contracts/<id>) */
@@ -112,6 +125,8 @@ typedef struct kcs_contract {
     bool values_finite;   /* precondition.values.finite (default true) */
     uint32_t declares;    /* precondition.declares: KCS_DECL_BIT per property the kernel
                              must declare for the contract to bind (declares.h); 0: all */
+    /* precondition.per_op: one op's narrower precondition (contract_per_op.c) */
+    kcs_op_narrowing per_op[KCS_OP_COUNT];
     /* 4. postcondition */
     char *postcondition;
     /* 5. tolerance: structure, and its clauses (one, or the `all:` list of

@@ -44,6 +44,15 @@ bool kcs_contract_parse_name(loader *L, struct fy_node *n, const char *field, co
 const kcs_shape *kcs_contract_measured_shape(loader *L, struct fy_node *root, int i,
                                              struct fy_node **node_p, char *field, size_t len);
 
+/* A [lo, hi] integer range, 1 <= lo <= hi (contract.c). */
+bool kcs_contract_load_range(loader *L, struct fy_node *n, const char *field, int64_t *lo_p,
+                             int64_t *hi_p);
+
+/* contract_per_op.c: precondition.per_op (after the contract-wide
+ * precondition), and the measured shapes against it */
+void kcs_contract_load_per_op(loader *L, struct fy_node *precondition);
+void kcs_contract_check_per_op(loader *L, struct fy_node *root);
+
 /* contract_tolerance.c */
 void kcs_contract_load_tolerance(loader *L, struct fy_node *root);
 void kcs_contract_check_eta(loader *L, struct fy_node *root);

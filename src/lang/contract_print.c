@@ -74,6 +74,47 @@ static void range(const out *o, bool *first, const char *k, int64_t lo, int64_t 
     *first = false;
 }
 
+/* precondition.per_op: each narrowed op's formats and the ranges where
+ * they differ from the contract's. */
+static void per_op(const out *p, const kcs_contract *c)
+{
+    static const char *const dims[] = {"m", "n", "k", "batch"};
+    const int64_t cr[4][2] = {{c->m_min, c->m_max},
+                              {c->n_min, c->n_max},
+                              {c->k_min, c->k_max},
+                              {c->batch_min, c->batch_max}};
+    bool any = false;
+    for (int op = 0; op < KCS_OP_COUNT; op++) {
+        const kcs_op_narrowing *nw = &c->per_op[op];
+        if (!nw->set)
+            continue;
+        if (!any)
+            key(p, 2, false, "per_op"), fputc('{', p->f);
+        ikey(p, !any, kcs_op_name((kcs_op)op)), fputc('{', p->f);
+        any = true;
+        ikey(p, true, "dtype_in"), fputc('[', p->f);
+        for (int i = 0, fi = 1; i < KCS_FMT_COUNT; i++)
+            if (nw->dtype_in & (1u << i)) {
+                fputs(fi ? "" : ", ", p->f), name(p, kcs_format_name((kcs_format)i));
+                fi = 0;
+            }
+        fputc(']', p->f);
+        bool first = true;
+        for (int d = 0; d < 4; d++) {
+            if (nw->range[d][0] == cr[d][0] && nw->range[d][1] == cr[d][1])
+                continue;
+            if (first)
+                ikey(p, false, "shape"), fputc('{', p->f);
+            range(p, &first, dims[d], nw->range[d][0], nw->range[d][1]);
+        }
+        if (!first)
+            fputc('}', p->f);
+        fputc('}', p->f);
+    }
+    if (any)
+        fputc('}', p->f), eol(p);
+}
+
 /* A tolerance clause: inline {structure, eta, quantity} in a composite's
  * list, else the eta (and quantity) keys of the tolerance mapping. */
 static void clause(const out *o, const kcs_tol_clause *t, bool inline_map)
@@ -203,6 +244,7 @@ int kcs_contract_print(const kcs_contract *c, FILE *f, bool json)
             }
         fputc(']', f), eol(p);
     }
+    per_op(p, c);
     close_map(p);
 
     key(p, 0, false, "postcondition"), qstr(f, c->postcondition), eol(p);

@@ -122,3 +122,51 @@ int kcs_precondition_shape_ok(const kcs_contract *c, const kcs_shape *s)
     kcs_error e = {0};
     return kcs_precondition_shape(c, s, &e) == 0;
 }
+
+uint32_t kcs_precondition_op_dtypes(const kcs_contract *c, kcs_op op)
+{
+    const kcs_op_narrowing *nw = &c->per_op[op];
+    return nw->set ? nw->dtype_in & c->dtype_in : c->dtype_in;
+}
+
+int kcs_precondition_op_shape(const kcs_contract *c, kcs_op op, const kcs_shape *s,
+                              kcs_error *err)
+{
+    static const char *const names[] = {"m", "n", "k", "batch"};
+    int rc = kcs_precondition_shape(c, s, err);
+    const kcs_op_narrowing *nw = &c->per_op[op];
+    if (rc || !nw->set)
+        return rc;
+    int d = kcs_op_narrowing_miss(nw, s);
+    if (d < 0)
+        return 0;
+    const int64_t v[4] = {s->m, s->n, s->k, s->batch > 0 ? s->batch : 1};
+    return kcs_fail(err, KCS_E_INVAL, "dimension %s = %lld is outside the precondition's range "
+                    "[%lld, %lld] of %s for %s (precondition.per_op.%s.shape.%s)", names[d],
+                    (long long)v[d], (long long)nw->range[d][0], (long long)nw->range[d][1],
+                    c->id, kcs_op_name(op), kcs_op_name(op), names[d]);
+}
+
+int kcs_precondition_op_dtype(const kcs_contract *c, kcs_op op, kcs_format f, kcs_error *err)
+{
+    int rc = kcs_precondition_dtype(c, f, err);
+    uint32_t ok = kcs_precondition_op_dtypes(c, op);
+    if (rc || (ok & (1u << f)))
+        return rc;
+    char list[256] = "";
+    size_t used = 0;
+    for (int i = 0; i < KCS_FMT_COUNT && used < sizeof list; i++)
+        if (ok & (1u << i))
+            used += (size_t)snprintf(list + used, sizeof list - used, "%s%s", used ? " " : "",
+                                     kcs_format_name((kcs_format)i));
+    return kcs_fail(err, KCS_E_INVAL, "dtype_in %s is not admitted by %s's precondition for %s "
+                    "(precondition.per_op.%s.dtype_in: %s)", kcs_format_name(f), c->id,
+                    kcs_op_name(op), kcs_op_name(op), list);
+}
+
+int kcs_precondition_op_ok(const kcs_contract *c, kcs_op op, kcs_format f, const kcs_shape *s)
+{
+    kcs_error e = {0};
+    return kcs_precondition_op_shape(c, op, s, &e) == 0 &&
+           kcs_precondition_op_dtype(c, op, f, &e) == 0;
+}

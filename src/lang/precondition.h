@@ -20,6 +20,17 @@ int kcs_precondition_dist(const kcs_contract *c, kcs_dist d, kcs_error *err);
 int kcs_precondition_dtype(const kcs_contract *c, kcs_format f, kcs_error *err);
 /* 1 when s is inside c's precondition.shape ranges and classes. */
 int kcs_precondition_shape_ok(const kcs_contract *c, const kcs_shape *s);
+/* The same for one op of the scope: the contract's precondition, then
+ * precondition.per_op.<op> where it narrows it ("dimension k = 2048 is
+ * outside the precondition's range [2, 512] of C-PRC-02 for layernorm
+ * (precondition.per_op.layernorm.shape.k)"). */
+int kcs_precondition_op_shape(const kcs_contract *c, kcs_op op, const kcs_shape *s,
+                              kcs_error *err);
+int kcs_precondition_op_dtype(const kcs_contract *c, kcs_op op, kcs_format f, kcs_error *err);
+/* 1 when f and s are inside c's precondition for op. */
+int kcs_precondition_op_ok(const kcs_contract *c, kcs_op op, kcs_format f, const kcs_shape *s);
+/* The input formats c admits for op (bit per kcs_format). */
+uint32_t kcs_precondition_op_dtypes(const kcs_contract *c, kcs_op op);
 /* The admitted value of dimension d (0..3: m, n, k, batch) nearest v: v
  * clamped to the range, then the next multiple of its class up, or down
  * when up leaves the range; 0 when the range holds no multiple. */

@@ -349,6 +349,7 @@ static void load_case(kcs_yctx *y, struct fy_node *n, const char *field, kcs_stu
     kcs_yaml_check_keys(y, n, field, case_keys);
     char f[96], buf[64];
     struct fy_node *v;
+    kcs_error pe = {0};
     snprintf(f, sizeof f, "%s.contract", field);
     if ((v = kcs_yaml_get(y, n, "contract", true, field)) &&
         kcs_yaml_str(y, v, f, buf, sizeof buf)) {
@@ -358,11 +359,14 @@ static void load_case(kcs_yctx *y, struct fy_node *n, const char *field, kcs_stu
     }
     const kcs_contract *c = w->contract >= 0 ? s->contracts[w->contract] : NULL;
     snprintf(f, sizeof f, "%s.op", field);
+    bool op_ok = false; /* w->op is an op of c's scope: per-op preconditions apply */
     if ((v = kcs_yaml_get(y, n, "op", true, field)) && kcs_yaml_str(y, v, f, buf, sizeof buf)) {
         if (kcs_op_parse(buf, &w->op))
             kcs_yaml_error(y, v, f, "unknown op '%s'", buf);
         else if (c && !(c->ops & (1u << w->op)))
             kcs_yaml_error(y, v, f, "op '%s' is outside the scope of %s", buf, c->id);
+        else
+            op_ok = c != NULL;
     }
     w->dtype_in = KCS_FMT_FP32;
     snprintf(f, sizeof f, "%s.dtype_in", field);
@@ -372,6 +376,8 @@ static void load_case(kcs_yctx *y, struct fy_node *n, const char *field, kcs_stu
             kcs_yaml_error(y, v, f, "unknown format '%s'", buf);
         else if (c && !(c->dtype_in & (1u << w->dtype_in)))
             kcs_yaml_error(y, v, f, "dtype_in '%s' violates the precondition of %s", buf, c->id);
+        else if (op_ok && kcs_precondition_op_dtype(c, w->op, w->dtype_in, &pe))
+            kcs_yaml_error(y, v, f, "%s", pe.msg);
     }
     w->dtype_out = c ? c->dtype_out : KCS_FMT_FP32;
     snprintf(f, sizeof f, "%s.dtype_out", field);
@@ -384,8 +390,8 @@ static void load_case(kcs_yctx *y, struct fy_node *n, const char *field, kcs_stu
         load_shapes(y, v, f, w->shapes, &w->n_shapes);
         /* every shape inside the contract's precondition.shape ranges */
         for (int i = 0; c && i < w->n_shapes && fy_node_is_sequence(v); i++) {
-            kcs_error pe = {0};
-            if (kcs_precondition_shape(c, &w->shapes[i], &pe)) {
+            if (op_ok ? kcs_precondition_op_shape(c, w->op, &w->shapes[i], &pe)
+                      : kcs_precondition_shape(c, &w->shapes[i], &pe)) {
                 char fi[112];
                 snprintf(fi, sizeof fi, "%s[%d]", f, i);
                 kcs_yaml_error(y, fy_node_sequence_get_by_index(v, i), fi, "%s", pe.msg);
@@ -400,7 +406,6 @@ static void load_case(kcs_yctx *y, struct fy_node *n, const char *field, kcs_stu
             kcs_yaml_error(y, v, f, "expected a list of distributions");
         else
             while ((e = fy_node_sequence_iterate(v, &it)) && w->n_dists < KCS_MAX_DISTS) {
-                kcs_error pe = {0};
                 if (!kcs_yaml_str(y, e, f, buf, sizeof buf))
                     continue;
                 if (kcs_dist_parse(buf, &w->dists[w->n_dists++]))

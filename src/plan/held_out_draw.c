@@ -58,6 +58,13 @@ int kcs_held_out_draw(const kcs_contract *c, kcs_op op, uint64_t seed, int count
         {c->batch_min, c->batch_max < KCS_DRAW_MAX_BATCH ? c->batch_max : KCS_DRAW_MAX_BATCH, 0,
          0},
     };
+    const kcs_op_narrowing *nw = &c->per_op[op]; /* precondition.per_op: the op's own ranges */
+    for (int i = 0; i < nd && nw->set; i++) {
+        if (nw->range[i][0] > base[i].lo)
+            base[i].lo = nw->range[i][0];
+        if (nw->range[i][1] < base[i].hi)
+            base[i].hi = nw->range[i][1];
+    }
     for (int i = 0; i < nd; i++) {
         if (base[i].lo < 1)
             base[i].lo = 1;

@@ -100,6 +100,12 @@ int kcs_plan_build(const kcs_study *s, kcs_plan *plan_p, kcs_error *err)
                               : a >= n_fixed ? drawn[a - n_fixed]
                               : held         ? c->held_out[a - c->n_shapes]
                                              : c->shapes[a];
+            /* The contract's own shapes outside a per-op precondition
+             * (precondition.per_op: narrower for this op) are not this
+             * op's cases; a study's named shapes were checked on load. */
+            if (!w->n_shapes && c->per_op[w->op].set &&
+                kcs_op_narrowing_miss(&c->per_op[w->op], &shape) >= 0)
+                continue;
             for (int b = 0; b < nd; b++) {
                 /* Exact-sum inputs are measured on the ops that have them
                  * (a contract may list them beside ops such as attention). */

@@ -55,6 +55,22 @@ done
 [ "$(rows C-CMP-01 attention native conforming | awk '$1 == "fp32" { print $2 "x" $3 }' |
      tr '\n' ' ')" = "16x16 16x64 64x16 64x64 128x16 128x64 " ] || fail "attention: n x k grid"
 
+# C-PRC-02's layernorm clause binds fp32 inputs with k <= 512 only
+# (precondition.per_op): no bf16 or fp16 layernorm rows; softmax keeps them
+[ -z "$(rows C-PRC-02 layernorm native conforming | awk '$1 != "fp32"')" ] \
+  || fail "layernorm: rows outside precondition.per_op.layernorm.dtype_in"
+[ -n "$(rows C-PRC-02 softmax native conforming | awk '$1 == "bf16"')" ] \
+  || fail "softmax: no bf16 rows"
+set +e
+"$KCS" calibrate --sweep C-PRC-02 --trials 1 --min-k 300 --max-k 2048 > "$T/long.txt" 2>&1
+rc=$?
+set -e
+[ "$rc" = 0 ] || [ "$rc" = 3 ] || { cat "$T/long.txt"; fail "long sweep: exit $rc"; }
+[ "$(awk '$1 == "C-PRC-02" && $2 == "layernorm" && $3 == "native" { print $7 }' "$T/long.txt" |
+     sort -u | tr '\n' ' ')" = "512 " ] || { cat "$T/long.txt"; fail "layernorm: k points past 512"; }
+awk '$1 == "C-PRC-02" && $2 == "softmax" && $3 == "native" { print $7 }' "$T/long.txt" |
+  grep -qx 2048 || fail "softmax: no point at k = 2048"
+
 # coarse bad kernels: flagged wherever their defect showed
 all_flagged C-PRC-02 softmax calib:C-PRC-02:bad        # exp without max-subtraction
 all_flagged C-PRC-02 layernorm calib:C-PRC-02:bad fp32 # E[x^2] - E[x]^2 (fp32 offset rows)

@@ -48,25 +48,39 @@ static void test_points_rows(void)
     kcs_sweep_opts o = {1, 0, 4, 0, 0};
     kcs_sweep_point p[MAXP];
     int n = kcs_sweep_ops_points(c, &o, p, MAXP);
-    CU_ASSERT_FATAL(n > 0 && n % 2 == 0);
-    /* softmax's k points, then layernorm's, the same ones */
-    int64_t ks[MAXP];
-    for (int i = 0; i < n / 2; i++) {
-        CU_ASSERT_EQUAL(p[i].op, KCS_OP_SOFTMAX);
-        CU_ASSERT_EQUAL(p[n / 2 + i].op, KCS_OP_LAYERNORM);
-        CU_ASSERT_EQUAL(p[n / 2 + i].sh.k, p[i].sh.k);
+    CU_ASSERT_FATAL(n > 0);
+    /* softmax's k points over the contract's range, then layernorm's over
+     * its own (precondition.per_op.layernorm: k <= 512), the same grid */
+    const kcs_op_narrowing *ln = &c->per_op[KCS_OP_LAYERNORM];
+    CU_ASSERT_FATAL(ln->set);
+    int64_t ks[MAXP] = {0}, kl[MAXP] = {0};
+    int ns = 0, nl = 0;
+    for (int i = 0; i < n; i++) {
         CU_ASSERT_EQUAL(p[i].sh.n, 1);
         CU_ASSERT(kcs_precondition_shape_ok(c, &p[i].sh));
-        ks[i] = p[i].sh.k;
+        if (p[i].op == KCS_OP_SOFTMAX) {
+            CU_ASSERT_EQUAL(nl, 0); /* softmax first */
+            ks[ns++] = p[i].sh.k;
+        } else {
+            CU_ASSERT_EQUAL(p[i].op, KCS_OP_LAYERNORM);
+            kcs_error e = {0};
+            CU_ASSERT_EQUAL(kcs_precondition_op_shape(c, KCS_OP_LAYERNORM, &p[i].sh, &e), 0);
+            kl[nl++] = p[i].sh.k;
+        }
     }
-    check_axis(c, ks, n / 2, c->k_min, c->k_max);
+    check_axis(c, ks, ns, c->k_min, c->k_max);
+    check_axis(c, kl, nl, ln->range[2][0], ln->range[2][1]);
+    for (int i = 0; i < nl; i++)
+        CU_ASSERT_EQUAL(kl[i], ks[i]);
     /* --max-k caps the axis; --min-k drops the points below it */
     o.max_k = 64;
     o.min_k = 8;
     n = kcs_sweep_ops_points(c, &o, p, MAXP);
-    CU_ASSERT_FATAL(n >= 4);
+    CU_ASSERT_FATAL(n >= 4 && n % 2 == 0);
     CU_ASSERT_EQUAL(p[0].sh.k, 8);
     CU_ASSERT_EQUAL(p[n / 2 - 1].sh.k, 64);
+    CU_ASSERT_EQUAL(p[n - 1].op, KCS_OP_LAYERNORM);
+    CU_ASSERT_EQUAL(p[n - 1].sh.k, 64);
 }
 
 static void test_points_attention(void)
