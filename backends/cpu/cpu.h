@@ -3,6 +3,7 @@
 #ifndef KCS_CPU_H
 #define KCS_CPU_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "acc.h"
@@ -29,9 +30,17 @@ int kcs_cpu_defect_proto_known(const char *name);
 int kcs_cpu_defect_proto(const kcs_call *call, kcs_error *err);
 /* The own gemm of one batch entry: the accumulator model term by term
  * (gemm.c), and its vectorised fast paths (gemm_fast.c: fp32/bf16/fp16
- * accumulators, every schedule but atomic), bit-identical to the model;
- * the fast one returns 0 when it does not apply (the caller then runs the
- * model). */
+ * accumulators, every schedule), bit-identical to the model; the fast one
+ * returns 0 when it does not apply (the caller then runs the model). */
+/* The atomic schedule's order is drawn per output tile of 4 rows x 16
+ * columns (on a GPU the slices of a split-K reduction commit per tile, in
+ * an order nobody controls): output (i, j) sums its k terms in the order
+ * kcs_atomic_order(kcs_cpu_gemm_tile_seed(seed, i, j), k). */
+enum { KCS_GEMM_TILE_M = 4, KCS_GEMM_TILE_N = 16 };
+static inline uint64_t kcs_cpu_gemm_tile_seed(uint64_t seed, size_t i, size_t j)
+{
+    return seed ^ ((uint64_t)(i / KCS_GEMM_TILE_M) << 32) ^ (uint64_t)(j / KCS_GEMM_TILE_N);
+}
 int kcs_cpu_gemm_own_model(const kcs_call *c, const double *A, const double *B, const double *C,
                            double *D, kcs_error *err);
 int kcs_cpu_gemm_own_fast(const kcs_call *c, const double *A, const double *B, const double *C,

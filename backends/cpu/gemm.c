@@ -69,7 +69,7 @@ int kcs_cpu_gemm_own_model(const kcs_call *c, const double *A, const double *B, 
             const double *b = bt + j * k;
             for (size_t p = 0; p < k; p++)
                 terms[p] = a[p] * b[p]; /* exact for inputs of <= 26 bits */
-            uint64_t seed = c->seed ^ ((uint64_t)i << 32) ^ (uint64_t)j;
+            uint64_t seed = kcs_cpu_gemm_tile_seed(c->seed, i, j); /* atomic: per tile */
             double s = kcs_cpu_sum(terms, (int64_t)k, &c->schedule, &c->acc, seed, scratch);
             if (C)
                 s = kcs_acc_add(&c->acc, s, C[i * n + j]);

@@ -1,10 +1,10 @@
 /* The own gemm kernel's fast paths (backends/cpu/gemm_fast.c) against the
  * exact accumulator model (kcs_cpu_gemm_own_model), bit for bit: fp32,
- * bf16 and fp16 accumulators under every schedule the fast path takes
- * (sequential, pairwise, blocked, splitk), inputs in fp32/bf16/fp16/fp8,
+ * bf16 and fp16 accumulators under every schedule (sequential, pairwise,
+ * blocked, splitk, atomic: each block's drawn order), inputs in fp32/bf16/fp16/fp8,
  * with and without C, shapes with ragged edges, values that overflow the
  * fp16 accumulator, cancel, are subnormal in it, or are NaN/Inf. The fast path must also decline
- * what it does not model (atomic, bits:N, non-fp32 values for fp32 acc). */
+ * what it does not model (bits:N, non-fp32 values for fp32 acc). */
 #include <CUnit/Basic.h>
 #include <math.h>
 #include <stdio.h>
@@ -39,14 +39,15 @@ static void fast_equals_model(void)
     kcs_format accs[] = {KCS_FMT_FP32, KCS_FMT_BF16, KCS_FMT_FP16};
     kcs_schedule scheds[] = {{KCS_SCHED_SEQUENTIAL, 0}, {KCS_SCHED_PAIRWISE, 0},
                              {KCS_SCHED_BLOCKED, 7},    {KCS_SCHED_BLOCKED, 64},
-                             {KCS_SCHED_SPLITK, 3},     {KCS_SCHED_SPLITK, 5}};
+                             {KCS_SCHED_SPLITK, 3},     {KCS_SCHED_SPLITK, 5},
+                             {KCS_SCHED_ATOMIC, 0}};
     int64_t shapes[][3] = {{1, 1, 1}, {5, 17, 33}, {9, 35, 100}, {4, 16, 257}, {3, 2, 2}};
     kcs_rng r;
     kcs_rng_init(&r, 31, 41, 59);
     long long cases = 0, bad = 0, taken = 0;
     for (size_t fi = 0; fi < 4; fi++)
         for (size_t ai = 0; ai < 3; ai++)
-            for (size_t si = 0; si < 6; si++)
+            for (size_t si = 0; si < 7; si++)
                 for (size_t hi = 0; hi < 5; hi++)
                     for (int flavour = 0; flavour < 4; flavour++)
                         for (int withc = 0; withc < 2; withc++) {
@@ -66,6 +67,7 @@ static void fast_equals_model(void)
                             c.dtype_out = withc ? KCS_FMT_BF16 : KCS_FMT_FP32;
                             c.acc.fmt = accs[ai];
                             c.schedule = scheds[si];
+                            c.seed = kcs_rng_u64(&r); /* atomic: the call's order */
                             c.m = m;
                             c.n = n;
                             c.k = k;
@@ -172,8 +174,6 @@ static void test_declines(void)
     c.dtype_in = c.dtype_out = KCS_FMT_FP32;
     c.m = c.n = c.k = 2;
     c.acc.fmt = KCS_FMT_FP32;
-    c.schedule.kind = KCS_SCHED_ATOMIC;
-    CU_ASSERT_EQUAL(kcs_cpu_gemm_own_fast(&c, A, B, NULL, D), 0);
     c.schedule.kind = KCS_SCHED_SEQUENTIAL;
     c.acc.bits = 12;
     CU_ASSERT_EQUAL(kcs_cpu_gemm_own_fast(&c, A, B, NULL, D), 0);
@@ -185,6 +185,31 @@ static void test_declines(void)
     CU_ASSERT_EQUAL(kcs_cpu_gemm_own_fast(&c, A, B, NULL, D), 0);
 }
 
+/* The atomic order is a real shuffle: not the identity, different under
+ * another seed, a permutation; output tiles of 4 x 16 share one order and
+ * neighbouring tiles have their own. */
+static void test_atomic_order(void)
+{
+    enum { N = 100 };
+    int64_t a[N], b[N];
+    kcs_atomic_order(7, N, a);
+    kcs_atomic_order(8, N, b);
+    int moved = 0, differ = 0, seen[N] = {0};
+    for (int i = 0; i < N; i++) {
+        moved += a[i] != i;
+        differ += a[i] != b[i];
+        CU_ASSERT_FATAL(a[i] >= 0 && a[i] < N);
+        seen[a[i]]++;
+    }
+    for (int i = 0; i < N; i++)
+        CU_ASSERT_EQUAL(seen[i], 1);
+    CU_ASSERT(moved > N / 2);
+    CU_ASSERT(differ > N / 2);
+    CU_ASSERT_EQUAL(kcs_cpu_gemm_tile_seed(5, 0, 0), kcs_cpu_gemm_tile_seed(5, 3, 15));
+    CU_ASSERT_NOT_EQUAL(kcs_cpu_gemm_tile_seed(5, 0, 0), kcs_cpu_gemm_tile_seed(5, 4, 0));
+    CU_ASSERT_NOT_EQUAL(kcs_cpu_gemm_tile_seed(5, 0, 0), kcs_cpu_gemm_tile_seed(5, 0, 16));
+}
+
 int main(void)
 {
     if (CU_initialize_registry() != CUE_SUCCESS)
@@ -193,6 +218,7 @@ int main(void)
     CU_add_test(s, "fast paths equal the accumulator model", test_fast_equals_model);
     CU_add_test(s, "near-midpoint sums (the model's nudge)", test_double_rounding_cases);
     CU_add_test(s, "fast path declines what it does not model", test_declines);
+    CU_add_test(s, "the atomic order", test_atomic_order);
     CU_basic_set_mode(CU_BRM_VERBOSE);
     CU_basic_run_tests();
     unsigned fails = CU_get_number_of_failures();

@@ -77,6 +77,28 @@ static double sum_chunks(const double *t, int64_t n, int64_t chunk, const kcs_ac
     return total;
 }
 
+void kcs_atomic_order(uint64_t seed, int64_t n, int64_t *idx)
+{
+    for (int64_t i = 0; i < n; i++)
+        idx[i] = i;
+    kcs_rng r; /* the draws of kcs_cpu_sum's shuffle, swap for swap */
+    kcs_rng_init(&r, seed, 0xA70A1Cull, (uint64_t)n);
+    enum { CHUNK = 512 };
+    uint32_t w[2 * CHUNK]; /* kcs_rng_uniform's two words per draw, drawn in bulk */
+    for (int64_t i = n - 1; i > 0;) {
+        int64_t cnt = i < CHUNK ? i : CHUNK;
+        kcs_rng_u32_n(&r, w, 2 * (size_t)cnt);
+        for (int64_t t = 0; t < cnt; t++, i--) {
+            uint64_t u = ((uint64_t)w[2 * t] << 32) | w[2 * t + 1];
+            double v = (double)(u >> 11) * 0x1.0p-53; /* kcs_rng_uniform */
+            int64_t j = (int64_t)(v * (double)(i + 1));
+            int64_t tmp = idx[i];
+            idx[i] = idx[j];
+            idx[j] = tmp;
+        }
+    }
+}
+
 double kcs_cpu_sum(const double *terms, int64_t n, const kcs_schedule *s, const kcs_acc *acc,
                    uint64_t seed, double *scratch)
 {

@@ -21,4 +21,9 @@ double kcs_acc_round(const kcs_acc *acc, double x);
 double kcs_cpu_sum(const double *terms, int64_t n, const kcs_schedule *s, const kcs_acc *acc,
                    uint64_t seed, double *scratch);
 
+/* The atomic schedule's order of n terms under seed: idx[i] is the term
+ * summed i-th (the permutation kcs_cpu_sum applies; fast paths gather by
+ * it and stay bit-identical). */
+void kcs_atomic_order(uint64_t seed, int64_t n, int64_t *idx);
+
 #endif
