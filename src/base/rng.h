@@ -43,7 +43,9 @@ void kcs_rng_normal_n(kcs_rng *r, double *x, size_t n);
  * fp16 inputs scaled into its range rather than capped by it; 4: narrow
  * exact-sum entries of either parity (even-length blocks no longer sum to
  * even integers), and subnormal reduce_sum rows of one sign on even rows
- * (inputs.c). */
-#define KCS_INPUTS_VERSION 4
+ * (inputs.c); 5: exact-sum inputs in narrow formats (bf16, fp16, fp8) as
+ * wide as fp32's: top-aligned entries and odd sums, so their sums need 23
+ * bits (inputs_exact.c). */
+#define KCS_INPUTS_VERSION 5
 
 #endif
