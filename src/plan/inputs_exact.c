@@ -124,7 +124,8 @@ static double parity_entry(kcs_rng *r, int bits, int pin, int emax, double max_f
     }
     if (odd)
         return wide_int(r, pin);
-    int shift = kcs_rng_u32(r) & 1 ? bits - pin : 1 + (int)(kcs_rng_u32(r) % (uint32_t)(bits - pin));
+    int shift = kcs_rng_u32(r) & 1 ? bits - pin
+                                   : 1 + (int)(kcs_rng_u32(r) % (uint32_t)(bits - pin));
     double v = ldexp(wide_int(r, pin), shift);
     while (v > max_finite && shift > 1) {
         v *= 0.5;

@@ -5,15 +5,17 @@
  * the wide entry had pin bits only, so the sums of m >= 32 bf16 or fp16
  * contributions stayed below 2^21 and a 21- or 22-bit accumulator returned
  * them exactly (C-ORD-04's bits:22 pairwise kernel: 0 of 200 sweep trials
- * at every m >= 32). Checked here, for reduce_sum rows and allreduce
- * elements at several k and m:
+ * at every m >= 32; a 22-bit gemm accumulator with bf16 inputs passed
+ * C-PRC-01 at k <= 64). Checked here, for reduce_sum rows, allreduce
+ * elements, gemm and dot outputs at several k and m:
  *  (a) every entry is exact in the input format and every subset sum is
  *      exact in fp32 (|terms| sum below 2^24 units of the finest entry's
  *      grid; sequential, pairwise, atomic and round-toward-zero fp32 sums
  *      all return the exact sum);
- *  (b) most sums need 23 or more significant bits (odd and >= 2^22 in
- *      units of that grid), and 22-bit pairwise and 21-bit sequential
- *      accumulators miss them. */
+ *  (b) every sum is odd in those units, most need 23 or more significant
+ *      bits (odd and >= 2^22; all of them for reduce_sum and allreduce),
+ *      and 22-bit pairwise and 21-bit sequential accumulators miss them.
+ * Each test fails on input generator 4. */
 #include <CUnit/Basic.h>
 #include <math.h>
 #include <stdio.h>
@@ -147,7 +149,8 @@ static void test_allreduce_narrow(void)
 static void test_reduce_narrow(void)
 {
     static const int64_t ks[] = {2, 5, 16, 64, 1024, 8192, 65536};
-    static const kcs_format fmts[] = {KCS_FMT_BF16, KCS_FMT_FP16, KCS_FMT_FP8_E5M2, KCS_FMT_FP8_E4M3};
+    static const kcs_format fmts[] = {KCS_FMT_BF16, KCS_FMT_FP16, KCS_FMT_FP8_E5M2,
+                                      KCS_FMT_FP8_E4M3};
     for (size_t f = 0; f < sizeof fmts / sizeof fmts[0]; f++)
         for (size_t s = 0; s < sizeof ks / sizeof ks[0]; s++) {
             int64_t k = ks[s], m = k >= 8192 ? 4 : 32;
@@ -183,7 +186,9 @@ static void test_gemm_narrow(void)
             double *t = malloc((size_t)k * 8), *scratch = malloc((size_t)k * 8);
             CU_ASSERT_FATAL(A && B && t && scratch);
             CU_ASSERT_EQUAL(kcs_exact_fill(&cs, 0, A, (size_t)(m * k), 11, 5, 3, &err), 0);
-            CU_ASSERT_EQUAL(kcs_exact_fill(&cs, 1, B, (size_t)(k * n), 11, 5, (1ull << 32) | 3, &err), 0);
+            /* B's stream: tensor 1 of the same trial (inputs.c stream()) */
+            CU_ASSERT_EQUAL(
+                kcs_exact_fill(&cs, 1, B, (size_t)(k * n), 11, 5, (1ull << 32) | 3, &err), 0);
             tally ty = {0};
             for (int64_t i = 0; i < m; i++)
                 for (int64_t j = 0; j < n; j++) {
@@ -204,6 +209,36 @@ static void test_gemm_narrow(void)
         }
 }
 
+/* dot: one output per trial; x and y are tensors 0 and 1 of the trial */
+static void test_dot_narrow(void)
+{
+    static const int64_t ks[] = {2, 8, 64, 4096};
+    for (size_t f = 0; f < sizeof narrow_fmts / sizeof narrow_fmts[0]; f++)
+        for (size_t s = 0; s < sizeof ks / sizeof ks[0]; s++) {
+            int64_t k = ks[s];
+            kcs_case cs = mkcase(KCS_OP_DOT, narrow_fmts[f], 1, 1, k);
+            kcs_error err = {0};
+            double *x = malloc((size_t)k * 8), *y = malloc((size_t)k * 8);
+            double *t = malloc((size_t)k * 8), *scratch = malloc((size_t)k * 8);
+            CU_ASSERT_FATAL(x && y && t && scratch);
+            tally ty = {0};
+            for (uint64_t trial = 0; trial < 64; trial++) {
+                CU_ASSERT_EQUAL(kcs_exact_fill(&cs, 0, x, (size_t)k, 11, 5, trial, &err), 0);
+                CU_ASSERT_EQUAL(
+                    kcs_exact_fill(&cs, 1, y, (size_t)k, 11, 5, (1ull << 32) | trial, &err), 0);
+                for (int64_t p = 0; p < k; p++)
+                    t[p] = x[p] * y[p];
+                check_terms(&ty, t, k, KCS_FMT_FP32, scratch, trial);
+            }
+            /* as gemm: odd, at least 2^21 */
+            report("dot", narrow_fmts[f], k, &ty, k >= 16 ? 0.9 : 0.3);
+            free(x);
+            free(y);
+            free(t);
+            free(scratch);
+        }
+}
+
 int main(void)
 {
     CU_initialize_registry();
@@ -212,6 +247,7 @@ int main(void)
     CU_add_test(s, "reduce_sum, bf16/fp16/fp8: exact in fp32, sums need 23 bits",
                 test_reduce_narrow);
     CU_add_test(s, "gemm, bf16/fp16: exact in fp32, sums need 23 bits", test_gemm_narrow);
+    CU_add_test(s, "dot, bf16/fp16: exact in fp32, sums need 23 bits", test_dot_narrow);
     CU_basic_set_mode(CU_BRM_VERBOSE);
     CU_basic_run_tests();
     unsigned f = CU_get_number_of_failures();
