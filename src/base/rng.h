@@ -43,8 +43,11 @@ void kcs_rng_normal_n(kcs_rng *r, double *x, size_t n);
  * fp16 inputs scaled into its range rather than capped by it; 4: narrow
  * exact-sum entries of either parity (even-length blocks no longer sum to
  * even integers), and subnormal reduce_sum rows of one sign on even rows
- * (inputs.c); 5: `offset` rows in formats narrower than fp32 of the two
- * adjacent values 4096 and 4096 + ulp, in antithetic pairs (tensor.c). */
+ * (inputs.c); 5: exact-sum inputs in narrow formats (bf16, fp16, fp8) as
+ * wide as fp32's: top-aligned entries and odd sums, so their sums need 23
+ * bits (inputs_exact.c), and `offset` rows in formats narrower than fp32
+ * of the two adjacent values 4096 and 4096 + ulp, in antithetic pairs
+ * (tensor.c). */
 #define KCS_INPUTS_VERSION 5
 
 #endif
