@@ -28,6 +28,10 @@ int kcs_cpu_defect(const kcs_call *call, kcs_error *err);
 /* the protocol and exceptional-value defects (defect_proto.c) */
 int kcs_cpu_defect_proto_known(const char *name);
 int kcs_cpu_defect_proto(const kcs_call *call, kcs_error *err);
+/* C-PRC-05's sweep: conforming "exp:<name>" and bad "defect:exp-<name>"
+ * elementwise exps (defect_exp.c) */
+int kcs_cpu_exp_variant_known(const char *variant);
+int kcs_cpu_exp_variant(const kcs_call *call, kcs_error *err);
 /* The own gemm of one batch entry: the accumulator model term by term
  * (gemm.c), and its vectorised fast paths (gemm_fast.c: fp32/bf16/fp16
  * accumulators, every schedule), bit-identical to the model; the fast one

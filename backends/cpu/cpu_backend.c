@@ -132,6 +132,8 @@ static int cpu_run(kcs_backend_ctx *ctx, const kcs_call *call, kcs_error *err)
         return cpu_fault(call, err);
     if (call->variant && strncmp(call->variant, "calib:", 6) == 0)
         return kcs_cpu_calib(ctx, call, err); /* calibration kernels (cpu/calib.h) */
+    if (kcs_cpu_exp_variant_known(call->variant))
+        return kcs_cpu_exp_variant(call, err); /* C-PRC-05's sweep kernels (cpu/defect_exp.c) */
     if (call->variant && strncmp(call->variant, "defect:", 7) == 0)
         return kcs_cpu_defect(call, err); /* bad kernels for signatures (cpu/defect.c) */
     if (call->op < 0 || call->op >= KCS_OP_COUNT || !cpu_ops[call->op])

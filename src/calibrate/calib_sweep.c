@@ -1,5 +1,6 @@
 /* kcs calibrate --sweep: see calib_sweep.h. */
 #include "calib_sweep.h"
+#include "calib_sweep_elem.h"
 #include "calib_sweep_ops.h"
 #include "calib_sweep_proto.h"
 #include "stats.h"
@@ -254,9 +255,11 @@ int kcs_calib_sweep(kcs_contract *const *cs, int n, const kcs_calib_run *run,
         kcs_sweep_point ks[MAX_KS];
         int by_ops = 0;
         int nk = sweep_points(cs[ci], o, ks, MAX_KS, &by_ops), proto = 0;
-        if (nk == 0) { /* the protocol and exceptional-value contracts */
+        if (nk == 0) { /* the protocol and exceptional-value contracts; elementwise exp */
             kcs_shape pts[MAX_KS];
             nk = kcs_sweep_proto_points(cs[ci], o, pts, MAX_KS);
+            if (nk == 0)
+                nk = kcs_sweep_elem_points(cs[ci], o, pts, MAX_KS);
             proto = 1;
         }
         for (int ki = 0; ki < nk; ki++) { /* the formats each point's op admits */
@@ -275,6 +278,8 @@ int kcs_calib_sweep(kcs_contract *const *cs, int n, const kcs_calib_run *run,
         if (nk == 0) { /* calib_sweep_proto.c: nothing when c is not one of them */
             int first = nr;
             rc = kcs_sweep_proto_run(c, run, o, &rows, &nr, &cap, &prog, &done, err);
+            if (!rc) /* calib_sweep_elem.c: likewise */
+                rc = kcs_sweep_elem_run(c, run, o, &rows, &nr, &cap, &prog, &done, err);
             for (int i = first; i < nr; i++)
                 misses += kcs_sweep_row_missed(&rows[i]);
             continue;

@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# kcs calibrate --sweep C-PRC-05 (src/calibrate/calib_sweep_elem.c) at
+# small sizes: rows for every conforming kernel at every point (k = 1, 4,
+# ... 256 elements) and admitted dtype, none flagged; every bad kernel of
+# the catalogue (backends/cpu/defect_exp.c) flagged in every trial where
+# its defect showed from k = 64 on (below, a call of a few arguments may
+# hold none where the defect exceeds eta: the sweep reports those points
+# as missed and exits 3, which is accepted here); the FTZ and overflow
+# defects, which act on part of the argument range only, inert in some
+# trials at k = 1 and in none at k = 256; /calibration_sweep has the rows.
+source "$(dirname "$0")/lib.sh"
+
+set +e
+"$KCS" calibrate --sweep C-PRC-05 --trials 8 --max-k 256 -o "$T/sweep.h5" \
+  > "$T/sweep.txt" 2> "$T/sweep.err"
+rc=$?
+set -e
+[ "$rc" = 0 ] || [ "$rc" = 3 ] || { cat "$T/sweep.txt" "$T/sweep.err"; fail "sweep: exit $rc"; }
+grep -q 'FALSE ALARM' "$T/sweep.txt" && { grep 'FALSE ALARM' "$T/sweep.txt"; fail "false alarm"; }
+
+rows() { # KERNEL CLASS -> "DTYPE K FLAGGED/TRIALS INERT" per row
+  awk -v kern="$1" -v cl="$2" '$1 == "C-PRC-05" && $2 == "elementwise" && $3 == kern &&
+                                $4 == cl { print $5, $7, $8, $9 }' "$T/sweep.txt"
+}
+
+for kern in native own calib:C-PRC-05:good exp:cr exp:cephes exp:ulp3; do
+  r=$(rows "$kern" conforming)
+  # 5 points x 3 dtypes, each with 8 trials and none flagged
+  [ "$(echo "$r" | awk '$3 == "0/8"' | wc -l)" = 15 ] \
+    || { echo "$r"; fail "conforming $kern: not 15 unflagged rows of 8 trials"; }
+done
+[ "$(rows native conforming | awk '$1 == "fp32" { print $2 }' | tr '\n' ' ')" = "1 4 16 64 256 " ] \
+  || fail "points are not k = 1, 4, 16, 64, 256"
+[ "$(rows native conforming | awk '{ print $1 }' | sort -u | tr '\n' ' ')" = "bf16 fp16 fp32 " ] \
+  || fail "not every admitted dtype_in"
+
+for kern in calib:C-PRC-05:bad defect:exp-fast defect:exp-poly4 defect:exp-bf16 defect:exp-fp16 \
+            defect:exp-ftz defect:exp-satmax defect:exp-ovfnan defect:exp-log2e32; do
+  r=$(rows "$kern" bad)
+  [ "$(echo "$r" | wc -l)" = 15 ] || { echo "$r"; fail "$kern: not 15 rows"; }
+  echo "$r" | awk '$2 >= 64 { split($3, a, "/"); if (a[1] != a[2] || a[2] == 0) exit 1 }' \
+    || { echo "$r"; fail "$kern: not flagged in every counted trial at k >= 64"; }
+done
+# defects on part of the argument range: inert somewhere at k = 1, never at 256
+for kern in defect:exp-ftz defect:exp-satmax defect:exp-ovfnan; do
+  rows "$kern" bad | awk '$2 == 1 { s += $4 } END { exit !(s > 0) }' \
+    || fail "$kern: never inert at k = 1"
+  rows "$kern" bad | awk '$2 == 256 && $4 != 0 { exit 1 }' || fail "$kern: inert at k = 256"
+done
+# the narrow results differ from expf on nearly every argument: never inert
+rows defect:exp-bf16 bad | awk '$4 != 0 { exit 1 }' || fail "exp-bf16: inert trials"
+
+[ -s "$T/sweep.h5" ] || fail "no HDF5 file"
+if command -v h5dump > /dev/null; then
+  h5dump -d /calibration_sweep "$T/sweep.h5" > "$T/dump.txt"
+  grep -q '"elementwise"' "$T/dump.txt" || fail "no elementwise rows in HDF5"
+fi
+echo "sweep_elem: ok"
