@@ -40,6 +40,8 @@ static int applies(const kcs_contract *c)
            kcs_ew_fn_of(c->attrs, &f, &e) == 0 && f == KCS_EW_EXP;
 }
 
+enum { KCS_SWEEP_ELEM_MIN_VALUES = 64 };
+
 int kcs_sweep_elem_points(const kcs_contract *c, const kcs_sweep_opts *o, kcs_shape *shapes,
                           int max)
 {
@@ -50,7 +52,13 @@ int kcs_sweep_elem_points(const kcs_contract *c, const kcs_sweep_opts *o, kcs_sh
         hi = o->max_k;
     int n = 0, f = o->k_factor > 1 ? o->k_factor : 4;
     for (int64_t v = lo; v <= hi && n < max;) {
-        kcs_shape sh = {1, 1, v, 0};
+        /* rows enough for 64 values per call, as the contract's own
+         * shapes hold: a defect on part of the argument range shows with
+         * probability 1 - (1 - p)^(m k), and one value (k = 1, m = 1) is
+         * no sample (contracts/README.md, C-PRC-05's sweep) */
+        int64_t rows = v >= KCS_SWEEP_ELEM_MIN_VALUES ? 1
+                                                      : (KCS_SWEEP_ELEM_MIN_VALUES + v - 1) / v;
+        kcs_shape sh = {rows, 1, v, 0};
         if (v >= o->min_k && kcs_precondition_shape_ok(c, &sh))
             shapes[n++] = sh;
         if (v >= hi)
