@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "batch_sizes.h"
 #include "callguard.h"
 #include "inputs.h"
 #include "precondition.h"
@@ -250,21 +251,30 @@ static int same_out(const double *a, const double *b, size_t n)
     return 1;
 }
 
-/* Batch sizes of the batch probe: every b <= 64, powers of two and m - 1
- * (the protocol's own sizes among them) and 8 drawn in (64, m - 1). */
-static int probe_sizes(int64_t m, uint64_t seed, int64_t *bs, int cap)
+/* Batch sizes of the batch probe: every size the protocol visits
+ * (kcs_batch_sizes, from the same seed), and more of each kind: every
+ * b <= 128, P + 1 for each power of two P in [128, m), and 16 sizes drawn
+ * uniformly in (64, m - 1) on a stream of their own. */
+static int probe_sizes(int64_t m, uint64_t call_seed, uint64_t seed, int64_t *bs, int cap)
 {
-    int n = 0;
-    for (int64_t b = 1; b < m && b <= 64 && n < cap; b++)
-        bs[n++] = b;
-    for (int64_t b = 128; b < m && n < cap; b *= 2)
-        bs[n++] = b;
-    if (m - 1 > 64 && n < cap)
-        bs[n++] = m - 1;
+    int n = kcs_batch_sizes(m, call_seed, bs, cap);
+    int64_t more[KCS_BATCH_SIZES_MAX];
+    int nm = 0;
+    for (int64_t b = 65; b < m && b <= 128; b++)
+        more[nm++] = b;
+    for (int64_t p = 128; p + 1 < m && p > 0 && nm < KCS_BATCH_SIZES_MAX; p *= 2)
+        more[nm++] = p + 1;
     kcs_rng r;
     kcs_rng_init(&r, seed, 0x5ee9, (uint64_t)m);
-    for (int i = 0; i < 8 && m - 1 > 65 && n < cap; i++)
-        bs[n++] = 65 + (int64_t)(kcs_rng_uniform(&r) * (double)(m - 66));
+    for (int i = 0; i < 16 && m - 1 > 65 && nm < KCS_BATCH_SIZES_MAX; i++)
+        more[nm++] = 65 + (int64_t)(kcs_rng_uniform(&r) * (double)(m - 66));
+    for (int i = 0; i < nm && n < cap; i++) {
+        int seen = 0;
+        for (int j = 0; j < n && !seen; j++)
+            seen = bs[j] == more[i];
+        if (!seen)
+            bs[n++] = more[i];
+    }
     return n;
 }
 
@@ -302,14 +312,16 @@ static int probe(const kcs_contract *c, const kcs_case *cs, int t, int mf, kcs_r
     if (mf == MF_REPEAT) {
         uint64_t seed0 = call.seed;
         call.out = y;
-        for (int r = 1; r < KCS_PROBE_RUNS && !shows; r++) {
+        int runs = 3 * c->repetitions > KCS_PROBE_RUNS ? 3 * c->repetitions : KCS_PROBE_RUNS;
+        for (int r = 1; r < runs && !shows; r++) {
             call.seed = seed0 ^ (KCS_GOLDEN64 * (uint64_t)r); /* the protocol's seeds first */
             krc = kcs_callguard_run(b->ops, b->ctx, &call, run->timeout_s, &e);
             shows = krc == KCS_E_RAISED ? 1 : krc ? -1 : !same_out(y0, y, len);
         }
     } else {
-        int64_t bs[160];
-        int nb = probe_sizes(cs->shape.m, cs->seed ^ (uint64_t)t, bs, 160);
+        int64_t bs[2 * KCS_BATCH_SIZES_MAX];
+        int nb = probe_sizes(cs->shape.m, call.seed, cs->seed ^ (uint64_t)t, bs,
+                             2 * KCS_BATCH_SIZES_MAX);
         for (int i = 0; i < nb && !shows; i++) {
             kcs_call one = call;
             one.m = bs[i];

@@ -9,12 +9,14 @@
  *            counting as an output, differs from every conforming
  *            kernel's on the same inputs (as for the oracle contracts);
  *   repeat  (nondeterminism: ORD-02, ORD-04) the kernel returns at least
- *            two distinct outputs over KCS_PROBE_RUNS runs on the trial's
- *            inputs, the protocol's own runs (same seeds) among them;
+ *            two distinct outputs over max(KCS_PROBE_RUNS, 3 r) runs on the
+ *            trial's inputs (r: the contract's repetitions), the
+ *            protocol's own runs (same seeds) among them;
  *   batch   (batch dependence: ORD-03) the op on the first b rows alone
  *            differs from the first b rows of the full output for some b
  *            of a probe set that holds every batch size the protocol
- *            visits, every b <= 64 and 8 drawn ones above.
+ *            visits (kcs_batch_sizes, same seed), every b <= 128, P + 1
+ *            for each power of two P >= 128 and 16 drawn uniformly.
  * A trial the protocol flagged showed its defect by construction (the
  * probes hold the protocol's runs); an unflagged one is probed. */
 #ifndef KCS_CALIB_SWEEP_PROTO_H

@@ -1,4 +1,5 @@
 #include "protocol.h"
+#include "batch_sizes.h"
 #include "effective_bits.h"
 #include "error_shape.h"
 #include "input_bits.h"
@@ -125,27 +126,14 @@ static int run_repeats(const kcs_contract *c, kcs_rank_binding *b, kcs_call *cal
     return rc;
 }
 
-/* The batch sizes b < m that batch_invariance computes alone: every b up
- * to 8, then powers of two, and m - 1 (a schedule chosen from the batch
- * size may change at any one of them: every small size is visited). */
-static int prefix_sizes(int64_t m, int64_t *bs, int cap)
-{
-    int n = 0;
-    for (int64_t b = 1; b < m && n < cap; b = b < 8 ? b + 1 : b * 2)
-        bs[n++] = b;
-    if (m - 1 > 8 && bs[n - 1] != m - 1 && n < cap)
-        bs[n++] = m - 1;
-    return n;
-}
-
 /* batch_invariance: the op on the first b rows alone, for each batch size
- * b of prefix_sizes, against the first b rows of the full output, bitwise
+ * b of kcs_batch_sizes (drawn from the trial's seed), against the first b rows of the full output, bitwise
  * (largest ULP spread). Rows are along m. */
 static int run_first_row(kcs_rank_binding *b, const kcs_call *full, const kcs_tensor *out,
                          double timeout_s, kcs_observation *o, kcs_error *err)
 {
-    int64_t bs[64];
-    int nb = prefix_sizes(full->m, bs, 64);
+    int64_t bs[KCS_BATCH_SIZES_MAX];
+    int nb = kcs_batch_sizes(full->m, full->seed, bs, KCS_BATCH_SIZES_MAX);
     int rc = 0;
     for (int i = 0; i < nb && !rc; i++) {
         kcs_call one = *full;

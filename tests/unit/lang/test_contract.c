@@ -772,7 +772,9 @@ static void test_contract_values(void)
     c = load_id("C-ORD-02");
     CU_ASSERT_PTR_NOT_NULL_FATAL(c);
     CU_ASSERT_EQUAL(c->protocol, KCS_PROTO_REPEAT);
-    CU_ASSERT_EQUAL(c->repetitions, 8);
+    /* its derivation's power boundary: a reordering in one run of 8
+     * escapes the repetitions with probability (7/8)^r = 1.9e-4 */
+    CU_ASSERT(pow(7.0 / 8.0, c->repetitions) < 2e-4);
     CU_ASSERT_EQUAL(c->tol_structure, KCS_TOL_INVARIANT);
     {
         const char *nm[] = {"distinct_digests", "nan_count", "inf_count"};
