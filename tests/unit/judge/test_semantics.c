@@ -126,7 +126,11 @@ static void test_exc02_both_directions(void)
     kcs_contract_free(c);
 }
 
-/* C-PRC-02's offset inputs are not constant rows in any admitted format */
+/* C-PRC-02's offset inputs are not constant rows in any admitted format:
+ * fp32 4096 + N(0, 1); bf16 and fp16 the two adjacent values 4096 and
+ * 4096 + ulp in antithetic pairs, so every row of k >= 2 (rows start at
+ * multiples of k: a row of even k holds whole pairs, one of odd k >= 3 at
+ * least one) holds both, and the cancellation E[x^2] / var is 2^(2p). */
 static void test_offset_not_degenerate(void)
 {
     const kcs_format fs[] = {KCS_FMT_FP32, KCS_FMT_BF16, KCS_FMT_FP16};
@@ -134,17 +138,40 @@ static void test_offset_not_degenerate(void)
         double x[64];
         kcs_fill(x, 64, KCS_DIST_OFFSET, fs[i], 5, 6, 7);
         int distinct = 0;
-        double mean = 0;
+        double mean = 0, sq = 0;
         for (int j = 0; j < 64; j++) {
             int seen = 0;
             for (int l = 0; l < j; l++)
                 seen |= x[l] == x[j];
             distinct += !seen;
             mean += x[j] / 64;
+            sq += x[j] * x[j] / 64;
             CU_ASSERT(kcs_format_exact(fs[i], x[j]));
         }
-        CU_ASSERT(distinct >= 8);
         CU_ASSERT(fabs(mean - 4096.0) < 128.0);
+        if (fs[i] == KCS_FMT_FP32) {
+            CU_ASSERT(distinct >= 8);
+            continue;
+        }
+        int p = kcs_format_get(fs[i])->p;
+        double ulp = ldexp(4096.0, 1 - p);
+        CU_ASSERT_EQUAL(distinct, 2);
+        for (int j = 0; j < 64; j++)
+            CU_ASSERT(x[j] == 4096.0 || x[j] == 4096.0 + ulp);
+        for (int j = 0; j + 1 < 64; j += 2)
+            CU_ASSERT(x[j] != x[j + 1]); /* every pair holds both values */
+        for (int k = 2; k <= 9; k++) /* rows of every length: never constant */
+            for (int r = 0; (r + 1) * k <= 64; r++) {
+                int same = 1;
+                for (int j = r * k + 1; j < (r + 1) * k; j++)
+                    same &= x[j] == x[r * k];
+                CU_ASSERT_FALSE(same);
+            }
+        /* var = ulp^2 / 4 over whole pairs, mean 4096 + ulp / 2:
+         * E[x^2] / var = mean^2 / var + 1 = (2^p + 1)^2 + 1 */
+        double var = sq - mean * mean, want = ldexp(1.0, p) + 1.0;
+        CU_ASSERT(fabs(var - ulp * ulp / 4) < 1e-6 * ulp * ulp);
+        CU_ASSERT(fabs(sq / var / (want * want + 1.0) - 1.0) < 1e-9);
     }
 }
 
