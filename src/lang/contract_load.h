@@ -44,7 +44,7 @@ bool kcs_contract_parse_name(loader *L, struct fy_node *n, const char *field, co
 const kcs_shape *kcs_contract_measured_shape(loader *L, struct fy_node *root, int i,
                                              struct fy_node **node_p, char *field, size_t len);
 
-/* A [lo, hi] integer range, 1 <= lo <= hi (contract.c). */
+/* A [lo, hi] integer range, 1 <= lo <= hi (contract_parse.c). */
 bool kcs_contract_load_range(loader *L, struct fy_node *n, const char *field, int64_t *lo_p,
                              int64_t *hi_p);
 

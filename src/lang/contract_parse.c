@@ -197,3 +197,24 @@ struct fy_node *kcs_contract_section(loader *L, struct fy_node *map, const char 
 }
 
 /* ---- the parts ---------------------------------------------------------- */
+
+/* A [lo, hi] integer range. */
+bool kcs_contract_load_range(loader *L, struct fy_node *n, const char *field, int64_t *lo_p,
+                             int64_t *hi_p)
+{
+    if (fy_node_get_type(n) != FYNT_SEQUENCE || fy_node_sequence_item_count(n) != 2) {
+        kcs_yaml_error(L->y, n, field, "expected [min, max]");
+        return false;
+    }
+    int64_t lo, hi;
+    if (!kcs_yaml_int(L->y, fy_node_sequence_get_by_index(n, 0), field, 1, INT64_MAX, &lo) ||
+        !kcs_yaml_int(L->y, fy_node_sequence_get_by_index(n, 1), field, 1, INT64_MAX, &hi))
+        return false;
+    if (lo > hi) {
+        kcs_yaml_error(L->y, n, field, "min %" PRId64 " is larger than max %" PRId64, lo, hi);
+        return false;
+    }
+    *lo_p = lo;
+    *hi_p = hi;
+    return true;
+}
