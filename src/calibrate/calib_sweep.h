@@ -61,6 +61,21 @@ int kcs_sweep_rows_room(kcs_sweep_row **rows, int *nr, int *cap, kcs_error *err)
  * of format f, T trials, the run's seed and time limit (sweep_rows.c). */
 int kcs_sweep_point_plan(const kcs_contract *c, kcs_op op, kcs_format f, kcs_shape sh,
                          const kcs_calib_run *run, int T, kcs_plan *plan, kcs_error *err);
+/* The same with the point's distributions given (n_dists 0: the
+ * contract's measured inputs). */
+int kcs_sweep_point_plan_dists(const kcs_contract *c, kcs_op op, kcs_format f, kcs_shape sh,
+                               const kcs_dist *dists, int n_dists, const kcs_calib_run *run,
+                               int T, kcs_plan *plan, kcs_error *err);
+/* One kernel (binding b) on every case of a point's plan, T trials each,
+ * through the contract's protocol: per cell i * T + t (case i, trial t)
+ * whether the call returned (ok: status ok or raised), its output digest,
+ * whether it was judged not_claimed (unclaimed; may be NULL) and whether
+ * it was flagged (any verdict but within_tolerance and not_claimed). The
+ * arrays hold n_cases * T cells, zeroed by the caller. */
+int kcs_sweep_point_calls(const kcs_contract *c, const kcs_plan *plan, kcs_rank_binding *b,
+                          const kcs_calib_run *run, int T, unsigned char *ok,
+                          unsigned char *flag, unsigned char *unclaimed, uint64_t *dig,
+                          kcs_error *err);
 
 /* Write /calibration_sweep to a NEW HDF5 file (KCS_E_EXISTS if it exists). */
 int kcs_store_sweep_write(const char *path, const kcs_sweep_row *rows, int n,

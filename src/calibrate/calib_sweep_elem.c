@@ -87,22 +87,9 @@ static int point_dists(const kcs_contract *c, kcs_dist *d)
 static int plan_point(const kcs_contract *c, kcs_format f, kcs_shape sh, const kcs_calib_run *run,
                       int T, kcs_plan *plan, kcs_error *err)
 {
-    kcs_sweep sw = {.contract = 0, .op = KCS_OP_ELEMENTWISE, .dtype_in = f,
-                    .dtype_out = c->dtype_out};
-    sw.shapes[0] = sh;
-    sw.n_shapes = 1;
-    sw.n_dists = point_dists(c, sw.dists);
-    sw.trials = T;
-    kcs_study s = {0};
-    s.path = c->path;
-    s.seed = run->seed;
-    s.max_memory_mib = 8192;
-    s.timeout_s = run->timeout_s;
-    s.contracts[0] = (kcs_contract *)c;
-    s.n_contracts = 1;
-    s.sweeps = &sw;
-    s.n_sweeps = 1;
-    return kcs_plan_build(&s, plan, err);
+    kcs_dist d[KCS_MAX_DISTS];
+    int nd = point_dists(c, d);
+    return kcs_sweep_point_plan_dists(c, KCS_OP_ELEMENTWISE, f, sh, d, nd, run, T, plan, err);
 }
 
 /* One kernel on every case (distribution) of the point's plan: per
@@ -146,25 +133,7 @@ static int run_kernel(const kcs_contract *c, const kcs_plan *plan, kcs_rank_bind
         eout_free(po);
         return kcs_fail(err, KCS_E_NOMEM, "out of memory");
     }
-    kcs_case_memory mem = {0};
-    int rc = 0;
-    for (int64_t i = 0; i < plan->n_cases && !rc; i++) {
-        const kcs_case *cs = &plan->cases[i];
-        uint64_t digest = 0;
-        kcs_trial_io io = {.study_seed = run->seed, .timeout_s = run->timeout_s,
-                           .verbose = run->verbose, .memory = &mem, .input_digest = &digest};
-        for (int t = 0; t < T && t < cs->trials && !rc; t++) {
-            kcs_result_rec rec;
-            if ((rc = kcs_protocol_trial(c, cs, t, b, &io, &rec, err)))
-                break;
-            if (strcmp(rec.status, "ok") && strcmp(rec.status, "raised"))
-                continue;
-            size_t at = (size_t)(i * T + t);
-            po->ok[at] = 1;
-            po->dig[at] = rec.output_digest;
-            po->flag[at] = strcmp(rec.verdict, "within_tolerance") != 0;
-        }
-    }
+    int rc = kcs_sweep_point_calls(c, plan, b, run, T, po->ok, po->flag, NULL, po->dig, err);
     if (rc)
         eout_free(po);
     return rc;

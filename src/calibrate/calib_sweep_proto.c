@@ -218,26 +218,8 @@ static int run_point(const kcs_contract *c, const kcs_plan *plan, kcs_rank_bindi
         pout_free(po);
         return kcs_fail(err, KCS_E_NOMEM, "out of memory");
     }
-    kcs_case_memory mem = {0};
-    int rc = 0;
-    for (int64_t i = 0; i < nd && !rc; i++) {
-        const kcs_case *cs = &plan->cases[i];
-        uint64_t digest = 0;
-        kcs_trial_io io = {.study_seed = run->seed, .timeout_s = run->timeout_s,
-                           .verbose = run->verbose, .memory = &mem, .input_digest = &digest};
-        for (int t = 0; t < T && t < cs->trials && !rc; t++) {
-            kcs_result_rec rec;
-            if ((rc = kcs_protocol_trial(c, cs, t, b, &io, &rec, err)))
-                break;
-            if (strcmp(rec.status, "ok") && strcmp(rec.status, "raised"))
-                continue;
-            size_t at = (size_t)(i * T + t);
-            po->ok[at] = 1;
-            po->dig[at] = rec.output_digest;
-            po->unclaimed[at] = !strcmp(rec.verdict, "not_claimed");
-            po->flag[at] = !po->unclaimed[at] && strcmp(rec.verdict, "within_tolerance");
-        }
-    }
+    int rc = kcs_sweep_point_calls(c, plan, b, run, T, po->ok, po->flag, po->unclaimed, po->dig,
+                                   err);
     if (rc)
         pout_free(po);
     return rc;

@@ -1,8 +1,12 @@
-/* What calib_sweep.c and calib_sweep_proto.c share (calib_sweep.h): the
- * plan of one point and the growing row table. */
+/* What calib_sweep.c, calib_sweep_proto.c and calib_sweep_elem.c share
+ * (calib_sweep.h): the plan of one point, one kernel's calls over it, and
+ * the growing row table. */
 #include "calib_sweep.h"
 
 #include <stdlib.h>
+#include <string.h>
+
+#include "protocol.h"
 
 int kcs_sweep_rows_room(kcs_sweep_row **rows, int *nr, int *cap, kcs_error *err)
 {
@@ -16,13 +20,16 @@ int kcs_sweep_rows_room(kcs_sweep_row **rows, int *nr, int *cap, kcs_error *err)
     return 0;
 }
 
-int kcs_sweep_point_plan(const kcs_contract *c, kcs_op op, kcs_format f, kcs_shape sh,
-                         const kcs_calib_run *run, int T, kcs_plan *plan, kcs_error *err)
+int kcs_sweep_point_plan_dists(const kcs_contract *c, kcs_op op, kcs_format f, kcs_shape sh,
+                               const kcs_dist *dists, int n_dists, const kcs_calib_run *run,
+                               int T, kcs_plan *plan, kcs_error *err)
 {
     kcs_sweep sw = {.contract = 0, .op = op, .dtype_in = f, .dtype_out = c->dtype_out};
     sw.shapes[0] = sh;
     sw.n_shapes = 1;
     sw.trials = T;
+    for (int i = 0; i < n_dists && i < KCS_MAX_DISTS; i++)
+        sw.dists[sw.n_dists++] = dists[i];
     kcs_study s = {0};
     s.path = c->path;
     s.seed = run->seed;
@@ -33,4 +40,40 @@ int kcs_sweep_point_plan(const kcs_contract *c, kcs_op op, kcs_format f, kcs_sha
     s.sweeps = &sw;
     s.n_sweeps = 1;
     return kcs_plan_build(&s, plan, err);
+}
+
+int kcs_sweep_point_plan(const kcs_contract *c, kcs_op op, kcs_format f, kcs_shape sh,
+                         const kcs_calib_run *run, int T, kcs_plan *plan, kcs_error *err)
+{
+    return kcs_sweep_point_plan_dists(c, op, f, sh, NULL, 0, run, T, plan, err);
+}
+
+int kcs_sweep_point_calls(const kcs_contract *c, const kcs_plan *plan, kcs_rank_binding *b,
+                          const kcs_calib_run *run, int T, unsigned char *ok,
+                          unsigned char *flag, unsigned char *unclaimed, uint64_t *dig,
+                          kcs_error *err)
+{
+    kcs_case_memory mem = {0};
+    int rc = 0;
+    for (int64_t i = 0; i < plan->n_cases && !rc; i++) {
+        const kcs_case *cs = &plan->cases[i];
+        uint64_t digest = 0;
+        kcs_trial_io io = {.study_seed = run->seed, .timeout_s = run->timeout_s,
+                           .verbose = run->verbose, .memory = &mem, .input_digest = &digest};
+        for (int t = 0; t < T && t < cs->trials && !rc; t++) {
+            kcs_result_rec rec;
+            if ((rc = kcs_protocol_trial(c, cs, t, b, &io, &rec, err)))
+                break;
+            if (strcmp(rec.status, "ok") && strcmp(rec.status, "raised"))
+                continue;
+            size_t at = (size_t)(i * T + t);
+            int nc = !strcmp(rec.verdict, "not_claimed");
+            ok[at] = 1;
+            dig[at] = rec.output_digest;
+            if (unclaimed)
+                unclaimed[at] = (unsigned char)nc;
+            flag[at] = !nc && strcmp(rec.verdict, "within_tolerance") != 0;
+        }
+    }
+    return rc;
 }
