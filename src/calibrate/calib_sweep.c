@@ -331,26 +331,10 @@ int kcs_calib_sweep(kcs_contract *const *cs, int n, const kcs_calib_run *run,
                     if (ran + inert == 0 || (rc = kcs_sweep_rows_room(&rows, &nr, &cap, err)))
                         continue;
                     kcs_sweep_row *r = &rows[nr++];
-                    memset(r, 0, sizeof *r);
-                    snprintf(r->contract, sizeof r->contract, "%s", c->id);
-                    snprintf(r->kernel, sizeof r->kernel, "%s", name);
                     int counted = !kd->bad || counted_bad(c, kd);
-                    snprintf(r->klass, sizeof r->klass, "%s",
-                             !kd->bad ? "conforming" : counted ? "bad" : "off-target");
-                    snprintf(r->op, sizeof r->op, "%s", kcs_op_name(op));
-                    snprintf(r->dtype_in, sizeof r->dtype_in, "%s",
-                             kcs_format_name((kcs_format)f));
-                    r->m = sh.m;
-                    r->n = sh.n;
-                    r->k = sh.k;
-                    r->trials = ran;
-                    r->flagged = fl;
-                    r->inert = inert;
-                    r->rate = ran > 0 ? (double)fl / ran : NAN;
-                    if (ran > 0)
-                        kcs_clopper_pearson(fl, ran, 0.95, &r->ci_lo, &r->ci_hi);
-                    else
-                        r->ci_lo = r->ci_hi = NAN;
+                    kcs_sweep_row_fill(r, c->id, name,
+                                       !kd->bad ? "conforming" : counted ? "bad" : "off-target", op,
+                                       (kcs_format)f, sh, ran, fl, inert);
                     misses += kcs_sweep_row_missed(r);
                 }
                 for (int j = 0; j < n_conf; j++)

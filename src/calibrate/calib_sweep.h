@@ -77,6 +77,13 @@ int kcs_sweep_point_calls(const kcs_contract *c, const kcs_plan *plan, kcs_rank_
                           unsigned char *flag, unsigned char *unclaimed, uint64_t *dig,
                           kcs_error *err);
 
+/* One table row: its names, the point (op, input format, shape) and the
+ * counts, with rate = flagged / trials and its Clopper-Pearson 95%
+ * interval (NaN when no trial counts). */
+void kcs_sweep_row_fill(kcs_sweep_row *r, const char *contract, const char *kernel,
+                        const char *klass, kcs_op op, kcs_format f, kcs_shape sh, int32_t trials,
+                        int32_t flagged, int32_t inert);
+
 /* Write /calibration_sweep to a NEW HDF5 file (KCS_E_EXISTS if it exists). */
 int kcs_store_sweep_write(const char *path, const kcs_sweep_row *rows, int n,
                           const char *command_line, kcs_error *err);

@@ -184,23 +184,8 @@ static int kernel_row(const kcs_contract *c, const ekern *ek, kcs_format f, kcs_
         conf[(*n_conf)++] = po;
     if (ran + inert == 0)
         return 0;
-    memset(r, 0, sizeof *r);
-    snprintf(r->contract, sizeof r->contract, "%s", c->id);
-    snprintf(r->kernel, sizeof r->kernel, "%s", name);
-    snprintf(r->klass, sizeof r->klass, "%s", ek->bad ? "bad" : "conforming");
-    snprintf(r->op, sizeof r->op, "%s", kcs_op_name(KCS_OP_ELEMENTWISE));
-    snprintf(r->dtype_in, sizeof r->dtype_in, "%s", kcs_format_name(f));
-    r->m = sh.m;
-    r->n = sh.n;
-    r->k = sh.k;
-    r->trials = ran;
-    r->flagged = fl;
-    r->inert = inert;
-    r->rate = ran > 0 ? (double)fl / ran : NAN;
-    if (ran > 0)
-        kcs_clopper_pearson(fl, ran, 0.95, &r->ci_lo, &r->ci_hi);
-    else
-        r->ci_lo = r->ci_hi = NAN;
+    kcs_sweep_row_fill(r, c->id, name, ek->bad ? "bad" : "conforming", KCS_OP_ELEMENTWISE, f, sh,
+                       ran, fl, inert);
     *have_row = 1;
     return 0;
 }

@@ -389,28 +389,15 @@ static int kernel_row(const kcs_contract *c, const pspec *p, const pkern *pk, kc
         pout_free(&po);
     if (ran + inert == 0)
         return 0;
-    memset(r, 0, sizeof *r);
-    snprintf(r->contract, sizeof r->contract, "%s", c->id);
-    snprintf(r->kernel, sizeof r->kernel, "%s", name);
     /* a conforming kernel the contract does not bind (it declares no
      * batch invariance): every trial must be judged not_claimed, and the
      * row counts those that were not */
     int unbound = pk->bad == K_CONF && ran > 0 && unclaimed == ran;
-    snprintf(r->klass, sizeof r->klass, "%s",
-             pk->bad == K_BAD ? "bad" : unbound ? "unclaimed" : "conforming");
-    snprintf(r->op, sizeof r->op, "%s", kcs_op_name(p->op));
-    snprintf(r->dtype_in, sizeof r->dtype_in, "%s", kcs_format_name(f));
-    r->m = sh.m;
-    r->n = sh.n;
-    r->k = sh.k;
-    r->trials = ran;
-    r->flagged = unbound ? ran - unclaimed : pk->bad == K_CONF ? fl + unclaimed : fl;
-    r->inert = inert;
-    r->rate = ran > 0 ? (double)r->flagged / ran : NAN;
-    if (ran > 0)
-        kcs_clopper_pearson(r->flagged, ran, 0.95, &r->ci_lo, &r->ci_hi);
-    else
-        r->ci_lo = r->ci_hi = NAN;
+    kcs_sweep_row_fill(r, c->id, name,
+                       pk->bad == K_BAD ? "bad" : unbound ? "unclaimed" : "conforming", p->op, f,
+                       sh, ran,
+                       unbound ? ran - unclaimed : pk->bad == K_CONF ? fl + unclaimed : fl,
+                       inert);
     *have_row = 1;
     return 0;
 }

@@ -3,10 +3,13 @@
  * the growing row table. */
 #include "calib_sweep.h"
 
+#include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "protocol.h"
+#include "stats.h"
 
 int kcs_sweep_rows_room(kcs_sweep_row **rows, int *nr, int *cap, kcs_error *err)
 {
@@ -76,4 +79,27 @@ int kcs_sweep_point_calls(const kcs_contract *c, const kcs_plan *plan, kcs_rank_
         }
     }
     return rc;
+}
+
+void kcs_sweep_row_fill(kcs_sweep_row *r, const char *contract, const char *kernel,
+                        const char *klass, kcs_op op, kcs_format f, kcs_shape sh, int32_t trials,
+                        int32_t flagged, int32_t inert)
+{
+    memset(r, 0, sizeof *r);
+    snprintf(r->contract, sizeof r->contract, "%s", contract);
+    snprintf(r->kernel, sizeof r->kernel, "%s", kernel);
+    snprintf(r->klass, sizeof r->klass, "%s", klass);
+    snprintf(r->op, sizeof r->op, "%s", kcs_op_name(op));
+    snprintf(r->dtype_in, sizeof r->dtype_in, "%s", kcs_format_name(f));
+    r->m = sh.m;
+    r->n = sh.n;
+    r->k = sh.k;
+    r->trials = trials;
+    r->flagged = flagged;
+    r->inert = inert;
+    r->rate = trials > 0 ? (double)flagged / trials : NAN;
+    if (trials > 0)
+        kcs_clopper_pearson(flagged, trials, 0.95, &r->ci_lo, &r->ci_hi);
+    else
+        r->ci_lo = r->ci_hi = NAN;
 }
