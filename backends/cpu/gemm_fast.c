@@ -57,25 +57,19 @@ _Static_assert((int)R == (int)KCS_GEMM_TILE_M && (int)W == (int)KCS_GEMM_TILE_N,
 /* The atomic schedule: block (i0, j0)'s rows of a and columns of b
  * gathered in its drawn order (kcs_atomic_order, the model's), so that the
  * sequential block kernel sums each output's terms in that order. */
-static void gather_f32(const float *a, const float *b, size_t k, size_t np, size_t i0,
-                       size_t j0, const int64_t *idx, float *ta, float *tb)
-{
-    for (size_t r = 0; r < R; r++)
-        for (size_t p = 0; p < k; p++)
-            ta[r * k + p] = a[(i0 + r) * k + (size_t)idx[p]];
-    for (size_t p = 0; p < k; p++)
-        memcpy(tb + p * W, b + (size_t)idx[p] * np + j0, W * sizeof *tb);
-}
-
-static void gather_f64(const double *a, const double *b, size_t k, size_t np, size_t i0,
-                       size_t j0, const int64_t *idx, double *ta, double *tb)
-{
-    for (size_t r = 0; r < R; r++)
-        for (size_t p = 0; p < k; p++)
-            ta[r * k + p] = a[(i0 + r) * k + (size_t)idx[p]];
-    for (size_t p = 0; p < k; p++)
-        memcpy(tb + p * W, b + (size_t)idx[p] * np + j0, W * sizeof *tb);
-}
+#define GATHER(name, T)                                                                      \
+    static void name(const T *a, const T *b, size_t k, size_t np, size_t i0, size_t j0,        \
+                     const int64_t *idx, T *ta, T *tb)                                         \
+    {                                                                                          \
+        for (size_t r = 0; r < R; r++)                                                         \
+            for (size_t p = 0; p < k; p++)                                                     \
+                ta[r * k + p] = a[(i0 + r) * k + (size_t)idx[p]];                              \
+        for (size_t p = 0; p < k; p++)                                                         \
+            memcpy(tb + p * W, b + (size_t)idx[p] * np + j0, W * sizeof *tb);                  \
+    }
+GATHER(gather_f32, float)
+GATHER(gather_f64, double)
+#undef GATHER
 
 static int is_float(double x)
 {
