@@ -32,7 +32,7 @@ if ! unshare -m --propagation private true 2> "$T/unshare.err"; then
   echo "SKIP: unshare -m is not permitted here ($(head -1 "$T/unshare.err")): cannot hide libcudart"
   exit 77
 fi
-cudart=$(ldd "$mod" | awk '/libcudart/ {print $3; exit}')
+cudart=$(ldd "$mod" | awk '/libcudart/ && !f {print $3; f = 1}') # no early exit: ldd would die of SIGPIPE (pipefail)
 [ -n "$cudart" ] && [ -f "$cudart" ] || fail "cannot find the libcudart the cuda module loads (ldd: $(ldd "$mod" | grep cudart))"
 
 cat > "$T/s.yaml" <<Y
