@@ -144,6 +144,7 @@ static void check_preconditions(checker *k, const kcs_plan *plan)
         const kcs_case *c = &plan->cases[i];
         const kcs_contract *ct = s->contracts[c->contract];
         char why[256] = "";
+        kcs_error pe = {0};
         const kcs_shape *sh = &c->shape;
         const char *cls;
         int64_t cv, cmult;
@@ -163,12 +164,9 @@ static void check_preconditions(checker *k, const kcs_plan *plan)
             snprintf(why, sizeof why, "%s = %lld is not a multiple of %lld "
                      "(precondition.shape.multiple_of.%s)", cls, (long long)cv,
                      (long long)cmult, cls);
-        else if (ct->per_op[c->op].set &&
-                 kcs_op_narrowing_miss(&ct->per_op[c->op], sh) >= 0) {
-            kcs_error pe = {0};
-            kcs_precondition_op_shape(ct, c->op, sh, &pe);
+        else if (kcs_precondition_op_shape(ct, c->op, sh, &pe)) /* precondition.per_op */
             snprintf(why, sizeof why, "%s", pe.msg);
-        } else if (!(kcs_precondition_op_dtypes(ct, c->op) & (1u << c->dtype_in)))
+        else if (!(kcs_precondition_op_dtypes(ct, c->op) & (1u << c->dtype_in)))
             snprintf(why, sizeof why, "dtype_in %s is not admitted for %s",
                      kcs_format_name(c->dtype_in), kcs_op_name(c->op));
         else if (ct->value_dists && !(ct->value_dists & (1u << c->dist)))

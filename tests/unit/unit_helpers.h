@@ -86,6 +86,31 @@ static inline char *ut_contract_text(const ut_contract *s)
     return t;
 }
 
+/* Load the test contract s with `lines` (YAML lines under precondition:,
+ * after dtype_out) as file `path`; NULL with *err set when it does not
+ * load (the loader's diagnostics are what such tests check). */
+static inline kcs_contract *ut_contract_load_pre(const ut_contract *s, const char *lines,
+                                                 const char *path, kcs_error *err)
+{
+    static const char anchor[] = "  dtype_out: fp32\n";
+    char *t = ut_contract_text(s);
+    const char *at = t ? strstr(t, anchor) : NULL;
+    CU_ASSERT_PTR_NOT_NULL_FATAL(at);
+    size_t head = (size_t)(at - t) + strlen(anchor);
+    char *text = calloc(1, strlen(t) + strlen(lines) + 2);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(text);
+    memcpy(text, t, head);
+    strcat(text, lines);
+    strcat(text, "\n");
+    strcat(text, t + head);
+    kcs_contract *c = NULL;
+    if (kcs_contract_load_string(path, text, &c, err))
+        c = NULL;
+    free(t);
+    free(text);
+    return c;
+}
+
 /* Load a test contract; a load failure fails the test (message printed). */
 static inline kcs_contract *ut_contract_load(const ut_contract *s)
 {

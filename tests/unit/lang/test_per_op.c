@@ -17,26 +17,10 @@
 static kcs_contract *load_per_op(const char *per_op, const char *shapes, kcs_error *err)
 {
     ut_contract s = {.ops = "softmax, layernorm", .shapes = shapes};
-    char *t = ut_contract_text(&s);
-    const char *anchor = "  dtype_out: fp32\n";
-    const char *at = strstr(t, anchor);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(at);
-    size_t head = (size_t)(at - t) + strlen(anchor);
-    const char *shape = "  shape: { k: [2, 65536] }\n";
-    char *text = calloc(1, strlen(t) + strlen(shape) + (per_op ? strlen(per_op) : 0) + 4);
-    memcpy(text, t, head);
-    strcat(text, shape);
-    if (per_op) {
-        strcat(text, per_op);
-        strcat(text, "\n");
-    }
-    strcat(text, t + head);
-    kcs_contract *c = NULL;
-    if (kcs_contract_load_string("per_op.yaml", text, &c, err))
-        c = NULL;
-    free(t);
-    free(text);
-    return c;
+    char lines[512];
+    snprintf(lines, sizeof lines, "  shape: { k: [2, 65536] }%s%s", per_op ? "\n" : "",
+             per_op ? per_op : "");
+    return ut_contract_load_pre(&s, lines, "per_op.yaml", err);
 }
 
 static const char *const NARROW =

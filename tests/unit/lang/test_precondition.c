@@ -18,21 +18,7 @@
 static kcs_contract *load_shape(const char *shape_line, const char *shapes, kcs_error *err)
 {
     ut_contract s = {.shapes = shapes};
-    char *t = ut_contract_text(&s);
-    const char *at = strstr(t, "  dtype_out: fp32\n");
-    CU_ASSERT_PTR_NOT_NULL_FATAL(at);
-    size_t head = (size_t)(at - t) + strlen("  dtype_out: fp32\n");
-    char *text = calloc(1, strlen(t) + strlen(shape_line) + 2);
-    memcpy(text, t, head);
-    strcat(text, shape_line);
-    strcat(text, "\n");
-    strcat(text, t + head);
-    kcs_contract *c = NULL;
-    if (kcs_contract_load_string("pre.yaml", text, &c, err))
-        c = NULL;
-    free(t);
-    free(text);
-    return c;
+    return ut_contract_load_pre(&s, shape_line, "pre.yaml", err);
 }
 
 static void test_class_check(void)
