@@ -146,6 +146,12 @@ KCS_PLUGIN_EXPORT const kcs_plugin *kcs_plugin_get(void);   /* the one exported 
  *                     and products, -Inf in softmax; contracts/README.md);
  *                     a contract that declares nan=mask should bind only
  *                     kernels that declare it (precondition.declares)
+ *   round_to_nearest  every addition and multiplication in the declared
+ *                     accumulator rounds to nearest (no truncating matrix
+ *                     unit, no fast-math), and elementwise functions are
+ *                     within 4 ulp: C-PRC-06 then holds the kernel's
+ *                     normalisations to the probabilistic error of fp32
+ *                     sums (lambda sqrt(k) u); the others are NOT-CLAIMED
  * kcs refuses a library that declares a name it does not know. A library
  * without this symbol declares nothing (ABI 1 is unchanged: the symbol is
  * looked up by name and may be absent). Define it as

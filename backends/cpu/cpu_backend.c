@@ -171,7 +171,7 @@ static void cpu_close(kcs_backend_ctx *ctx)
  * declare it: that is what their contract checks; so do the sweep's
  * batch-dependent and always-raising defects (defect_proto.c). The own
  * kernels also declare nan_mask: they implement nan=mask when asked
- * (nan_policy.c). */
+ * (nan_policy.c), and round_to_nearest where they do (below). */
 static uint32_t cpu_declares(kcs_backend_ctx *ctx, const kcs_call *call)
 {
     const char *v = call->variant ? call->variant : "";
@@ -185,6 +185,15 @@ static uint32_t cpu_declares(kcs_backend_ctx *ctx, const kcs_call *call)
     if (strcmp(v, "own") == 0 && !(ctx && ctx->profile[0]) &&
         call->schedule.kind != KCS_SCHED_ATOMIC)
         d |= KCS_DECL_BIT(KCS_DECL_BATCH_INVARIANT);
+    /* rounding to nearest: the own and fused kernels unless their
+     * accumulator truncates (acc ...:rz) or a profile emulates a matrix
+     * unit; the native kernels (OpenBLAS, C loops in fp32/fp64); the
+     * C-PRC-06 calibration kernels (their contract binds only these) */
+    if (((strcmp(v, "own") == 0 || strcmp(v, "fused") == 0) && !call->acc.rz &&
+         !(ctx && ctx->profile[0])) ||
+        ((v[0] == 0 || strcmp(v, "native") == 0) && !(ctx && ctx->profile[0])) ||
+        strncmp(v, "calib:C-PRC-06:", 15) == 0)
+        d |= KCS_DECL_BIT(KCS_DECL_ROUND_NEAREST);
     return d;
 }
 

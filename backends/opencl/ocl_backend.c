@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "declares.h"
 #include "ocl.h"
 
 static int ocl_discover(kcs_device_info *out, int max, int *count_p, kcs_error *err)
@@ -155,6 +156,18 @@ static int ocl_run(kcs_backend_ctx *ctx, const kcs_call *c, kcs_error *err)
     return kcs_kh_run(&ctx->kh, ctx, c, kcs_ocl_exec, err);
 }
 
+/* What the OpenCL kernels declare (backend.h): rounding to nearest, the
+ * default rounding of OpenCL C for every float add and multiply, with
+ * exp within 3 ulp (OpenCL C full profile), unless the build options
+ * allow contraction into reduced-accuracy mad or relaxed math, or the
+ * declared accumulator truncates. */
+static uint32_t ocl_declares(kcs_backend_ctx *ctx, const kcs_call *call)
+{
+    if (!ctx || options_contract(ctx->options) || call->acc.rz)
+        return 0;
+    return KCS_DECL_BIT(KCS_DECL_ROUND_NEAREST);
+}
+
 const kcs_backend_ops kcs_backend_opencl = {
     .abi = KCS_BACKEND_ABI,
     .name = "opencl",
@@ -163,4 +176,5 @@ const kcs_backend_ops kcs_backend_opencl = {
     .run = ocl_run,
     .describe = ocl_describe,
     .close = ocl_close,
+    .declares = ocl_declares,
 };

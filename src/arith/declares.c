@@ -9,6 +9,7 @@
 static const char *const names[KCS_DECL_COUNT] = {
     [KCS_DECL_BATCH_INVARIANT] = "batch_invariant",
     [KCS_DECL_NAN_MASK] = "nan_mask",
+    [KCS_DECL_ROUND_NEAREST] = "round_to_nearest",
 };
 
 const char *kcs_decl_name(kcs_decl d)

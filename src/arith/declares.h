@@ -21,6 +21,8 @@
 typedef enum kcs_decl {
     KCS_DECL_BATCH_INVARIANT = 0, /* op(x[:b]) == op(x)[:b] bitwise for every batch size b */
     KCS_DECL_NAN_MASK,            /* implements nan=mask (nan_mask.h): NaN inputs are absent */
+    KCS_DECL_ROUND_NEAREST,       /* every sum and product of dtype_acc rounds to nearest
+                                     (no truncating matrix unit, no fast-math): C-PRC-06 */
     KCS_DECL_COUNT
 } kcs_decl;
 

@@ -81,6 +81,7 @@ static int counted_bad(const kcs_contract *c, const kcs_sweep_kdef *kd)
  * i's call in trial t (*n_dist_p distributions). */
 typedef struct point_out {
     unsigned char *ok, *flag;
+    unsigned char *unclaimed; /* trial t judged not_claimed for every distribution */
     uint64_t *dig;
     int64_t n_dist;
 } point_out;
@@ -89,6 +90,7 @@ static void point_free(point_out *po)
 {
     free(po->ok);
     free(po->flag);
+    free(po->unclaimed);
     free(po->dig);
     memset(po, 0, sizeof *po);
 }
@@ -104,13 +106,15 @@ static int point(const kcs_contract *c, kcs_op op, kcs_format f, kcs_shape sh,
     po->n_dist = plan.n_cases;
     po->flag = calloc((size_t)T, 1);
     po->ok = malloc((size_t)T);
+    po->unclaimed = malloc((size_t)T);
     po->dig = calloc((size_t)(plan.n_cases * T) + 1, sizeof *po->dig);
-    if (!po->flag || !po->ok || !po->dig) {
+    if (!po->flag || !po->ok || !po->unclaimed || !po->dig) {
         point_free(po);
         kcs_plan_free(&plan);
         return kcs_fail(err, KCS_E_NOMEM, "out of memory");
     }
     memset(po->ok, plan.n_cases > 0, (size_t)T);
+    memset(po->unclaimed, plan.n_cases > 0, (size_t)T);
     /* one replay memory for the point's distributions (one shape): a kernel
      * that hands the first distribution's output back for the second one's
      * inputs is replaying, whichever case it came from */
@@ -134,7 +138,12 @@ static int point(const kcs_contract *c, kcs_op op, kcs_format f, kcs_shape sh,
                 continue;
             }
             po->dig[i * T + t] = rec.output_digest;
-            if (strcmp(rec.verdict, "within_tolerance"))
+            /* not_claimed: the contract does not bind this kernel
+             * (precondition.declares), neither a pass nor a flag */
+            int nc = !strcmp(rec.verdict, "not_claimed");
+            if (!nc)
+                po->unclaimed[t] = 0;
+            if (!nc && strcmp(rec.verdict, "within_tolerance"))
                 po->flag[t] = 1;
         }
     }
@@ -313,10 +322,11 @@ int kcs_calib_sweep(kcs_contract *const *cs, int n, const kcs_calib_run *run,
                     kcs_binding_close(&b);
                     if (rc)
                         break;
-                    int ran = 0, fl = 0, inert = 0;
+                    int ran = 0, fl = 0, inert = 0, uncl = 0;
                     for (int t = 0; t < T; t++) {
                         if (!po.ok[t])
                             continue;
+                        uncl += po.unclaimed[t];
                         if (kd->bad && !manifest(&po, conf, n_conf, T, t)) {
                             inert++;
                             continue;
@@ -332,9 +342,17 @@ int kcs_calib_sweep(kcs_contract *const *cs, int n, const kcs_calib_run *run,
                         continue;
                     kcs_sweep_row *r = &rows[nr++];
                     int counted = !kd->bad || counted_bad(c, kd);
+                    /* a conforming kernel the contract does not bind (it
+                     * does not declare what precondition.declares asks):
+                     * every trial must be not_claimed; the row counts
+                     * those that were not */
+                    int unbound = !kd->bad && ran > 0 && uncl > 0;
                     kcs_sweep_row_fill(r, c->id, name,
-                                       !kd->bad ? "conforming" : counted ? "bad" : "off-target", op,
-                                       (kcs_format)f, sh, ran, fl, inert);
+                                       unbound           ? "unclaimed"
+                                       : !kd->bad        ? "conforming"
+                                       : counted         ? "bad"
+                                                         : "off-target",
+                                       op, (kcs_format)f, sh, ran, unbound ? ran - uncl : fl, inert);
                     misses += kcs_sweep_row_missed(r);
                 }
                 for (int j = 0; j < n_conf; j++)

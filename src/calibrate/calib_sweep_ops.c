@@ -25,12 +25,12 @@ static const kcs_sweep_kdef rows_kernels[] = {
     {"own", "fp64", "sequential", 0, NULL},
     {"native", NULL, NULL, 0, NULL},
     {"calib", NULL, NULL, 0, NULL}, /* calib:<ID>:good */
-    {"own", "bf16", "sequential", 1, "C-PRC-02"},
-    {"own", "fp16", "sequential", 1, "C-PRC-02"},
-    {"own", "bits:14", "sequential", 1, "C-PRC-02"},
-    {"own", "bits:16", "sequential", 1, "C-PRC-02"},
-    {"own", "bits:18", "sequential", 1, "C-PRC-02"},
-    {"own", "bf16", "pairwise", 1, "C-PRC-02"},
+    {"own", "bf16", "sequential", 1, "C-PRC-02 C-PRC-06"},
+    {"own", "fp16", "sequential", 1, "C-PRC-02 C-PRC-06"},
+    {"own", "bits:14", "sequential", 1, "C-PRC-02 C-PRC-06"},
+    {"own", "bits:16", "sequential", 1, "C-PRC-02 C-PRC-06"},
+    {"own", "bits:18", "sequential", 1, "C-PRC-02 C-PRC-06"},
+    {"own", "bf16", "pairwise", 1, "C-PRC-02 C-PRC-06"},
     {"calib", NULL, NULL, 2, NULL},
 };
 
@@ -182,7 +182,9 @@ int kcs_sweep_ops_points(const kcs_contract *c, const kcs_sweep_opts *o, kcs_swe
                                   : axis(c->n_min, c->n_max, o->k_factor, 0, ns, AXIS_MAX);
         for (int a = 0; a < nn; a++)
             for (int b = 0; b < nk && np < max; b++) {
-                kcs_shape sh = {SWEEP_ROWS, ns[a], ks[b], 0};
+                /* rows: 4, or the precondition's least count (a
+                 * statistical clause judges a call by its rows) */
+                kcs_shape sh = {c->m_min > SWEEP_ROWS ? c->m_min : SWEEP_ROWS, ns[a], ks[b], 0};
                 kcs_error pe = {0};
                 if (kcs_precondition_op_shape(c, ops[i], &sh, &pe))
                     continue;
