@@ -505,7 +505,7 @@ static void test_special_signed_inf(void)
 static const char *const contract_ids[] = {
     "C-PRC-01", "C-PRC-02", "C-PRC-03", "C-PRC-04", "C-ORD-01", "C-ORD-02",
     "C-ORD-03", "C-ORD-04", "C-CMP-01", "C-CMP-02", "C-CMP-03", "C-EXC-01", "C-EXC-02",
-    "C-PRC-05",
+    "C-PRC-05", "C-PRC-06",
 };
 #define N_CONTRACTS ((int)(sizeof contract_ids / sizeof contract_ids[0]))
 
@@ -798,6 +798,33 @@ static void test_contract_values(void)
     CU_ASSERT_STRING_EQUAL(c->clauses[0].quantity_text, "spread_ulp");
     /* it binds only kernels that declare batch invariance */
     CU_ASSERT_EQUAL(c->declares, KCS_DECL_BIT(KCS_DECL_BATCH_INVARIANT));
+    kcs_contract_free(c);
+
+    /* PRC-06: (lambda sqrt(k) + 128) u + u(out), lambda = sqrt(2 ln(4 R 2^30))
+     * for R = m * batch rows; it binds only kernels that round to nearest,
+     * on random distributions, from 64 rows */
+    c = load_id("C-PRC-06");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+    CU_ASSERT_EQUAL(c->tol_structure, KCS_TOL_POINTWISE_RELATIVE);
+    CU_ASSERT_EQUAL(c->declares, KCS_DECL_BIT(KCS_DECL_ROUND_NEAREST));
+    CU_ASSERT(!(c->value_dists & (1u << KCS_DIST_OFFSET)) &&
+              !(c->value_dists & (1u << KCS_DIST_EXACT)) &&
+              (c->value_dists & (1u << KCS_DIST_POSITIVE)));
+    CU_ASSERT_EQUAL(c->m_min, 64);
+    {
+        const kcs_shape cases[] = {{64, 1, 4096, 0}, {4, 1, 65536, 0}, {65536, 1, 512, 2}};
+        for (int i = 0; i < 3; i++) {
+            double rows = (double)cases[i].m * (cases[i].batch ? cases[i].batch : 1);
+            double lam = sqrt(2.0 * log(4.0 * rows * 1073741824.0));
+            double want = (lam * sqrt((double)cases[i].k) + 128.0) * u32 + u32;
+            CU_ASSERT_DOUBLE_EQUAL(eval_with(c->eta, c, &cases[i], NULL, NULL, 0), want, want * 1e-12);
+            /* the stated false-alarm probability: 4 R exp(-lambda^2 / 2) = 2^-30 */
+            CU_ASSERT_DOUBLE_EQUAL(4.0 * rows * exp(-lam * lam / 2.0), ldexp(1.0, -30), 1e-20);
+        }
+        /* lambda = 6.9 at R = 4 and 8.1 at R = 2^16, as the derivation says */
+        CU_ASSERT_DOUBLE_EQUAL(sqrt(2.0 * log(16.0 * 1073741824.0)), 6.87, 0.01);
+        CU_ASSERT_DOUBLE_EQUAL(sqrt(2.0 * log(4.0 * 65536.0 * 1073741824.0)), 8.07, 0.01);
+    }
     kcs_contract_free(c);
 
     /* CMP-01: (2k + 4n + 16) u + u(out) at [16, 64, 64] = 401 * 2^-24 */

@@ -1,0 +1,104 @@
+#!/usr/bin/env bash
+# C-PRC-06 binds only kernels that DECLARE round_to_nearest (issue #14 item
+# 1: a probabilistic clause where the declared arithmetic rounds to
+# nearest). Plugins written against kcs_plugin.h alone (norm_plugin.c): an
+# fp32 softmax/layernorm that rounds to nearest PASSes; one that keeps its
+# running sums to 16 significant bits FAILs C-PRC-06 (while a plain
+# allclose at 1e-3 and C-PRC-02's worst-case bound on softmax let it
+# through); one that truncates its fp32 sums while declaring
+# round_to_nearest FAILs; the same truncating kernel without the
+# declaration is NOT-CLAIMED, and C-PRC-02 (which admits truncation)
+# PASSes it. The CPU backend's own kernels likewise, at a long row through
+# --shape.
+source "$(dirname "$0")/lib.sh"
+P="$KCS_BUILD/tests/plugin"
+
+grade() { # EXPECTED_RC OUT ARGS...
+  local want=$1 out=$2 rc=0
+  shift 2
+  "$KCS" grade "$@" > "$out" 2>&1 || rc=$?
+  [ "$rc" = "$want" ] || { cat "$out"; fail "kcs grade $*: exit $rc, expected $want"; }
+}
+line() { # FILE OP VERDICT [PATTERN]
+  grep -qE "^C-PRC-06 +$2 +$3${4:+ .*$4}" "$1" || { cat "$1"; fail "$1: C-PRC-06 $2 not $3 ${4:-}"; }
+}
+
+# 1. Plugins.
+grade 0 "$T/rn.txt" "$P/libkcs_norm_rn.so" C-PRC-06
+line "$T/rn.txt" softmax PASS
+line "$T/rn.txt" layernorm PASS
+grade 3 "$T/s16.txt" "$P/libkcs_norm_sum16.so" C-PRC-06
+line "$T/s16.txt" softmax FAIL sum-narrower-than-declared
+line "$T/s16.txt" layernorm FAIL sum-narrower-than-declared
+grade 3 "$T/tr.txt" "$P/libkcs_norm_trunc.so" C-PRC-06
+line "$T/tr.txt" softmax FAIL sum-narrower-than-declared
+grade 0 "$T/und.txt" "$P/libkcs_norm_trunc_undeclared.so" C-PRC-06 --junit "$T/und.xml"
+line "$T/und.txt" softmax NOT-CLAIMED "does not declare round_to_nearest"
+grep -q '<failure' "$T/und.xml" && fail "JUnit: not claimed reported as a failure"
+# C-PRC-02's worst-case bound admits truncated fp32 sums (truncating
+# matrix units are conforming there) and cannot see 16-bit denominators
+grade 0 "$T/und2.txt" "$P/libkcs_norm_trunc_undeclared.so" C-PRC-02
+grep -qE '^C-PRC-02 +softmax +PASS' "$T/und2.txt" || { cat "$T/und2.txt"; fail "trunc: C-PRC-02"; }
+"$KCS" grade "$P/libkcs_norm_sum16.so" C-PRC-02 --ops softmax > "$T/s16b.txt" 2>&1 || true
+grep -qE '^C-PRC-02 +softmax +PASS' "$T/s16b.txt" || { cat "$T/s16b.txt"; fail "sum16: C-PRC-02 softmax"; }
+
+# 2. A 16-bit running sum passes a plain functional test: the CPU
+#    backend's own softmax and layernorm with acc bits:16 (the mechanism of
+#    the plugin above and of the sweep's catalogue), through kcs exec,
+#    against an fp64 softmax and layernorm with allclose(rtol 1e-3, atol
+#    1e-6); and that same kernel FAILs C-PRC-06 (section 3).
+"$PYTHON" - "$KCS" "$T" <<'PY' || fail "bits:16: allclose"
+import math, os, random, struct, subprocess, sys
+kcs, tmp = sys.argv[1:3]
+random.seed(7)
+m, k = 2, 4096
+x = [struct.unpack('f', struct.pack('f', random.gauss(0, 1)))[0] for _ in range(m * k)]
+inp = os.path.join(tmp, "x.f64")
+with open(inp, "wb") as f:
+    f.write(struct.pack(f"<{m * k}d", *x))
+worst = 0.0
+for op in ("softmax", "layernorm"):
+    out = os.path.join(tmp, op + ".f64")
+    r = subprocess.run([kcs, "exec", op, "--backend", "cpu", "--variant", "own", "--acc", "bits:16",
+                        "-m", str(m), "-k", str(k), "--a", inp, "--out", out],
+                       capture_output=True, text=True)
+    if r.returncode != 0:
+        print(r.stdout, r.stderr)
+        sys.exit(1)
+    y = struct.unpack(f"<{m * k}d", open(out, "rb").read())
+    for i in range(m):
+        row = x[i * k:(i + 1) * k]
+        if op == "softmax":
+            mx = max(row)
+            e = [math.exp(v - mx) for v in row]
+            s = sum(e)
+            ref = [v / s for v in e]
+        else:
+            mu = sum(row) / k
+            var = sum((v - mu) ** 2 for v in row) / k
+            ref = [(v - mu) / math.sqrt(var + 1e-5) for v in row]
+        for a, b in zip(y[i * k:(i + 1) * k], ref):
+            worst = max(worst, abs(a - b) / (1e-6 + 1e-3 * abs(b)))
+print(f"bits:16 against allclose(1e-3, 1e-6): worst ratio {worst:.3f}")
+sys.exit(0 if worst <= 1.0 else 1)
+PY
+
+# 3. The CPU backend's kernels at a long row (--shape inside the
+#    precondition: 64 rows of 16384).
+grade 0 "$T/own.txt" --backend cpu --variant own C-PRC-06 --shape 64x1x16384
+line "$T/own.txt" softmax PASS
+grade 0 "$T/nat.txt" --backend cpu C-PRC-06 --shape 64x1x16384
+line "$T/nat.txt" layernorm PASS
+for bits in 16 18; do
+  grade 3 "$T/b$bits.txt" --backend cpu --variant own --acc bits:$bits C-PRC-06 --shape 64x1x16384
+  line "$T/b$bits.txt" softmax FAIL sum-narrower-than-declared
+  line "$T/b$bits.txt" layernorm FAIL sum-narrower-than-declared
+done
+grade 0 "$T/rz.txt" --backend cpu --variant own --acc fp32:rz C-PRC-06 --shape 64x1x16384
+line "$T/rz.txt" softmax NOT-CLAIMED
+# outside the precondition (fewer than 64 rows): refused, naming the range
+rc=0
+"$KCS" grade --backend cpu C-PRC-06 --shape 4x1x1024 > "$T/few.txt" 2>&1 || rc=$?
+[ "$rc" = 2 ] || { cat "$T/few.txt"; fail "grade at 4 rows: exit $rc, expected 2"; }
+grep -q "precondition.shape.m" "$T/few.txt" || { cat "$T/few.txt"; fail "grade at 4 rows: message"; }
+echo "round_to_nearest: C-PRC-06 binds declared kernels, flags 16-bit and truncated sums"
