@@ -65,6 +65,13 @@ static const kcs_calib_entry catalogue[] = {
      "__expf)",
      "the backend's exp of RN(RN(x log2 e) ln 2) (the argument rounded through base 2 in "
      "fp32)"},
+    {"C-PRC-06", OPBIT(KCS_OP_SOFTMAX) | OPBIT(KCS_OP_LAYERNORM), KCS_FMT_FP32,
+     "sum-narrower-than-declared",
+     "declares round_to_nearest; the softmax denominator and layernorm's mean and variance "
+     "summed in a 16-bit round-to-nearest accumulator, every other step fp32",
+     "softmax: the backend's softmax, each row scaled by S32/S16 (its fp32 and 16-bit sums of "
+     "exp(x - max), on the host); layernorm: the backend's layernorm moved to the host's "
+     "16-bit mean and variance, y' = b + r (y - b) + r g (mu - mu16)/sd, r = sd/sd16"},
 };
 
 const kcs_calib_entry *kcs_calib_catalogue(int *n_p)

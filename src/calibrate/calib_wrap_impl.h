@@ -39,5 +39,8 @@ double kcs_wrap_round(kcs_format f, double x);
 /* The bad state of the non-gemm ops (softmax, layernorm, reduce_sum,
  * attention, gather). */
 int kcs_wrap_rows_bad(kcs_backend_ctx *w, const kcs_call *c, const char *id, kcs_error *err);
+/* C-PRC-06's bad softmax and layernorm (calib_wrap_rows_rn.c): the
+ * backend's output moved to 16-bit round-to-nearest sums. */
+int kcs_wrap_rows_rn_bad(kcs_backend_ctx *w, const kcs_call *c, kcs_error *err);
 
 #endif

@@ -209,6 +209,8 @@ static int elementwise_bad(kcs_backend_ctx *w, const kcs_call *c, kcs_error *err
 
 int kcs_wrap_rows_bad(kcs_backend_ctx *w, const kcs_call *c, const char *id, kcs_error *err)
 {
+    if (strcmp(id, "C-PRC-06") == 0)
+        return kcs_wrap_rows_rn_bad(w, c, err);
     switch (c->op) {
     case KCS_OP_SOFTMAX: return softmax_bad(w, c, err);
     case KCS_OP_LAYERNORM: return layernorm_bad(w, c, err);

@@ -8,7 +8,8 @@
  * reference by torch-style allclose, |y - ref| <= atol + rtol |ref|, at
  * the working dtype's torch.testing.assert_close defaults (fp32: rtol
  * 1.3e-6, atol 1e-5) or, where the kernel's working dtype is bf16,
- * KernelBench's tolerance for bf16/fp16 kernels (atol = rtol = 1e-2). The
+ * KernelBench's tolerance for bf16/fp16 kernels (atol = rtol = 1e-2), or,
+ * for C-PRC-06's subtle defect, an fp32 test loosened to rtol 1e-3. The
  * same check must reject the baseline (it has teeth) and accept the good
  * kernel. Each test names the test it is.
  *
@@ -305,6 +306,110 @@ static void test_plain_prc05(void)
     plain(c, "C-PRC-05", ref, FP32_RTOL, FP32_ATOL);
 }
 
+/* The worst ratio |y - ref| / (atol + rtol |ref|) of a call (allclose
+ * holds where it is <= 1). */
+static double close_ratio(const double *y, const double *ref, size_t n, double rtol, double atol)
+{
+    double w = 0.0;
+    for (size_t i = 0; i < n; i++) {
+        double r = fabs(y[i] - ref[i]) / (atol + rtol * fabs(ref[i]));
+        w = r > w || isnan(r) ? r : w;
+    }
+    return w;
+}
+
+/* fp64 references of the stable softmax and the two-pass layernorm
+ * (gamma 1, beta 0: nn.LayerNorm's initial parameters) of m rows of k. */
+static void ref_softmax(const double *x, int m, int k, double *ref)
+{
+    for (int i = 0; i < m; i++) {
+        double mx = -INFINITY, s = 0.0;
+        for (int t = 0; t < k; t++)
+            mx = fmax(mx, x[(size_t)i * k + t]);
+        for (int t = 0; t < k; t++)
+            s += exp(x[(size_t)i * k + t] - mx);
+        for (int t = 0; t < k; t++)
+            ref[(size_t)i * k + t] = exp(x[(size_t)i * k + t] - mx) / s;
+    }
+}
+
+static void ref_layernorm(const double *x, int m, int k, double *ref)
+{
+    for (int i = 0; i < m; i++) {
+        const double *r = x + (size_t)i * k;
+        double mu = 0.0, var = 0.0;
+        for (int t = 0; t < k; t++)
+            mu += r[t];
+        mu /= k;
+        for (int t = 0; t < k; t++)
+            var += (r[t] - mu) * (r[t] - mu);
+        var /= k;
+        for (int t = 0; t < k; t++)
+            ref[(size_t)i * k + t] = (r[t] - mu) / sqrt(var + 1e-5);
+    }
+}
+
+/* C-PRC-06 bad (the softmax denominator, layernorm's mean and variance in
+ * a 16-bit round-to-nearest accumulator): the test an author writes with
+ * the tolerance loosened to 1e-3, x = torch.randn(64, k) at the
+ * contract's own row lengths k = 512 and 4096, against fp64 references:
+ * softmax by torch.allclose(y, ref, rtol=1e-3) (its default atol 1e-8:
+ * a relative check, since softmax outputs are about 1/k and any larger
+ * atol would hide everything), layernorm of nn.LayerNorm's initial gamma
+ * = 1, beta = 0 by allclose(y, ref, rtol=1e-3, atol=1e-3) (outputs of
+ * order 1). The bad kernel passes, the good one too, the baseline not;
+ * and bad's bits differ from good's. (With layernorm's atol at fp32's
+ * 1e-5 the bad kernel fails at k = 4096: the 16-bit mean moves outputs
+ * near 0 by about 1e-5.) */
+#define PRC06_RTOL 1e-3
+#define PRC06_SOFTMAX_ATOL 1e-8
+#define PRC06_LAYERNORM_ATOL 1e-3
+static void test_plain_prc06(void)
+{
+    enum { M = 64 };
+    static const int ks[] = {512, 4096};
+    for (size_t ki = 0; ki < sizeof ks / sizeof ks[0]; ki++) {
+        int k = ks[ki];
+        size_t n = (size_t)M * (size_t)k;
+        double *x = malloc(n * sizeof *x), *ref = malloc(n * sizeof *ref);
+        double *g = malloc((size_t)k * sizeof *g), *b = malloc((size_t)k * sizeof *b);
+        double *yb = malloc(n * sizeof *yb), *yg = malloc(n * sizeof *yg);
+        CU_ASSERT_FATAL(x && ref && g && b && yb && yg);
+        randn(x, n, KCS_FMT_FP32, 12 + ki);
+        for (int t = 0; t < k; t++) {
+            g[t] = 1.0;
+            b[t] = 0.0;
+        }
+        for (int op = 0; op < 2; op++) {
+            kcs_call c = make_call(op ? KCS_OP_LAYERNORM : KCS_OP_SOFTMAX, M, 0, k, KCS_FMT_FP32);
+            c.in[0] = x;
+            if (op) {
+                c.in[1] = g;
+                c.in[2] = b;
+                ref_layernorm(x, M, k, ref);
+            } else {
+                ref_softmax(x, M, k, ref);
+            }
+            double atol = op ? PRC06_LAYERNORM_ATOL : PRC06_SOFTMAX_ATOL;
+            plain(c, "C-PRC-06", ref, PRC06_RTOL, atol);
+            CU_ASSERT_EQUAL(run_state(c, "C-PRC-06", "bad", yb), 0);
+            CU_ASSERT_EQUAL(run_state(c, "C-PRC-06", "good", yg), 0);
+            double wb = close_ratio(yb, ref, n, PRC06_RTOL, atol);
+            fprintf(stderr, "C-PRC-06 %s k=%d: bad at %.2f of allclose(rtol=1e-3, atol=%g), "
+                    "good at %.4f\n", op ? "layernorm" : "softmax", k, wb, atol,
+                    close_ratio(yg, ref, n, PRC06_RTOL, atol));
+            CU_ASSERT(wb <= 1.0);
+            CU_ASSERT(memcmp(yb, yg, n * sizeof *yb) != 0);
+        }
+        free(x);
+        free(ref);
+        free(g);
+        free(b);
+        free(yb);
+        free(yg);
+    }
+}
+
 static void plain_sum(const char *id, int m, int k)
 {
     double *x = malloc((size_t)(m * k) * sizeof *x), *ref = malloc((size_t)m * sizeof *ref);
@@ -428,6 +533,10 @@ static void check_table(int wrap)
         for (char *s = strtok(expected, ","); s; s = strtok(NULL, ","))
             ok &= kcs_calib_has_sig(r[1].signatures, s);
         ok &= r[2].failed == 0 && r[2].trials > 0 && r[1].failed > 0 && r[0].failed == r[0].trials;
+        /* C-PRC-06's bad kernel is flagged in every trial, at both of the
+         * contract's shapes, on both inputs and both ops */
+        if (strcmp(contracts[i]->id, "C-PRC-06") == 0)
+            ok &= r[1].trials > 0 && r[1].failed == r[1].trials;
         if (!ok)
             fprintf(stderr, "%s%s: %s/%s/%s bad signatures '%s' (expected %s) %s\n",
                     contracts[i]->id, wrap ? " (wrapped)" : "", r[0].verdict, r[1].verdict,
@@ -524,6 +633,7 @@ int main(void)
     CU_add_test(s, "plain test passes C-EXC-01 bad", test_plain_exc01);
     CU_add_test(s, "plain test passes C-EXC-02 bad", test_plain_exc02);
     CU_add_test(s, "plain test passes C-PRC-05 bad", test_plain_prc05);
+    CU_add_test(s, "plain test (rtol 1e-3) passes C-PRC-06 bad", test_plain_prc06);
     CU_add_test(s, "ops measured per contract", test_ops_selection);
     CU_add_test(s, "calibration table, cpu kernels", test_table_cpu);
     CU_add_test(s, "calibration table, wrappers", test_table_wrapped);

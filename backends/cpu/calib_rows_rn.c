@@ -1,0 +1,91 @@
+/* Calibration kernels of C-PRC-06 (cpu/calib.h): softmax and layernorm
+ * that declare round_to_nearest (cpu_declares), held to fp32's
+ * probabilistic (random-walk) error.
+ *   good  the stable softmax and the two-pass layernorm of C-PRC-02's
+ *         good kernels, bit for bit: every step in fp32, rounded to
+ *         nearest; the sums in index order.
+ *   bad   the same kernel, except that its sums (the softmax denominator;
+ *         the layernorm mean and variance) run in a round-to-nearest
+ *         accumulator of 16 significant bits (kcs_acc bits:16: one
+ *         correctly rounded addition per term, as an FMA into a 16-bit
+ *         register). Every other step is fp32. Its error, about
+ *         2^-16 sqrt(k) / 3 relative on the positive sums, passes a plain
+ *         allclose at rtol 1e-3 and C-PRC-02's worst-case bound, and is
+ *         several times the random-walk bound of C-PRC-06. */
+#include <math.h>
+#include <stdlib.h>
+
+#include "cpu.h"
+#include "calib.h"
+
+#define RN_SUM_BITS 16 /* the bad kernel's accumulator */
+#define LN_EPS 1e-5f   /* as C-PRC-02's kernels */
+
+/* Stable softmax of one row, the denominator summed into acc. */
+static void softmax_row(const double *x, int64_t k, const kcs_acc *acc, double *y)
+{
+    float mx = -INFINITY;
+    for (int64_t t = 0; t < k; t++)
+        mx = fmaxf(mx, (float)x[t]);
+    double s = 0.0;
+    for (int64_t t = 0; t < k; t++) {
+        float e = expf((float)x[t] - mx);
+        y[t] = e;
+        s = kcs_acc_add(acc, s, e);
+    }
+    float sf = (float)s; /* exact: acc is fp32 or narrower */
+    for (int64_t t = 0; t < k; t++)
+        y[t] = (float)y[t] / sf;
+}
+
+/* Two-pass layernorm of one row (gamma g, beta b may be NULL), the mean's
+ * and the variance's sums into acc. d*d is exact in double, so each
+ * variance step is one rounding of q + d*d: fmaf(d, d, q) for fp32. */
+static void layernorm_row(const double *x, const double *g, const double *b, int64_t k,
+                          const kcs_acc *acc, double *y)
+{
+    float kk = (float)k;
+    double s = 0.0, q = 0.0;
+    for (int64_t t = 0; t < k; t++)
+        s = kcs_acc_add(acc, s, (float)x[t]);
+    float mu = (float)s / kk;
+    for (int64_t t = 0; t < k; t++) {
+        float d = (float)x[t] - mu;
+        q = kcs_acc_add(acc, q, (double)d * (double)d);
+    }
+    float var = (float)q / kk;
+    float den = sqrtf(var + LN_EPS);
+    for (int64_t t = 0; t < k; t++) {
+        float z = ((float)x[t] - mu) / den;
+        if (g)
+            z = z * (float)g[t];
+        if (b)
+            z = z + (float)b[t];
+        y[t] = z;
+    }
+}
+
+int kcs_cpu_calib_rows_rn(const kcs_call *c, const char *id, int state, kcs_error *err)
+{
+    if (c->op != KCS_OP_SOFTMAX && c->op != KCS_OP_LAYERNORM)
+        return kcs_fail(err, KCS_E_UNSUPPORTED, "cpu: %s has no %s calibration kernel", id,
+                        kcs_op_name(c->op));
+    kcs_acc acc = {KCS_FMT_FP32, 0, 0};
+    if (state == KCS_CALIB_BAD)
+        acc.bits = RN_SUM_BITS;
+    size_t k = (size_t)c->k;
+    double *y = malloc((k + 1) * sizeof *y);
+    if (!y)
+        return kcs_fail(err, KCS_E_NOMEM, "cpu calib %s: out of memory", kcs_op_name(c->op));
+    for (int64_t i = 0; i < c->m; i++) {
+        const double *x = c->in[0] + (size_t)i * k;
+        if (c->op == KCS_OP_SOFTMAX)
+            softmax_row(x, c->k, &acc, y);
+        else
+            layernorm_row(x, c->in[1], c->in[2], c->k, &acc, y);
+        for (size_t t = 0; t < k; t++)
+            c->out[(size_t)i * k + t] = kcs_format_round(c->dtype_out, y[t], KCS_ROUND_DEFAULT);
+    }
+    free(y);
+    return 0;
+}
