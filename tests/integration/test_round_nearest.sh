@@ -4,8 +4,8 @@
 # nearest). Plugins written against kcs_plugin.h alone (norm_plugin.c): an
 # fp32 softmax/layernorm that rounds to nearest PASSes; one that keeps its
 # running sums to 16 significant bits FAILs C-PRC-06 (while a plain
-# allclose at 1e-3 and C-PRC-02's worst-case bound on softmax let it
-# through); one that truncates its fp32 sums while declaring
+# allclose at 1e-3 lets it through, C-PRC-02's worst-case bound in some
+# trials only); one that truncates its fp32 sums while declaring
 # round_to_nearest FAILs; the same truncating kernel without the
 # declaration is NOT-CLAIMED, and C-PRC-02 (which admits truncation)
 # PASSes it. The CPU backend's own kernels likewise, at a long row through
@@ -20,7 +20,7 @@ grade() { # EXPECTED_RC OUT ARGS...
   [ "$rc" = "$want" ] || { cat "$out"; fail "kcs grade $*: exit $rc, expected $want"; }
 }
 line() { # FILE OP VERDICT [PATTERN]
-  grep -qE "^C-PRC-06 +$2 +$3${4:+ .*$4}" "$1" || { cat "$1"; fail "$1: C-PRC-06 $2 not $3 ${4:-}"; }
+  grep -qE "^C-PRC-06 +([a-z]+,)*$2(,[a-z]+)* +$3${4:+ .*$4}" "$1" || { cat "$1"; fail "$1: C-PRC-06 $2 not $3 ${4:-}"; }
 }
 
 # 1. Plugins.
@@ -29,24 +29,28 @@ line "$T/rn.txt" softmax PASS
 line "$T/rn.txt" layernorm PASS
 grade 3 "$T/s16.txt" "$P/libkcs_norm_sum16.so" C-PRC-06
 line "$T/s16.txt" softmax FAIL sum-narrower-than-declared
-line "$T/s16.txt" layernorm FAIL sum-narrower-than-declared
+# every trial (C-PRC-02's worst-case bound sees the same kernel in some)
+grep -qE '^C-PRC-06 .* FAIL +([0-9]+)/\1 +trials failed' "$T/s16.txt" || { cat "$T/s16.txt"; fail "sum16: not every trial"; }
 grade 3 "$T/tr.txt" "$P/libkcs_norm_trunc.so" C-PRC-06
 line "$T/tr.txt" softmax FAIL sum-narrower-than-declared
 grade 0 "$T/und.txt" "$P/libkcs_norm_trunc_undeclared.so" C-PRC-06 --junit "$T/und.xml"
 line "$T/und.txt" softmax NOT-CLAIMED "does not declare round_to_nearest"
 grep -q '<failure' "$T/und.xml" && fail "JUnit: not claimed reported as a failure"
 # C-PRC-02's worst-case bound admits truncated fp32 sums (truncating
-# matrix units are conforming there) and cannot see 16-bit denominators
+# matrix units are conforming there); where it sees a 16-bit denominator
+# it names it
 grade 0 "$T/und2.txt" "$P/libkcs_norm_trunc_undeclared.so" C-PRC-02
-grep -qE '^C-PRC-02 +softmax +PASS' "$T/und2.txt" || { cat "$T/und2.txt"; fail "trunc: C-PRC-02"; }
+grep -qE '^C-PRC-02 +([a-z]+,)*softmax(,[a-z]+)* +PASS' "$T/und2.txt" || { cat "$T/und2.txt"; fail "trunc: C-PRC-02"; }
 "$KCS" grade "$P/libkcs_norm_sum16.so" C-PRC-02 --ops softmax > "$T/s16b.txt" 2>&1 || true
-grep -qE '^C-PRC-02 +softmax +PASS' "$T/s16b.txt" || { cat "$T/s16b.txt"; fail "sum16: C-PRC-02 softmax"; }
+grep -qE '^C-PRC-02 +softmax +FAIL .*denominator-beyond-bound' "$T/s16b.txt" || { cat "$T/s16b.txt"; fail "sum16: C-PRC-02 signature"; }
 
 # 2. A 16-bit running sum passes a plain functional test: the CPU
 #    backend's own softmax and layernorm with acc bits:16 (the mechanism of
 #    the plugin above and of the sweep's catalogue), through kcs exec,
-#    against an fp64 softmax and layernorm with allclose(rtol 1e-3, atol
-#    1e-6); and that same kernel FAILs C-PRC-06 (section 3).
+#    against an fp64 softmax and layernorm with allclose at rtol 1e-3
+#    (atol 1e-8 for softmax, whose outputs are near 1/k; 1e-3 for
+#    layernorm, whose outputs are of order 1); and that same kernel FAILs
+#    C-PRC-06 (section 3).
 "$PYTHON" - "$KCS" "$T" <<'PY' || fail "bits:16: allclose"
 import math, os, random, struct, subprocess, sys
 kcs, tmp = sys.argv[1:3]
@@ -56,7 +60,7 @@ x = [struct.unpack('f', struct.pack('f', random.gauss(0, 1)))[0] for _ in range(
 inp = os.path.join(tmp, "x.f64")
 with open(inp, "wb") as f:
     f.write(struct.pack(f"<{m * k}d", *x))
-worst = 0.0
+worst = {}
 for op in ("softmax", "layernorm"):
     out = os.path.join(tmp, op + ".f64")
     r = subprocess.run([kcs, "exec", op, "--backend", "cpu", "--variant", "own", "--acc", "bits:16",
@@ -77,10 +81,11 @@ for op in ("softmax", "layernorm"):
             mu = sum(row) / k
             var = sum((v - mu) ** 2 for v in row) / k
             ref = [(v - mu) / math.sqrt(var + 1e-5) for v in row]
+        atol = 1e-8 if op == "softmax" else 1e-3
         for a, b in zip(y[i * k:(i + 1) * k], ref):
-            worst = max(worst, abs(a - b) / (1e-6 + 1e-3 * abs(b)))
-print(f"bits:16 against allclose(1e-3, 1e-6): worst ratio {worst:.3f}")
-sys.exit(0 if worst <= 1.0 else 1)
+            worst[op] = max(worst.get(op, 0.0), abs(a - b) / (atol + 1e-3 * abs(b)))
+print("bits:16 against allclose(rtol 1e-3): worst error / tolerance", worst)
+sys.exit(0 if max(worst.values()) <= 1.0 else 1)
 PY
 
 # 3. The CPU backend's kernels at a long row (--shape inside the
@@ -100,5 +105,5 @@ line "$T/rz.txt" softmax NOT-CLAIMED
 rc=0
 "$KCS" grade --backend cpu C-PRC-06 --shape 4x1x1024 > "$T/few.txt" 2>&1 || rc=$?
 [ "$rc" = 2 ] || { cat "$T/few.txt"; fail "grade at 4 rows: exit $rc, expected 2"; }
-grep -q "precondition.shape.m" "$T/few.txt" || { cat "$T/few.txt"; fail "grade at 4 rows: message"; }
+grep -q "dimension m = 4 is outside the precondition's range \[64, " "$T/few.txt" || { cat "$T/few.txt"; fail "grade at 4 rows: message"; }
 echo "round_to_nearest: C-PRC-06 binds declared kernels, flags 16-bit and truncated sums"

@@ -25,8 +25,9 @@
 #define CAT(a, b) CAT2(a, b)
 #define MODE CAT(MODE_, NORM_MODE)
 
+#if MODE == MODE_SUM16
 /* x rounded to p significant bits, to nearest, ties to even (|x| normal,
- * p <= 24): add and subtract 1.5 * 2^(e + 24 - p) in double. */
+ * p <= 24): a multiple of the spacing 2^(e - p), scaled exactly. */
 static float round_bits(double x, int p)
 {
     if (x == 0.0 || !isfinite(x))
@@ -36,7 +37,7 @@ static float round_bits(double x, int p)
     double ulp = ldexp(1.0, e - p);
     return (float)(nearbyint(x / ulp) * ulp);
 }
-
+#elif MODE == MODE_TRUNC || MODE == MODE_TRUNC_UNDECLARED
 /* a + b in fp32, truncated toward zero: the exact sum in double (exact
  * for two floats of similar magnitude; otherwise within 2^-53 relative,
  * below fp32's spacing), then the fp32 value of the same sign nearest
@@ -49,6 +50,7 @@ static float add_trunc(float a, float b)
         f = nextafterf(f, 0.0f);
     return f;
 }
+#endif
 
 static float add(float s, float t)
 {
