@@ -89,6 +89,28 @@ all_flagged C-PRC-04 reduce_sum "own fp16 sequential"      # no subnormal range 
 [ -n "$(rows C-PRC-04 reduce_sum "own bf16 sequential" off-target)" ] \
   || fail "C-PRC-04: bf16 running sum not reported off-target"
 
+# C-PRC-06 (binds kernels that declare round_to_nearest, from 64 rows and
+# k = 32; layernorm from 2048): 64-row points; the truncating kernels are
+# unclaimed (every trial not_claimed), the conforming ones never flagged,
+# 16-bit and bf16 pairwise sums flagged in every trial
+set +e
+"$KCS" calibrate --sweep C-PRC-06 --trials 2 --max-k 128 -o "$T/p6.h5" > "$T/p6.txt" 2> "$T/p6.err"
+rc=$?
+set -e
+[ "$rc" = 0 ] || [ "$rc" = 3 ] || { cat "$T/p6.txt" "$T/p6.err"; fail "C-PRC-06 sweep: exit $rc"; }
+grep -q 'FALSE ALARM' "$T/p6.txt" && { grep 'FALSE ALARM' "$T/p6.txt"; fail "C-PRC-06: false alarm"; }
+[ "$(awk '$1 == "C-PRC-06" && $3 == "native" { print $2, $NF }' "$T/p6.txt" | sort -u |
+     tr '\n' ' ')" = "softmax 64x1x128 softmax 64x1x32 " ] \
+  || { cat "$T/p6.txt"; fail "C-PRC-06: points (64 rows, k = 32 and 128, no layernorm below 2048)"; }
+[ "$(awk '$1 == "C-PRC-06" && $4 == "fp32:rz" && $6 == "unclaimed" { n++ } END { print n + 0 }' \
+     "$T/p6.txt")" = 12 ] || { cat "$T/p6.txt"; fail "C-PRC-06: truncating kernels not unclaimed"; }
+for kern in "own bits:16 sequential" "own bf16 pairwise" "calib:C-PRC-06:bad"; do
+  r=$(awk -v kern="$kern" '$1 == "C-PRC-06" && index($0, kern " ") && / bad / { print $(NF-5) }' "$T/p6.txt")
+  [ -n "$r" ] || { cat "$T/p6.txt"; fail "C-PRC-06 '$kern': no rows"; }
+  echo "$r" | awk '{ split($1, a, "/"); if (a[1] != a[2] || a[2] == 0) exit 1 }' \
+    || { echo "$r"; fail "C-PRC-06 '$kern': not flagged in every trial"; }
+done
+
 [ -s "$T/sweep.h5" ] || fail "no HDF5 file"
 if command -v h5dump > /dev/null; then
   h5dump -d /calibration_sweep "$T/sweep.h5" > "$T/dump.txt"
