@@ -9,7 +9,8 @@
 # round_to_nearest FAILs; the same truncating kernel without the
 # declaration is NOT-CLAIMED, and C-PRC-02 (which admits truncation)
 # PASSes it. The CPU backend's own kernels likewise, at a long row through
-# --shape.
+# --shape; and a 4-rank study (native, OpenCL on PoCL, 16-bit sums,
+# truncated sums) under mpirun.
 source "$(dirname "$0")/lib.sh"
 P="$KCS_BUILD/tests/plugin"
 
@@ -106,4 +107,34 @@ rc=0
 "$KCS" grade --backend cpu C-PRC-06 --shape 4x1x1024 > "$T/few.txt" 2>&1 || rc=$?
 [ "$rc" = 2 ] || { cat "$T/few.txt"; fail "grade at 4 rows: exit $rc, expected 2"; }
 grep -q "dimension m = 4 is outside the precondition's range \[64, " "$T/few.txt" || { cat "$T/few.txt"; fail "grade at 4 rows: message"; }
+# 4. A study under mpirun: OpenBLAS-backed native kernels, the OpenCL
+#    kernels on PoCL (they declare round_to_nearest: no relaxed-math build
+#    options), the own kernels with 16-bit sums, and the own kernels with
+#    truncated fp32 sums (not claimed).
+cat > "$T/s.yaml" <<YAML
+name: round-nearest
+seed: 11
+contracts: [$KCS_SRC/contracts/C-PRC-06.yaml]
+placement:
+  - { backend: cpu, variant: native }
+  - { backend: opencl, device: 0, variant: native }
+  - { backend: cpu, variant: own, acc: "bits:16" }
+  - { backend: cpu, variant: own, acc: "fp32:rz" }
+cases:
+  - { contract: C-PRC-06, op: softmax, dtype_in: fp32, shapes: [[64, 1, 4096]], inputs: [normal, positive], trials: 2 }
+  - { contract: C-PRC-06, op: layernorm, dtype_in: bf16, shapes: [[64, 1, 2048]], inputs: [normal, positive], trials: 2 }
+YAML
+rc=0
+mpirun4 "$KCS" run "$T/s.yaml" -o "$T/s.h5" --json --fail-on violation > "$T/run.json" 2> "$T/run.err" || rc=$?
+[ "$rc" = 5 ] || { cat "$T/run.err" "$T/run.json"; fail "study: exit $rc, expected 5 (rank 2 violates)"; }
+"$PYTHON" - "$T/run.json" <<'PY' || fail "study verdicts"
+import json, sys
+d = json.load(open(sys.argv[1]))
+v = {r["rank"]: r for r in d["results"]}
+assert v[0]["verdict"] == "PASS" and v[0]["trials"] > 0, v[0]
+assert v[1]["verdict"] == "PASS" and v[1]["trials"] > 0, v[1]
+assert v[2]["verdict"] == "FAIL" and v[2]["violation"] == v[2]["trials"] > 0, v[2]
+assert v[3]["verdict"] == "NOT_CLAIMED" and v[3]["not_claimed"] == v[3]["trials"] > 0, v[3]
+PY
+
 echo "round_to_nearest: C-PRC-06 binds declared kernels, flags 16-bit and truncated sums"
