@@ -39,22 +39,13 @@ static void softmax_row(const double *x, int64_t k, const kcs_acc *acc, double *
 }
 
 /* Two-pass layernorm of one row (gamma g, beta b may be NULL), the mean's
- * and the variance's sums into acc. d*d is exact in double, so each
- * variance step is one rounding of q + d*d: fmaf(d, d, q) for fp32. */
+ * and the variance's sums into acc (kcs_acc_moments: each variance step
+ * one rounding of q + d*d, fmaf(d, d, q) for fp32). */
 static void layernorm_row(const double *x, const double *g, const double *b, int64_t k,
                           const kcs_acc *acc, double *y)
 {
-    float kk = (float)k;
-    double s = 0.0, q = 0.0;
-    for (int64_t t = 0; t < k; t++)
-        s = kcs_acc_add(acc, s, (float)x[t]);
-    float mu = (float)s / kk;
-    for (int64_t t = 0; t < k; t++) {
-        float d = (float)x[t] - mu;
-        q = kcs_acc_add(acc, q, (double)d * (double)d);
-    }
-    float var = (float)q / kk;
-    float den = sqrtf(var + LN_EPS);
+    float mu, den;
+    kcs_acc_moments(x, k, acc, LN_EPS, &mu, &den);
     for (int64_t t = 0; t < k; t++) {
         float z = ((float)x[t] - mu) / den;
         if (g)

@@ -131,3 +131,19 @@ double kcs_cpu_sum(const double *terms, int64_t n, const kcs_schedule *s, const 
         return sum_seq(terms, n, acc);
     }
 }
+
+void kcs_acc_moments(const double *x, int64_t k, const kcs_acc *acc, float eps, float *mu_p,
+                     float *sd_p)
+{
+    float kk = (float)k;
+    double s = 0.0, q = 0.0;
+    for (int64_t t = 0; t < k; t++)
+        s = kcs_acc_add(acc, s, (float)x[t]);
+    float mu = (float)s / kk;
+    for (int64_t t = 0; t < k; t++) {
+        float d = (float)x[t] - mu;
+        q = kcs_acc_add(acc, q, (double)d * (double)d);
+    }
+    *mu_p = mu;
+    *sd_p = sqrtf((float)q / kk + eps);
+}

@@ -21,6 +21,15 @@ double kcs_acc_round(const kcs_acc *acc, double x);
 double kcs_cpu_sum(const double *terms, int64_t n, const kcs_schedule *s, const kcs_acc *acc,
                    uint64_t seed, double *scratch);
 
+/* The two-pass moments of a row of k values (each rounded to fp32) as an
+ * fp32 layernorm computes them, with the sums of x and of (x - mu)^2
+ * accumulated into acc in index order (each (x - mu)^2 exact in double:
+ * one rounding per term, fmaf's for an fp32 acc): *mu_p = mean, *sd_p =
+ * sqrt(var + eps), both fp32. The C-PRC-06 calibration kernels'
+ * (backends/cpu/calib_rows_rn.c, src/calibrate/calib_wrap_rows_rn.c). */
+void kcs_acc_moments(const double *x, int64_t k, const kcs_acc *acc, float eps, float *mu_p,
+                     float *sd_p);
+
 /* The atomic schedule's order of n terms under seed: idx[i] is the term
  * summed i-th (the permutation kcs_cpu_sum applies; fast paths gather by
  * it and stay bit-identical). */

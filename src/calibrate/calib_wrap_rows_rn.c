@@ -40,22 +40,6 @@ static double softmax_scale(const double *x, int64_t k)
     return s32 / s16;
 }
 
-/* The two-pass moments of a row with sums into acc: mean and sqrt(var + eps). */
-static void moments(const double *x, int64_t k, const kcs_acc *acc, float *mu_p, float *sd_p)
-{
-    float kk = (float)k;
-    double s = 0.0, q = 0.0;
-    for (int64_t t = 0; t < k; t++)
-        s = kcs_acc_add(acc, s, (float)x[t]);
-    float mu = (float)s / kk;
-    for (int64_t t = 0; t < k; t++) {
-        float d = (float)x[t] - mu;
-        q = kcs_acc_add(acc, q, (double)d * (double)d);
-    }
-    *mu_p = mu;
-    *sd_p = sqrtf((float)q / kk + LN_EPS);
-}
-
 int kcs_wrap_rows_rn_bad(kcs_backend_ctx *w, const kcs_call *c, kcs_error *err)
 {
     if (c->op != KCS_OP_SOFTMAX && c->op != KCS_OP_LAYERNORM)
@@ -78,8 +62,8 @@ int kcs_wrap_rows_rn_bad(kcs_backend_ctx *w, const kcs_call *c, kcs_error *err)
             continue;
         }
         float mu, sd, mu16, sd16;
-        moments(x, c->k, &acc32, &mu, &sd);
-        moments(x, c->k, &acc16, &mu16, &sd16);
+        kcs_acc_moments(x, c->k, &acc32, LN_EPS, &mu, &sd);
+        kcs_acc_moments(x, c->k, &acc16, LN_EPS, &mu16, &sd16);
         double ratio = (double)sd / sd16, shift = ((double)mu - mu16) / sd;
         for (size_t t = 0; t < k; t++) {
             double g = G ? G[t] : 1.0, b = B ? B[t] : 0.0;

@@ -7,12 +7,6 @@
 source "$(dirname "$0")/lib.sh"
 P="$KCS_BUILD/tests/plugin"
 
-grade() { # EXPECTED_RC OUT ARGS...
-  local want=$1 out=$2 rc=0
-  shift 2
-  "$KCS" grade "$@" > "$out" 2>&1 || rc=$?
-  [ "$rc" = "$want" ] || { cat "$out"; fail "kcs grade $*: exit $rc, expected $want"; }
-}
 
 # 1. Plugins: declared and kept, declared and broken, not declared.
 grade 0 "$T/inv.txt" "$P/libkcs_batch_invariant.so" C-ORD-03

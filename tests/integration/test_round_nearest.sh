@@ -14,12 +14,6 @@
 source "$(dirname "$0")/lib.sh"
 P="$KCS_BUILD/tests/plugin"
 
-grade() { # EXPECTED_RC OUT ARGS...
-  local want=$1 out=$2 rc=0
-  shift 2
-  "$KCS" grade "$@" > "$out" 2>&1 || rc=$?
-  [ "$rc" = "$want" ] || { cat "$out"; fail "kcs grade $*: exit $rc, expected $want"; }
-}
 line() { # FILE OP VERDICT [PATTERN]
   grep -qE "^C-PRC-06 +([a-z]+,)*$2(,[a-z]+)* +$3${4:+ .*$4}" "$1" || { cat "$1"; fail "$1: C-PRC-06 $2 not $3 ${4:-}"; }
 }
