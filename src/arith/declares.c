@@ -70,5 +70,5 @@ const char *kcs_decls_str(uint32_t mask, char *buf, size_t len)
 
 const char *kcs_decls_known(void)
 {
-    return "batch_invariant | nan_mask";
+    return "batch_invariant | nan_mask | round_to_nearest";
 }

@@ -55,6 +55,10 @@ static void test_names(void)
     CU_ASSERT_EQUAL(kcs_decls_parse("nan_mask, batch_invariant", &m, NULL, 0), 0);
     CU_ASSERT_EQUAL(m, KCS_DECL_BIT(KCS_DECL_BATCH_INVARIANT) | KCS_DECL_BIT(KCS_DECL_NAN_MASK));
     CU_ASSERT_STRING_EQUAL(kcs_decls_str(m, buf, sizeof buf), "batch_invariant,nan_mask");
+    CU_ASSERT_EQUAL(kcs_decl_parse("round_to_nearest", &d), 0);
+    CU_ASSERT_EQUAL(d, KCS_DECL_ROUND_NEAREST);
+    CU_ASSERT_EQUAL(kcs_decls_parse("round_to_nearest;nan_mask", &m, NULL, 0), 0);
+    CU_ASSERT_STRING_EQUAL(kcs_decls_str(m, buf, sizeof buf), "nan_mask,round_to_nearest");
     /* every name is listed in the known-names text */
     for (int i = 0; i < KCS_DECL_COUNT; i++)
         CU_ASSERT_PTR_NOT_NULL(strstr(kcs_decls_known(), kcs_decl_name((kcs_decl)i)));

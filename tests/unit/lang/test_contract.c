@@ -358,7 +358,7 @@ static void test_inline(void)
         {16, "  []", "v.yaml:15:1: signature: must not be empty"},
         {5, "scope: { ops: [gemm, gemm] }", "v.yaml:5:22: scope.ops[1]: 'gemm' is listed twice"},
         {6, "precondition: { dtype_in: fp32, dtype_acc: fp32, dtype_out: fp32, declares: [fast] }",
-         "precondition.declares[0]: unknown declaration 'fast' (expected batch_invariant | nan_mask)"},
+         "precondition.declares[0]: unknown declaration 'fast' (expected batch_invariant | nan_mask | round_to_nearest)"},
         {6, "precondition: { dtype_in: fp32, dtype_acc: fp32, dtype_out: fp32, "
             "declares: [batch_invariant, batch_invariant] }",
          "precondition.declares[1]: 'batch_invariant' is listed twice"},
