@@ -178,21 +178,22 @@ static uint32_t cpu_declares(kcs_backend_ctx *ctx, const kcs_call *call)
     if (strncmp(v, "calib:C-ORD-03:", 15) == 0 || strncmp(v, "defect:batch-", 13) == 0 ||
         strcmp(v, "defect:always-raise") == 0)
         return KCS_DECL_BIT(KCS_DECL_BATCH_INVARIANT);
+    if (strncmp(v, "calib:C-PRC-06:", 15) == 0) /* their contract binds only these */
+        return KCS_DECL_BIT(KCS_DECL_ROUND_NEAREST);
+    if (ctx && ctx->profile[0]) /* an emulated matrix unit declares nothing */
+        return 0;
+    int own = strcmp(v, "own") == 0;
     uint32_t d = 0;
     /* the own kernels implement nan=mask (nan_policy.c) */
-    if ((strcmp(v, "own") == 0 || strcmp(v, "own:exact") == 0) && !(ctx && ctx->profile[0]))
+    if (own || strcmp(v, "own:exact") == 0)
         d |= KCS_DECL_BIT(KCS_DECL_NAN_MASK);
-    if (strcmp(v, "own") == 0 && !(ctx && ctx->profile[0]) &&
-        call->schedule.kind != KCS_SCHED_ATOMIC)
+    if (own && call->schedule.kind != KCS_SCHED_ATOMIC)
         d |= KCS_DECL_BIT(KCS_DECL_BATCH_INVARIANT);
     /* rounding to nearest: the own and fused kernels unless their
-     * accumulator truncates (acc ...:rz) or a profile emulates a matrix
-     * unit; the native kernels (OpenBLAS, C loops in fp32/fp64); the
-     * C-PRC-06 calibration kernels (their contract binds only these) */
-    if (((strcmp(v, "own") == 0 || strcmp(v, "fused") == 0) && !call->acc.rz &&
-         !(ctx && ctx->profile[0])) ||
-        ((v[0] == 0 || strcmp(v, "native") == 0) && !(ctx && ctx->profile[0])) ||
-        strncmp(v, "calib:C-PRC-06:", 15) == 0)
+     * accumulator truncates (acc ...:rz); the native kernels (OpenBLAS,
+     * C loops in fp32/fp64) */
+    if (((own || strcmp(v, "fused") == 0) && !call->acc.rz) || v[0] == 0 ||
+        strcmp(v, "native") == 0)
         d |= KCS_DECL_BIT(KCS_DECL_ROUND_NEAREST);
     return d;
 }
