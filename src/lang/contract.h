@@ -48,6 +48,7 @@ typedef enum kcs_dist {
     KCS_DIST_SUBNORMAL,   /* subnormal values of the input format (random sign) */
     KCS_DIST_POSITIVE,    /* |N(0,1)|: no cancellation, maximal error growth */
     KCS_DIST_EXACT,       /* integers: every partial sum exact in the accumulator (inputs_exact.h) */
+    KCS_DIST_SPREAD,      /* random sign x 2^U(-12, 12): a sum's rounding depends on its order */
     KCS_DIST_COUNT
 } kcs_dist;
 

@@ -17,7 +17,7 @@ static const char *const dist_names[KCS_DIST_COUNT] = {
     [KCS_DIST_WIDE_RANGE] = "wide_range", [KCS_DIST_CANCELLATION] = "cancellation",
     [KCS_DIST_LARGE] = "large", [KCS_DIST_OFFSET] = "offset",
     [KCS_DIST_SUBNORMAL] = "subnormal", [KCS_DIST_POSITIVE] = "positive",
-    [KCS_DIST_EXACT] = "exact",
+    [KCS_DIST_EXACT] = "exact", [KCS_DIST_SPREAD] = "spread",
 };
 
 static const char *const protocol_names[] = {

@@ -78,6 +78,19 @@ static void wide_range_exponents(kcs_format fmt, int *lo, int *hi)
     *lo = fi->emin / 2 > -20 ? fi->emin / 2 : -20;
 }
 
+/* Exponent range for spread inputs: 24 binades, [-12, 12], clipped to the
+ * format's normal range. Products of two such values span 48 binades and
+ * sums of a few of them 24, so partial sums of bf16, fp16 or fp32 terms
+ * round in an fp32 accumulator and the rounding depends on the order of
+ * the additions (normal inputs span a few binades: with bf16 or fp16
+ * terms most sums of a few of them are exact in every order). */
+static void spread_exponents(kcs_format fmt, int *lo, int *hi)
+{
+    const kcs_format_info *fi = kcs_format_get(fmt);
+    *lo = fi->emin > -12 ? fi->emin : -12;
+    *hi = fi->emax - 1 < 12 ? fi->emax - 1 : 12;
+}
+
 void kcs_fill(double *x, size_t len, kcs_dist d, kcs_format fmt, uint64_t seed, uint64_t stream_a,
               uint64_t stream_b)
 {
@@ -86,6 +99,8 @@ void kcs_fill(double *x, size_t len, kcs_dist d, kcs_format fmt, uint64_t seed, 
     int elo = 0, ehi = 0;
     if (d == KCS_DIST_WIDE_RANGE)
         wide_range_exponents(fmt, &elo, &ehi);
+    else if (d == KCS_DIST_SPREAD)
+        spread_exponents(fmt, &elo, &ehi);
     if (d == KCS_DIST_NORMAL || d == KCS_DIST_POSITIVE) { /* one normal per element */
         kcs_rng_normal_n(&r, x, len);
         if (d == KCS_DIST_POSITIVE)
@@ -101,7 +116,8 @@ void kcs_fill(double *x, size_t len, kcs_dist d, kcs_format fmt, uint64_t seed, 
         case KCS_DIST_UNIFORM_PM1:
             v = 2.0 * kcs_rng_uniform(&r) - 1.0;
             break;
-        case KCS_DIST_WIDE_RANGE: {
+        case KCS_DIST_WIDE_RANGE:
+        case KCS_DIST_SPREAD: {
             /* fixed-definition exp2 (detmath.h); the product is kept
              * from fusing with the add (FMA contraction) */
             volatile double span = (ehi - elo) * kcs_rng_uniform(&r);

@@ -243,11 +243,55 @@ static void test_distributions(void)
             CU_ASSERT(s.zero == 0);
             CU_ASSERT(s.min == floor(s.min) && s.max == floor(s.max));
             break;
+        case KCS_DIST_SPREAD: { /* random sign x 2^U(-12, 12) */
+            CU_ASSERT(s.neg > n / 4 && s.pos > n / 4);
+            size_t bins[24] = {0};
+            for (size_t i = 0; i < n; i++) {
+                double a = fabs(x[i]);
+                CU_ASSERT_FATAL(a >= ldexp(1.0, -12) && a <= ldexp(1.0, 12));
+                int e = (int)floor(log2(a)) + 12;
+                bins[e < 23 ? e : 23]++;
+            }
+            for (int e = 0; e < 24; e++) /* every binade holds about n / 24 */
+                CU_ASSERT(bins[e] > n / 48 && bins[e] < n / 12);
+            break;
+        }
         default:
             CU_FAIL("a distribution this test does not know");
         }
         kcs_inputs_free(&in);
     }
+}
+
+/* What spread inputs are for: with bf16 inputs, a 16-term dot product
+ * summed in fp32 forwards and backwards gives different bits in most
+ * outputs (normal inputs: in few of them), so an order change shows. */
+static int order_sensitive_outputs(kcs_dist d)
+{
+    kcs_case cs = mkcase(KCS_OP_GEMM, 13, (kcs_shape){32, 32, 16, 0}, KCS_FMT_BF16, d);
+    kcs_inputs in;
+    kcs_call call;
+    CU_ASSERT_EQUAL_FATAL(gen(plain, &cs, 0, 77, &in, &call), 0);
+    int differ = 0;
+    for (int i = 0; i < 32; i++)
+        for (int j = 0; j < 32; j++) {
+            float fwd = 0.0f, bwd = 0.0f;
+            for (int p = 0; p < 16; p++) {
+                fwd += (float)(in.t[0][i * 16 + p] * in.t[1][p * 32 + j]);
+                bwd += (float)(in.t[0][i * 16 + 15 - p] * in.t[1][(15 - p) * 32 + j]);
+            }
+            differ += fwd != bwd;
+        }
+    kcs_inputs_free(&in);
+    return differ;
+}
+
+static void test_spread_order_sensitive(void)
+{
+    int spread = order_sensitive_outputs(KCS_DIST_SPREAD);
+    int normal = order_sensitive_outputs(KCS_DIST_NORMAL);
+    CU_ASSERT(spread > 1024 / 2);
+    CU_ASSERT(spread > 2 * normal);
 }
 
 /* Every generated value lies on the declared format's grid. */
@@ -485,6 +529,7 @@ int main(void)
     static const ut_test tests[] = {
         {"same key: same bits; other key: other values", test_regeneration},
         {"distributions' properties", test_distributions},
+        {"spread inputs: a sum's bits depend on its order", test_spread_order_sensitive},
         {"values exact in the declared format", test_exact_in_format},
         {"special values in the first input", test_special_values},
         {"+Inf and -Inf injected separately", test_signed_infinities},
