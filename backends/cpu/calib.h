@@ -32,6 +32,9 @@
  *   C-PRC-06 softmax    the denominator, and layernorm's mean and variance,
  *            layernorm  summed in a round-to-nearest accumulator of 16
  *                       significant bits (declaring round_to_nearest fp32)
+ *   C-PRC-07 attention  the unfused composition with every sum (scores,
+ *                       denominator, PV) in a round-to-nearest accumulator
+ *                       of 16 significant bits (declaring round_to_nearest)
  * All of them take inputs exact in fp32 (fp32, tf32, bf16, fp16) and
  * compute with an fp32 accumulator unless the defect says otherwise. */
 #ifndef KCS_CPU_CALIB_H
@@ -52,6 +55,8 @@ int kcs_cpu_calib_rows(const kcs_call *c, const char *id, int state, kcs_error *
 int kcs_cpu_calib_elementwise(const kcs_call *c, const char *id, int state, kcs_error *err);
 /* C-PRC-06's softmax and layernorm (calib_rows_rn.c). */
 int kcs_cpu_calib_rows_rn(const kcs_call *c, const char *id, int state, kcs_error *err);
+/* C-PRC-07's attention (calib_attention_rn.c). */
+int kcs_cpu_calib_attention_rn(const kcs_call *c, const char *id, int state, kcs_error *err);
 
 /* Forget the per-shape memo of calib:C-CMP-03:bad (tests). */
 void kcs_cpu_calib_memo_reset(void);

@@ -178,7 +178,8 @@ static uint32_t cpu_declares(kcs_backend_ctx *ctx, const kcs_call *call)
     if (strncmp(v, "calib:C-ORD-03:", 15) == 0 || strncmp(v, "defect:batch-", 13) == 0 ||
         strcmp(v, "defect:always-raise") == 0)
         return KCS_DECL_BIT(KCS_DECL_BATCH_INVARIANT);
-    if (strncmp(v, "calib:C-PRC-06:", 15) == 0) /* their contract binds only these */
+    if (strncmp(v, "calib:C-PRC-06:", 15) == 0 || /* their contracts bind only these */
+        strncmp(v, "calib:C-PRC-07:", 15) == 0)
         return KCS_DECL_BIT(KCS_DECL_ROUND_NEAREST);
     if (ctx && ctx->profile[0]) /* an emulated matrix unit declares nothing */
         return 0;

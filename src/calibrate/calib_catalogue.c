@@ -72,6 +72,11 @@ static const kcs_calib_entry catalogue[] = {
      "softmax: the backend's softmax, each row scaled by S32/S16 (its fp32 and 16-bit sums of "
      "exp(x - max), on the host); layernorm: the backend's layernorm moved to the host's "
      "16-bit mean and variance, y' = b + r (y - b) + r g (mu - mu16)/sd, r = sd/sd16"},
+    {"C-PRC-07", OPBIT(KCS_OP_ATTENTION), KCS_FMT_FP32, "attention-narrower-than-declared",
+     "declares round_to_nearest; the unfused composition with the scores, the softmax "
+     "denominator and the PV sums in a 16-bit round-to-nearest accumulator",
+     "declares round_to_nearest; the backend's gemm (QK^T) and softmax, the PV sums on the host "
+     "in a 16-bit round-to-nearest accumulator"},
 };
 
 const kcs_calib_entry *kcs_calib_catalogue(int *n_p)

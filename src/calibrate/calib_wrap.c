@@ -370,14 +370,15 @@ static void wrap_close(kcs_backend_ctx *w)
 }
 
 /* The C-ORD-03 calibration kernels declare batch invariance and the
- * C-PRC-06 ones rounding to nearest (their contracts bind only kernels
+ * C-PRC-06 and C-PRC-07 ones rounding to nearest (their contracts bind only kernels
  * that do); anything else declares what the
  * wrapped backend's kernel declares. */
 static uint32_t wrap_declares(kcs_backend_ctx *w, const kcs_call *c)
 {
     if (c->variant && strncmp(c->variant, "calib:C-ORD-03:", 15) == 0)
         return KCS_DECL_BIT(KCS_DECL_BATCH_INVARIANT);
-    if (c->variant && strncmp(c->variant, "calib:C-PRC-06:", 15) == 0)
+    if (c->variant && (strncmp(c->variant, "calib:C-PRC-06:", 15) == 0 ||
+                       strncmp(c->variant, "calib:C-PRC-07:", 15) == 0))
         return KCS_DECL_BIT(KCS_DECL_ROUND_NEAREST);
     if (c->variant && strncmp(c->variant, "calib:", 6) == 0)
         return 0;

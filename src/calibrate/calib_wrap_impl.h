@@ -42,5 +42,8 @@ int kcs_wrap_rows_bad(kcs_backend_ctx *w, const kcs_call *c, const char *id, kcs
 /* C-PRC-06's bad softmax and layernorm (calib_wrap_rows_rn.c): the
  * backend's output moved to 16-bit round-to-nearest sums. */
 int kcs_wrap_rows_rn_bad(kcs_backend_ctx *w, const kcs_call *c, kcs_error *err);
+/* C-PRC-07's bad attention (calib_wrap_attention_rn.c): the backend's
+ * gemm and softmax, the PV sums in 16-bit round-to-nearest sums. */
+int kcs_wrap_attention_rn_bad(kcs_backend_ctx *w, const kcs_call *c, kcs_error *err);
 
 #endif

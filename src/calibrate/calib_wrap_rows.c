@@ -211,6 +211,8 @@ int kcs_wrap_rows_bad(kcs_backend_ctx *w, const kcs_call *c, const char *id, kcs
 {
     if (strcmp(id, "C-PRC-06") == 0)
         return kcs_wrap_rows_rn_bad(w, c, err);
+    if (strcmp(id, "C-PRC-07") == 0)
+        return kcs_wrap_attention_rn_bad(w, c, err);
     switch (c->op) {
     case KCS_OP_SOFTMAX: return softmax_bad(w, c, err);
     case KCS_OP_LAYERNORM: return layernorm_bad(w, c, err);

@@ -15,7 +15,7 @@
 
 static const kcs_cmd_doc doc = {
     "grade", "LIB.so [CONTRACT...] [--shape MxNxK]... [--json]\n"
-    "       kcs grade --backend cpu [--variant own] [--acc A] [--schedule S] [--profile P] "
+    "       kcs grade --backend cpu [--variant own|fused] [--acc A] [--schedule S] [--profile P] "
     "[CONTRACT...]",
     "Grade a plugin library: every contract whose scope holds an op the library offers\n"
     "runs through its own measurement protocol (shapes, held-out shapes, inputs, trials,\n"
@@ -41,8 +41,8 @@ static const kcs_cmd_doc doc = {
     "at these shapes instead of its own; a shape outside a graded contract's\n"
     "precondition is refused (exit 2, naming the range).\n"
     "--backend cpu: grade the CPU backend's kernels instead of a library (--variant\n"
-    "native|own, --acc fp32|bf16|fp16|bits:N[:rz], --schedule, --profile), e.g. its own\n"
-    "GEMM with a bf16 accumulator.\n\n"
+    "native|own|fused (attention's online softmax), --acc fp32|bf16|fp16|bits:N[:rz],\n"
+    "--schedule, --profile), e.g. its own GEMM with a bf16 accumulator.\n\n"
     "exit status: 0 every graded contract PASS; 3 some FAIL or ERROR; 2 bad input (the\n"
     "library cannot be loaded, no contract applies); 1 internal failure."};
 

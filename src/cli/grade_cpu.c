@@ -14,9 +14,9 @@ int kcs_grade_bind_cpu(const char *variant, const char *acc, const char *schedul
     snprintf(b->pl.backend, sizeof b->pl.backend, "cpu");
     snprintf(b->pl.variant, sizeof b->pl.variant, "%s", variant ? variant : "native");
     if (strcmp(b->pl.variant, "native") && strcmp(b->pl.variant, "own") &&
-        strncmp(b->pl.variant, "calib:", 6))
-        return kcs_fail(err, KCS_E_INVAL, "--variant: '%s' is not native, own or calib:ID:STATE",
-                        variant);
+        strcmp(b->pl.variant, "fused") && strncmp(b->pl.variant, "calib:", 6))
+        return kcs_fail(err, KCS_E_INVAL,
+                        "--variant: '%s' is not native, own, fused or calib:ID:STATE", variant);
     b->pl.schedule.kind = KCS_SCHED_SEQUENTIAL;
     if (schedule && kcs_schedule_parse(schedule, &b->pl.schedule))
         return kcs_fail(err, KCS_E_INVAL, "--schedule: '%s' is not sequential, pairwise, "

@@ -9,7 +9,7 @@
 # round_to_nearest FAILs; the same truncating kernel without the
 # declaration is NOT-CLAIMED, and C-PRC-02 (which admits truncation)
 # PASSes it. The CPU backend's own kernels likewise, at a long row through
-# --shape; and a 4-rank study (native, OpenCL on PoCL, 16-bit sums,
+# --shape, and C-PRC-07's attention at a long sequence; and a 4-rank study (native, OpenCL on PoCL, 16-bit sums,
 # truncated sums) under mpirun.
 source "$(dirname "$0")/lib.sh"
 P="$KCS_BUILD/tests/plugin"
@@ -101,6 +101,31 @@ rc=0
 "$KCS" grade --backend cpu C-PRC-06 --shape 4x1x1024 > "$T/few.txt" 2>&1 || rc=$?
 [ "$rc" = 2 ] || { cat "$T/few.txt"; fail "grade at 4 rows: exit $rc, expected 2"; }
 grep -q "dimension m = 4 is outside the precondition's range \[64, " "$T/few.txt" || { cat "$T/few.txt"; fail "grade at 4 rows: message"; }
+# 3b. C-PRC-07, attention that declares round_to_nearest, on the CPU
+#    backend's kernels at a sequence length C-CMP-01 does not claim
+#    (n = 4096 > 128): the own and fused fp32 compositions PASS; 16-bit
+#    sums FAIL (C-CMP-01 refuses the shape); truncated fp32 sums are
+#    NOT-CLAIMED; a sequence beyond the precondition is refused.
+aline() { # FILE VERDICT [PATTERN]
+  grep -qE "^C-PRC-07 +attention +$2${3:+ .*$3}" "$1" || { cat "$1"; fail "$1: C-PRC-07 not $2 ${3:-}"; }
+}
+A=16x4096x64
+grade 0 "$T/a_own.txt" --backend cpu --variant own C-PRC-07 --shape $A
+aline "$T/a_own.txt" PASS
+grade 0 "$T/a_fused.txt" --backend cpu --variant fused C-PRC-07 --shape $A
+aline "$T/a_fused.txt" PASS
+grade 3 "$T/a_b16.txt" --backend cpu --variant own --acc bits:16 C-PRC-07 --shape $A
+aline "$T/a_b16.txt" FAIL attention-narrower-than-declared
+grade 0 "$T/a_rz.txt" --backend cpu --variant own --acc fp32:rz C-PRC-07 --shape $A
+aline "$T/a_rz.txt" NOT-CLAIMED
+rc=0
+"$KCS" grade --backend cpu C-CMP-01 --shape $A > "$T/a_cmp.txt" 2>&1 || rc=$?
+[ "$rc" = 2 ] || { cat "$T/a_cmp.txt"; fail "C-CMP-01 at n = 4096: exit $rc, expected 2"; }
+rc=0
+"$KCS" grade --backend cpu C-PRC-07 --shape 16x8192x64 > "$T/a_long.txt" 2>&1 || rc=$?
+[ "$rc" = 2 ] || { cat "$T/a_long.txt"; fail "C-PRC-07 at n = 8192: exit $rc, expected 2"; }
+grep -q "dimension n = 8192 is outside the precondition's range \[16, 4096\]" "$T/a_long.txt" || { cat "$T/a_long.txt"; fail "C-PRC-07 at n = 8192: message"; }
+
 # 4. A study under mpirun: OpenBLAS-backed native kernels, the OpenCL
 #    kernels on PoCL (they declare round_to_nearest: no relaxed-math build
 #    options), the own kernels with 16-bit sums, and the own kernels with
@@ -131,4 +156,4 @@ assert v[2]["verdict"] == "FAIL" and v[2]["violation"] == v[2]["trials"] > 0, v[
 assert v[3]["verdict"] == "NOT_CLAIMED" and v[3]["not_claimed"] == v[3]["trials"] > 0, v[3]
 PY
 
-echo "round_to_nearest: C-PRC-06 binds declared kernels, flags 16-bit and truncated sums"
+echo "round_to_nearest: C-PRC-06 and C-PRC-07 bind declared kernels, flag 16-bit and truncated sums"

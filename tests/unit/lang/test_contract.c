@@ -505,7 +505,7 @@ static void test_special_signed_inf(void)
 static const char *const contract_ids[] = {
     "C-PRC-01", "C-PRC-02", "C-PRC-03", "C-PRC-04", "C-ORD-01", "C-ORD-02",
     "C-ORD-03", "C-ORD-04", "C-CMP-01", "C-CMP-02", "C-CMP-03", "C-EXC-01", "C-EXC-02",
-    "C-PRC-05", "C-PRC-06",
+    "C-PRC-05", "C-PRC-06", "C-PRC-07",
 };
 #define N_CONTRACTS ((int)(sizeof contract_ids / sizeof contract_ids[0]))
 
@@ -824,6 +824,34 @@ static void test_contract_values(void)
         /* lambda = 6.9 at R = 4 and 8.2 at R = 2^16, as the derivation says */
         CU_ASSERT_DOUBLE_EQUAL(sqrt(2.0 * log(16.0 * 1073741824.0)), 6.87, 0.01);
         CU_ASSERT_DOUBLE_EQUAL(sqrt(2.0 * log(4.0 * 65536.0 * 1073741824.0)), 8.16, 0.01);
+    }
+    kcs_contract_free(c);
+
+    /* PRC-07: (lambda sqrt(max(2k, 6n + 2)) + 2 sqrt(k) + 48) u + u(out),
+     * lambda = sqrt(2 ln(2 R 2^30)) for R = m * k * batch outputs; attention
+     * kernels that round to nearest, random distributions, n >= 16 */
+    c = load_id("C-PRC-07");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+    CU_ASSERT_EQUAL(c->tol_structure, KCS_TOL_POINTWISE_RELATIVE);
+    CU_ASSERT_EQUAL(c->declares, KCS_DECL_BIT(KCS_DECL_ROUND_NEAREST));
+    CU_ASSERT(!(c->value_dists & (1u << KCS_DIST_OFFSET)) &&
+              !(c->value_dists & (1u << KCS_DIST_SPREAD)) &&
+              (c->value_dists & (1u << KCS_DIST_POSITIVE)));
+    CU_ASSERT(c->n_min == 16 && c->n_max == 4096 && c->k_max == 256);
+    {
+        const kcs_shape cases[] = {{16, 1024, 64, 0}, {4, 16, 256, 0}, {4, 4096, 16, 3}};
+        for (int i = 0; i < 3; i++) {
+            double k = (double)cases[i].k, n = (double)cases[i].n;
+            double outs = (double)cases[i].m * k * (cases[i].batch ? cases[i].batch : 1);
+            double lam = sqrt(2.0 * log(2.0 * outs * 1073741824.0));
+            double want = (lam * sqrt(fmax(2 * k, 6 * n + 2)) + 2 * sqrt(k) + 48) * u32 + u32;
+            CU_ASSERT_DOUBLE_EQUAL(eval_with(c->eta, c, &cases[i], NULL, NULL, 0), want, want * 1e-12);
+            /* the stated false-alarm probability: 2 R exp(-lambda^2 / 2) = 2^-30 */
+            CU_ASSERT_DOUBLE_EQUAL(2.0 * outs * exp(-lam * lam / 2.0), ldexp(1.0, -30), 1e-20);
+        }
+        /* lambda = 7.2 at R = 64 and 8.1 at R = 2^16, as the derivation says */
+        CU_ASSERT_DOUBLE_EQUAL(sqrt(2.0 * log(128.0 * 1073741824.0)), 7.16, 0.01);
+        CU_ASSERT_DOUBLE_EQUAL(sqrt(2.0 * log(2.0 * 65536.0 * 1073741824.0)), 8.07, 0.01);
     }
     kcs_contract_free(c);
 
