@@ -6,7 +6,6 @@
  * (backends/cpu/calib_attention_rn.c), an error that accumulates along
  * the sum (about 2^-16 sqrt(n / 3) of sum_j P_ij |V_jc| on positive
  * values), unlike P rounded to bf16, which averages over the keys. */
-#include <math.h>
 #include <stdlib.h>
 
 #include "acc.h"
@@ -25,20 +24,9 @@ int kcs_wrap_attention_rn_bad(kcs_backend_ctx *w, const kcs_call *c, kcs_error *
     double *Kt = kcs_wrap_alloc(k * n, err), *S = kcs_wrap_alloc(m * n, err);
     double *P = kcs_wrap_alloc(m * n, err);
     int rc = !Kt || !S || !P ? KCS_E_NOMEM : 0;
-    float scale = (float)(1.0 / sqrt((double)(k ? k : 1)));
     for (size_t bi = 0; !rc && bi < nb; bi++) {
-        const double *Q = c->in[0] + bi * m * k, *K = c->in[1] + bi * n * k;
         const double *V = c->in[2] + bi * n * k;
-        for (size_t j = 0; j < n; j++)
-            for (size_t t = 0; t < k; t++)
-                Kt[t * n + j] = K[j * k + t];
-        rc = kcs_wrap_native(w, c, KCS_OP_GEMM, (int64_t)m, (int64_t)n, (int64_t)k, 0,
-                             c->dtype_in, KCS_FMT_FP32, Q, Kt, NULL, S, err);
-        for (size_t e = 0; !rc && e < m * n; e++)
-            S[e] = (double)((float)S[e] * scale);
-        if (!rc)
-            rc = kcs_wrap_native(w, c, KCS_OP_SOFTMAX, (int64_t)m, 0, (int64_t)n, 0,
-                                 KCS_FMT_FP32, KCS_FMT_FP32, S, NULL, NULL, P, err);
+        rc = kcs_wrap_attention_probs(w, c, bi, Kt, S, P, err);
         for (size_t i = 0; !rc && i < m; i++)
             for (size_t col = 0; col < k; col++) {
                 double o = 0.0;

@@ -42,6 +42,11 @@ int kcs_wrap_rows_bad(kcs_backend_ctx *w, const kcs_call *c, const char *id, kcs
 /* C-PRC-06's bad softmax and layernorm (calib_wrap_rows_rn.c): the
  * backend's output moved to 16-bit round-to-nearest sums. */
 int kcs_wrap_rows_rn_bad(kcs_backend_ctx *w, const kcs_call *c, kcs_error *err);
+/* Batch bi of an attention call: S = Q K^T by the backend's gemm (K^T in
+ * Kt, k x n), scaled by RN_fp32(1/sqrt(k)) in fp32, P = softmax(S) by the
+ * backend's softmax (S, P: m x n). */
+int kcs_wrap_attention_probs(kcs_backend_ctx *w, const kcs_call *c, size_t bi, double *Kt,
+                             double *S, double *P, kcs_error *err);
 /* C-PRC-07's bad attention (calib_wrap_attention_rn.c): the backend's
  * gemm and softmax, the PV sums in 16-bit round-to-nearest sums. */
 int kcs_wrap_attention_rn_bad(kcs_backend_ctx *w, const kcs_call *c, kcs_error *err);
