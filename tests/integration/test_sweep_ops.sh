@@ -111,6 +111,31 @@ for kern in "own bits:16 sequential" "own bf16 pairwise" "calib:C-PRC-06:bad"; d
     || { echo "$r"; fail "C-PRC-06 '$kern': not flagged in every trial"; }
 done
 
+# C-PRC-07 (attention that declares round_to_nearest): m = 4 queries, the
+# sequence lengths 16 ... 4096 at k = 16; no false alarm; the truncating
+# kernels unclaimed; 14- and 16-bit compositions and its calibration bad
+# kernel flagged in every trial; 18-bit sums and the fused kernel's 16-bit
+# sums reported off-target (its derivation's power boundary)
+set +e
+"$KCS" calibrate --sweep C-PRC-07 --trials 2 --max-k 16 > "$T/p7.txt" 2> "$T/p7.err"
+rc=$?
+set -e
+[ "$rc" = 0 ] || [ "$rc" = 3 ] || { cat "$T/p7.txt" "$T/p7.err"; fail "C-PRC-07 sweep: exit $rc"; }
+grep -q 'FALSE ALARM' "$T/p7.txt" && { grep 'FALSE ALARM' "$T/p7.txt"; fail "C-PRC-07: false alarm"; }
+[ "$(awk '$1 == "C-PRC-07" && $3 == "native" { print $NF }' "$T/p7.txt" | sort -u | tr '\n' ' ')" \
+  = "4x1024x16 4x16x16 4x256x16 4x4096x16 4x64x16 " ] \
+  || { cat "$T/p7.txt"; fail "C-PRC-07: points (4 queries, n = 16 ... 4096, k = 16)"; }
+[ "$(awk '$1 == "C-PRC-07" && $4 == "fp32:rz" && $6 == "unclaimed" { n++ } END { print n + 0 }' \
+     "$T/p7.txt")" = 30 ] || { cat "$T/p7.txt"; fail "C-PRC-07: truncating kernels not unclaimed"; }
+for kern in "own bits:16 sequential" "own bits:14 sequential" "calib:C-PRC-07:bad"; do
+  r=$(awk -v kern="$kern" '$1 == "C-PRC-07" && index($0, kern " ") && / bad / { print $(NF-5) }' "$T/p7.txt")
+  [ -n "$r" ] || { cat "$T/p7.txt"; fail "C-PRC-07 '$kern': no rows"; }
+  echo "$r" | awk '{ split($1, a, "/"); if (a[1] != a[2] || a[2] == 0) exit 1 }' \
+    || { echo "$r"; fail "C-PRC-07 '$kern': not flagged in every trial"; }
+done
+[ "$(grep -cE '^C-PRC-07 .*(own bits:18|fused bits:16) .* off-target ' "$T/p7.txt")" = 30 ] \
+  || { cat "$T/p7.txt"; fail "C-PRC-07: 18-bit and fused 16-bit rows not off-target"; }
+
 [ -s "$T/sweep.h5" ] || fail "no HDF5 file"
 if command -v h5dump > /dev/null; then
   h5dump -d /calibration_sweep "$T/sweep.h5" > "$T/dump.txt"
