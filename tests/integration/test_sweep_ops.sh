@@ -93,46 +93,49 @@ all_flagged C-PRC-04 reduce_sum "own fp16 sequential"      # no subnormal range 
 # k = 32; layernorm from 2048): 64-row points; the truncating kernels are
 # unclaimed (every trial not_claimed), the conforming ones never flagged,
 # 16-bit and bf16 pairwise sums flagged in every trial
-set +e
-"$KCS" calibrate --sweep C-PRC-06 --trials 2 --max-k 128 -o "$T/p6.h5" > "$T/p6.txt" 2> "$T/p6.err"
-rc=$?
-set -e
-[ "$rc" = 0 ] || [ "$rc" = 3 ] || { cat "$T/p6.txt" "$T/p6.err"; fail "C-PRC-06 sweep: exit $rc"; }
-grep -q 'FALSE ALARM' "$T/p6.txt" && { grep 'FALSE ALARM' "$T/p6.txt"; fail "C-PRC-06: false alarm"; }
+# a statistical contract's small sweep into FILE: exit 0 or 3, no false alarm
+sweep_small() { # ID FILE ARGS...
+  local id=$1 f=$2 rc=0
+  shift 2
+  "$KCS" calibrate --sweep "$id" "$@" > "$f" 2> "$f.err" || rc=$?
+  [ "$rc" = 0 ] || [ "$rc" = 3 ] || { cat "$f" "$f.err"; fail "$id sweep: exit $rc"; }
+  if grep -q 'FALSE ALARM' "$f"; then grep 'FALSE ALARM' "$f"; fail "$id: false alarm"; fi
+}
+# the rows of ID whose accumulator is fp32:rz, all unclaimed: COUNT of them
+unclaimed_rz() { # ID FILE COUNT
+  [ "$(awk -v id="$1" '$1 == id && $4 == "fp32:rz" && $6 == "unclaimed" { n++ } END { print n + 0 }' \
+       "$2")" = "$3" ] || { cat "$2"; fail "$1: truncating kernels not unclaimed"; }
+}
+# each named bad kernel of ID flagged in every trial at every point
+every_trial() { # ID FILE KERNEL...
+  local id=$1 f=$2 kern r
+  shift 2
+  for kern in "$@"; do
+    r=$(awk -v id="$id" -v kern="$kern" '$1 == id && index($0, kern " ") && / bad / { print $(NF-5) }' "$f")
+    [ -n "$r" ] || { cat "$f"; fail "$id '$kern': no rows"; }
+    echo "$r" | awk '{ split($1, a, "/"); if (a[1] != a[2] || a[2] == 0) exit 1 }' \
+      || { echo "$r"; fail "$id '$kern': not flagged in every trial"; }
+  done
+}
+
+sweep_small C-PRC-06 "$T/p6.txt" --trials 2 --max-k 128 -o "$T/p6.h5"
 [ "$(awk '$1 == "C-PRC-06" && $3 == "native" { print $2, $NF }' "$T/p6.txt" | sort -u |
      tr '\n' ' ')" = "softmax 64x1x128 softmax 64x1x32 " ] \
   || { cat "$T/p6.txt"; fail "C-PRC-06: points (64 rows, k = 32 and 128, no layernorm below 2048)"; }
-[ "$(awk '$1 == "C-PRC-06" && $4 == "fp32:rz" && $6 == "unclaimed" { n++ } END { print n + 0 }' \
-     "$T/p6.txt")" = 12 ] || { cat "$T/p6.txt"; fail "C-PRC-06: truncating kernels not unclaimed"; }
-for kern in "own bits:16 sequential" "own bf16 pairwise" "calib:C-PRC-06:bad"; do
-  r=$(awk -v kern="$kern" '$1 == "C-PRC-06" && index($0, kern " ") && / bad / { print $(NF-5) }' "$T/p6.txt")
-  [ -n "$r" ] || { cat "$T/p6.txt"; fail "C-PRC-06 '$kern': no rows"; }
-  echo "$r" | awk '{ split($1, a, "/"); if (a[1] != a[2] || a[2] == 0) exit 1 }' \
-    || { echo "$r"; fail "C-PRC-06 '$kern': not flagged in every trial"; }
-done
+unclaimed_rz C-PRC-06 "$T/p6.txt" 12
+every_trial C-PRC-06 "$T/p6.txt" "own bits:16 sequential" "own bf16 pairwise" "calib:C-PRC-06:bad"
 
 # C-PRC-07 (attention that declares round_to_nearest): m = 4 queries, the
 # sequence lengths 16 ... 4096 at k = 16; no false alarm; the truncating
 # kernels unclaimed; 14- and 16-bit compositions and its calibration bad
 # kernel flagged in every trial; 18-bit sums and the fused kernel's 16-bit
 # sums reported off-target (its derivation's power boundary)
-set +e
-"$KCS" calibrate --sweep C-PRC-07 --trials 2 --max-k 16 > "$T/p7.txt" 2> "$T/p7.err"
-rc=$?
-set -e
-[ "$rc" = 0 ] || [ "$rc" = 3 ] || { cat "$T/p7.txt" "$T/p7.err"; fail "C-PRC-07 sweep: exit $rc"; }
-grep -q 'FALSE ALARM' "$T/p7.txt" && { grep 'FALSE ALARM' "$T/p7.txt"; fail "C-PRC-07: false alarm"; }
+sweep_small C-PRC-07 "$T/p7.txt" --trials 2 --max-k 16
 [ "$(awk '$1 == "C-PRC-07" && $3 == "native" { print $NF }' "$T/p7.txt" | sort -u | tr '\n' ' ')" \
   = "4x1024x16 4x16x16 4x256x16 4x4096x16 4x64x16 " ] \
   || { cat "$T/p7.txt"; fail "C-PRC-07: points (4 queries, n = 16 ... 4096, k = 16)"; }
-[ "$(awk '$1 == "C-PRC-07" && $4 == "fp32:rz" && $6 == "unclaimed" { n++ } END { print n + 0 }' \
-     "$T/p7.txt")" = 30 ] || { cat "$T/p7.txt"; fail "C-PRC-07: truncating kernels not unclaimed"; }
-for kern in "own bits:16 sequential" "own bits:14 sequential" "calib:C-PRC-07:bad"; do
-  r=$(awk -v kern="$kern" '$1 == "C-PRC-07" && index($0, kern " ") && / bad / { print $(NF-5) }' "$T/p7.txt")
-  [ -n "$r" ] || { cat "$T/p7.txt"; fail "C-PRC-07 '$kern': no rows"; }
-  echo "$r" | awk '{ split($1, a, "/"); if (a[1] != a[2] || a[2] == 0) exit 1 }' \
-    || { echo "$r"; fail "C-PRC-07 '$kern': not flagged in every trial"; }
-done
+unclaimed_rz C-PRC-07 "$T/p7.txt" 30
+every_trial C-PRC-07 "$T/p7.txt" "own bits:16 sequential" "own bits:14 sequential" "calib:C-PRC-07:bad"
 [ "$(grep -cE '^C-PRC-07 .*(own bits:18|fused bits:16) .* off-target ' "$T/p7.txt")" = 30 ] \
   || { cat "$T/p7.txt"; fail "C-PRC-07: 18-bit and fused 16-bit rows not off-target"; }
 
