@@ -284,7 +284,8 @@ static int detect_case(det_ctx *x, const kcs_case *cs, kcs_error *err)
             d.B[i] = (float)call->in[1][i];
         kcs_error e = {0};
         if ((rc = kcs_oracle_run(c->oracle, c->oracle_profile, call, d.ref, d.absref, &d.scale,
-                                 &e))) {
+                                 &e)) ||
+            (rc = kcs_oracle_magnitude(c->oracle_magnitude, call, d.ref, d.absref, &e))) {
             rc = kcs_fail(err, rc, "case %" PRId64 ": oracle: %s", cs->id, e.msg);
             goto next;
         }

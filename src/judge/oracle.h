@@ -13,4 +13,10 @@
 int kcs_oracle_run(kcs_oracle_kind kind, const char *profile, const kcs_call *call,
                    double *ref, double *absref, double *scale_p, kcs_error *err);
 
+/* Replace absref by the magnitude a contract's oracle.magnitude names
+ * (contract.h), from the call's inputs and the reference ref: a no-op for
+ * first_order; random_walk for attention (oracle_random_walk.c). */
+int kcs_oracle_magnitude(kcs_magnitude mag, const kcs_call *call, const double *ref,
+                         double *absref, kcs_error *err);
+
 #endif

@@ -180,9 +180,28 @@ static void load_precondition(loader *L, struct fy_node *root)
     L->pre_ok = L->y->n_errors == before;
 }
 
+/* oracle.magnitude (contract.h): random_walk is defined for attention and
+ * the fp64 reference only (checked against scope and kind in
+ * check_magnitude). */
+static void load_magnitude(loader *L, struct fy_node *o)
+{
+    struct fy_node *m = kcs_yaml_get(L->y, o, "magnitude", false, "oracle");
+    char buf[32];
+    if (!m || !kcs_yaml_str(L->y, m, "oracle.magnitude", buf, sizeof buf))
+        return;
+    if (!strcmp(buf, "first_order"))
+        L->c->oracle_magnitude = KCS_MAG_FIRST_ORDER;
+    else if (!strcmp(buf, "random_walk"))
+        L->c->oracle_magnitude = KCS_MAG_RANDOM_WALK;
+    else
+        kcs_yaml_error(L->y, m, "oracle.magnitude",
+                       "unknown magnitude '%s' (expected first_order | random_walk)", buf);
+    L->mag_node = m;
+}
+
 static void load_oracle(loader *L, struct fy_node *root)
 {
-    static const char *const keys[] = {"kind", NULL};
+    static const char *const keys[] = {"kind", "magnitude", NULL};
     kcs_contract *c = L->c;
     struct fy_node *o = kcs_yaml_get(L->y, root, "oracle", true, "");
     if (!o)
@@ -193,6 +212,7 @@ static void load_oracle(loader *L, struct fy_node *root)
         kcs_yaml_check_keys(L->y, o, "oracle", keys);
         k = kcs_yaml_get(L->y, o, "kind", true, "oracle");
         field = "oracle.kind";
+        load_magnitude(L, o);
     }
     char buf[64];
     if (!k || !kcs_yaml_str(L->y, k, field, buf, sizeof buf))
@@ -227,6 +247,16 @@ static void load_oracle(loader *L, struct fy_node *root)
                        "unknown oracle '%s' (expected fp64 | exact | model:<profile> | "
                        "freivalds[:k[:mode]])",
                        buf);
+        return;
+    }
+    if (c->oracle_magnitude == KCS_MAG_RANDOM_WALK) {
+        if (c->oracle != KCS_ORACLE_FP64)
+            kcs_yaml_error(L->y, L->mag_node, "oracle.magnitude",
+                           "random_walk needs oracle.kind fp64, not '%s'", buf);
+        else if (c->ops & ~(1u << KCS_OP_ATTENTION))
+            kcs_yaml_error(L->y, L->mag_node, "oracle.magnitude",
+                           "random_walk is defined for attention only; scope.ops lists "
+                           "other ops");
     }
 }
 

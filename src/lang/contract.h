@@ -38,6 +38,17 @@ typedef enum kcs_oracle_kind {
     KCS_ORACLE_FREIVALDS, /* gemm: batched probabilistic check, no full reference */
 } kcs_oracle_kind;
 
+/* oracle.magnitude: what absref holds. first_order: the sum of the
+ * first-order error coefficients' bounds (|A||B| for gemm; X + Y for
+ * attention: oracle_attention.c). random_walk (attention only): a bound on
+ * sqrt(sum_r c_r^2) over every rounding r of a conforming composition plus
+ * its worst-case part / 6 (oracle_random_walk.c), for clauses lambda u
+ * absref with lambda >= 6. */
+typedef enum kcs_magnitude {
+    KCS_MAG_FIRST_ORDER = 0,
+    KCS_MAG_RANDOM_WALK,
+} kcs_magnitude;
+
 typedef enum kcs_dist {
     KCS_DIST_NORMAL = 0,
     KCS_DIST_UNIFORM_PM1,
@@ -141,6 +152,7 @@ typedef struct kcs_contract {
     /* 6. reference oracle */
     kcs_oracle_kind oracle;
     char oracle_profile[32];
+    kcs_magnitude oracle_magnitude;
     int fv_probes;      /* freivalds:k:mode */
     int fv_mode;        /* kcs_fv_mode */
     /* 7. measurement protocol */

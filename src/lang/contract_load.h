@@ -13,6 +13,7 @@ typedef struct kcs_contract_loader {
     const kcs_expr_symtab *tab;
     bool shapes_ok, pre_ok; /* parts the cross-checks depend on parsed cleanly */
     bool tol_ok;            /* the tolerance parsed cleanly */
+    struct fy_node *mag_node; /* oracle.magnitude, where given */
 } loader;
 
 /* Record an error at an explicit position (same format and cap as

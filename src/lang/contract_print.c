@@ -283,6 +283,8 @@ int kcs_contract_print(const kcs_contract *c, FILE *f, bool json)
     } else {
         name(p, c->oracle == KCS_ORACLE_EXACT ? "exact" : "fp64");
     }
+    if (c->oracle_magnitude == KCS_MAG_RANDOM_WALK)
+        ikey(p, false, "magnitude"), name(p, "random_walk");
     fputc('}', f), eol(p);
 
     open_map(p, "measurement");

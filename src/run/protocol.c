@@ -305,6 +305,11 @@ int kcs_protocol_trial(const kcs_contract *c, const kcs_case *cs, int trial,
         orc = kcs_oracle_run(c->oracle, c->oracle_profile, &call, ref, absref, &scale, &oerr);
         kcs_stage_add(KCS_STAGE_ORACLE, t0);
     }
+    if (!orc && c->oracle_magnitude != KCS_MAG_FIRST_ORDER) {
+        t0 = kcs_stage_begin();
+        orc = kcs_oracle_magnitude(c->oracle_magnitude, &call, ref, absref, &oerr);
+        kcs_stage_add(KCS_STAGE_ORACLE, t0);
+    }
     int ref_raises = orc == KCS_E_RAISED;
     if (orc && !ref_raises) {
         kcs_protocol_blank(rec, cs, io->rank, trial, KCS_ST_ERROR, "error");
