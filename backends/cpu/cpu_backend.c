@@ -179,7 +179,9 @@ static uint32_t cpu_declares(kcs_backend_ctx *ctx, const kcs_call *call)
         strcmp(v, "defect:always-raise") == 0)
         return KCS_DECL_BIT(KCS_DECL_BATCH_INVARIANT);
     if (strncmp(v, "calib:C-PRC-06:", 15) == 0 || /* their contracts bind only these */
-        strncmp(v, "calib:C-PRC-07:", 15) == 0)
+        strncmp(v, "calib:C-PRC-07:", 15) == 0 ||
+        strncmp(v, "calib:C-CMP-01:", 15) == 0) /* fp32 online softmax; bad: P in bf16,
+                                                    both rounding to nearest */
         return KCS_DECL_BIT(KCS_DECL_ROUND_NEAREST);
     if (ctx && ctx->profile[0]) /* an emulated matrix unit declares nothing */
         return 0;

@@ -176,6 +176,11 @@ static int bind_kernel(const kcs_contract *c, const kcs_sweep_kdef *kd, kcs_rank
     int rc = kcs_calib_bind("cpu", 0, NULL, 0, b, NULL, err);
     if (rc)
         return rc;
+    if (!strncmp(kd->variant, "calib:", 6)) { /* another contract's calibration kernel */
+        snprintf(b->pl.variant, sizeof b->pl.variant, "%s", kd->variant);
+        snprintf(name, name_len, "%s", b->pl.variant);
+        return 0;
+    }
     if (!strcmp(kd->variant, "calib")) { /* the contract's calibration bad or good kernel */
         snprintf(b->pl.variant, sizeof b->pl.variant, "calib:%s:%s", c->id,
                  kd->bad ? "bad" : "good");
@@ -312,6 +317,9 @@ int kcs_calib_sweep(kcs_contract *const *cs, int n, const kcs_calib_run *run,
                 for (size_t kk = 0; kk < n_kernels && kk < MAX_SWEEP_KERNELS && !rc; kk++) {
                     const kcs_sweep_kdef *kd = &table[kk];
                     if (!strcmp(kd->variant, "calib") && !kcs_calib_find(c->id))
+                        continue;
+                    if (!strncmp(kd->variant, "calib:", 6) && /* the own one is "calib" */
+                        !strncmp(kd->variant + 6, c->id, strlen(c->id)))
                         continue;
                     kcs_rank_binding b;
                     char name[40];

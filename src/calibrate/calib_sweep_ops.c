@@ -59,9 +59,10 @@ static const kcs_sweep_kdef attention_kernels[] = {
     {"own", "fp16", "sequential", 1, "C-CMP-01 C-PRC-07"},
     {"own", "bits:14", "sequential", 1, "C-CMP-01 C-PRC-07"},
     {"own", "bits:16", "sequential", 1, "C-CMP-01 C-PRC-07"},
-    {"own", "bits:18", "sequential", 1, "C-CMP-01"},
+    {"own", "bits:18", "sequential", 1, "C-CMP-01 C-PRC-07"},
     {"fused", "bf16", "sequential", 1, "C-CMP-01 C-PRC-07"},
-    {"fused", "bits:16", "sequential", 1, "C-CMP-01"},
+    {"fused", "bits:16", "sequential", 1, "C-CMP-01 C-PRC-07"},
+    {"calib:C-CMP-01:bad", NULL, NULL, 1, "C-PRC-07"}, /* P in bf16, fp32 sums */
     {"calib", NULL, NULL, 2, NULL},
 };
 

@@ -166,6 +166,15 @@ static void test_catalogues(void)
     /* narrow sums: C-PRC-02's on softmax, C-CMP-01's on attention */
     CU_ASSERT(kcs_sweep_ops_counted(prc02, kernel(KCS_OP_LAYERNORM, "own", "bf16", 1)));
     CU_ASSERT(kcs_sweep_ops_counted(cmp01, kernel(KCS_OP_ATTENTION, "fused", "bf16", 1)));
+    /* C-PRC-07 (its random_walk magnitude) targets every narrowed attention
+     * kernel, the 18-bit sums and P in bf16 (C-CMP-01's calibration kernel,
+     * under C-CMP-01 its own "calib" entry) included */
+    const kcs_contract *prc07 = find("C-PRC-07");
+    const kcs_sweep_kdef *pbf16 = kernel(KCS_OP_ATTENTION, "calib:C-CMP-01:bad", NULL, 1);
+    CU_ASSERT(kcs_sweep_ops_counted(prc07, pbf16));
+    CU_ASSERT(!kcs_sweep_ops_counted(cmp01, pbf16));
+    CU_ASSERT(kcs_sweep_ops_counted(prc07, kernel(KCS_OP_ATTENTION, "own", "bits:18", 1)));
+    CU_ASSERT(kcs_sweep_ops_counted(prc07, kernel(KCS_OP_ATTENTION, "fused", "bits:16", 1)));
     /* reduce_sum: DAZ and the fp16 running sum are C-PRC-04's; bf16 keeps
      * fp32's range, so it is C-ORD-01's, not C-PRC-04's */
     CU_ASSERT(kcs_sweep_ops_counted(prc04, kernel(KCS_OP_REDUCE_SUM, "defect:daz", NULL, 1)));

@@ -341,6 +341,14 @@ static void test_inline(void)
          "tolerance.eta: is inf for shape"},
         {9, "oracle: { kind: 'model:' }", "v.yaml:9:18: oracle.kind: bad profile name"},
         {9, "oracle: { kind: exact, extra: 1 }", "v.yaml:9:24: oracle.extra: unknown key"},
+        /* oracle.magnitude: a known name, fp64, attention only */
+        {9, "oracle: { kind: fp64, magnitude: rms }",
+         "v.yaml:9:34: oracle.magnitude: unknown magnitude 'rms' (expected first_order | "
+         "random_walk)"},
+        {9, "oracle: { kind: fp64, magnitude: random_walk }",
+         "v.yaml:9:34: oracle.magnitude: random_walk is defined for attention only"},
+        {9, "oracle: { kind: exact, magnitude: random_walk }",
+         "v.yaml:9:35: oracle.magnitude: random_walk needs oracle.kind fp64, not 'exact'"},
         {11, "  shapes: [64, 64, 256]",
          "v.yaml:11:12: measurement.shapes: expected a list of "
          "shapes"},
@@ -827,12 +835,15 @@ static void test_contract_values(void)
     }
     kcs_contract_free(c);
 
-    /* PRC-07: (lambda sqrt(max(2k, 6n + 2)) + 2 sqrt(k) + 48) u + u(out),
-     * lambda = sqrt(2 ln(2 R 2^30)) for R = m * k * batch outputs; attention
-     * kernels that round to nearest, random distributions, n >= 16 */
+    /* PRC-07: 1.001 lambda u + u(out) / 2 on the random_walk magnitude,
+     * lambda = sqrt(2 ln(2 R 2^30)) for R = m * k * batch outputs (at least
+     * 6, which the magnitude's W / 6 needs); attention kernels that round to
+     * nearest, random distributions, n >= 16 */
     c = load_id("C-PRC-07");
     CU_ASSERT_PTR_NOT_NULL_FATAL(c);
     CU_ASSERT_EQUAL(c->tol_structure, KCS_TOL_POINTWISE_RELATIVE);
+    CU_ASSERT_EQUAL(c->oracle, KCS_ORACLE_FP64);
+    CU_ASSERT_EQUAL(c->oracle_magnitude, KCS_MAG_RANDOM_WALK);
     CU_ASSERT_EQUAL(c->declares, KCS_DECL_BIT(KCS_DECL_ROUND_NEAREST));
     CU_ASSERT(!(c->value_dists & (1u << KCS_DIST_OFFSET)) &&
               !(c->value_dists & (1u << KCS_DIST_SPREAD)) &&
@@ -841,15 +852,17 @@ static void test_contract_values(void)
     {
         const kcs_shape cases[] = {{16, 1024, 64, 0}, {4, 16, 256, 0}, {4, 4096, 16, 3}};
         for (int i = 0; i < 3; i++) {
-            double k = (double)cases[i].k, n = (double)cases[i].n;
+            double k = (double)cases[i].k;
             double outs = (double)cases[i].m * k * (cases[i].batch ? cases[i].batch : 1);
             double lam = sqrt(2.0 * log(2.0 * outs * 1073741824.0));
-            double want = (lam * sqrt(fmax(2 * k, 6 * n + 2)) + 2 * sqrt(k) + 48) * u32 + u32;
+            double want = 1.001 * lam * u32 + u32 / 2;
             CU_ASSERT_DOUBLE_EQUAL(eval_with(c->eta, c, &cases[i], NULL, NULL, 0), want, want * 1e-12);
             /* the stated false-alarm probability: 2 R exp(-lambda^2 / 2) = 2^-30 */
             CU_ASSERT_DOUBLE_EQUAL(2.0 * outs * exp(-lam * lam / 2.0), ldexp(1.0, -30), 1e-20);
+            CU_ASSERT(lam >= 6.0);
         }
-        /* lambda = 7.2 at R = 64 and 8.1 at R = 2^16, as the derivation says */
+        /* lambda = 7.2 at R = 64 (the smallest call the precondition admits:
+         * m = 4, k = 16) and 8.1 at R = 2^16, as the derivation says */
         CU_ASSERT_DOUBLE_EQUAL(sqrt(2.0 * log(128.0 * 1073741824.0)), 7.16, 0.01);
         CU_ASSERT_DOUBLE_EQUAL(sqrt(2.0 * log(2.0 * 65536.0 * 1073741824.0)), 8.07, 0.01);
     }
