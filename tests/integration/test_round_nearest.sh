@@ -103,8 +103,8 @@ rc=0
 grep -q "dimension m = 4 is outside the precondition's range \[64, " "$T/few.txt" || { cat "$T/few.txt"; fail "grade at 4 rows: message"; }
 # 3b. C-PRC-07, attention that declares round_to_nearest, on the CPU
 #    backend's kernels at a sequence length C-CMP-01 does not claim
-#    (n = 4096 > 128): the own and fused fp32 compositions PASS; 16-bit
-#    sums FAIL (C-CMP-01 refuses the shape); truncated fp32 sums are
+#    (n = 4096 > 128): the own and fused fp32 compositions PASS; 16- and
+#    18-bit sums FAIL (C-CMP-01 refuses the shape); truncated fp32 sums are
 #    NOT-CLAIMED; a sequence beyond the precondition is refused.
 aline() { # FILE VERDICT [PATTERN]
   grep -qE "^C-PRC-07 +attention +$2${3:+ .*$3}" "$1" || { cat "$1"; fail "$1: C-PRC-07 not $2 ${3:-}"; }
@@ -116,6 +116,12 @@ grade 0 "$T/a_fused.txt" --backend cpu --variant fused C-PRC-07 --shape $A
 aline "$T/a_fused.txt" PASS
 grade 3 "$T/a_b16.txt" --backend cpu --variant own --acc bits:16 C-PRC-07 --shape $A
 aline "$T/a_b16.txt" FAIL attention-narrower-than-declared
+# the finest: 18-bit sums, and the fused online softmax's 16-bit running
+# sums (inside the first-order magnitude's bound; the random_walk one sees them)
+grade 3 "$T/a_b18.txt" --backend cpu --variant own --acc bits:18 C-PRC-07 --shape $A
+aline "$T/a_b18.txt" FAIL attention-narrower-than-declared
+grade 3 "$T/a_f16.txt" --backend cpu --variant fused --acc bits:16 C-PRC-07 --shape $A
+aline "$T/a_f16.txt" FAIL attention-narrower-than-declared
 grade 0 "$T/a_rz.txt" --backend cpu --variant own --acc fp32:rz C-PRC-07 --shape $A
 aline "$T/a_rz.txt" NOT-CLAIMED
 rc=0

@@ -81,6 +81,12 @@ done
 all_flagged C-CMP-01 attention calib:C-CMP-01:bad          # P rounded to bf16
 all_flagged C-CMP-01 attention "fused bf16 sequential"
 all_flagged C-CMP-01 attention "own bf16 sequential"
+# finer accumulators are inside C-CMP-01's worst-case bound over much of its
+# corner and are C-PRC-07's (below, every trial): off-target here
+for kern in "own bits:14 sequential" "own bits:18 sequential" "fused bits:16 sequential"; do
+  [ -n "$(rows C-CMP-01 attention "$kern" off-target)" ] \
+    || { cat "$T/sweep.txt"; fail "C-CMP-01: '$kern' not reported off-target"; }
+done
 all_flagged C-PRC-04 reduce_sum calib:C-PRC-04:bad         # DAZ + FTZ
 all_flagged C-PRC-04 reduce_sum defect:daz
 all_flagged C-PRC-04 reduce_sum defect:ftz

@@ -175,6 +175,10 @@ static void test_catalogues(void)
     CU_ASSERT(!kcs_sweep_ops_counted(cmp01, pbf16));
     CU_ASSERT(kcs_sweep_ops_counted(prc07, kernel(KCS_OP_ATTENTION, "own", "bits:18", 1)));
     CU_ASSERT(kcs_sweep_ops_counted(prc07, kernel(KCS_OP_ATTENTION, "fused", "bits:16", 1)));
+    /* ... and those finer than 16-bit formats are not C-CMP-01's */
+    CU_ASSERT(!kcs_sweep_ops_counted(cmp01, kernel(KCS_OP_ATTENTION, "own", "bits:14", 1)));
+    CU_ASSERT(!kcs_sweep_ops_counted(cmp01, kernel(KCS_OP_ATTENTION, "fused", "bits:16", 1)));
+    CU_ASSERT(kcs_sweep_ops_counted(cmp01, kernel(KCS_OP_ATTENTION, "own", "fp16", 1)));
     /* reduce_sum: DAZ and the fp16 running sum are C-PRC-04's; bf16 keeps
      * fp32's range, so it is C-ORD-01's, not C-PRC-04's */
     CU_ASSERT(kcs_sweep_ops_counted(prc04, kernel(KCS_OP_REDUCE_SUM, "defect:daz", NULL, 1)));
