@@ -92,6 +92,8 @@ double kcs_rw_tree_q(double *a, size_t n)
         amax = fmax(amax, a[j]);
     if (!(amax > 0.0))
         return 0.0;
+    if (isinf(amax)) /* no finite bound (the contracts that use it admit finite inputs) */
+        return INFINITY;
     int emax;
     frexp(amax, &emax);
     double cnt[RW_NB] = {0};
