@@ -13,6 +13,30 @@
 
 #include "oracle_ops.h"
 
+double kcs_oracle_attention_row(const double *q, const double *K, size_t n, size_t k, double *S,
+                                double *A, double *P)
+{
+    double sc = 1.0 / sqrt((double)(k ? k : 1)), mx = -INFINITY, smax = 0.0, sum = 0.0;
+    for (size_t j = 0; j < n; j++) {
+        double s = 0.0, a = 0.0;
+        for (size_t t = 0; t < k; t++) {
+            s += q[t] * K[j * k + t];
+            a += fabs(q[t] * K[j * k + t]);
+        }
+        S[j] = s * sc;
+        A[j] = a * sc;
+        mx = fmax(mx, S[j]);
+        smax = fmax(smax, fabs(S[j]));
+    }
+    for (size_t j = 0; j < n; j++) {
+        P[j] = exp(S[j] - mx);
+        sum += P[j];
+    }
+    for (size_t j = 0; j < n; j++)
+        P[j] /= sum;
+    return smax;
+}
+
 int kcs_oracle_attention(const kcs_call *c, double *ref, double *absref, double *scale_p,
                          kcs_error *err)
 {
@@ -20,35 +44,16 @@ int kcs_oracle_attention(const kcs_call *c, double *ref, double *absref, double 
     size_t nb = c->batch > 0 ? (size_t)c->batch : 1;
     if (n < 1)
         return kcs_fail(err, KCS_E_INVAL, "oracle attention: needs n >= 1 keys");
-    double *P = malloc(n * sizeof *P), *A = malloc(n * sizeof *A);
-    if (!P || !A) {
-        free(P);
-        free(A);
+    double *P = malloc(3 * n * sizeof *P);
+    if (!P)
         return kcs_fail(err, KCS_E_NOMEM, "oracle attention: out of memory");
-    }
-    double sc = 1.0 / sqrt((double)(k ? k : 1)), ss = 0.0;
+    double *A = P + n, *S = A + n, ss = 0.0;
     for (size_t b = 0; b < nb; b++) {
         const double *K = c->in[1] + b * n * k, *V = c->in[2] + b * n * k;
         for (size_t i = 0; i < m; i++) {
             const double *q = c->in[0] + (b * m + i) * k;
             double *o = ref + (b * m + i) * k;
-            double mx = -INFINITY, sum = 0.0;
-            for (size_t j = 0; j < n; j++) {
-                double s = 0.0, a = 0.0;
-                for (size_t t = 0; t < k; t++) {
-                    s += q[t] * K[j * k + t];
-                    a += fabs(q[t] * K[j * k + t]);
-                }
-                P[j] = s * sc;
-                A[j] = a * sc;
-                mx = fmax(mx, P[j]);
-            }
-            for (size_t j = 0; j < n; j++) {
-                P[j] = exp(P[j] - mx);
-                sum += P[j];
-            }
-            for (size_t j = 0; j < n; j++)
-                P[j] /= sum;
+            kcs_oracle_attention_row(q, K, n, k, S, A, P);
             for (size_t col = 0; col < k; col++) {
                 double s = 0.0;
                 for (size_t j = 0; j < n; j++)
@@ -64,7 +69,6 @@ int kcs_oracle_attention(const kcs_call *c, double *ref, double *absref, double 
         }
     }
     free(P);
-    free(A);
     *scale_p = sqrt(ss);
     return 0;
 }

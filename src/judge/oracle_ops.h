@@ -17,5 +17,12 @@ int kcs_oracle_elementwise(const kcs_call *call, double *ref, double *absref, do
                            kcs_error *err);
 int kcs_oracle_attention(const kcs_call *call, double *ref, double *absref, double *scale_p,
                          kcs_error *err);
+/* One query row q (k values) against the n keys K (n x k): the scaled
+ * scores S_j = q.K_j / sqrt(k), A_j = sum_t |q_t K_jt| / sqrt(k), and the
+ * probabilities P = softmax(S), all in double. Returns max_j |S_j|. Shared
+ * by the first-order and the random_walk magnitudes (oracle_attention.c,
+ * oracle_random_walk.c). */
+double kcs_oracle_attention_row(const double *q, const double *K, size_t n, size_t k, double *S,
+                                double *A, double *P);
 
 #endif

@@ -43,6 +43,7 @@
 #include <stdlib.h>
 
 #include "oracle.h"
+#include "oracle_ops.h"
 #include "oracle_rw.h"
 
 static int desc(const void *a, const void *b)
@@ -132,30 +133,13 @@ static int attention(const kcs_call *c, const double *ref, double *mag, kcs_erro
     if (!P)
         return kcs_fail(err, KCS_E_NOMEM, "oracle attention: out of memory");
     double *A = P + n, *S = A + n, *T = S + n;
-    double sc = 1.0 / sqrt((double)(k ? k : 1)), kk = (double)k + 4.0;
+    double kk = (double)k + 4.0;
     for (size_t b = 0; b < nb; b++) {
         const double *K = c->in[1] + b * n * k, *V = c->in[2] + b * n * k;
         for (size_t i = 0; i < m; i++) {
             const double *q = c->in[0] + (b * m + i) * k;
             const double *o = ref + (b * m + i) * k;
-            double mx = -INFINITY, smax = 0.0, sum = 0.0;
-            for (size_t j = 0; j < n; j++) {
-                double s = 0.0, a = 0.0;
-                for (size_t t = 0; t < k; t++) {
-                    s += q[t] * K[j * k + t];
-                    a += fabs(q[t] * K[j * k + t]);
-                }
-                S[j] = s * sc;
-                A[j] = a * sc;
-                mx = fmax(mx, S[j]);
-                smax = fmax(smax, fabs(S[j]));
-            }
-            for (size_t j = 0; j < n; j++) {
-                P[j] = exp(S[j] - mx);
-                sum += P[j];
-            }
-            for (size_t j = 0; j < n; j++)
-                P[j] /= sum;
+            double smax = kcs_oracle_attention_row(q, K, n, k, S, A, P);
             for (size_t j = 0; j < n; j++)
                 T[j] = P[j];
             double qp = kcs_rw_tree_q(T, n);
