@@ -10,9 +10,20 @@
 #define MIN_OUT 64
 #define BUDGET ((int64_t)1 << 18)
 
-/* The terms of output o, in index order, into t[k]; 0 when the op is not
- * a sum of products or its inputs are missing. */
-static int terms_of(const kcs_call *c, size_t o, double *t)
+/* Output o's terms, read where they lie (no copy: at k = 2^20 the sample's
+ * terms would be half a gigabyte): term j = a[j * as] * b[j * bs], exact
+ * in double for inputs of at most 26 significant bits; a reduce_sum's b
+ * is the constant 1. */
+typedef struct terms {
+    const double *a, *b;
+    int64_t as, bs;
+} terms;
+
+static const double one = 1.0;
+
+/* Output o's terms into *t; 0 when the op is not a sum of products or its
+ * inputs are missing. */
+static int terms_of(const kcs_call *c, size_t o, terms *t)
 {
     int64_t k = c->k, m = c->m, nn = c->n, nb = c->batch > 0 ? c->batch : 1;
     switch (c->op) {
@@ -24,20 +35,18 @@ static int terms_of(const kcs_call *c, size_t o, double *t)
         if (b >= nb)
             return 0;
         const double *A = c->in[0] + (size_t)(b * m * k), *B = c->in[1] + (size_t)(b * k * nn);
-        for (int64_t j = 0; j < k; j++)
-            t[j] = A[i * k + j] * B[j * nn + l];
+        *t = (terms){A + i * k, B + l, 1, nn};
         return 1;
     }
     case KCS_OP_DOT:
         if (!c->in[0] || !c->in[1])
             return 0;
-        for (int64_t j = 0; j < k; j++)
-            t[j] = c->in[0][j] * c->in[1][j];
+        *t = (terms){c->in[0], c->in[1], 1, 1};
         return 1;
     case KCS_OP_REDUCE_SUM:
         if (!c->in[0])
             return 0;
-        memcpy(t, c->in[0] + o * (size_t)k, (size_t)k * sizeof *t);
+        *t = (terms){c->in[0] + o * (size_t)k, &one, 1, 0};
         return 1;
     default:
         return 0;
@@ -45,8 +54,8 @@ static int terms_of(const kcs_call *c, size_t o, double *t)
 }
 
 typedef struct est {
-    const double *terms; /* [n_out * k] */
-    const double *ref;   /* [n_out] */
+    const terms *terms; /* [n_out] */
+    const double *ref;  /* [n_out] */
     int64_t k;
     size_t n_out;
     double sse_obs;
@@ -84,11 +93,11 @@ static void sim(est *e, const int *ps, int np)
     double sse[CHAINS] = {0};
     for (size_t o = 0; o < e->n_out; o += 2) {
         int two = o + 1 < e->n_out;
-        const double *t = e->terms + o * (size_t)e->k;
-        const double *u = two ? t + e->k : t;
+        const terms t = e->terms[o], u = e->terms[two ? o + 1 : o];
         v2 a0 = {0, 0}, a1 = a0, a2 = a0, a3 = a0, b0 = a0, b1 = a0, b2 = a0, b3 = a0;
         for (int64_t j = 0; j < e->k; j++) {
-            v2 tj = {t[j], t[j]}, uj = {u[j], u[j]};
+            double tv = t.a[j * t.as] * t.b[j * t.bs], uv = u.a[j * u.as] * u.b[j * u.bs];
+            v2 tj = {tv, tv}, uj = {uv, uv};
             VROUND(a0, tj, g0);
             VROUND(a1, tj, g1);
             VROUND(a2, tj, g2);
@@ -148,15 +157,15 @@ double kcs_effective_acc_bits(const kcs_call *c, const double *y, const double *
         want = MIN_OUT;
     if (want > n_fin)
         want = n_fin;
-    double *terms = malloc(want * (size_t)k * sizeof *terms);
+    terms *tm = malloc(want * sizeof *tm);
     double *r = malloc(want * sizeof *r);
-    if (!terms || !r) {
-        free(terms);
+    if (!tm || !r) {
+        free(tm);
         free(r);
         return fallback;
     }
     /* Every (n_fin / want)-th finite output, evenly over the outputs. */
-    est e = {.terms = terms, .ref = r, .k = k};
+    est e = {.terms = tm, .ref = r, .k = k};
     double sse = 0.0;
     size_t seen = 0;
     for (size_t o = 0; o < n && e.n_out < want; o++) {
@@ -165,8 +174,8 @@ double kcs_effective_acc_bits(const kcs_call *c, const double *y, const double *
         size_t idx = seen++;
         if (idx != e.n_out * n_fin / want)
             continue;
-        if (!terms_of(c, o, terms + e.n_out * (size_t)k)) {
-            free(terms);
+        if (!terms_of(c, o, tm + e.n_out)) {
+            free(tm);
             free(r);
             return fallback;
         }
@@ -237,7 +246,7 @@ double kcs_effective_acc_bits(const kcs_call *c, const double *y, const double *
         }
     }
 done:
-    free(terms);
+    free(tm);
     free(r);
     return bits > 64.0 ? 64.0 : bits;
 }

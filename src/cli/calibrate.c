@@ -6,6 +6,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "blas_info.h"
 #include "calib_print.h"
 #include "calibrate.h"
 #include "cli.h"
@@ -239,6 +240,11 @@ int kcs_cmd_calibrate(int argc, char **argv)
                                          cmdline, &rc, &err);
         goto out;
     }
+    /* The contracts' shapes are small: OpenBLAS's idle threads would only
+     * spin in sched_yield beside the kernel's worker (a third of the cross
+     * matrix's CPU time). One thread gives the same sums (OpenBLAS splits
+     * m and n, not k), and provenance records it. */
+    kcs_blas_set_threads(1);
     if ((rc = kcs_calib_bind(backend, (int)device, NULL, wrap, &b, &wrapped, &err)))
         goto out;
     bound = 1;
