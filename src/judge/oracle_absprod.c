@@ -21,12 +21,18 @@
  * keeps that below 0.08 %, so a componentwise error measured against it
  * reads at most 0.08 % low. Elsewhere (fp64
  * inputs, longer k, magnitudes near fp32's range, no memory for the fp32
- * copies) it is a dgemm of |A| and |B| as before. */
+ * copies) it is a dgemm of |A| and |B| as before, or for at most 256
+ * outputs the same sums in place, without the copies. */
 #include "oracle_absprod.h"
 
 #include <cblas.h>
 #include <math.h>
 #include <stdlib.h>
+
+/* Up to this many outputs the fp64 path sums in place instead of a dgemm
+ * of copies (oracle_absprod.h: an fp64 sum of k nonnegative terms in any
+ * order, as the dgemm's, relative error at most gamma_k(2^-53)). */
+#define ABSPROD_DIRECT_OUTPUTS 256
 
 /* Copy |x| into f; 0 when some entry is not an fp32 number. *mx: max |x|. */
 static int abs_to_fp32(const double *x, size_t len, float *f, double *mx)
@@ -77,6 +83,22 @@ int kcs_absprod_gemm(size_t m, size_t n, size_t k, const double *A, const double
         return 0;
     if (k <= KCS_ABSPROD_SGEMM_KMAX && absprod_fp32(m, n, k, A, B, AR))
         return 0;
+    if (m * n <= ABSPROD_DIRECT_OUTPUTS) {
+        /* few outputs (the long-k points of sweeps and grades): summed in
+         * place, row by row; copies of |A| and |B| (16 MB at 4 x 4 x 2^20)
+         * would cost more in page faults than the products */
+        for (size_t i = 0; i < m; i++) {
+            double *ar = AR + i * n;
+            const double *a = A + i * k;
+            for (size_t j = 0; j < k; j++) {
+                double aj = fabs(a[j]);
+                const double *b = B + j * n;
+                for (size_t l = 0; l < n; l++)
+                    ar[l] += aj * fabs(b[l]);
+            }
+        }
+        return 0;
+    }
     double *aa = malloc((m * k + k * n + 1) * sizeof *aa);
     if (!aa)
         return KCS_E_NOMEM;

@@ -2,8 +2,8 @@
  * below the exact value (computed here with MPFR, 200 bits) and above it by
  * at most the stated 3 gamma_k + 2^-51 relative (+ k 2^-147), on the fp32
  * path (fp32-exact inputs, k <= 4096) with normal, wide-range and
- * subnormal-product inputs; and the dgemm path (inputs that are not fp32
- * numbers, longer k) stays within dgemm's rounding. */
+ * subnormal-product inputs; and the fp64 path (inputs that are not fp32
+ * numbers, longer k; in place or a dgemm) stays within fp64 rounding. */
 #include <CUnit/Basic.h>
 #include <math.h>
 #include <mpfr.h>
@@ -106,16 +106,20 @@ static void test_fp32_path_subnormal_products(void)
 }
 
 /* Inputs that are not fp32 numbers, and k above the fp32 path's limit:
- * dgemm of |A| and |B|, within k 2^-53 relative of the exact value. */
+ * fp64 sums of |A| and |B| (in place for at most 256 outputs, 4 x 5 here;
+ * a dgemm of copies for more, 17 x 17), within k 2^-53 relative of the
+ * exact value. */
 static void test_dgemm_path(void)
 {
     const size_t ks[] = {100, KCS_ABSPROD_SGEMM_KMAX + 1};
     const kind kinds[] = {FP64, NORMAL};
-    for (size_t q = 0; q < 2; q++) {
-        int below, over;
-        double w = check(4, 5, ks[q], kinds[q], 1, &below, &over);
-        CU_ASSERT(fabs(w) <= (double)ks[q] * 0x1p-52);
-    }
+    const size_t mn[] = {4, 5, 17, 17};
+    for (size_t q = 0; q < 2; q++)
+        for (size_t s = 0; s < 2; s++) {
+            int below, over;
+            double w = check(mn[2 * s], mn[2 * s + 1], ks[q], kinds[q], 1, &below, &over);
+            CU_ASSERT(fabs(w) <= (double)ks[q] * 0x1p-52);
+        }
 }
 
 int main(void)
