@@ -166,6 +166,23 @@ static void test_catalogues(void)
     /* narrow sums: C-PRC-02's on softmax, C-CMP-01's on attention */
     CU_ASSERT(kcs_sweep_ops_counted(prc02, kernel(KCS_OP_LAYERNORM, "own", "bf16", 1)));
     CU_ASSERT(kcs_sweep_ops_counted(cmp01, kernel(KCS_OP_ATTENTION, "fused", "bf16", 1)));
+    /* 16- and 18-bit sums and the bf16 pairwise sum sit inside C-PRC-02's
+     * worst-case bound: C-PRC-06's, not C-PRC-02's */
+    const kcs_contract *prc06 = find("C-PRC-06");
+    size_t nsm;
+    const kcs_sweep_kdef *sm = kcs_sweep_ops_kernels(KCS_OP_SOFTMAX, &nsm), *pw = NULL;
+    for (size_t i = 0; i < nsm; i++)
+        if (sm[i].acc && sm[i].schedule && !strcmp(sm[i].acc, "bf16") &&
+            !strcmp(sm[i].schedule, "pairwise"))
+            pw = &sm[i];
+    CU_ASSERT_PTR_NOT_NULL_FATAL(pw);
+    const kcs_sweep_kdef *fine[] = {kernel(KCS_OP_SOFTMAX, "own", "bits:16", 1),
+                                    kernel(KCS_OP_LAYERNORM, "own", "bits:18", 1), pw};
+    for (size_t i = 0; i < 3; i++) {
+        CU_ASSERT(kcs_sweep_ops_counted(prc06, fine[i]));
+        CU_ASSERT(!kcs_sweep_ops_counted(prc02, fine[i]));
+    }
+    CU_ASSERT(kcs_sweep_ops_counted(prc02, kernel(KCS_OP_SOFTMAX, "own", "bits:14", 1)));
     /* C-PRC-07 (its random_walk magnitude) targets every narrowed attention
      * kernel, the 18-bit sums and P in bf16 (C-CMP-01's calibration kernel,
      * under C-CMP-01 its own "calib" entry) included */
