@@ -3,7 +3,6 @@
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
-#include <string.h>
 
 /* Outputs simulated per candidate width: at least MIN_OUT (or all), and
  * no more than BUDGET terms in all when that leaves more than MIN_OUT. */

@@ -13,7 +13,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "blas_info.h"
 #include "precondition.h"
 #include "progress.h"
 #include "protocol.h"
@@ -260,9 +259,6 @@ int kcs_calib_sweep(kcs_contract *const *cs, int n, const kcs_calib_run *run,
     kcs_sweep_row *rows = malloc((size_t)cap * sizeof *rows);
     if (!rows)
         return kcs_fail(err, KCS_E_NOMEM, "out of memory");
-    /* tiny products: OpenBLAS's threads would only spin (a third of the
-     * sweep's time); one thread gives the same sums (it splits m and n) */
-    kcs_blas_set_threads(1);
     enum { MAX_KS = 64 };
     int64_t total = 0, done = 0;
     for (int ci = 0; ci < n; ci++) {

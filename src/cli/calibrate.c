@@ -234,17 +234,17 @@ int kcs_cmd_calibrate(int argc, char **argv)
     clock_gettime(CLOCK_MONOTONIC, &t0);
     if ((rc = kcs_calib_load(dir, argv, npos, &cs, &n, &err)))
         goto out;
+    /* Calibration's and the sweep's products are small: OpenBLAS's idle
+     * threads would only spin in sched_yield beside the kernel (a third of
+     * the cross matrix's and the sweep's CPU time). One thread gives the
+     * same sums (OpenBLAS splits m and n, not k), and provenance records it. */
+    kcs_blas_set_threads(1);
     if (sweep) {
         kcs_calib_run srun = {(uint64_t)seed, (double)timeout, verbose};
         status = kcs_calibrate_sweep_cmd(cs, n, &srun, (int)trials, (int64_t)min_k, (int64_t)max_k, out,
                                          cmdline, &rc, &err);
         goto out;
     }
-    /* The contracts' shapes are small: OpenBLAS's idle threads would only
-     * spin in sched_yield beside the kernel's worker (a third of the cross
-     * matrix's CPU time). One thread gives the same sums (OpenBLAS splits
-     * m and n, not k), and provenance records it. */
-    kcs_blas_set_threads(1);
     if ((rc = kcs_calib_bind(backend, (int)device, NULL, wrap, &b, &wrapped, &err)))
         goto out;
     bound = 1;
