@@ -236,8 +236,9 @@ int kcs_cmd_calibrate(int argc, char **argv)
         goto out;
     /* Calibration's and the sweep's products are small: OpenBLAS's idle
      * threads would only spin in sched_yield beside the kernel (a third of
-     * the cross matrix's and the sweep's CPU time). One thread gives the
-     * same sums (OpenBLAS splits m and n, not k), and provenance records it. */
+     * the cross matrix's and the sweep's CPU time). Its last bits can
+     * differ from a threaded run's (ARCHITECTURE.md, provenance); both are
+     * conforming fp32 sums, and /provenance records the count. */
     kcs_blas_set_threads(1);
     if (sweep) {
         kcs_calib_run srun = {(uint64_t)seed, (double)timeout, verbose};
