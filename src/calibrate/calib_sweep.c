@@ -122,7 +122,8 @@ static int point(const kcs_contract *c, kcs_op op, kcs_format f, kcs_shape sh,
         const kcs_case *cs = &plan.cases[i];
         uint64_t digest = 0;
         kcs_trial_io io = {.study_seed = run->seed, .timeout_s = run->timeout_s,
-                           .verbose = run->verbose, .memory = &mem, .input_digest = &digest};
+                           .verbose = run->verbose, .memory = &mem, .input_digest = &digest,
+                           .verdict_only = KCS_IO_PASS_FAIL};
         for (int t = 0; t < T && !rc; t++) {
             kcs_result_rec rec;
             if (t >= cs->trials) {

@@ -198,7 +198,8 @@ static int measure_dtype(const kcs_contract *c, uint32_t ops, kcs_format f, kcs_
                            .rank = 0,
                            .verbose = run->verbose,
                            .memory = &mem,
-                           .input_digest = &digest};
+                           .input_digest = &digest,
+                           .verdict_only = KCS_IO_SIGNATURE}; /* tally reads verdict, signature, tau */
         for (int t = 0; t < cs->trials && !rc; t++) {
             kcs_result_rec rec;
             rc = kcs_protocol_trial(c, cs, t, b, &io, &rec, err);

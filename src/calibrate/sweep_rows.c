@@ -62,7 +62,8 @@ int kcs_sweep_point_calls(const kcs_contract *c, const kcs_plan *plan, kcs_rank_
         const kcs_case *cs = &plan->cases[i];
         uint64_t digest = 0;
         kcs_trial_io io = {.study_seed = run->seed, .timeout_s = run->timeout_s,
-                           .verbose = run->verbose, .memory = &mem, .input_digest = &digest};
+                           .verbose = run->verbose, .memory = &mem, .input_digest = &digest,
+                           .verdict_only = KCS_IO_PASS_FAIL};
         for (int t = 0; t < T && t < cs->trials && !rc; t++) {
             kcs_result_rec rec;
             if ((rc = kcs_protocol_trial(c, cs, t, b, &io, &rec, err)))

@@ -249,10 +249,44 @@ static void fill_rec(kcs_result_rec *rec, const kcs_case *cs, int rank, int tria
     snprintf(rec->signature, sizeof rec->signature, "%s", v->signature);
 }
 
+/* The mechanism diagnostics of a sum (signatures' evidence, dearer than
+ * the metrics: each re-sums sampled outputs over k): the effective
+ * accumulator width (the unbiased random-walk estimate, effective_bits.h),
+ * inputs rounded to 11 or 8 bits before the sum (input_bits.h), attention's
+ * P rounded likewise. */
+static void diagnose(const kcs_call *call, const kcs_case *cs, const double *y,
+                     const double *ref, size_t n, kcs_metrics *m)
+{
+    if (m->mismatch_nonfinite != 0)
+        return;
+    m->effective_acc_bits = kcs_effective_acc_bits(call, y, ref, n, m->effective_acc_bits);
+    m->input_bits = kcs_input_rounded_bits(call, y, ref, n);
+    if (cs->op == KCS_OP_ATTENTION)
+        m->p_bits = kcs_attention_p_bits(call, y, ref, n);
+}
+
+/* Can the diagnostics wait for a failed verdict? Only when no tolerance
+ * clause reads them: then they choose a failed trial's signature and
+ * nothing else, and a passing trial's verdict is the same without them. */
+static int diagnostics_deferrable(const kcs_contract *c)
+{
+    static const int syms[] = {KCS_SYM_EFFECTIVE_ACC_BITS, KCS_SYM_INPUT_BITS, KCS_SYM_P_BITS};
+    for (size_t s = 0; s < sizeof syms / sizeof syms[0]; s++) {
+        if (c->eta && kcs_expr_uses(c->eta, syms[s]))
+            return 0;
+        for (int i = 0; i < c->n_clauses; i++)
+            if ((c->clauses[i].eta && kcs_expr_uses(c->clauses[i].eta, syms[s])) ||
+                (c->clauses[i].quantity && kcs_expr_uses(c->clauses[i].quantity, syms[s])))
+                return 0;
+    }
+    return 1;
+}
+
 int kcs_protocol_trial(const kcs_contract *c, const kcs_case *cs, int trial,
                        kcs_rank_binding *b, const kcs_trial_io *io, kcs_result_rec *rec,
                        kcs_error *err)
 {
+    int lean = io->verdict_only && diagnostics_deferrable(c);
     kcs_call call;
     kcs_trial_call(c, cs, trial, &call);
     kcs_binding_apply(b, &call);
@@ -359,15 +393,8 @@ int kcs_protocol_trial(const kcs_contract *c, const kcs_case *cs, int trial,
         t0 = kcs_stage_begin();
         kcs_metrics_compute(out.data, ref, absref, out_len, cs->dtype_out, scale, cs->shape.k,
                             out.sentinel, &o.m);
-        /* sums of products: the unbiased random-walk estimate (effective_bits.h) */
-        if (o.m.mismatch_nonfinite == 0)
-            o.m.effective_acc_bits = kcs_effective_acc_bits(&call, out.data, ref, out_len,
-                                                            o.m.effective_acc_bits);
-        /* inputs rounded to 11 or 8 bits before the sum? (input_bits.h) */
-        if (o.m.mismatch_nonfinite == 0)
-            o.m.input_bits = kcs_input_rounded_bits(&call, out.data, ref, out_len);
-        if (o.m.mismatch_nonfinite == 0 && cs->op == KCS_OP_ATTENTION)
-            o.m.p_bits = kcs_attention_p_bits(&call, out.data, ref, out_len);
+        if (!lean)
+            diagnose(&call, cs, out.data, ref, out_len, &o.m);
         if (cs->op == KCS_OP_LAYERNORM || cs->op == KCS_OP_RMSNORM) {
             o.m.cancel_bits = kcs_norm_cancel_bits(&call);
             o.m.row_scale_fit = kcs_norm_row_scale_fit(&call, out.data, ref, out_len);
@@ -430,6 +457,11 @@ int kcs_protocol_trial(const kcs_contract *c, const kcs_case *cs, int trial,
     o.undeclared = c->declares & ~kcs_binding_declares(b, &call);
     kcs_verdict v;
     kcs_verdict_judge(c, cs, &o, &v);
+    if (lean && io->verdict_only == KCS_IO_SIGNATURE && !o.raised && (v.kind == KCS_VERDICT_VIOLATION || v.kind == KCS_VERDICT_UNDER)) {
+        /* the diagnostics choose among the signatures of a failed trial */
+        diagnose(&call, cs, out.data, ref, out_len, &o.m);
+        kcs_verdict_judge(c, cs, &o, &v);
+    }
     fill_rec(rec, cs, io->rank, trial, &o, &v, digest, ns);
     kcs_stage_add(KCS_STAGE_VERDICT, t0);
     if (trial == 0 && io->samples) {

@@ -34,6 +34,16 @@ typedef struct kcs_trial_io {
      * the same order (the runner does). 0: computed locally. */
     int share_oracle;
     MPI_Comm comm;
+    /* verdict_only: the caller keeps the verdict and the output digest,
+     * not the record's diagnostic columns; then, when no tolerance clause
+     * reads them, the mechanism diagnostics (effective_acc_bits,
+     * input_bits, p_bits) are computed only where they are needed:
+     * KCS_IO_SIGNATURE (three-state calibration): for a trial that fails,
+     * whose signature they choose; KCS_IO_PASS_FAIL (a calibration sweep,
+     * which counts failed trials): never, and a failed trial's signature
+     * is not chosen (its verdict may read under_specified for violation:
+     * both are failures). 0: always computed. */
+    enum { KCS_IO_FULL, KCS_IO_SIGNATURE, KCS_IO_PASS_FAIL } verdict_only;
 } kcs_trial_io;
 
 /* Run trial `trial` of case cs under contract c on binding b and fill rec.

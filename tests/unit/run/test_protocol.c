@@ -134,6 +134,77 @@ static void test_oracle_good_and_bad(void)
     kcs_contract_free(c);
 }
 
+/* Run trial t of a case with the diagnostics policy `mode`. */
+static void one_trial(const kcs_contract *c, const kcs_case *cs, kcs_rank_binding *b, int t,
+                      int mode, kcs_result_rec *r)
+{
+    kcs_case_memory mem;
+    memset(&mem, 0, sizeof mem);
+    uint64_t digest = 0;
+    kcs_trial_io io = {.study_seed = STUDY_SEED, .timeout_s = 60, .memory = &mem,
+                       .input_digest = &digest, .verdict_only = mode};
+    kcs_error err = {0};
+    CU_ASSERT_EQUAL(kcs_protocol_trial(c, cs, t, b, &io, r, &err), 0);
+}
+
+/* verdict_only: deferring the mechanism diagnostics changes no verdict, no
+ * tau and no digest; KCS_IO_SIGNATURE names a failed trial as the full
+ * protocol does; a passing trial's diagnostics are not computed (the
+ * record keeps the metrics' fallback); a contract whose tolerance reads
+ * them always gets them. */
+static void test_verdict_only(void)
+{
+    ut_contract s = {
+        .shapes = "[[16, 16, 512]]",
+        .trials = 2,
+        .signatures = "  - name: accumulator-narrower-than-declared\n"
+                      "    when: \"tau > 1 && effective_acc_bits < bits(dtype_acc) - 4\"\n"
+                      "    explain: e\n",
+    };
+    kcs_contract *c = ut_contract_load(&s);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+    ut_contract s2 = s;
+    s2.tolerance = "  structure: invariant\n"
+                   "  quantity: \"effective_acc_bits < 12\"\n"
+                   "  eta: \"0\"\n";
+    kcs_contract *c2 = ut_contract_load(&s2);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(c2);
+    kcs_case cs = mkcase(c, KCS_OP_GEMM, 0, (kcs_shape){16, 16, 512, 0});
+    kcs_rank_binding good, bad;
+    bind_cpu(&good, "own", NULL);
+    bind_cpu(&bad, "own", "bf16");
+    for (int t = 0; t < 2; t++) {
+        kcs_result_rec g[3], x[3], y[3];
+        for (int mode = KCS_IO_FULL; mode <= KCS_IO_PASS_FAIL; mode++) {
+            one_trial(c, &cs, &good, t, mode, &g[mode]);
+            one_trial(c, &cs, &bad, t, mode, &x[mode]);
+            one_trial(c2, &cs, &bad, t, mode, &y[mode]);
+        }
+        for (int mode = KCS_IO_SIGNATURE; mode <= KCS_IO_PASS_FAIL; mode++) {
+            CU_ASSERT_STRING_EQUAL(g[mode].verdict, "within_tolerance");
+            CU_ASSERT_EQUAL(g[mode].tau, g[KCS_IO_FULL].tau);
+            CU_ASSERT_EQUAL(g[mode].output_digest, g[KCS_IO_FULL].output_digest);
+            CU_ASSERT_EQUAL(x[mode].tau, x[KCS_IO_FULL].tau);
+            CU_ASSERT_EQUAL(x[mode].output_digest, x[KCS_IO_FULL].output_digest);
+            CU_ASSERT_STRING_NOT_EQUAL(x[mode].verdict, "within_tolerance");
+            /* the clause reads effective_acc_bits: computed whatever the mode */
+            CU_ASSERT_EQUAL(y[mode].effective_acc_bits, y[KCS_IO_FULL].effective_acc_bits);
+            CU_ASSERT_STRING_EQUAL(y[mode].verdict, y[KCS_IO_FULL].verdict);
+            /* deferred on a passing trial: the estimate was not made */
+            CU_ASSERT(g[mode].effective_acc_bits != g[KCS_IO_FULL].effective_acc_bits);
+        }
+        CU_ASSERT_STRING_EQUAL(y[KCS_IO_FULL].verdict, "violation"); /* bf16 reads < 12 bits */
+        CU_ASSERT_STRING_EQUAL(x[KCS_IO_FULL].signature, "accumulator-narrower-than-declared");
+        CU_ASSERT_STRING_EQUAL(x[KCS_IO_SIGNATURE].verdict, x[KCS_IO_FULL].verdict);
+        CU_ASSERT_STRING_EQUAL(x[KCS_IO_SIGNATURE].signature, x[KCS_IO_FULL].signature);
+        CU_ASSERT_EQUAL(x[KCS_IO_SIGNATURE].effective_acc_bits, x[KCS_IO_FULL].effective_acc_bits);
+    }
+    kcs_binding_close(&good);
+    kcs_binding_close(&bad);
+    kcs_contract_free(c);
+    kcs_contract_free(c2);
+}
+
 /* repeat: a deterministic kernel gives one digest over the repetitions,
  * one whose order follows the call's seed gives one per repetition. */
 static void test_repeat(void)
@@ -369,6 +440,7 @@ int main(void)
 {
     static const ut_test tests[] = {
         {"oracle: conforming vs bf16 accumulator", test_oracle_good_and_bad},
+        {"verdict_only: deferred diagnostics, same verdicts", test_verdict_only},
         {"repeat: deterministic vs seed-ordered", test_repeat},
         {"batch_invariance: m-independent vs split-K for m < 4", test_batch_invariance},
         {"stale-result replay", test_replay},
