@@ -12,13 +12,16 @@ typedef struct kcs_progress {
     int on;
     int tty;
     int64_t total;
-    int64_t last_done; /* batch mode: done at the last line */
+    double last_x; /* batch mode: done at the last line */
     const char *what;
     double t0, last;
 } kcs_progress;
 
 void kcs_progress_start(kcs_progress *p, int enabled, int64_t total, const char *what);
 void kcs_progress_step(kcs_progress *p, int64_t done);
+/* Within unit done + 1: frac of it is done (long units, such as a sweep
+ * point of many kernels, still show progress every few seconds). */
+void kcs_progress_part(kcs_progress *p, int64_t done, double frac);
 void kcs_progress_end(kcs_progress *p);
 
 #endif

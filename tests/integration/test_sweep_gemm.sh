@@ -17,6 +17,14 @@ grep -E ' own (bf16|fp16|bits:14) ' "$T/sweep.txt" | grep -q MISSED \
   && { grep MISSED "$T/sweep.txt"; fail "sweep: narrow accumulator missed"; }
 [ "$src" -eq 0 ] || { grep -E "MISSED|FALSE" "$T/sweep.txt"; fail "sweep: exit $src (a miss or a false alarm)"; }
 grep -q 'INERT' "$T/sweep.txt" || fail "sweep: no INERT column"
+grep -qE '^kcs: sweep points ([0-9]+)/\1 \(100%\)' "$T/sweep.txt" || fail "sweep: no last progress line"
+# progress in a batch log is counted within a point too, kernel by kernel (a
+# long point runs for hours): on a sweep of 3 points (k = 64, three dtypes),
+# a line per 5 % is a line every few kernels
+"$KCS" calibrate --sweep C-PRC-01 --trials 1 --min-k 64 --max-k 64 > "$T/p.txt" 2> "$T/p.err" ||
+  fail "sweep at k = 64 failed: $(cat "$T/p.err")"
+[ "$(grep -cE '^kcs: sweep points [0-2]\.[0-9]/3 \([0-9]+%\), elapsed' "$T/p.err")" -ge 6 ] ||
+  fail "sweep: no progress within points: $(cat "$T/p.err")"
 # at k = 1 a 16-bit accumulator holds a bf16 x bf16 product exactly: its
 # output is a conforming kernel's, so its trials are inert, not missed
 awk '$1 == "C-PRC-01" && $4 == "bits:16" && $7 == "bf16" && $9 == 1 && $10 == "0/0" && $11 == 2' \
