@@ -94,62 +94,83 @@ static void point_free(point_out *po)
     memset(po, 0, sizeof *po);
 }
 
+/* One point for nk kernels (bindings bs): the contract's protocol at
+ * shape sh, dtype f, op, T trials over every distribution it measures,
+ * trial by trial, each trial's inputs generated once and handed (a fresh
+ * copy each) to every kernel in turn. Per kernel j, pos[j]: ok[t]: trial
+ * t ran (status ok or raised) for every distribution; flag[t]: some
+ * distribution's call was not within tolerance; dig[i * T + t]: the
+ * output digest of distribution i's call in trial t. */
 static int point(const kcs_contract *c, kcs_op op, kcs_format f, kcs_shape sh,
-                 kcs_rank_binding *b, const kcs_calib_run *run, int T, point_out *po,
-                 kcs_error *err)
+                 kcs_rank_binding *bs, int nk, const kcs_calib_run *run, int T, point_out *pos,
+                 kcs_progress *prog, int64_t done, kcs_error *err)
 {
     kcs_plan plan;
     int rc = kcs_sweep_point_plan(c, op, f, sh, run, T, &plan, err);
     if (rc)
         return rc;
-    po->n_dist = plan.n_cases;
-    po->flag = calloc((size_t)T, 1);
-    po->ok = malloc((size_t)T);
-    po->unclaimed = malloc((size_t)T);
-    po->dig = calloc((size_t)(plan.n_cases * T) + 1, sizeof *po->dig);
-    if (!po->flag || !po->ok || !po->unclaimed || !po->dig) {
-        point_free(po);
-        kcs_plan_free(&plan);
-        return kcs_fail(err, KCS_E_NOMEM, "out of memory");
+    /* one replay memory per kernel for the point's distributions (one
+     * shape): a kernel that hands the first distribution's output back
+     * for the second one's inputs is replaying, whichever case it came
+     * from */
+    kcs_case_memory *mem = calloc((size_t)nk, sizeof *mem);
+    rc = mem ? 0 : kcs_fail(err, KCS_E_NOMEM, "out of memory");
+    for (int j = 0; j < nk && !rc; j++) {
+        point_out *po = &pos[j];
+        po->n_dist = plan.n_cases;
+        po->flag = calloc((size_t)T, 1);
+        po->ok = malloc((size_t)T);
+        po->unclaimed = malloc((size_t)T);
+        po->dig = calloc((size_t)(plan.n_cases * T) + 1, sizeof *po->dig);
+        if (!po->flag || !po->ok || !po->unclaimed || !po->dig) {
+            rc = kcs_fail(err, KCS_E_NOMEM, "out of memory");
+            break;
+        }
+        memset(po->ok, plan.n_cases > 0, (size_t)T);
+        memset(po->unclaimed, plan.n_cases > 0, (size_t)T);
     }
-    memset(po->ok, plan.n_cases > 0, (size_t)T);
-    memset(po->unclaimed, plan.n_cases > 0, (size_t)T);
-    /* one replay memory for the point's distributions (one shape): a kernel
-     * that hands the first distribution's output back for the second one's
-     * inputs is replaying, whichever case it came from */
-    kcs_case_memory mem = {0};
+    kcs_inputs_cache cache = {0};
+    int64_t steps = plan.n_cases * T, step = 0;
     for (int64_t i = 0; i < plan.n_cases && !rc; i++) {
         const kcs_case *cs = &plan.cases[i];
         uint64_t digest = 0;
         kcs_trial_io io = {.study_seed = run->seed, .timeout_s = run->timeout_s,
-                           .verbose = run->verbose, .memory = &mem, .input_digest = &digest,
-                           .verdict_only = KCS_IO_PASS_FAIL};
-        for (int t = 0; t < T && !rc; t++) {
-            kcs_result_rec rec;
-            if (t >= cs->trials) {
-                po->ok[t] = 0;
-                continue;
+                           .verbose = run->verbose, .input_digest = &digest,
+                           .verdict_only = KCS_IO_PASS_FAIL, .inputs_cache = &cache};
+        for (int t = 0; t < T && !rc; t++, step++) {
+            kcs_progress_part(prog, done, (double)step / (double)(steps > 0 ? steps : 1));
+            for (int j = 0; j < nk && !rc; j++) {
+                point_out *po = &pos[j];
+                kcs_result_rec rec;
+                if (t >= cs->trials) {
+                    po->ok[t] = 0;
+                    continue;
+                }
+                io.memory = &mem[j];
+                rc = kcs_protocol_trial(c, cs, t, &bs[j], &io, &rec, err);
+                if (rc)
+                    break;
+                if (strcmp(rec.status, "ok") && strcmp(rec.status, "raised")) {
+                    po->ok[t] = 0;
+                    continue;
+                }
+                po->dig[i * T + t] = rec.output_digest;
+                /* not_claimed: the contract does not bind this kernel
+                 * (precondition.declares), neither a pass nor a flag */
+                int nc = !strcmp(rec.verdict, "not_claimed");
+                if (!nc)
+                    po->unclaimed[t] = 0;
+                if (!nc && strcmp(rec.verdict, "within_tolerance"))
+                    po->flag[t] = 1;
             }
-            rc = kcs_protocol_trial(c, cs, t, b, &io, &rec, err);
-            if (rc)
-                break;
-            if (strcmp(rec.status, "ok") && strcmp(rec.status, "raised")) {
-                po->ok[t] = 0;
-                continue;
-            }
-            po->dig[i * T + t] = rec.output_digest;
-            /* not_claimed: the contract does not bind this kernel
-             * (precondition.declares), neither a pass nor a flag */
-            int nc = !strcmp(rec.verdict, "not_claimed");
-            if (!nc)
-                po->unclaimed[t] = 0;
-            if (!nc && strcmp(rec.verdict, "within_tolerance"))
-                po->flag[t] = 1;
         }
     }
+    kcs_inputs_cache_free(&cache);
+    free(mem);
     kcs_plan_free(&plan);
     if (rc)
-        point_free(po);
+        for (int j = 0; j < nk; j++)
+            point_free(&pos[j]);
     return rc;
 }
 
@@ -308,9 +329,13 @@ int kcs_calib_sweep(kcs_contract *const *cs, int n, const kcs_calib_run *run,
             for (int f = 0; f < KCS_FMT_COUNT && !rc; f++) {
                 if (!(kcs_precondition_op_dtypes(c, op) & (1u << f)))
                     continue;
-                point_out conf[MAX_SWEEP_KERNELS];
-                int n_conf = 0;
+                point_out conf[MAX_SWEEP_KERNELS], pos[MAX_SWEEP_KERNELS];
+                kcs_rank_binding bs[MAX_SWEEP_KERNELS];
+                const kcs_sweep_kdef *kds[MAX_SWEEP_KERNELS];
+                char names[MAX_SWEEP_KERNELS][40];
+                int n_conf = 0, nb = 0;
                 memset(conf, 0, sizeof conf);
+                memset(pos, 0, sizeof pos);
                 for (size_t kk = 0; kk < n_kernels && kk < MAX_SWEEP_KERNELS && !rc; kk++) {
                     const kcs_sweep_kdef *kd = &table[kk];
                     if (!strcmp(kd->variant, "calib") && !kcs_calib_find(c->id))
@@ -318,15 +343,21 @@ int kcs_calib_sweep(kcs_contract *const *cs, int n, const kcs_calib_run *run,
                     if (!strncmp(kd->variant, "calib:", 6) && /* the own one is "calib" */
                         !strncmp(kd->variant + 6, c->id, strlen(c->id)))
                         continue;
-                    kcs_rank_binding b;
-                    char name[40];
-                    if ((rc = bind_kernel(c, kd, &b, name, sizeof name, err)))
+                    if ((rc = bind_kernel(c, kd, &bs[nb], names[nb], sizeof names[nb], err)))
                         break;
-                    point_out po = {0};
-                    rc = point(c, op, (kcs_format)f, sh, &b, run, T, &po, err);
-                    kcs_binding_close(&b);
-                    if (rc)
-                        break;
+                    kds[nb++] = kd;
+                }
+                if (!rc)
+                    rc = point(c, op, (kcs_format)f, sh, bs, nb, run, T, pos, &prog, done, err);
+                for (int j = 0; j < nb; j++)
+                    kcs_binding_close(&bs[j]);
+                /* the rows, in catalogue order: a bad kernel's trial counts
+                 * where its output differs from every conforming kernel's
+                 * (the conforming ones come first in every catalogue) */
+                for (int j = 0; j < nb && !rc; j++) {
+                    const kcs_sweep_kdef *kd = kds[j];
+                    point_out po = pos[j];
+                    memset(&pos[j], 0, sizeof pos[j]);
                     int ran = 0, fl = 0, inert = 0, uncl = 0;
                     for (int t = 0; t < T; t++) {
                         if (!po.ok[t])
@@ -352,7 +383,7 @@ int kcs_calib_sweep(kcs_contract *const *cs, int n, const kcs_calib_run *run,
                      * every trial must be not_claimed; the row counts
                      * those that were not */
                     int unbound = !kd->bad && ran > 0 && uncl > 0;
-                    kcs_sweep_row_fill(r, c->id, name,
+                    kcs_sweep_row_fill(r, c->id, names[j],
                                        unbound           ? "unclaimed"
                                        : !kd->bad        ? "conforming"
                                        : counted         ? "bad"
@@ -360,6 +391,8 @@ int kcs_calib_sweep(kcs_contract *const *cs, int n, const kcs_calib_run *run,
                                        op, (kcs_format)f, sh, ran, unbound ? ran - uncl : fl, inert);
                     misses += kcs_sweep_row_missed(r);
                 }
+                for (int j = 0; j < nb; j++)
+                    point_free(&pos[j]);
                 for (int j = 0; j < n_conf; j++)
                     point_free(&conf[j]);
                 kcs_progress_step(&prog, ++done);

@@ -153,6 +153,27 @@ void kcs_inputs_free(kcs_inputs *in)
     memset(in, 0, sizeof *in);
 }
 
+int kcs_inputs_copy(const kcs_inputs *src, kcs_call *call, kcs_inputs *dst, kcs_error *err)
+{
+    *dst = *src;
+    for (int i = 0; i < KCS_MAX_INPUTS; i++)
+        dst->t[i] = NULL;
+    for (int i = 0; i < KCS_MAX_INPUTS; i++) {
+        if (!src->t[i])
+            continue;
+        size_t len = src->len[i];
+        dst->t[i] = malloc((len ? len : 1) * sizeof *dst->t[i]);
+        if (!dst->t[i]) {
+            kcs_inputs_free(dst);
+            return kcs_fail(err, KCS_E_NOMEM, "out of memory for a copy of input %d", i);
+        }
+        memcpy(dst->t[i], src->t[i], len * sizeof *dst->t[i]);
+        call->in[i] = dst->t[i];
+        call->in_len[i] = len;
+    }
+    return 0;
+}
+
 void kcs_trial_call(const kcs_contract *c, const kcs_case *cs, int trial, kcs_call *call)
 {
     *call = (kcs_call){0};

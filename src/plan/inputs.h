@@ -20,6 +20,8 @@ typedef struct kcs_inputs {
 int kcs_inputs_make(const kcs_contract *c, const kcs_case *cs, int trial, uint64_t study_seed,
                     kcs_call *call, kcs_inputs *in, kcs_error *err);
 void kcs_inputs_free(kcs_inputs *in);
+/* A copy of src in fresh buffers (*dst, owned by it), set as call->in. */
+int kcs_inputs_copy(const kcs_inputs *src, kcs_call *call, kcs_inputs *dst, kcs_error *err);
 
 /* The call of trial `trial` of case cs under contract c, before inputs:
  * op, dtypes, accumulator, shape, the contract's attributes and the

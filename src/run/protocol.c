@@ -282,6 +282,32 @@ static int diagnostics_deferrable(const kcs_contract *c)
     return 1;
 }
 
+void kcs_inputs_cache_free(kcs_inputs_cache *k)
+{
+    kcs_inputs_free(&k->in);
+    memset(k, 0, sizeof *k);
+}
+
+/* The trial's inputs: generated, or copied from io's cache when it holds
+ * this trial's (and kept there when it does not). */
+static int make_inputs(const kcs_contract *c, const kcs_case *cs, int trial,
+                       const kcs_trial_io *io, kcs_call *call, kcs_inputs *in, kcs_error *err)
+{
+    kcs_inputs_cache *k = io->inputs_cache;
+    if (k && k->valid && k->c == c && k->cs == cs && k->case_id == cs->id && k->trial == trial &&
+        k->study_seed == io->study_seed)
+        return kcs_inputs_copy(&k->in, call, in, err);
+    int rc = kcs_inputs_make(c, cs, trial, io->study_seed, call, in, err);
+    if (rc || !k)
+        return rc;
+    kcs_inputs_cache_free(k);
+    kcs_call scratch = *call;
+    kcs_error ce = {0};
+    if (kcs_inputs_copy(in, &scratch, &k->in, &ce) == 0) /* else: no cache, not an error */
+        *k = (kcs_inputs_cache){c, cs, cs->id, trial, io->study_seed, 1, k->in};
+    return 0;
+}
+
 int kcs_protocol_trial(const kcs_contract *c, const kcs_case *cs, int trial,
                        kcs_rank_binding *b, const kcs_trial_io *io, kcs_result_rec *rec,
                        kcs_error *err)
@@ -296,7 +322,7 @@ int kcs_protocol_trial(const kcs_contract *c, const kcs_case *cs, int trial,
 
     kcs_inputs in;
     kcs_stage_mark t0 = kcs_stage_begin();
-    int rc = kcs_inputs_make(c, cs, trial, io->study_seed, &call, &in, err);
+    int rc = make_inputs(c, cs, trial, io, &call, &in, err);
     kcs_stage_add(KCS_STAGE_INPUTS, t0);
     if (rc) {
         if (io->share_oracle) /* the other ranks' reference still needs this one */

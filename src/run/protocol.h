@@ -7,6 +7,7 @@
 
 #include <mpi.h>
 
+#include "inputs.h"
 #include "placement.h"
 #include "store.h"
 #include "study.h"
@@ -19,6 +20,21 @@ typedef struct kcs_case_memory {
     uint64_t input_digest[KCS_REPLAY_MAX];
     uint64_t output_digest[KCS_REPLAY_MAX];
 } kcs_case_memory;
+
+/* One trial's generated inputs, kept for the next call of the same
+ * (contract, case, trial, seed): a calibration sweep runs every kernel of
+ * its catalogue on each trial's inputs in turn. Each call gets a fresh copy
+ * (a kernel that writes into its inputs changes nothing for the next). */
+typedef struct kcs_inputs_cache {
+    const kcs_contract *c;
+    const kcs_case *cs;
+    int64_t case_id;
+    int trial;
+    uint64_t study_seed;
+    int valid;
+    kcs_inputs in;
+} kcs_inputs_cache;
+void kcs_inputs_cache_free(kcs_inputs_cache *k);
 
 typedef struct kcs_trial_io {
     uint64_t study_seed;
@@ -44,6 +60,7 @@ typedef struct kcs_trial_io {
      * is not chosen (its verdict may read under_specified for violation:
      * both are failures). 0: always computed. */
     enum { KCS_IO_FULL, KCS_IO_SIGNATURE, KCS_IO_PASS_FAIL } verdict_only;
+    kcs_inputs_cache *inputs_cache; /* NULL: inputs generated for every call */
 } kcs_trial_io;
 
 /* Run trial `trial` of case cs under contract c on binding b and fill rec.

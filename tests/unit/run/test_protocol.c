@@ -205,6 +205,60 @@ static void test_verdict_only(void)
     kcs_contract_free(c2);
 }
 
+/* inputs_cache: a trial's inputs are generated once and every later call
+ * of the same trial gets a fresh copy; verdicts, tau, output and input
+ * digests are those of calls that generate their own. */
+static void test_inputs_cache(void)
+{
+    ut_contract s = {.shapes = "[[16, 16, 512]]", .trials = 2};
+    kcs_contract *c = ut_contract_load(&s);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+    kcs_case cs = mkcase(c, KCS_OP_GEMM, 0, (kcs_shape){16, 16, 512, 0});
+    kcs_rank_binding good, bad;
+    bind_cpu(&good, "own", NULL);
+    bind_cpu(&bad, "own", "bf16");
+    kcs_rank_binding *bs[2] = {&good, &bad};
+    kcs_inputs_cache cache = {0};
+    for (int t = 0; t < 2; t++) {
+        for (int j = 0; j < 2; j++) {
+            kcs_case_memory m1, m2;
+            memset(&m1, 0, sizeof m1);
+            memset(&m2, 0, sizeof m2);
+            uint64_t d1 = 0, d2 = 0;
+            kcs_trial_io plain = {.study_seed = STUDY_SEED, .timeout_s = 60, .memory = &m1,
+                                  .input_digest = &d1};
+            kcs_trial_io cached = {.study_seed = STUDY_SEED, .timeout_s = 60, .memory = &m2,
+                                   .input_digest = &d2, .inputs_cache = &cache};
+            kcs_result_rec a, b;
+            kcs_error err = {0};
+            CU_ASSERT_EQUAL(kcs_protocol_trial(c, &cs, t, bs[j], &plain, &a, &err), 0);
+            CU_ASSERT_EQUAL(kcs_protocol_trial(c, &cs, t, bs[j], &cached, &b, &err), 0);
+            CU_ASSERT_EQUAL(d1, d2);
+            CU_ASSERT_EQUAL(a.output_digest, b.output_digest);
+            CU_ASSERT_EQUAL(a.tau, b.tau);
+            CU_ASSERT_STRING_EQUAL(a.verdict, b.verdict);
+            CU_ASSERT(cache.valid && cache.trial == t && cache.case_id == 0);
+        }
+    }
+    /* a copy is the caller's own: writing into it leaves the cache as it was */
+    kcs_call call = {0};
+    kcs_inputs cp;
+    kcs_error err = {0};
+    CU_ASSERT_EQUAL_FATAL(kcs_inputs_copy(&cache.in, &call, &cp, &err), 0);
+    CU_ASSERT_PTR_EQUAL(call.in[0], cp.t[0]);
+    CU_ASSERT(cp.t[0] != cache.in.t[0] && cp.len[0] == 16 * 512);
+    double was = cache.in.t[0][7];
+    cp.t[0][7] = was + 1.0;
+    CU_ASSERT_EQUAL(cache.in.t[0][7], was);
+    CU_ASSERT_EQUAL(cp.digest, cache.in.digest);
+    kcs_inputs_free(&cp);
+    kcs_inputs_cache_free(&cache);
+    CU_ASSERT(!cache.valid);
+    kcs_binding_close(&good);
+    kcs_binding_close(&bad);
+    kcs_contract_free(c);
+}
+
 /* repeat: a deterministic kernel gives one digest over the repetitions,
  * one whose order follows the call's seed gives one per repetition. */
 static void test_repeat(void)
@@ -441,6 +495,7 @@ int main(void)
     static const ut_test tests[] = {
         {"oracle: conforming vs bf16 accumulator", test_oracle_good_and_bad},
         {"verdict_only: deferred diagnostics, same verdicts", test_verdict_only},
+        {"inputs_cache: one generation, the same results", test_inputs_cache},
         {"repeat: deterministic vs seed-ordered", test_repeat},
         {"batch_invariance: m-independent vs split-K for m < 4", test_batch_invariance},
         {"stale-result replay", test_replay},
