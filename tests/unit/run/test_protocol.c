@@ -78,17 +78,20 @@ static void show(const char *who, const kcs_result_rec *r)
                r->status, r->verdict, r->tau, r->eta, r->signature);
 }
 
+/* 16 x 16 x 512 gemm under 2 k u(dtype_acc), a narrow accumulator named */
+static const ut_contract narrow_acc_contract = {
+    .shapes = "[[16, 16, 512]]",
+    .trials = 2,
+    .signatures = "  - name: accumulator-narrower-than-declared\n"
+                  "    when: \"tau > 1 && effective_acc_bits < bits(dtype_acc) - 4\"\n"
+                  "    explain: e\n",
+};
+
 /* oracle: fp32 accumulation conforms to 2 k u(fp32); a bf16 accumulator
  * under the same declaration is ~sqrt(k) 2^-9 off and named. */
 static void test_oracle_good_and_bad(void)
 {
-    ut_contract s = {
-        .shapes = "[[16, 16, 512]]",
-        .trials = 2,
-        .signatures = "  - name: accumulator-narrower-than-declared\n"
-                      "    when: \"tau > 1 && effective_acc_bits < bits(dtype_acc) - 4\"\n"
-                      "    explain: e\n",
-    };
+    ut_contract s = narrow_acc_contract;
     kcs_contract *c = ut_contract_load(&s);
     CU_ASSERT_PTR_NOT_NULL_FATAL(c);
     kcs_case cs = mkcase(c, KCS_OP_GEMM, 0, (kcs_shape){16, 16, 512, 0});
@@ -154,13 +157,7 @@ static void one_trial(const kcs_contract *c, const kcs_case *cs, kcs_rank_bindin
  * them always gets them. */
 static void test_verdict_only(void)
 {
-    ut_contract s = {
-        .shapes = "[[16, 16, 512]]",
-        .trials = 2,
-        .signatures = "  - name: accumulator-narrower-than-declared\n"
-                      "    when: \"tau > 1 && effective_acc_bits < bits(dtype_acc) - 4\"\n"
-                      "    explain: e\n",
-    };
+    ut_contract s = narrow_acc_contract;
     kcs_contract *c = ut_contract_load(&s);
     CU_ASSERT_PTR_NOT_NULL_FATAL(c);
     ut_contract s2 = s;
