@@ -483,7 +483,8 @@ int kcs_protocol_trial(const kcs_contract *c, const kcs_case *cs, int trial,
     o.undeclared = c->declares & ~kcs_binding_declares(b, &call);
     kcs_verdict v;
     kcs_verdict_judge(c, cs, &o, &v);
-    if (lean && io->verdict_only == KCS_IO_SIGNATURE && !o.raised && (v.kind == KCS_VERDICT_VIOLATION || v.kind == KCS_VERDICT_UNDER)) {
+    int failed = v.kind == KCS_VERDICT_VIOLATION || v.kind == KCS_VERDICT_UNDER;
+    if (lean && io->verdict_only == KCS_IO_SIGNATURE && !o.raised && failed) {
         /* the diagnostics choose among the signatures of a failed trial */
         diagnose(&call, cs, out.data, ref, out_len, &o.m);
         kcs_verdict_judge(c, cs, &o, &v);
