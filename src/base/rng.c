@@ -1,5 +1,6 @@
 #include "rng.h"
 #include "philox.h"
+#include "philox_avx2.h"
 
 
 void kcs_philox4x32_10(const uint32_t ctr_in[4], const uint32_t key_in[2], uint32_t out[4])
@@ -91,8 +92,13 @@ void kcs_rng_u32_n(kcs_rng *r, uint32_t *out, size_t n)
     size_t i = 0;
     while (i < n && r->avail > 0)
         out[i++] = kcs_rng_u32(r);
-    size_t nb = (n - i) / 4;
-    philox_blocks(r->ctr, r->key, nb, out + i);
+    size_t nb = (n - i) / 4, done = 0;
+#if KCS_HAVE_PHILOX_AVX2
+    if (nb >= 16 && __builtin_cpu_supports("avx2"))
+        done = kcs_philox_blocks_avx2(r->ctr, r->key, nb, out + i);
+#endif
+    uint32_t c[4] = {r->ctr[0] + (uint32_t)done, r->ctr[1], r->ctr[2], r->ctr[3]};
+    philox_blocks(c, r->key, nb - done, out + i + 4 * done);
     r->ctr[0] += (uint32_t)nb;
     i += 4 * nb;
     while (i < n)

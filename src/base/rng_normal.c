@@ -153,9 +153,25 @@ void kcs_rng_normal_n(kcs_rng *r, double *x, size_t n)
     zsrc s;
     s.r = r;
     s.q = s.len = 0;
-    for (size_t i = 0; i < n; i++) {
+    size_t i = 0;
+    while (i < n) {
+        s.need = n - i; /* refills (here or in slow) draw no further */
+        if (s.q == s.len)
+            refill(&s);
+        /* the run of accepted draws: copied as they come */
+        size_t lim = s.len - s.q < n - i ? s.len - s.q : n - i, j = 0;
+        while (j < lim && s.ok[s.q + j]) {
+            x[i + j] = s.cand[s.q + j];
+            j++;
+        }
+        s.q += j;
+        i += j;
+        if (j == lim)
+            continue;
+        /* a draw outside the rectangles: its wedge or tail, or a redraw */
+        uint64_t b = s.u[s.q++];
         s.need = n - i;
-        for (;;) {
+        while (!slow(b, &x[i], next_block, &s)) {
             if (s.q == s.len)
                 refill(&s);
             size_t q = s.q++;
@@ -163,8 +179,8 @@ void kcs_rng_normal_n(kcs_rng *r, double *x, size_t n)
                 x[i] = s.cand[q];
                 break;
             }
-            if (slow(s.u[q], &x[i], next_block, &s))
-                break;
+            b = s.u[q];
         }
+        i++;
     }
 }
