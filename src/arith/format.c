@@ -388,6 +388,11 @@ double kcs_format_ulp_distance(kcs_format f, double a, double b)
 {
     if (!valid(f))
         return NAN;
+    if (f == KCS_FMT_FP32)
+        return kcs_ff_ulp_distance_fp32(a, b);
+    const kcs_fmt_fast *ff = kcs_fmt_fast_get(f);
+    if (ff)
+        return kcs_ff_ulp_distance(ff, a, b);
     if (!kcs_format_exact(f, a))
         a = kcs_format_round(f, a, KCS_ROUND_DEFAULT);
     if (!kcs_format_exact(f, b))

@@ -1,7 +1,6 @@
 #include "metrics.h"
 
 #include <math.h>
-#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <xxhash.h>
@@ -9,39 +8,11 @@
 #include "error_shape.h"
 #include "format_fast.h"
 
-/* kcs_ff_ulp_distance for fp32 through the hardware conversion (IEEE binary32,
- * round to nearest even, overflow to Inf: the same rounding; test_format_fast
- * compares the two): the per-element cost of the generic table-driven form
- * was most of the metrics' time for fp32 outputs. */
-static inline double ulp_distance_fp32(double a, double b)
-{
-    float fa = (float)a, fb = (float)b;
-    uint32_t ua, ub;
-    memcpy(&ua, &fa, sizeof ua);
-    memcpy(&ub, &fb, sizeof ub);
-    uint32_t ma = ua & 0x7FFFFFFFu, mb = ub & 0x7FFFFFFFu;
-    int na = ma > 0x7F800000u, nb = mb > 0x7F800000u;
-    if (na | nb)
-        return na & nb ? 0.0 : (double)INFINITY;
-    uint64_t d = (ua >> 31) == (ub >> 31) ? (ma > mb ? ma - mb : mb - ma) : (uint64_t)ma + mb;
-    return (double)d;
-}
-
-double kcs_metrics_ulp_distance(kcs_format f, double a, double b)
-{
-    if (f == KCS_FMT_FP32)
-        return ulp_distance_fp32(a, b);
-    const kcs_fmt_fast *ff = kcs_fmt_fast_get(f);
-    return ff ? kcs_ff_ulp_distance(ff, a, b) : kcs_format_ulp_distance(f, a, b);
-}
-
 void kcs_metrics_compute(const double *y, const double *ref, const double *absref, size_t n,
                          kcs_format out_fmt, double scale, int64_t k, double sentinel,
                          kcs_metrics *m)
 {
     memset(m, 0, sizeof *m);
-    const kcs_fmt_fast *ff = kcs_fmt_fast_get(out_fmt);
-    const int fp32 = out_fmt == KCS_FMT_FP32;
     double sum_sq = 0.0, sum_ulp = 0.0, sum_scaled_sq = 0.0;
     size_t n_finite = 0, n_scaled = 0;
     for (size_t i = 0; i < n; i++) {
@@ -74,9 +45,7 @@ void kcs_metrics_compute(const double *y, const double *ref, const double *absre
         } else if (d > 0.0) {
             m->max_rel = INFINITY;
         }
-        double u = fp32  ? ulp_distance_fp32(a, b)
-                   : ff  ? kcs_ff_ulp_distance(ff, a, b)
-                         : kcs_format_ulp_distance(out_fmt, a, b);
+        double u = kcs_format_ulp_distance(out_fmt, a, b);
         sum_ulp += u;
         if (u > m->max_ulp)
             m->max_ulp = u;

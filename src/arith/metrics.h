@@ -33,10 +33,6 @@ void kcs_metrics_compute(const double *y, const double *ref, const double *absre
                          kcs_format out_fmt, double scale, int64_t k, double sentinel,
                          kcs_metrics *m);
 
-/* The ulp distance kcs_metrics_compute uses: kcs_format_ulp_distance's
- * value, through a hardware fast path for fp32. */
-double kcs_metrics_ulp_distance(kcs_format f, double a, double b);
-
 /* XXH3-64 of the values encoded in fmt (so the digest names the bits the
  * kernel produced, independent of how kcs carries them). */
 uint64_t kcs_digest_values(const double *x, size_t n, kcs_format fmt);

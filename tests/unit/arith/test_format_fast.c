@@ -267,6 +267,35 @@ static void test_ulp_distance(void)
     CU_ASSERT_EQUAL(bad, 0);
 }
 
+/* kcs_format_ulp_distance's fp32 path (the hardware conversion) against
+ * the generic definition on edge pairs (ties, subnormals, the overflow
+ * boundary, +-0, NaN, Inf) and on random doubles across fp32's range and
+ * beyond it; other formats take the table-driven path. */
+static void test_ulp_distance_fp32(void)
+{
+    const double edge[] = {0.0, -0.0, 1.0, -1.0, 0x1.000001p0, 0x1.0000008p0, 0x1.0000018p0,
+                           0x1p-126, 0x1p-149, 0x1p-150, 0x1.8p-150, -0x1p-149, 0x1.fffffep127,
+                           0x1.ffffffp127, 0x1p128, -0x1p128, INFINITY, -INFINITY, NAN, -NAN,
+                           3.4e38, 1e-45, 0x1.fffffefffffffp127, 65504.0};
+    size_t ne = sizeof edge / sizeof edge[0];
+    int bad = 0;
+    for (size_t i = 0; i < ne; i++)
+        for (size_t j = 0; j < ne; j++) {
+            double u = kcs_format_ulp_distance(KCS_FMT_FP32, edge[i], edge[j]);
+            double v = ref_ulp(KCS_FMT_FP32, edge[i], edge[j]);
+            bad += !(u == v || (isnan(u) && isnan(v)));
+        }
+    for (int t = 0; t < 200000; t++) {
+        double a = ldexp((double)(rnd64() >> 11) * 0x1p-53 - 0.5, (int)(rnd64() % 300) - 160);
+        double b = t % 3 ? a * (1.0 + ldexp((double)(rnd64() >> 11) * 0x1p-53 - 0.5,
+                                            -(int)(rnd64() % 30)))
+                         : -a;
+        bad += kcs_format_ulp_distance(KCS_FMT_FP32, a, b) != ref_ulp(KCS_FMT_FP32, a, b);
+    }
+    CU_ASSERT_EQUAL(bad, 0);
+    CU_ASSERT_EQUAL(kcs_format_ulp_distance(KCS_FMT_FP16, 1.0, 2.0), 1024.0);
+}
+
 /* Non-default modes are not the fast path's: they still answer as the
  * generic path does. */
 static void test_other_modes_generic(void)
@@ -353,6 +382,7 @@ int main(void)
     CU_add_test(s, "specials and dense random doubles", test_specials_and_random);
     CU_add_test(s, "fp32 inputs (strided; KCS_TEST_EXHAUSTIVE=1: all)", test_fp32_inputs);
     CU_add_test(s, "ulp distance", test_ulp_distance);
+    CU_add_test(s, "fp32 ulp distance: edges and hardware path", test_ulp_distance_fp32);
     CU_add_test(s, "non-default modes use the generic path", test_other_modes_generic);
     CU_add_test(s, "bits:N and RZ by integer operations", test_round_bits_fast);
     CU_basic_set_mode(CU_BRM_VERBOSE);
