@@ -2,8 +2,8 @@
  * to the accumulator model of acc.c (kcs_acc_add: one correctly rounded
  * addition into the accumulator per step) for fp32, bf16 and fp16
  * accumulators under the sequential, pairwise, blocked, splitk and
- * atomic schedules (atomic: each block's rows and columns gathered in the
- * block's drawn order, then summed sequentially). They vectorise across output columns (16 at a time, 4 rows
+ * atomic schedules (atomic: each block's terms summed sequentially in the
+ * block's drawn order). They vectorise across output columns (16 at a time, 4 rows
  * at once) and keep each output's order along k exactly as the model's:
  *   fp32: the model's step is round32(x + a*b) with a*b exact, i.e. fmaf;
  *         a sum of two fp32 partials is a float addition; a pairwise leaf
@@ -54,23 +54,6 @@ static int plan_of(const kcs_schedule *s, size_t k, plan *pl)
 _Static_assert((int)R == (int)KCS_GEMM_TILE_M && (int)W == (int)KCS_GEMM_TILE_N,
                "the atomic order is drawn per block of the fast kernels");
 
-/* The atomic schedule: block (i0, j0)'s rows of a and columns of b
- * gathered in its drawn order (kcs_atomic_order, the model's), so that the
- * sequential block kernel sums each output's terms in that order. */
-#define GATHER(name, T)                                                                      \
-    static void name(const T *a, const T *b, size_t k, size_t np, size_t i0, size_t j0,        \
-                     const int64_t *idx, T *ta, T *tb)                                         \
-    {                                                                                          \
-        for (size_t r = 0; r < R; r++)                                                         \
-            for (size_t p = 0; p < k; p++)                                                     \
-                ta[r * k + p] = a[(i0 + r) * k + (size_t)idx[p]];                              \
-        for (size_t p = 0; p < k; p++)                                                         \
-            memcpy(tb + p * W, b + (size_t)idx[p] * np + j0, W * sizeof *tb);                  \
-    }
-GATHER(gather_f32, float)
-GATHER(gather_f64, double)
-#undef GATHER
-
 static int is_float(double x)
 {
     return (double)(float)x == x || x != x;
@@ -91,13 +74,10 @@ int kcs_cpu_gemm_own_fast(const kcs_call *c, const double *A, const double *B, c
     size_t esz = f32 ? sizeof(float) : sizeof(double);
     int atomic = c->schedule.kind == KCS_SCHED_ATOMIC;
     void *a = calloc(mp * k, esz), *b = calloc(k * np, esz);
-    void *ta = atomic ? malloc(R * k * esz) : NULL, *tb = atomic ? malloc(k * W * esz) : NULL;
     int64_t *idx = atomic ? malloc(k * sizeof *idx) : NULL;
-    if (!a || !b || (atomic && (!ta || !tb || !idx))) {
+    if (!a || !b || (atomic && !idx)) {
         free(a);
         free(b);
-        free(ta);
-        free(tb);
         free(idx);
         return 0; /* the model path reports the memory failure */
     }
@@ -122,8 +102,6 @@ int kcs_cpu_gemm_own_fast(const kcs_call *c, const double *A, const double *B, c
     if (!ok) {
         free(a);
         free(b);
-        free(ta);
-        free(tb);
         free(idx);
         return 0;
     }
@@ -145,8 +123,8 @@ int kcs_cpu_gemm_own_fast(const kcs_call *c, const double *A, const double *B, c
         nar_block = kcs_gf_nar_block_avx512();
     }
 #endif
-    f32_job fj = {a, b, k, np};
-    nar_job nj = {a, b, k, np, 0, 0, 0, 0};
+    f32_job fj = {a, b, k, np, NULL};
+    nar_job nj = {a, b, k, np, NULL, 0, 0, 0, 0};
     if (!f32) { /* bf16, fp16: RNE, Inf, -0, subnormals (nar_round) */
         const kcs_format_info *fi = kcs_format_get(acc->fmt);
         nj.e_lo = (uint64_t)(fi->emin + 1023) << 52;
@@ -158,25 +136,13 @@ int kcs_cpu_gemm_own_fast(const kcs_call *c, const double *A, const double *B, c
         for (size_t i0 = 0; i0 < mp; i0 += R) {
             float of[R][W];
             double od[R][W];
-            if (atomic) {
+            if (atomic) /* each block's terms in its drawn order, as the model */
                 kcs_atomic_order(kcs_cpu_gemm_tile_seed(c->seed, i0, j0), (int64_t)k, idx);
-                if (f32) {
-                    gather_f32(a, b, k, np, i0, j0, idx, ta, tb);
-                    f32_job tj = {ta, tb, k, W};
-                    f32_block(&tj, &pl, 0, 0, of);
-                } else {
-                    gather_f64(a, b, k, np, i0, j0, idx, ta, tb);
-                    nar_job tj = nj;
-                    tj.A = ta;
-                    tj.B = tb;
-                    tj.ldb = W;
-                    nar_block(&tj, &pl, 0, 0, od);
-                }
-            } else if (f32) {
+            fj.order = nj.order = idx;
+            if (f32)
                 f32_block(&fj, &pl, i0, j0, of);
-            } else {
+            else
                 nar_block(&nj, &pl, i0, j0, od);
-            }
             for (size_t r = 0; r < R && i0 + r < m; r++)
                 for (size_t w = 0; w < W && j0 + w < n; w++) {
                     double s = f32 ? (double)of[r][w] : od[r][w];
@@ -189,8 +155,6 @@ int kcs_cpu_gemm_own_fast(const kcs_call *c, const double *A, const double *B, c
     }
     free(a);
     free(b);
-    free(ta);
-    free(tb);
     free(idx);
     kcs_format_round_n(c->dtype_out, D, D, m * n);
     return 1;

@@ -4,11 +4,13 @@
 
 #include <math.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "format_fast.h"
 
 enum { W = 16, R = 4 };
+
 
 /* The model's order for one output: how the k terms are grouped. */
 typedef struct plan {
@@ -20,12 +22,14 @@ typedef struct f32_job {
     const float *A; /* m x k, rows padded to a multiple of R */
     const float *B; /* k x ldb, columns padded to a multiple of W */
     size_t k, ldb;
+    const int64_t *order; /* NULL, or the order of the k terms (sequential only) */
 } f32_job;
 
 typedef struct nar_job {
     const double *A;
     const double *B;
     size_t k, ldb;
+    const int64_t *order; /* NULL, or the order of the k terms (sequential only) */
     uint64_t e_lo, e_hi; /* exponent fields of 2^emin, 2^emax */
     uint64_t m_off;      /* (53 - p) << 52 */
     double maxf;         /* max finite */

@@ -3,22 +3,25 @@
  * chosen at run time) with KERN(name) naming each copy. Everything but the
  * pairwise recursion is inlined into the block functions so that it is
  * compiled for their instruction set. */
-#include "gemm_fast_impl.h"
+#include "gemm_fast_vec.h"
 
 /* ---- fp32 accumulator: float lanes ------------------------------------ */
 
 /* acc[r][w] = sequential fmaf sum of terms p0 .. p0+len-1 */
 #define INLINE static inline __attribute__((always_inline))
 
+/* order: NULL, or the terms' order (the atomic schedule's); the callers
+ * pass a constant NULL where there is none, so that copy has no lookup. */
 INLINE void f32_seq(const f32_job *J, size_t i0, size_t j0, size_t p0, size_t len,
-                    float out[R][W])
+                    const int64_t *order, float out[R][W])
 {
     float acc[R][W] = {{0}};
     const float *__restrict A = J->A + i0 * J->k;
     for (size_t p = p0; p < p0 + len; p++) {
-        const float *__restrict b = J->B + p * J->ldb + j0;
+        size_t q = order ? (size_t)order[p] : p;
+        const float *__restrict b = J->B + q * J->ldb + j0;
         for (int r = 0; r < R; r++) {
-            float a = A[(size_t)r * J->k + p];
+            float a = A[(size_t)r * J->k + q];
             for (int w = 0; w < W; w++)
                 acc[r][w] = fmaf(a, b[w], acc[r][w]);
         }
@@ -65,7 +68,10 @@ void KERN(f32_block)(const f32_job *J, const plan *pl, size_t i0, size_t j0,
         return;
     }
     if (pl->kind == 0) {
-        f32_seq(J, i0, j0, 0, J->k, out);
+        if (J->order)
+            f32_seq(J, i0, j0, 0, J->k, J->order, out);
+        else
+            f32_seq(J, i0, j0, 0, J->k, NULL, out);
         return;
     }
     size_t chunk = pl->chunk;
@@ -77,7 +83,7 @@ void KERN(f32_block)(const f32_job *J, const plan *pl, size_t i0, size_t j0,
             out[r][w] = 0.0f;
     for (size_t s = 0; s < J->k; s += chunk) {
         size_t len = J->k - s < chunk ? J->k - s : chunk;
-        f32_seq(J, i0, j0, s, len, part);
+        f32_seq(J, i0, j0, s, len, NULL, part);
         for (int r = 0; r < R; r++)
             for (int w = 0; w < W; w++)
                 out[r][w] = out[r][w] + part[r][w];
@@ -86,6 +92,73 @@ void KERN(f32_block)(const f32_job *J, const plan *pl, size_t i0, size_t j0,
 
 /* ---- bf16 / fp16 accumulators: the model in double lanes -------------- */
 
+/* The model's operations on lanes gf_vd (gemm_fast_vec.h): plain doubles
+ * in loops the compiler vectorises (the baseline and AVX2 copies), or, in a
+ * copy that sets GF_VBYTES (AVX-512), GCC vector extensions with the
+ * block's R x WV accumulators held in registers and its independent chains
+ * written next to each other (the vectorised loop kept them in memory, one
+ * chain at a time: half the speed there). Same operations, same order per
+ * output: bit for bit the scalar model (test_gemm_fast checks every copy
+ * against the exact model).
+ *
+ * Per-copy hooks (a vector copy defines them with its own instructions
+ * before including this; these are the plain-double forms):
+ *   GF_MAXU/GF_MINU(o, a, b)  max/min of exponent fields;
+ *   GF_INF_ABOVE(r, maxf)  r, with +Inf where r > maxf (NaN stays);
+ *   GF_SUM_ODD(o, x, t)    a double whose rounding to a narrow format
+ *                          (p <= 24 bits) is the correct rounding of the
+ *                          exact x + t: here TwoSum, then s nudged one fp64
+ *                          ulp toward the error e (so s is never on a
+ *                          narrow midpoint unless x + t is). When s is not
+ *                          finite e is NaN (Inf - Inf on the way), which is
+ *                          neither > 0 nor < 0: no nudge, as in the model;
+ *                          the nudge moves |s| up when e and s have the
+ *                          same sign, down otherwise. */
+#ifndef GF_VBYTES
+INLINE void gf_maxu(gf_vu *o, const gf_vu *a, const gf_vu *b)
+{
+    *o = *a < *b ? *b : *a;
+}
+INLINE void gf_minu(gf_vu *o, const gf_vu *a, const gf_vu *b)
+{
+    *o = *a > *b ? *b : *a;
+}
+INLINE void gf_inf_above(gf_vd *r, const gf_vd *maxf)
+{
+    *r = *r > *maxf ? (double)INFINITY : *r;
+}
+INLINE void gf_sum_nudged(gf_vd *o, const gf_vd *x, const gf_vd *t)
+{
+    gf_vd s = *x + *t;
+    gf_vd bp = s - *x;
+    gf_vd e = (*x - (s - bp)) + (*t - bp);
+    gf_vu sb = kcs_ff_bits(s);
+    gf_vu nudge = (uint64_t)(e > 0.0) | (e < 0.0);
+    gf_vu away = ((kcs_ff_bits(e) ^ sb) >> 63) ^ 1;
+    /* |s| +- 1 ulp: the bits of s move the same way whatever its sign */
+    *o = kcs_ff_double(sb + (((away << 1) - 1) & ((uint64_t)0 - nudge)));
+}
+#define GF_MAXU gf_maxu
+#define GF_MINU gf_minu
+#define GF_INF_ABOVE gf_inf_above
+#define GF_SUM_ODD gf_sum_nudged
+#elif !defined(GF_MAXU) || !defined(GF_MINU) || !defined(GF_INF_ABOVE) || !defined(GF_SUM_ODD)
+#error "a copy with GF_VBYTES defines the GF_ hooks"
+#endif
+
+typedef struct nar_vc {
+    gf_vu e_lo, e_hi, m_off;
+    gf_vd maxf;
+} nar_vc;
+
+INLINE void nar_consts(const nar_job *J, nar_vc *c)
+{
+    c->e_lo = (gf_vu){0} + J->e_lo;
+    c->e_hi = (gf_vu){0} + J->e_hi;
+    c->m_off = (gf_vu){0} + J->m_off;
+    c->maxf = (gf_vd){0} + J->maxf;
+}
+
 /* Round |value| bits a to the narrow accumulator (bf16/fp16: RNE, Inf on
  * overflow, subnormals kept) and put the sign bits sg back. One magic-number
  * add does it: with E = the exponent field of a clamped to [emin, emax],
@@ -93,126 +166,146 @@ void KERN(f32_block)(const f32_job *J, const plan *pl, size_t i0, size_t j0,
  * (|x| + M) - M is |x| rounded to nearest even (for |x| beyond the format,
  * to something > max finite, which becomes Inf). NaN stays a NaN (its bits
  * are not canonical: they only feed later adds and the output rounding). */
-INLINE double nar_round(const nar_job *J, uint64_t a, uint64_t sg)
+INLINE void nar_round(const nar_vc *c, const gf_vu *a, const gf_vu *sg, gf_vd *out)
 {
-    uint64_t eb = a & 0x7ff0000000000000ull;
-    eb = eb < J->e_lo ? J->e_lo : eb;
-    eb = eb > J->e_hi ? J->e_hi : eb;
-    double M = kcs_ff_double(eb + J->m_off);
-    double r = (kcs_ff_double(a) + M) - M;
-    r = r > J->maxf ? (double)INFINITY : r;
-    return kcs_ff_double(kcs_ff_bits(r) | sg);
+    gf_vu eb = *a & 0x7ff0000000000000ull;
+    GF_MAXU(&eb, &eb, &c->e_lo);
+    GF_MINU(&eb, &eb, &c->e_hi);
+    gf_vd M = GF_AS_D(eb + c->m_off);
+    gf_vd r = (GF_AS_D(*a) + M) - M;
+    GF_INF_ABOVE(&r, &c->maxf);
+    *out = GF_AS_D(GF_AS_U(r) | *sg);
 }
 
-/* kcs_acc_add for a narrow format: TwoSum, nudge s one fp64 ulp toward the
- * error, round. When s is not finite the error is NaN (Inf - Inf on the
- * way), which is neither > 0 nor < 0: no nudge, as in the model. The nudge
- * moves |s| up when e and s have the same sign, down otherwise. */
-INLINE double nar_add(const nar_job *J, double x, double t)
+/* kcs_acc_add for a narrow format: x + t to a double s whose rounding to
+ * the format is the correct rounding of the exact sum (GF_SUM_ODD), then
+ * that rounding. */
+INLINE void nar_add(const nar_vc *c, const gf_vd *x, const gf_vd *t, gf_vd *out)
 {
-    double s = x + t;
-    double bp = s - x;
-    double e = (x - (s - bp)) + (t - bp);
-    uint64_t sb = kcs_ff_bits(s);
-    uint64_t sg = sb & KCS_FF_SIGN, a = sb ^ sg;
-    uint64_t nudge = (uint64_t)(e > 0.0) | (e < 0.0);
-    uint64_t away = ((kcs_ff_bits(e) ^ sb) >> 63) ^ 1;
-    a += ((away << 1) - 1) & ((uint64_t)0 - nudge);
-    return nar_round(J, a, sg);
+    gf_vd s;
+    GF_SUM_ODD(&s, x, t);
+    gf_vu sb = GF_AS_U(s);
+    gf_vu sg = sb & KCS_FF_SIGN, a = sb ^ sg;
+    nar_round(c, &a, &sg, out);
 }
 
 /* A pairwise leaf: the model rounds the exact product into the accumulator. */
-INLINE double nar_leaf(const nar_job *J, double t)
+INLINE void nar_leaf(const nar_vc *c, const gf_vd *t, gf_vd *out)
 {
-    uint64_t v = kcs_ff_bits(t);
-    return nar_round(J, v & ~KCS_FF_SIGN, v & KCS_FF_SIGN);
+    gf_vu v = GF_AS_U(*t), a = v & ~KCS_FF_SIGN, sg = v & KCS_FF_SIGN;
+    nar_round(c, &a, &sg, out);
 }
 
-INLINE void nar_seq(const nar_job *J, size_t i0, size_t j0, size_t p0, size_t len,
-                    double out[R][W])
+INLINE void nar_load_row(const double *b, gf_vd v[WV])
 {
-    double acc[R][W] = {{0}};
-    const nar_job Jl = *J;
+    memcpy(v, b, sizeof(gf_vd) * WV);
+}
+
+INLINE void nar_seq(const nar_job *J, const nar_vc *c, size_t i0, size_t j0, size_t p0,
+                    size_t len, const int64_t *order, gf_vd out[R][WV])
+{
+    gf_vd acc[R][WV];
+    GF_UNROLL for (int r = 0; r < R; r++)
+        GF_UNROLL for (int h = 0; h < WV; h++)
+            acc[r][h] = (gf_vd){0};
     const double *__restrict A = J->A + i0 * J->k;
     for (size_t p = p0; p < p0 + len; p++) {
-        const double *__restrict b = J->B + p * J->ldb + j0;
-        for (int r = 0; r < R; r++) {
-            double a = A[(size_t)r * J->k + p];
-            for (int w = 0; w < W; w++)
-                acc[r][w] = nar_add(&Jl, acc[r][w], a * b[w]);
+        size_t q = order ? (size_t)order[p] : p;
+        gf_vd b[WV];
+        nar_load_row(J->B + q * J->ldb + j0, b);
+        GF_UNROLL for (int r = 0; r < R; r++) {
+            double a = A[(size_t)r * J->k + q];
+            GF_UNROLL for (int h = 0; h < WV; h++) {
+                gf_vd t = a * b[h];
+                nar_add(c, &acc[r][h], &t, &acc[r][h]);
+            }
         }
     }
     memcpy(out, acc, sizeof acc);
 }
 
-static void nar_pairwise(const nar_job *J, size_t i0, size_t j0, size_t p0, size_t len,
-                         double out[R][W])
+/* Leaf p's rounded products into l (row r). */
+INLINE void nar_leaves(const nar_job *J, const nar_vc *c, size_t i0, size_t j0, size_t p,
+                       int r, gf_vd l[WV])
 {
-    if (len == 1) {
-        const double *b = J->B + p0 * J->ldb + j0;
-        for (int r = 0; r < R; r++) {
-            double a = J->A[(i0 + (size_t)r) * J->k + p0];
-            for (int w = 0; w < W; w++)
-                {
-                double v = a * b[w];
-                uint64_t vb = kcs_ff_bits(v);
-                out[r][w] = nar_round(J, vb & ~KCS_FF_SIGN, vb & KCS_FF_SIGN);
-            }
-        }
-        return;
+    gf_vd b[WV];
+    nar_load_row(J->B + p * J->ldb + j0, b);
+    double a = J->A[(i0 + (size_t)r) * J->k + p];
+    GF_UNROLL for (int h = 0; h < WV; h++) {
+        gf_vd t = a * b[h];
+        nar_leaf(c, &t, &l[h]);
     }
+}
+
+INLINE void nar_add_row(const nar_vc *c, const gf_vd x[WV], const gf_vd y[WV], gf_vd o[WV])
+{
+    GF_UNROLL for (int h = 0; h < WV; h++)
+        nar_add(c, &x[h], &y[h], &o[h]);
+}
+
+static void nar_pairwise(const nar_job *J, const nar_vc *c, size_t i0, size_t j0, size_t p0,
+                         size_t len, gf_vd out[R][WV])
+{
     if (len <= 4) { /* the last levels here, in the model's order: fewer calls */
-        const size_t ld = J->ldb;
-        const double *b0 = J->B + p0 * ld + j0, *b1 = b0 + ld, *b2 = b1 + ld, *b3 = b2 + ld;
-        for (int r = 0; r < R; r++) {
-            const double *a = J->A + (i0 + (size_t)r) * J->k + p0;
-            if (len == 2) /* l0 + l1 */
-                for (int w = 0; w < W; w++)
-                    out[r][w] = nar_add(J, nar_leaf(J, a[0] * b0[w]), nar_leaf(J, a[1] * b1[w]));
-            else if (len == 3) /* h = 1: l0 + (l1 + l2) */
-                for (int w = 0; w < W; w++)
-                    out[r][w] = nar_add(J, nar_leaf(J, a[0] * b0[w]),
-                                        nar_add(J, nar_leaf(J, a[1] * b1[w]),
-                                                nar_leaf(J, a[2] * b2[w])));
-            else /* (l0 + l1) + (l2 + l3) */
-                for (int w = 0; w < W; w++)
-                    out[r][w] =
-                        nar_add(J, nar_add(J, nar_leaf(J, a[0] * b0[w]), nar_leaf(J, a[1] * b1[w])),
-                                nar_add(J, nar_leaf(J, a[2] * b2[w]), nar_leaf(J, a[3] * b3[w])));
+        GF_UNROLL for (int r = 0; r < R; r++) {
+            gf_vd l0[WV], l1[WV], l2[WV], l3[WV], s0[WV], s1[WV];
+            nar_leaves(J, c, i0, j0, p0, r, l0);
+            if (len == 1) {
+                memcpy(out[r], l0, sizeof l0);
+                continue;
+            }
+            nar_leaves(J, c, i0, j0, p0 + 1, r, l1);
+            if (len == 2) { /* l0 + l1 */
+                nar_add_row(c, l0, l1, out[r]);
+                continue;
+            }
+            nar_leaves(J, c, i0, j0, p0 + 2, r, l2);
+            if (len == 3) { /* h = 1: l0 + (l1 + l2) */
+                nar_add_row(c, l1, l2, s1);
+                nar_add_row(c, l0, s1, out[r]);
+                continue;
+            }
+            nar_leaves(J, c, i0, j0, p0 + 3, r, l3); /* (l0 + l1) + (l2 + l3) */
+            nar_add_row(c, l0, l1, s0);
+            nar_add_row(c, l2, l3, s1);
+            nar_add_row(c, s0, s1, out[r]);
         }
         return;
     }
     size_t h = len / 2;
-    double rt[R][W];
-    nar_pairwise(J, i0, j0, p0, h, out);
-    nar_pairwise(J, i0, j0, p0 + h, len - h, rt);
-    for (int r = 0; r < R; r++)
-        for (int w = 0; w < W; w++)
-            out[r][w] = nar_add(J, out[r][w], rt[r][w]);
+    gf_vd rt[R][WV];
+    nar_pairwise(J, c, i0, j0, p0, h, out);
+    nar_pairwise(J, c, i0, j0, p0 + h, len - h, rt);
+    GF_UNROLL for (int r = 0; r < R; r++)
+        nar_add_row(c, out[r], rt[r], out[r]);
 }
 
 void KERN(nar_block)(const nar_job *J, const plan *pl, size_t i0, size_t j0,
                              double out[R][W])
 {
+    nar_vc c;
+    nar_consts(J, &c);
+    gf_vd o[R][WV];
     if (pl->kind == 1) {
-        nar_pairwise(J, i0, j0, 0, J->k, out);
-        return;
+        nar_pairwise(J, &c, i0, j0, 0, J->k, o);
+    } else if (pl->kind == 0) {
+        if (J->order)
+            nar_seq(J, &c, i0, j0, 0, J->k, J->order, o);
+        else
+            nar_seq(J, &c, i0, j0, 0, J->k, NULL, o);
+    } else {
+        /* as the model: total = 0, then total + each chunk's sum */
+        size_t chunk = pl->chunk;
+        gf_vd part[R][WV];
+        GF_UNROLL for (int r = 0; r < R; r++)
+            GF_UNROLL for (int h = 0; h < WV; h++)
+                o[r][h] = (gf_vd){0};
+        for (size_t s = 0; s < J->k; s += chunk) {
+            size_t len = J->k - s < chunk ? J->k - s : chunk;
+            nar_seq(J, &c, i0, j0, s, len, NULL, part);
+            GF_UNROLL for (int r = 0; r < R; r++)
+                nar_add_row(&c, o[r], part[r], o[r]);
+        }
     }
-    if (pl->kind == 0) {
-        nar_seq(J, i0, j0, 0, J->k, out);
-        return;
-    }
-    size_t chunk = pl->chunk;
-    double part[R][W];
-    for (int r = 0; r < R; r++)
-        for (int w = 0; w < W; w++)
-            out[r][w] = 0.0;
-    for (size_t s = 0; s < J->k; s += chunk) {
-        size_t len = J->k - s < chunk ? J->k - s : chunk;
-        nar_seq(J, i0, j0, s, len, part);
-        for (int r = 0; r < R; r++)
-            for (int w = 0; w < W; w++)
-                out[r][w] = nar_add(J, out[r][w], part[r][w]);
-    }
+    memcpy(out, o, sizeof o);
 }
-

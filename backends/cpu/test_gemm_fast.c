@@ -118,7 +118,7 @@ static void test_double_rounding_cases(void)
 {
     enum { M = 64, N = 16, K = 2 };
     kcs_format accs[] = {KCS_FMT_BF16, KCS_FMT_FP16};
-    long long bad = 0, wrong_plain = 0;
+    long long bad = 0, wrong_plain = 0, wrong_trunc = 0;
     kcs_rng r;
     kcs_rng_init(&r, 3, 1, 4);
     for (int ai = 0; ai < 2; ai++) {
@@ -132,7 +132,10 @@ static void test_double_rounding_cases(void)
             if (i & 1)
                 x = -x;
             A[i * K] = x;
-            A[i * K + 1] = ldexp(1.0 + 0x1p-23, e - p) * (x < 0 ? -1 : 1);
+            /* rows i & 2: the second term against x's sign (the sum just
+             * above the midpoint below x, where a sum rounded toward zero
+             * ties the wrong way) */
+            A[i * K + 1] = ldexp(1.0 + 0x1p-23, e - p) * ((x < 0) != !!(i & 2) ? -1 : 1);
         }
         for (int j = 0; j < N; j++) {
             B[j] = 1.0;
@@ -157,11 +160,20 @@ static void test_double_rounding_cases(void)
                 double plain = kcs_format_round(accs[ai], t0 + A[i * K + 1] * B[N + j],
                                                 KCS_ROUND_DEFAULT);
                 wrong_plain += !same(plain, D2[i * N + j]);
+                /* the fp64 sum rounded toward zero (TwoSum tells which way
+                 * it was rounded), then to the accumulator */
+                double y = A[i * K + 1] * B[N + j], s = t0 + y, bp = s - t0;
+                double err = (t0 - (s - bp)) + (y - bp);
+                if (err != 0 && (err < 0) != (s < 0))
+                    s = nextafter(s, 0.0);
+                wrong_trunc += !same(kcs_format_round(accs[ai], s, KCS_ROUND_DEFAULT), D2[i * N + j]);
             }
     }
-    printf("\n  %lld of %d near-midpoint sums where fp64-then-round is wrong; fast path "
-           "differs from the model in %lld\n", wrong_plain, 2 * M * N, bad);
+    printf("\n  %lld of %d near-midpoint sums where fp64-then-round is wrong, %lld where "
+           "fp64-toward-zero-then-round is; fast path differs from the model in %lld\n",
+           wrong_plain, 2 * M * N, wrong_trunc, bad);
     CU_ASSERT(wrong_plain > 0); /* the cases do exercise the nudge */
+    CU_ASSERT(wrong_trunc > 0); /* and the odd bit of the AVX-512 copy's sum */
     CU_ASSERT_EQUAL(bad, 0);
 }
 
