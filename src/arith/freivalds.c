@@ -79,9 +79,12 @@
  * re-read, from cache. The kernels keep their accumulators in GCC/Clang
  * vector-extension registers (plain C loops kept the accumulator arrays in
  * memory at -O2, 2x slower); the summation order is fixed by the C source
- * (8 interleaved lanes, a fixed tree), so every ISA variant and thread
- * count returns bitwise the same result. The binary runs on any x86-64:
- * variants for x86-64-v3/v4 are picked at run time. */
+ * (8 interleaved lanes, a fixed tree) and every product-and-add is fused
+ * (__builtin_fma: an FMA instruction on x86-64-v3/v4, libm's fma() in the
+ * baseline variant; one rounding per term, so the bounds above hold as
+ * they are), so every ISA variant and thread count returns bitwise the
+ * same result. The binary runs on any x86-64: variants for x86-64-v3/v4
+ * are picked at run time. */
 #include "freivalds.h"
 
 #include <math.h>
@@ -93,6 +96,11 @@
 #include <unistd.h>
 
 #include "rng.h"
+
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 11 && \
+    !defined(KCS_FV_NO_CLONES)
+#include <immintrin.h>
+#endif
 
 #define FV_U64 0x1.0p-53
 #define FV_RNG_TAG 0x46524549u /* "FREI": the probe stream's second key */
@@ -236,6 +244,18 @@ static inline void fv_ld8(fv_v8d *d, const float *x)
     *d = __builtin_convertvector(f, fv_v8d);
 }
 
+#if FV_X86V4
+/* fv_ld8 in one conversion instruction (GCC splits the generic form into
+ * two 4-lane conversions and an insert, which cost the x86-64-v4 kernels
+ * as much as their multiply-adds). */
+FV_V4 static inline __attribute__((always_inline)) void fv_ld8_v4(fv_v8d *d, const float *x)
+{
+    *d = (fv_v8d)_mm512_cvtps_pd(_mm256_loadu_ps(x));
+}
+#else
+#define fv_ld8_v4 fv_ld8
+#endif
+
 /* |d| by clearing the sign bits (exact). */
 static inline void fv_abs8(fv_v8d *d, const fv_v8d *x)
 {
@@ -250,6 +270,21 @@ static inline void fv_ld4(fv_v4d *d, const float *x)
     fv_v4f f;
     memcpy(&f, x, sizeof f);
     *d = __builtin_convertvector(f, fv_v4d);
+}
+
+/* a += u w per lane, fused (one rounding): every copy (the x86-64-v3/v4
+ * ones with FMA instructions, the baseline one through fma()) returns the
+ * same bits. */
+static inline void fv_fma8(fv_v8d *a, const fv_v8d *u, const fv_v8d *w)
+{
+    for (int i = 0; i < 8; i++)
+        (*a)[i] = __builtin_fma((*u)[i], (*w)[i], (*a)[i]);
+}
+
+static inline void fv_fma4(fv_v4d *a, const fv_v4d *u, const fv_v4d *w)
+{
+    for (int i = 0; i < 4; i++)
+        (*a)[i] = __builtin_fma((*u)[i], (*w)[i], (*a)[i]);
 }
 
 /* Kernels work on [l0, l1) of L and carry their lane sums in memory (acc:
@@ -268,17 +303,17 @@ static inline void fv_ld4(fv_v4d *d, const float *x)
         long l = l0;                                                                         \
         for (; l + 8 <= l1; l += 8) {                                                        \
             fv_v8d u[FV_W8_RB];                                                              \
-            FV_UNROLL for (int r = 0; r < FV_W8_RB; r++) fv_ld8(&u[r], x[r] + l);            \
+            FV_UNROLL for (int r = 0; r < FV_W8_RB; r++) fv_ld8_v4(&u[r], x[r] + l);         \
             FV_UNROLL for (int j = 0; j < JB; j++) {                                         \
                 fv_v8d w;                                                                    \
                 memcpy(&w, V + j * ldv + l, sizeof w);                                       \
-                FV_UNROLL for (int r = 0; r < FV_W8_RB; r++) a[r][j] += u[r] * w;            \
+                FV_UNROLL for (int r = 0; r < FV_W8_RB; r++) fv_fma8(&a[r][j], &u[r], &w);   \
             }                                                                                \
         }                                                                                    \
         for (; l < l1; l++)                                                                  \
             for (int r = 0; r < FV_W8_RB; r++)                                               \
                 for (int j = 0; j < JB; j++)                                                 \
-                    a[r][j][0] += (double)x[r][l] * V[j * ldv + l];                          \
+                    a[r][j][0] = __builtin_fma((double)x[r][l], V[j * ldv + l], a[r][j][0]); \
         for (int r = 0; r < FV_W8_RB; r++)                                                   \
             for (int j = 0; j < JB; j++)                                                     \
                 memcpy(acc + r * ars + 8 * j, &a[r][j], sizeof a[r][j]);                     \
@@ -300,57 +335,75 @@ static inline void fv_ld4(fv_v4d *d, const float *x)
                 FV_UNROLL for (int j = 0; j < JB; j++) {                                     \
                     fv_v4d w;                                                                \
                     memcpy(&w, V + j * ldv + l + 4 * h, sizeof w);                           \
-                    FV_UNROLL for (int r = 0; r < FV_W4_RB; r++) a[r][j][h] += u[r] * w;     \
+                    FV_UNROLL for (int r = 0; r < FV_W4_RB; r++) fv_fma4(&a[r][j][h], &u[r], &w); \
                 }                                                                            \
             }                                                                                \
         }                                                                                    \
         for (; l < l1; l++)                                                                  \
             for (int r = 0; r < FV_W4_RB; r++)                                               \
                 for (int j = 0; j < JB; j++)                                                 \
-                    a[r][j][0][0] += (double)x[r][l] * V[j * ldv + l];                       \
+                    a[r][j][0][0] = __builtin_fma((double)x[r][l], V[j * ldv + l], a[r][j][0][0]); \
         for (int r = 0; r < FV_W4_RB; r++)                                                   \
             for (int j = 0; j < JB; j++)                                                     \
                 memcpy(acc + r * ars + 8 * j, &a[r][j], sizeof a[r][j]);                     \
     }
 
 /* Lane state st[32] (16 lanes of sum |x_l| w_l, 16 of sum x_l^2) over
- * [l0, l1): l0 a multiple of 16, the tail (to lane 0) only at the end. */
-FV_CLONES3 static void fv_aux(const float *x, long l0, long l1, const double *w, double *st)
-{
-    fv_v8d s0, s1, q0, q1;
-    memcpy(&s0, st, sizeof s0);
-    memcpy(&s1, st + 8, sizeof s1);
-    memcpy(&q0, st + 16, sizeof q0);
-    memcpy(&q1, st + 24, sizeof q1);
-    long l = l0;
-    for (; l + 16 <= l1; l += 16) {
-        fv_v8d u0, u1, b0, b1;
-        fv_ld8(&u0, x + l);
-        fv_ld8(&u1, x + l + 8);
-        fv_abs8(&b0, &u0);
-        fv_abs8(&b1, &u1);
-        if (w) {
-            fv_v8d w0, w1;
-            memcpy(&w0, w + l, sizeof w0);
-            memcpy(&w1, w + l + 8, sizeof w1);
-            b0 *= w0;
-            b1 *= w1;
-        }
-        s0 += b0;
-        s1 += b1;
-        q0 += u0 * u0;
-        q1 += u1 * u1;
+ * [l0, l1): l0 a multiple of 16, the tail (to lane 0) only at the end.
+ * Fused multiply-adds (fv_fma8), so both copies below (and every clone)
+ * return the same bits; without weights the sum is of |x_l|. */
+#define FV_AUX_BODY(LD)                                                                      \
+    {                                                                                        \
+        fv_v8d s0, s1, q0, q1;                                                               \
+        memcpy(&s0, st, sizeof s0);                                                          \
+        memcpy(&s1, st + 8, sizeof s1);                                                      \
+        memcpy(&q0, st + 16, sizeof q0);                                                     \
+        memcpy(&q1, st + 24, sizeof q1);                                                     \
+        long l = l0;                                                                         \
+        if (w) {                                                                             \
+            for (; l + 16 <= l1; l += 16) {                                                  \
+                fv_v8d u0, u1, b0, b1, w0, w1;                                               \
+                LD(&u0, x + l);                                                              \
+                LD(&u1, x + l + 8);                                                          \
+                fv_abs8(&b0, &u0);                                                           \
+                fv_abs8(&b1, &u1);                                                           \
+                memcpy(&w0, w + l, sizeof w0);                                               \
+                memcpy(&w1, w + l + 8, sizeof w1);                                           \
+                fv_fma8(&s0, &b0, &w0);                                                      \
+                fv_fma8(&s1, &b1, &w1);                                                      \
+                fv_fma8(&q0, &u0, &u0);                                                      \
+                fv_fma8(&q1, &u1, &u1);                                                      \
+            }                                                                                \
+        } else {                                                                             \
+            for (; l + 16 <= l1; l += 16) {                                                  \
+                fv_v8d u0, u1, b0, b1;                                                       \
+                LD(&u0, x + l);                                                              \
+                LD(&u1, x + l + 8);                                                          \
+                fv_abs8(&b0, &u0);                                                           \
+                fv_abs8(&b1, &u1);                                                           \
+                s0 += b0;                                                                    \
+                s1 += b1;                                                                    \
+                fv_fma8(&q0, &u0, &u0);                                                      \
+                fv_fma8(&q1, &u1, &u1);                                                      \
+            }                                                                                \
+        }                                                                                    \
+        for (; l < l1; l++) {                                                                \
+            double u = x[l];                                                                 \
+            s0[0] = w ? __builtin_fma(fabs(u), w[l], s0[0]) : s0[0] + fabs(u);               \
+            q0[0] = __builtin_fma(u, u, q0[0]);                                              \
+        }                                                                                    \
+        memcpy(st, &s0, sizeof s0);                                                          \
+        memcpy(st + 8, &s1, sizeof s1);                                                      \
+        memcpy(st + 16, &q0, sizeof q0);                                                     \
+        memcpy(st + 24, &q1, sizeof q1);                                                     \
     }
-    for (; l < l1; l++) {
-        double u = x[l];
-        s0[0] += fabs(u) * (w ? w[l] : 1.0);
-        q0[0] += u * u;
-    }
-    memcpy(st, &s0, sizeof s0);
-    memcpy(st + 8, &s1, sizeof s1);
-    memcpy(st + 16, &q0, sizeof q0);
-    memcpy(st + 24, &q1, sizeof q1);
-}
+
+FV_CLONES static void fv_aux(const float *x, long l0, long l1, const double *w, double *st)
+FV_AUX_BODY(fv_ld8)
+
+/* the x86-64-v4 copy: each 8-float load converted by one instruction */
+FV_V4 static void fv_aux_v4(const float *x, long l0, long l1, const double *w, double *st)
+FV_AUX_BODY(fv_ld8_v4)
 
 static void fv_aux_final(const double *st, double *wabs, double *sq)
 {
@@ -459,7 +512,7 @@ static void fv_block(const fv_ctx *c, const float *X, long r0, long r1, long L,
                 x[r] = X + (g + (r < valid ? r : valid - 1)) * L;
             fv_dot_piece(x, c->w8, l0, l1, V, L, k, acc + (g - r0) * ars, ars);
             for (int r = 0; r < valid; r++)
-                fv_aux(x[r], l0, l1, w, aux + 32 * (g - r0 + r));
+                (c->w8 ? fv_aux_v4 : fv_aux)(x[r], l0, l1, w, aux + 32 * (g - r0 + r));
         }
     }
     for (long r = 0; r < nrow; r++) {
