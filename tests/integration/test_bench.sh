@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# kcs bench metrics / hdf5 / study at tiny sizes: exit 0, the table has the
+# kcs bench freivalds / metrics / hdf5 / study at tiny sizes: exit 0, the table has the
 # rows the options ask for with positive finite numbers, nothing is left in
 # the output directory, --help works and bad options exit 2.
 source "$(dirname "$0")/lib.sh"
@@ -27,6 +27,15 @@ rows() {
     END { if (bad) exit 1; print n + 0 }' "$1"
 }
 empty() { [ -z "$(ls -A "$1")" ] || fail "$2 left files behind: $(ls -A "$1")"; }
+
+# --- freivalds: 2 sizes, the floors re-measured before the second -------
+"$KCS" bench freivalds --sizes 128,256 --reps 3 --bw-mib 8 > "$T/f.out"
+cat "$T/f.out"
+grep -q "^machine (this run, so far): read bandwidth" "$T/f.out" || fail "freivalds: no machine line"
+grep -q "^machine (fastest seen in this run" "$T/f.out" || fail "freivalds: no final machine line"
+for n in 128 256; do
+  grep -Eq "^ *$n +10( +[0-9.]+){11} +yes$" "$T/f.out" || fail "freivalds: no passing row for n=$n"
+done
 
 # --- metrics: 2 sizes x 2 formats x {metrics, digest} --------------------
 "$KCS" bench metrics --sizes 1000,2^12 --formats fp32,bf16 --reps 3 --bw-mib 8 > "$T/m.out"
