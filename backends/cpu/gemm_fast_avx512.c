@@ -30,10 +30,6 @@ GF_INLINE void gf_maxu512(gf_vu *o, const gf_vu *a, const gf_vu *b)
 {
     *o = (gf_vu)_mm512_max_epu64((__m512i)*a, (__m512i)*b);
 }
-GF_INLINE void gf_minu512(gf_vu *o, const gf_vu *a, const gf_vu *b)
-{
-    *o = (gf_vu)_mm512_min_epu64((__m512i)*a, (__m512i)*b);
-}
 GF_INLINE void gf_inf_above512(gf_vd *r, const gf_vd *maxf)
 {
     __mmask8 big = _mm512_cmp_pd_mask((__m512d)*r, (__m512d)*maxf, _CMP_GT_OQ);
@@ -41,7 +37,6 @@ GF_INLINE void gf_inf_above512(gf_vd *r, const gf_vd *maxf)
 }
 #define GF_SUM_ODD gf_sum_odd512
 #define GF_MAXU gf_maxu512
-#define GF_MINU gf_minu512
 #define GF_INF_ABOVE gf_inf_above512
 
 #define KERN(name) kcs_gf_##name##_avx512_impl

@@ -30,7 +30,7 @@ typedef struct nar_job {
     const double *B;
     size_t k, ldb;
     const int64_t *order; /* NULL, or the order of the k terms (sequential only) */
-    uint64_t e_lo, e_hi; /* exponent fields of 2^emin, 2^emax */
+    uint64_t e_lo;       /* exponent field of 2^emin */
     uint64_t m_off;      /* (53 - p) << 52 */
     double maxf;         /* max finite */
 } nar_job;

@@ -103,7 +103,7 @@ void KERN(f32_block)(const f32_job *J, const plan *pl, size_t i0, size_t j0,
  *
  * Per-copy hooks (a vector copy defines them with its own instructions
  * before including this; these are the plain-double forms):
- *   GF_MAXU/GF_MINU(o, a, b)  max/min of exponent fields;
+ *   GF_MAXU(o, a, b)       max of exponent fields;
  *   GF_INF_ABOVE(r, maxf)  r, with +Inf where r > maxf (NaN stays);
  *   GF_SUM_ODD(o, x, t)    a double whose rounding to a narrow format
  *                          (p <= 24 bits) is the correct rounding of the
@@ -118,10 +118,6 @@ void KERN(f32_block)(const f32_job *J, const plan *pl, size_t i0, size_t j0,
 INLINE void gf_maxu(gf_vu *o, const gf_vu *a, const gf_vu *b)
 {
     *o = *a < *b ? *b : *a;
-}
-INLINE void gf_minu(gf_vu *o, const gf_vu *a, const gf_vu *b)
-{
-    *o = *a > *b ? *b : *a;
 }
 INLINE void gf_inf_above(gf_vd *r, const gf_vd *maxf)
 {
@@ -139,38 +135,39 @@ INLINE void gf_sum_nudged(gf_vd *o, const gf_vd *x, const gf_vd *t)
     *o = kcs_ff_double(sb + (((away << 1) - 1) & ((uint64_t)0 - nudge)));
 }
 #define GF_MAXU gf_maxu
-#define GF_MINU gf_minu
 #define GF_INF_ABOVE gf_inf_above
 #define GF_SUM_ODD gf_sum_nudged
-#elif !defined(GF_MAXU) || !defined(GF_MINU) || !defined(GF_INF_ABOVE) || !defined(GF_SUM_ODD)
+#elif !defined(GF_MAXU) || !defined(GF_INF_ABOVE) || !defined(GF_SUM_ODD)
 #error "a copy with GF_VBYTES defines the GF_ hooks"
 #endif
 
 typedef struct nar_vc {
-    gf_vu e_lo, e_hi, m_off;
+    gf_vu e_lo, m_off;
     gf_vd maxf;
 } nar_vc;
 
 INLINE void nar_consts(const nar_job *J, nar_vc *c)
 {
     c->e_lo = (gf_vu){0} + J->e_lo;
-    c->e_hi = (gf_vu){0} + J->e_hi;
     c->m_off = (gf_vu){0} + J->m_off;
     c->maxf = (gf_vd){0} + J->maxf;
 }
 
 /* Round |value| bits a to the narrow accumulator (bf16/fp16: RNE, Inf on
  * overflow, subnormals kept) and put the sign bits sg back. One magic-number
- * add does it: with E = the exponent field of a clamped to [emin, emax],
+ * add does it: with E = the exponent field of a raised to at least emin,
  * M = 2^(E + 53 - p) has ulp 2^(E+1-p), the format's quantum, so
- * (|x| + M) - M is |x| rounded to nearest even (for |x| beyond the format,
- * to something > max finite, which becomes Inf). NaN stays a NaN (its bits
- * are not canonical: they only feed later adds and the output rounding). */
+ * (|x| + M) - M is |x| rounded to nearest even. Above emax no clamp is
+ * needed: |x| >= 2^(emax+1) rounds to a value at least that large, above
+ * max finite, which becomes Inf. M stays finite because the driver takes
+ * only inputs up to 2^200 (sums below 2^464); Inf's exponent field wraps
+ * M to a small negative number, and Inf + M - M is Inf. NaN stays a NaN
+ * (its bits are not canonical: they only feed later adds and the output
+ * rounding). */
 INLINE void nar_round(const nar_vc *c, const gf_vu *a, const gf_vu *sg, gf_vd *out)
 {
     gf_vu eb = *a & 0x7ff0000000000000ull;
     GF_MAXU(&eb, &eb, &c->e_lo);
-    GF_MINU(&eb, &eb, &c->e_hi);
     gf_vd M = GF_AS_D(eb + c->m_off);
     gf_vd r = (GF_AS_D(*a) + M) - M;
     GF_INF_ABOVE(&r, &c->maxf);

@@ -195,6 +195,15 @@ static void test_declines(void)
     CU_ASSERT_EQUAL(kcs_cpu_gemm_own_fast(&c, A, B, NULL, D), 1);
     c.acc.fmt = KCS_FMT_FP64;
     CU_ASSERT_EQUAL(kcs_cpu_gemm_own_fast(&c, A, B, NULL, D), 0);
+    /* narrow accumulators: finite inputs beyond 2^200 (fp64 only) go to the
+     * model; Inf does not */
+    c.acc.fmt = KCS_FMT_BF16;
+    c.dtype_in = KCS_FMT_FP64;
+    CU_ASSERT_EQUAL(kcs_cpu_gemm_own_fast(&c, A, B, NULL, D), 1);
+    A[2] = 0x1p300;
+    CU_ASSERT_EQUAL(kcs_cpu_gemm_own_fast(&c, A, B, NULL, D), 0);
+    A[2] = INFINITY;
+    CU_ASSERT_EQUAL(kcs_cpu_gemm_own_fast(&c, A, B, NULL, D), 1);
 }
 
 /* The atomic order is a real shuffle: not the identity, different under
