@@ -59,6 +59,11 @@ static int is_float(double x)
     return (double)(float)x == x || x != x;
 }
 
+static int in_nar_range(double x)
+{
+    return !(fabs(x) > 0x1p200) || isinf(x);
+}
+
 int kcs_cpu_gemm_own_fast(const kcs_call *c, const double *A, const double *B, const double *C,
                           double *D)
 {
@@ -94,16 +99,18 @@ int kcs_cpu_gemm_own_fast(const kcs_call *c, const double *A, const double *B, c
                 bf[p * np + j] = (float)B[p * n + j];
             }
     } else {
-        double *ad = a, *bd = b;
-        memcpy(ad, A, m * k * sizeof *ad);
-        for (size_t p = 0; p < k; p++)
-            memcpy(bd + p * np, B + p * n, n * sizeof *bd);
         /* finite values up to 2^200 (every format but fp64 inputs): nar_round
          * needs the sums' exponents below 2^(1023 - 64) (gemm_fast_kern.h) */
-        for (size_t i = 0; i < m * k && ok; i++)
-            ok = !(fabs(A[i]) > 0x1p200) || isinf(A[i]);
-        for (size_t i = 0; i < k * n && ok; i++)
-            ok = !(fabs(B[i]) > 0x1p200) || isinf(B[i]);
+        double *ad = a, *bd = b;
+        for (size_t i = 0; i < m * k && ok; i++) {
+            ok = in_nar_range(A[i]);
+            ad[i] = A[i];
+        }
+        for (size_t p = 0; p < k && ok; p++)
+            for (size_t j = 0; j < n; j++) {
+                ok &= in_nar_range(B[p * n + j]);
+                bd[p * np + j] = B[p * n + j];
+            }
     }
     if (!ok) {
         free(a);
@@ -129,8 +136,8 @@ int kcs_cpu_gemm_own_fast(const kcs_call *c, const double *A, const double *B, c
         nar_block = kcs_gf_nar_block_avx512();
     }
 #endif
-    f32_job fj = {a, b, k, np, NULL};
-    nar_job nj = {a, b, k, np, NULL, 0, 0, 0};
+    f32_job fj = {a, b, k, np, idx}; /* idx: the atomic block's order, else NULL */
+    nar_job nj = {a, b, k, np, idx, 0, 0, 0};
     if (!f32) { /* bf16, fp16: RNE, Inf, -0, subnormals (nar_round) */
         const kcs_format_info *fi = kcs_format_get(acc->fmt);
         nj.e_lo = (uint64_t)(fi->emin + 1023) << 52;
@@ -143,7 +150,6 @@ int kcs_cpu_gemm_own_fast(const kcs_call *c, const double *A, const double *B, c
             double od[R][W];
             if (atomic) /* each block's terms in its drawn order, as the model */
                 kcs_atomic_order(kcs_cpu_gemm_tile_seed(c->seed, i0, j0), (int64_t)k, idx);
-            fj.order = nj.order = idx;
             if (f32)
                 f32_block(&fj, &pl, i0, j0, of);
             else

@@ -18,19 +18,18 @@
  * rounding to odd", IEEE Trans. Computers 57(4), 2008): the value the
  * portable TwoSum-and-nudge form gives, in 4 instructions instead of 12.
  * Exact, Inf and NaN sums: both roundings agree. */
-#define GF_INLINE static inline __attribute__((always_inline))
-GF_INLINE void gf_sum_odd512(gf_vd *o, const gf_vd *x, const gf_vd *t)
+INLINE void gf_sum_odd512(gf_vd *o, const gf_vd *x, const gf_vd *t)
 {
     __m512d rd = _mm512_add_round_pd((__m512d)*x, (__m512d)*t, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
     __m512d ru = _mm512_add_round_pd((__m512d)*x, (__m512d)*t, _MM_FROUND_TO_POS_INF | _MM_FROUND_NO_EXC);
     __mmask8 rd_odd = _mm512_test_epi64_mask((__m512i)rd, _mm512_set1_epi64(1));
     *o = (gf_vd)_mm512_mask_mov_pd(ru, rd_odd, rd);
 }
-GF_INLINE void gf_maxu512(gf_vu *o, const gf_vu *a, const gf_vu *b)
+INLINE void gf_maxu512(gf_vu *o, const gf_vu *a, const gf_vu *b)
 {
     *o = (gf_vu)_mm512_max_epu64((__m512i)*a, (__m512i)*b);
 }
-GF_INLINE void gf_inf_above512(gf_vd *r, const gf_vd *maxf)
+INLINE void gf_inf_above512(gf_vd *r, const gf_vd *maxf)
 {
     __mmask8 big = _mm512_cmp_pd_mask((__m512d)*r, (__m512d)*maxf, _CMP_GT_OQ);
     *r = (gf_vd)_mm512_mask_mov_pd((__m512d)*r, big, _mm512_set1_pd(INFINITY));

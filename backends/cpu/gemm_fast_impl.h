@@ -11,7 +11,6 @@
 
 enum { W = 16, R = 4 };
 
-
 /* The model's order for one output: how the k terms are grouped. */
 typedef struct plan {
     int kind;     /* 0 sequential, 1 pairwise, 2 chunks */

@@ -1,16 +1,14 @@
 /* The kernels of gemm_fast.c, compiled once per instruction set: included
- * by gemm_fast.c (the build's baseline) and gemm_fast_avx2.c (AVX2 + FMA,
- * chosen at run time) with KERN(name) naming each copy. Everything but the
+ * by gemm_fast.c (the build's baseline), gemm_fast_avx2.c (AVX2 + FMA) and
+ * gemm_fast_avx512.c (chosen at run time) with KERN(name) naming each copy. Everything but the
  * pairwise recursion is inlined into the block functions so that it is
  * compiled for their instruction set. */
 #include "gemm_fast_vec.h"
 
 /* ---- fp32 accumulator: float lanes ------------------------------------ */
 
-/* acc[r][w] = sequential fmaf sum of terms p0 .. p0+len-1 */
-#define INLINE static inline __attribute__((always_inline))
-
-/* order: NULL, or the terms' order (the atomic schedule's); the callers
+/* acc[r][w] = sequential fmaf sum of terms p0 .. p0+len-1;
+ * order: NULL, or the terms' order (the atomic schedule's); the callers
  * pass a constant NULL where there is none, so that copy has no lookup. */
 INLINE void f32_seq(const f32_job *J, size_t i0, size_t j0, size_t p0, size_t len,
                     const int64_t *order, float out[R][W])
@@ -202,9 +200,7 @@ INLINE void nar_seq(const nar_job *J, const nar_vc *c, size_t i0, size_t j0, siz
                     size_t len, const int64_t *order, gf_vd out[R][WV])
 {
     gf_vd acc[R][WV];
-    GF_UNROLL for (int r = 0; r < R; r++)
-        GF_UNROLL for (int h = 0; h < WV; h++)
-            acc[r][h] = (gf_vd){0};
+    memset(acc, 0, sizeof acc);
     const double *__restrict A = J->A + i0 * J->k;
     for (size_t p = p0; p < p0 + len; p++) {
         size_t q = order ? (size_t)order[p] : p;
@@ -294,9 +290,7 @@ void KERN(nar_block)(const nar_job *J, const plan *pl, size_t i0, size_t j0,
         /* as the model: total = 0, then total + each chunk's sum */
         size_t chunk = pl->chunk;
         gf_vd part[R][WV];
-        GF_UNROLL for (int r = 0; r < R; r++)
-            GF_UNROLL for (int h = 0; h < WV; h++)
-                o[r][h] = (gf_vd){0};
+        memset(o, 0, sizeof o);
         for (size_t s = 0; s < J->k; s += chunk) {
             size_t len = J->k - s < chunk ? J->k - s : chunk;
             nar_seq(J, &c, i0, j0, s, len, NULL, part);

@@ -9,6 +9,8 @@
 
 #include "gemm_fast_impl.h"
 
+#define INLINE static inline __attribute__((always_inline))
+
 #ifdef GF_VBYTES
 typedef double gf_vd __attribute__((vector_size(GF_VBYTES)));
 typedef unsigned long long gf_vu __attribute__((vector_size(GF_VBYTES)));

@@ -351,45 +351,34 @@ static inline void fv_fma4(fv_v4d *a, const fv_v4d *u, const fv_v4d *w)
 /* Lane state st[32] (16 lanes of sum |x_l| w_l, 16 of sum x_l^2) over
  * [l0, l1): l0 a multiple of 16, the tail (to lane 0) only at the end.
  * Fused multiply-adds (fv_fma8), so both copies below (and every clone)
- * return the same bits; without weights the sum is of |x_l|. */
+ * return the same bits; without weights w_l = 1 (a fused |x_l| * 1 + s is
+ * the plain sum). */
 #define FV_AUX_BODY(LD)                                                                      \
     {                                                                                        \
-        fv_v8d s0, s1, q0, q1;                                                               \
+        fv_v8d s0, s1, q0, q1, w0 = {1, 1, 1, 1, 1, 1, 1, 1}, w1 = w0;                       \
         memcpy(&s0, st, sizeof s0);                                                          \
         memcpy(&s1, st + 8, sizeof s1);                                                      \
         memcpy(&q0, st + 16, sizeof q0);                                                     \
         memcpy(&q1, st + 24, sizeof q1);                                                     \
         long l = l0;                                                                         \
-        if (w) {                                                                             \
-            for (; l + 16 <= l1; l += 16) {                                                  \
-                fv_v8d u0, u1, b0, b1, w0, w1;                                               \
-                LD(&u0, x + l);                                                              \
-                LD(&u1, x + l + 8);                                                          \
-                fv_abs8(&b0, &u0);                                                           \
-                fv_abs8(&b1, &u1);                                                           \
+        for (; l + 16 <= l1; l += 16) {                                                      \
+            fv_v8d u0, u1, b0, b1;                                                           \
+            LD(&u0, x + l);                                                                  \
+            LD(&u1, x + l + 8);                                                              \
+            fv_abs8(&b0, &u0);                                                               \
+            fv_abs8(&b1, &u1);                                                               \
+            if (w) {                                                                         \
                 memcpy(&w0, w + l, sizeof w0);                                               \
                 memcpy(&w1, w + l + 8, sizeof w1);                                           \
-                fv_fma8(&s0, &b0, &w0);                                                      \
-                fv_fma8(&s1, &b1, &w1);                                                      \
-                fv_fma8(&q0, &u0, &u0);                                                      \
-                fv_fma8(&q1, &u1, &u1);                                                      \
             }                                                                                \
-        } else {                                                                             \
-            for (; l + 16 <= l1; l += 16) {                                                  \
-                fv_v8d u0, u1, b0, b1;                                                       \
-                LD(&u0, x + l);                                                              \
-                LD(&u1, x + l + 8);                                                          \
-                fv_abs8(&b0, &u0);                                                           \
-                fv_abs8(&b1, &u1);                                                           \
-                s0 += b0;                                                                    \
-                s1 += b1;                                                                    \
-                fv_fma8(&q0, &u0, &u0);                                                      \
-                fv_fma8(&q1, &u1, &u1);                                                      \
-            }                                                                                \
+            fv_fma8(&s0, &b0, &w0);                                                          \
+            fv_fma8(&s1, &b1, &w1);                                                          \
+            fv_fma8(&q0, &u0, &u0);                                                          \
+            fv_fma8(&q1, &u1, &u1);                                                          \
         }                                                                                    \
         for (; l < l1; l++) {                                                                \
             double u = x[l];                                                                 \
-            s0[0] = w ? __builtin_fma(fabs(u), w[l], s0[0]) : s0[0] + fabs(u);               \
+            s0[0] = __builtin_fma(fabs(u), w ? w[l] : 1.0, s0[0]);                           \
             q0[0] = __builtin_fma(u, u, q0[0]);                                              \
         }                                                                                    \
         memcpy(st, &s0, sizeof s0);                                                          \

@@ -64,14 +64,6 @@ static void bf_parallel(int nt, bf_fn fn, void *ctx)
 
 /* ---- machine: read bandwidth and fp64 mul+add rate -------------------- */
 
-static double bf_max(const double *v, int n)
-{
-    double m = v[0];
-    for (int i = 1; i < n; i++)
-        m = v[i] > m ? v[i] : m;
-    return m;
-}
-
 typedef struct bw_ctx {
     float *buf;
     size_t len;
@@ -167,9 +159,11 @@ static void measure_machine(int nt, long mib, double *bw_p, double *gflops_p)
         for (int r = 0; r < 7; r++) {
             double t0 = kcs_bench_now();
             bf_parallel(nt, bw_run, &c);
-            v[r] = (double)(c.len * sizeof(float)) / (kcs_bench_now() - t0) / 1e9;
+            v[r] = kcs_bench_now() - t0;
         }
-        *bw_p = bf_max(v, 7);
+        double best;
+        kcs_bench_median(v, 7, &best);
+        *bw_p = (double)(c.len * sizeof(float)) / best / 1e9;
         free(c.buf);
     } else {
         *bw_p = NAN;
@@ -179,9 +173,11 @@ static void measure_machine(int nt, long mib, double *bw_p, double *gflops_p)
     for (int r = 0; r < 7; r++) {
         double t0 = kcs_bench_now();
         bf_parallel(nt, peak_run, &pc);
-        v[r] = 2.0 * 12 * 8 * (double)pc.iters * nt / (kcs_bench_now() - t0) / 1e9;
+        v[r] = kcs_bench_now() - t0;
     }
-    *gflops_p = bf_max(v, 7);
+    double best;
+    kcs_bench_median(v, 7, &best);
+    *gflops_p = 2.0 * 12 * 8 * (double)pc.iters * nt / best / 1e9;
 }
 
 /* Best GFLOP/s of OpenBLAS dgemm at n = 1024 (its own threads): a kernel
@@ -203,10 +199,12 @@ static double measure_dgemm(void)
         double t0 = kcs_bench_now();
         cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0, a, n, b, n, 0.0, c,
                     n);
-        v[r] = 2.0 * n * n * (double)n / (kcs_bench_now() - t0) / 1e9;
+        v[r] = kcs_bench_now() - t0;
     }
     free(a);
-    return bf_max(v, 5);
+    double best;
+    kcs_bench_median(v, 5, &best);
+    return 2.0 * n * n * (double)n / best / 1e9;
 }
 
 /* The floors' rates: the best seen in this run. Measured at the start and
@@ -223,10 +221,10 @@ static void machine_update(bf_machine *m)
 {
     double bw, gl, gd = measure_dgemm();
     measure_machine(m->nt, m->mib, &bw, &gl);
-    m->bw = isfinite(bw) && !(bw <= m->bw) ? bw : m->bw;
-    m->gf_loop = gl > m->gf_loop ? gl : m->gf_loop;
-    m->gf_dgemm = isfinite(gd) && gd > m->gf_dgemm ? gd : m->gf_dgemm;
-    m->gf = m->gf_dgemm > m->gf_loop ? m->gf_dgemm : m->gf_loop;
+    m->bw = fmax(m->bw, bw); /* fmax skips a NaN (a failed measurement) */
+    m->gf_loop = fmax(m->gf_loop, gl);
+    m->gf_dgemm = fmax(m->gf_dgemm, gd);
+    m->gf = fmax(m->gf_dgemm, m->gf_loop);
 }
 
 static void machine_print(const char *when, const bf_machine *m)
@@ -685,7 +683,7 @@ int kcs_bench_freivalds(int argc, char **argv)
     if (backend)
         return kcs_bench_freivalds_device(backend, (int)device, sizes, ns, ks, nk,
                                           vreps == 15 ? 3 : (long)vreps, nt);
-    bf_machine mach = {.nt = nt, .mib = (long)bw_mib, .bw = NAN};
+    bf_machine mach = {.nt = nt, .mib = (long)bw_mib, .bw = NAN, .gf_loop = NAN, .gf_dgemm = NAN};
     machine_update(&mach);
     printf("kcs bench freivalds: %d check threads, OpenBLAS %d threads (%s)\n", nt,
            openblas_get_num_threads(), openblas_get_corename());
