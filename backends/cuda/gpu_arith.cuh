@@ -64,7 +64,7 @@ static __device__ inline float add_fd(float s, double t)
     if (isfinite(r)) {
         double bp = r - x;
         double e = (x - (r - bp)) + (t - bp);
-        if (e != 0.0)
+        if (e != 0.0 && !(__double_as_longlong(r) & 1)) /* rounded to odd */
             r = nextafter(r, e > 0.0 ? (double)INFINITY : -(double)INFINITY);
     }
     return (float)r;
@@ -135,7 +135,7 @@ template <int TIN, int TACC> struct Ar {
             return round_prec(s, r);
         double bp = s - x;
         double e = (x - (s - bp)) + (t - bp);
-        if (e != 0.0)
+        if (e != 0.0 && !(__double_as_longlong(s) & 1)) /* rounded to odd (acc.c) */
             s = nextafter(s, e > 0.0 ? (double)INFINITY : -(double)INFINITY);
         return round_prec(s, r);
     }

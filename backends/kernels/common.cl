@@ -82,15 +82,16 @@ typedef wide_t out_t;
 
 #if KCS_TIN == 1 && KCS_TACC == 0
 /* RN_float(s + t) for a double t, rounded once: TwoSum gives the exact
- * error e of the double sum; nudging the sum one double ulp toward e keeps
- * it on the same side of every float and float midpoint as the exact sum. */
+ * error e of the double sum; the sum rounded to odd (an even sum nudged
+ * one double ulp toward e; an odd one left) is on the same side of every
+ * float and float midpoint as the exact sum (cpu/acc.c kcs_acc_add). */
 inline float kcs_add_fd(float s, double t)
 {
     double x = (double)s, r = x + t;
     if (isfinite(r)) {
         double bp = r - x;
         double e = (x - (r - bp)) + (t - bp);
-        if (e != 0.0)
+        if (e != 0.0 && !(as_ulong(r) & 1))
             r = nextafter(r, e > 0.0 ? (double)INFINITY : -(double)INFINITY);
     }
     return (float)r;

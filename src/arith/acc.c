@@ -34,15 +34,18 @@ double kcs_acc_add(const kcs_acc *acc, double x, double t)
         return s;
     if (!isfinite(s))
         return kcs_acc_round(acc, s);
-    /* TwoSum: s + e == x + t exactly. When e != 0, moving s one double ulp
-     * toward e puts it strictly on the same side of every value and every
-     * midpoint of a <= 51-bit format as the exact sum, so one rounding of
-     * the nudged value is the correctly rounded exact sum. */
+    /* TwoSum: s + e == x + t exactly. Where e != 0, the sum rounded to odd
+     * (s itself when its last bit is odd, else s moved one double ulp
+     * toward e) lies strictly between the same two even fp64 neighbours as
+     * the exact sum, so on the same side of every value and every midpoint
+     * of a <= 51-bit format: one rounding of it, to nearest or toward zero,
+     * is the correctly rounded exact sum (Boldo & Melquiond 2008). An odd s
+     * must not move: one ulp on it may be such a value or midpoint. */
     double bp = s - x;
     double e = (x - (s - bp)) + (t - bp);
-    if (e != 0.0) { /* nextafter(s, toward e): s != 0 here (x + t == 0 is exact) */
-        uint64_t u;
-        memcpy(&u, &s, sizeof u);
+    uint64_t u;
+    memcpy(&u, &s, sizeof u);
+    if (e != 0.0 && !(u & 1)) { /* toward e: s != 0 here (x + t == 0 is exact) */
         u += ((e > 0.0) == (s > 0.0)) ? 1 : (uint64_t)-1;
         memcpy(&s, &u, sizeof s);
     }

@@ -10,7 +10,7 @@
 
 /* Correctly rounded acc(x + t) for doubles x, t: one rounding into the
  * accumulator (what an FMA into a p-bit register does), computed from the
- * exact sum (TwoSum + a sticky nudge), for accumulators of <= 51 bits. */
+ * exact sum (TwoSum, the sum rounded to odd), for accumulators of <= 51 bits. */
 double kcs_acc_add(const kcs_acc *acc, double x, double t);
 /* Round x into the accumulator. */
 double kcs_acc_round(const kcs_acc *acc, double x);

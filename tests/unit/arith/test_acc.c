@@ -2,6 +2,7 @@
 #include <CUnit/Basic.h>
 #include <math.h>
 #include <mpfr.h>
+#include <stdio.h>
 
 #include "acc.h"
 #include "rng.h"
@@ -100,6 +101,52 @@ static void test_atomic_seeded(void)
     CU_ASSERT_EQUAL(kcs_cpu_sum(t, K, &at, &ACC64, 2, scratch), a);
 }
 
+/* Exact sums within 1.5 fp64 ulps of a rounding boundary of the
+ * accumulator (a midpoint for round to nearest, a value for truncation):
+ * where fp64's nearest sum s lies one ulp from the boundary on the far
+ * side, a nudge of s toward the exact sum would land on the boundary and
+ * tie (or truncate) the wrong way; s must move only when its last bit is
+ * even (the sum rounded to odd). MPFR rounds the exact sum directly. */
+static void test_acc_add_near_boundaries(void)
+{
+    const kcs_acc accs[] = {ACC32, ACC16, ACCBF, {KCS_FMT_FP32, 14, 0},
+                            {KCS_FMT_FP32, 0, 1}, {KCS_FMT_FP32, 14, 1}};
+    const int prec[] = {24, 11, 8, 14, 24, 14};
+    const double offs[] = {-1.5, -1.25, -1, -0.75, -0.5, -0.25, 0.25, 0.5, 0.75, 1, 1.25, 1.5};
+    kcs_rng r;
+    kcs_rng_init(&r, 17, 18, 19);
+    mpfr_t x, y;
+    mpfr_inits2(400, x, y, (mpfr_ptr)0);
+    int bad = 0, cases = 0;
+    for (int a = 0; a < 6; a++)
+        for (int i = 0; i < 4000; i++) {
+            int p = prec[a], rz = accs[a].rz;
+            /* x: an accumulator value in [1, 2) or [-2, -1); the boundary
+             * b j half-quanta (RNE: odd j, midpoints) or quanta (RZ) away */
+            double q = ldexp(1.0, 1 - p);
+            double xv = 1.0 + q * (double)(kcs_rng_u32(&r) % (1u << (p - 1)));
+            int j = (int)(kcs_rng_u32(&r) % 5) - 2;
+            double b = rz ? xv + q * (j == 0 ? 1 : j) : xv + q * (0.5 + j);
+            double t = (b - xv) + offs[i % 12] * ldexp(1.0, -52);
+            if (kcs_rng_u32(&r) & 1) {
+                xv = -xv;
+                t = -t;
+            }
+            double got = kcs_acc_add(&accs[a], xv, t);
+            mpfr_set_d(x, xv, MPFR_RNDN);
+            mpfr_add_d(x, x, t, MPFR_RNDN); /* exact at 400 bits */
+            mpfr_set_prec(y, p);
+            mpfr_set(y, x, rz ? MPFR_RNDZ : MPFR_RNDN);
+            double want = mpfr_get_d(y, MPFR_RNDN);
+            if (got != want && bad++ < 5)
+                printf("\n  acc %d: %a + %a = %a, want %a", a, xv, t, got, want);
+            cases++;
+        }
+    mpfr_clears(x, y, (mpfr_ptr)0);
+    printf("\n  %d sums near boundaries, %d wrong\n", cases, bad);
+    CU_ASSERT_EQUAL(bad, 0);
+}
+
 static void test_bits_accumulator(void)
 {
     kcs_acc b8 = {KCS_FMT_FP32, 8, 0};
@@ -119,6 +166,7 @@ int main(void)
     CU_pSuite s = CU_add_suite("cpu accumulation", NULL, NULL);
     CU_add_test(s, "sequential fp32 == fmaf loop", test_seq_fp32_is_fmaf);
     CU_add_test(s, "acc_add correctly rounded (MPFR)", test_acc_add_correctly_rounded);
+    CU_add_test(s, "acc_add near rounding boundaries (MPFR)", test_acc_add_near_boundaries);
     CU_add_test(s, "schedules in fp16, hand-derived", test_schedules_fp16_hand_derived);
     CU_add_test(s, "atomic: seeded order", test_atomic_seeded);
     CU_add_test(s, "bits:N accumulator", test_bits_accumulator);

@@ -1031,7 +1031,41 @@ static void test_matches_cpu(void)
     t_in = t_out = t_acc = KCS_FMT_FP32;
     kcs_backend_cpu.close(cpu);
 }
+/* fp64 inputs into an fp32 accumulator: x + t with the exact sum within
+ * 1.5 fp64 ulps of a float midpoint, either side (B all ones). kcs_add_fd
+ * must round the fp64 sum to odd as the cpu model does: a nudge of an odd
+ * sum lands on the midpoint (test_acc checks the model against MPFR). */
+static void test_odd_sums_match_cpu(void)
+{
+    enum { M = 96, N = 4 };
+    const double offs[] = {-1.5, -1.25, -1, -0.75, -0.5, -0.25, 0.25, 0.5, 0.75, 1, 1.25, 1.5};
+    t_in = t_out = KCS_FMT_FP64;
+    t_acc = KCS_FMT_FP32;
+    double A[M * 2], B[2 * N];
+    for (int i = 0; i < M; i++) {
+        double x = 1.0 + ldexp(1.0, -23) * (double)((unsigned)(fabs(unif()) * 0x1p22) | 1u);
+        A[i * 2] = i & 1 ? -x : x;
+        A[i * 2 + 1] = (i & 1 ? -1 : 1) * (ldexp(1.0, -24) + offs[i % 12] * 0x1p-52);
+    }
+    for (int j = 0; j < 2 * N; j++)
+        B[j] = 1.0;
+    kcs_call c = mkcall(KCS_OP_GEMM, "own", M, N, 2);
+    setin(&c, 0, A);
+    setin(&c, 1, B);
+    gbuf g = galloc(kcs_op_out_len(&c));
+    int rc = run(&c, &g);
+    free(g.base);
+    if (rc != KCS_E_UNSUPPORTED) { /* the device may lack fp64 */
+        kcs_backend_ctx *cpu = NULL;
+        kcs_error err = {0};
+        CU_ASSERT_EQUAL_FATAL(kcs_backend_cpu.open(0, &(kcs_backend_config){0}, &cpu, &err), 0);
+        CU_ASSERT_EQUAL(cross(cpu, c, -1, 0), 0);
+        kcs_backend_cpu.close(cpu);
+    }
+    t_in = t_out = t_acc = KCS_FMT_FP32;
+}
 #endif
+
 
 /* ---- refusals and bounds ----------------------------------------------- */
 static void test_refusals(void)
@@ -1271,6 +1305,7 @@ int main(void)
     CU_add_test(s, "types", test_types);
 #ifdef KCS_HAVE_CPU
     CU_add_test(s, "matches_cpu", test_matches_cpu);
+    CU_add_test(s, "odd_sums_match_cpu", test_odd_sums_match_cpu);
 #endif
     CU_add_test(s, "refusals", test_refusals);
     CU_add_test(s, "options", test_options);
