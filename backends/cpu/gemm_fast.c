@@ -9,11 +9,19 @@
  *         a sum of two fp32 partials is a float addition; a pairwise leaf
  *         is a float product. Used only when every A and B value is an
  *         fp32 value (checked while converting).
- *   bf16/fp16: the model itself, vectorised: TwoSum, the one-ulp nudge
- *         toward the error, and the bit-level rounding of format_fast.h.
+ *   fp32:rz (a truncating accumulator): the same operations with the
+ *         FPU's rounding mode set toward zero around each block (fmaf, the
+ *         float product and the float add round in the current mode).
+ *   bf16/fp16, bits:N (N <= 51, fp32's exponent range): the model itself,
+ *         vectorised: the sum rounded to odd (AVX-512: the downward or
+ *         upward sum, whichever is odd; elsewhere TwoSum and, where the
+ *         sum is even, the one-ulp nudge toward the error) and one
+ *         magic-number rounding to nearest even. Narrow accumulators that
+ *         truncate take the model.
  * The exact model (kcs_cpu_gemm_own_model) is the oracle of
  * backends/cpu/test_gemm_fast.c. Built with -ffp-contract=off: only the
  * explicit fmaf fuses. */
+#include <fenv.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -70,10 +78,11 @@ int kcs_cpu_gemm_own_fast(const kcs_call *c, const double *A, const double *B, c
     const kcs_acc *acc = &c->acc;
     size_t m = (size_t)c->m, n = (size_t)c->n, k = (size_t)c->k;
     plan pl;
-    if (acc->bits != 0 || k == 0 || m == 0 || n == 0 || !plan_of(&c->schedule, k, &pl))
+    if (k == 0 || m == 0 || n == 0 || !plan_of(&c->schedule, k, &pl))
         return 0;
-    int f32 = acc->fmt == KCS_FMT_FP32;
-    if (!f32 && acc->fmt != KCS_FMT_BF16 && acc->fmt != KCS_FMT_FP16)
+    int f32 = acc->bits == 0 && acc->fmt == KCS_FMT_FP32;
+    int narrow = acc->bits > 0 ? acc->bits <= 51 : acc->fmt == KCS_FMT_BF16 || acc->fmt == KCS_FMT_FP16;
+    if (!f32 && (!narrow || acc->rz))
         return 0;
     size_t mp = (m + R - 1) / R * R, np = (n + W - 1) / W * W;
     size_t esz = f32 ? sizeof(float) : sizeof(double);
@@ -138,7 +147,11 @@ int kcs_cpu_gemm_own_fast(const kcs_call *c, const double *A, const double *B, c
 #endif
     f32_job fj = {a, b, k, np, idx}; /* idx: the atomic block's order, else NULL */
     nar_job nj = {a, b, k, np, idx, 0, 0, 0};
-    if (!f32) { /* bf16, fp16: RNE, Inf, -0, subnormals (nar_round) */
+    if (!f32 && acc->bits > 0) { /* bits:N as kcs_round_bits: fp32's exponent range */
+        nj.e_lo = (uint64_t)(-126 + 1023) << 52;
+        nj.m_off = (uint64_t)(53 - acc->bits) << 52;
+        nj.maxf = ldexp(2.0 - ldexp(1.0, 1 - acc->bits), 127);
+    } else if (!f32) { /* bf16, fp16: RNE, Inf, -0, subnormals (nar_round) */
         const kcs_format_info *fi = kcs_format_get(acc->fmt);
         nj.e_lo = (uint64_t)(fi->emin + 1023) << 52;
         nj.m_off = (uint64_t)(53 - fi->p) << 52;
@@ -150,7 +163,12 @@ int kcs_cpu_gemm_own_fast(const kcs_call *c, const double *A, const double *B, c
             double od[R][W];
             if (atomic) /* each block's terms in its drawn order, as the model */
                 kcs_atomic_order(kcs_cpu_gemm_tile_seed(c->seed, i0, j0), (int64_t)k, idx);
-            if (f32)
+            if (f32 && acc->rz) { /* only the block's float operations truncate */
+                int mode = fegetround();
+                fesetround(FE_TOWARDZERO);
+                f32_block(&fj, &pl, i0, j0, of);
+                fesetround(mode);
+            } else if (f32)
                 f32_block(&fj, &pl, i0, j0, of);
             else
                 nar_block(&nj, &pl, i0, j0, od);

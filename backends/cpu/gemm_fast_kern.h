@@ -103,15 +103,16 @@ void KERN(f32_block)(const f32_job *J, const plan *pl, size_t i0, size_t j0,
  * before including this; these are the plain-double forms):
  *   GF_MAXU(o, a, b)       max of exponent fields;
  *   GF_INF_ABOVE(r, maxf)  r, with +Inf where r > maxf (NaN stays);
- *   GF_SUM_ODD(o, x, t)    a double whose rounding to a narrow format
- *                          (p <= 24 bits) is the correct rounding of the
- *                          exact x + t: here TwoSum, then s nudged one fp64
- *                          ulp toward the error e (so s is never on a
- *                          narrow midpoint unless x + t is). When s is not
- *                          finite e is NaN (Inf - Inf on the way), which is
- *                          neither > 0 nor < 0: no nudge, as in the model;
- *                          the nudge moves |s| up when e and s have the
- *                          same sign, down otherwise. */
+ *   GF_SUM_ODD(o, x, t)    x + t rounded to odd, whose rounding to a
+ *                          narrow format (p <= 51 bits) is the correct
+ *                          rounding of the exact x + t: here TwoSum, then s
+ *                          nudged one fp64 ulp toward the error e where e
+ *                          is not 0 and s's last bit is even (an odd s
+ *                          stays: one ulp on it may be a narrow midpoint).
+ *                          When s is not finite e is NaN (Inf - Inf on the
+ *                          way), which is neither > 0 nor < 0: no nudge, as
+ *                          in the model; the nudge moves |s| up when e and
+ *                          s have the same sign, down otherwise. */
 #ifndef GF_VBYTES
 INLINE void gf_maxu(gf_vu *o, const gf_vu *a, const gf_vu *b)
 {
@@ -127,7 +128,7 @@ INLINE void gf_sum_nudged(gf_vd *o, const gf_vd *x, const gf_vd *t)
     gf_vd bp = s - *x;
     gf_vd e = (*x - (s - bp)) + (*t - bp);
     gf_vu sb = kcs_ff_bits(s);
-    gf_vu nudge = (uint64_t)(e > 0.0) | (e < 0.0);
+    gf_vu nudge = ((uint64_t)(e > 0.0) | (e < 0.0)) & ~sb;
     gf_vu away = ((kcs_ff_bits(e) ^ sb) >> 63) ^ 1;
     /* |s| +- 1 ulp: the bits of s move the same way whatever its sign */
     *o = kcs_ff_double(sb + (((away << 1) - 1) & ((uint64_t)0 - nudge)));

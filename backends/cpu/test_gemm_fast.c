@@ -1,10 +1,11 @@
 /* The own gemm kernel's fast paths (backends/cpu/gemm_fast.c) against the
  * exact accumulator model (kcs_cpu_gemm_own_model), bit for bit: fp32,
- * bf16 and fp16 accumulators under every schedule (sequential, pairwise,
+ * fp32:rz (truncating), bf16, fp16 and bits:N accumulators under every schedule (sequential, pairwise,
  * blocked, splitk, atomic: each block's drawn order), inputs in fp32/bf16/fp16/fp8,
  * with and without C, shapes with ragged edges, values that overflow the
  * fp16 accumulator, cancel, are subnormal in it, or are NaN/Inf. The fast path must also decline
- * what it does not model (bits:N, non-fp32 values for fp32 acc). */
+ * what it does not model (narrow truncating accumulators, bits:N beyond 51,
+ * non-fp32 values for fp32 acc). */
 #include <CUnit/Basic.h>
 #include <math.h>
 #include <stdio.h>
@@ -36,7 +37,13 @@ static void fill(double *x, size_t n, kcs_format f, kcs_rng *r, int flavour)
 static void fast_equals_model(void)
 {
     kcs_format ins[] = {KCS_FMT_FP32, KCS_FMT_BF16, KCS_FMT_FP16, KCS_FMT_FP8_E4M3};
-    kcs_format accs[] = {KCS_FMT_FP32, KCS_FMT_BF16, KCS_FMT_FP16};
+    /* fp32:rz: overflow to max finite, truncated sums; bits:N as
+     * kcs_round_bits (fp32's exponent range) */
+    kcs_acc accs[] = {{.fmt = KCS_FMT_FP32},           {.fmt = KCS_FMT_BF16},
+                      {.fmt = KCS_FMT_FP16},           {.fmt = KCS_FMT_FP32, .rz = 1},
+                      {.fmt = KCS_FMT_FP32, .bits = 14}, {.fmt = KCS_FMT_FP32, .bits = 3},
+                      {.fmt = KCS_FMT_FP32, .bits = 40}};
+    enum { NACC = sizeof accs / sizeof accs[0] };
     kcs_schedule scheds[] = {{KCS_SCHED_SEQUENTIAL, 0}, {KCS_SCHED_PAIRWISE, 0},
                              {KCS_SCHED_BLOCKED, 7},    {KCS_SCHED_BLOCKED, 64},
                              {KCS_SCHED_SPLITK, 3},     {KCS_SCHED_SPLITK, 5},
@@ -46,7 +53,7 @@ static void fast_equals_model(void)
     kcs_rng_init(&r, 31, 41, 59);
     long long cases = 0, bad = 0, taken = 0;
     for (size_t fi = 0; fi < 4; fi++)
-        for (size_t ai = 0; ai < 3; ai++)
+        for (size_t ai = 0; ai < NACC; ai++)
             for (size_t si = 0; si < 7; si++)
                 for (size_t hi = 0; hi < 5; hi++)
                     for (int flavour = 0; flavour < 4; flavour++)
@@ -65,7 +72,7 @@ static void fast_equals_model(void)
                             c.variant = "own";
                             c.dtype_in = ins[fi];
                             c.dtype_out = withc ? KCS_FMT_BF16 : KCS_FMT_FP32;
-                            c.acc.fmt = accs[ai];
+                            c.acc = accs[ai];
                             c.schedule = scheds[si];
                             c.seed = kcs_rng_u64(&r); /* atomic: the call's order */
                             c.m = m;
@@ -73,6 +80,7 @@ static void fast_equals_model(void)
                             c.k = k;
                             kcs_error err = {0};
                             const double *Cp = withc ? C : NULL;
+                            char an[32];
                             int t = kcs_cpu_gemm_own_fast(&c, A, B, Cp, D1);
                             int rc = kcs_cpu_gemm_own_model(&c, A, B, Cp, D2, &err);
                             CU_ASSERT_EQUAL(rc, 0);
@@ -82,7 +90,8 @@ static void fast_equals_model(void)
                                     fprintf(stderr,
                                             "  in %s acc %s sched %d:%lld %lldx%lldx%lld "
                                             "flavour %d C %d [%lld]: fast %a model %a\n",
-                                            kcs_format_name(ins[fi]), kcs_format_name(accs[ai]),
+                                            kcs_format_name(ins[fi]),
+                                            kcs_acc_str(&accs[ai], an, sizeof an),
                                             (int)scheds[si].kind, (long long)scheds[si].param,
                                             (long long)m, (long long)n, (long long)k, flavour,
                                             withc, (long long)i, D1[i], D2[i]);
@@ -177,6 +186,64 @@ static void test_double_rounding_cases(void)
     CU_ASSERT_EQUAL(bad, 0);
 }
 
+/* fp64 inputs, B all ones: the sums x + t of an accumulator value x and a
+ * double t that puts the exact sum within 1.5 fp64 ulps of a midpoint of
+ * the accumulator, on either side. Where fp64's nearest sum is odd and one
+ * ulp from the midpoint, a nudge toward the exact sum would land on it:
+ * the sum must be rounded to odd (test_acc checks the model against MPFR
+ * on such sums). Every instruction-set copy against the model. */
+static void odd_sums(long long *bad, long long *cases)
+{
+    enum { M = 96, N = 16, K = 2 };
+    kcs_acc accs[] = {{.fmt = KCS_FMT_BF16}, {.fmt = KCS_FMT_FP16}, {.fmt = KCS_FMT_FP32, .bits = 14}};
+    int prec[] = {8, 11, 14};
+    const double offs[] = {-1.5, -1.25, -1, -0.75, -0.5, -0.25, 0.25, 0.5, 0.75, 1, 1.25, 1.5};
+    kcs_rng r;
+    kcs_rng_init(&r, 2, 7, 1);
+    for (int ai = 0; ai < 3; ai++) {
+        int p = prec[ai];
+        double q = ldexp(1.0, 1 - p), A[M * K], B[K * N], D1[M * N], D2[M * N];
+        for (int i = 0; i < M; i++) {
+            double x = 1.0 + q * (double)(kcs_rng_u32(&r) % (1u << (p - 1)));
+            double t = q * (0.5 + (int)(kcs_rng_u32(&r) % 5) - 2) + offs[i % 12] * 0x1p-52;
+            A[i * K] = i & 1 ? -x : x;
+            A[i * K + 1] = i & 1 ? -t : t;
+        }
+        for (int j = 0; j < K * N; j++)
+            B[j] = 1.0;
+        kcs_call c = {0};
+        c.op = KCS_OP_GEMM;
+        c.variant = "own";
+        c.dtype_in = KCS_FMT_FP64;
+        c.dtype_out = KCS_FMT_FP32;
+        c.acc = accs[ai];
+        c.m = M;
+        c.n = N;
+        c.k = K;
+        kcs_error err = {0};
+        CU_ASSERT_EQUAL(kcs_cpu_gemm_own_fast(&c, A, B, NULL, D1), 1);
+        CU_ASSERT_EQUAL(kcs_cpu_gemm_own_model(&c, A, B, NULL, D2, &err), 0);
+        for (int i = 0; i < M * N; i++)
+            *bad += !same(D1[i], D2[i]);
+        *cases += M * N;
+    }
+}
+
+static void test_odd_sums(void)
+{
+    const char *isa[] = {"base", "avx2", "all"};
+    for (int i = 0; i < 3; i++) {
+        long long bad = 0, cases = 0;
+        setenv("KCS_GEMM_FAST_ISA", isa[i], 1);
+        odd_sums(&bad, &cases);
+        printf("\n  kernels up to %s: %lld of %lld sums near midpoints differ from the model", isa[i],
+               bad, cases);
+        CU_ASSERT_EQUAL(bad, 0);
+    }
+    unsetenv("KCS_GEMM_FAST_ISA");
+    printf("\n");
+}
+
 static void test_declines(void)
 {
     double A[4] = {1, 2, 3, 4}, B[4] = {1, 0.1, 2, 3}, D[4];
@@ -187,9 +254,16 @@ static void test_declines(void)
     c.m = c.n = c.k = 2;
     c.acc.fmt = KCS_FMT_FP32;
     c.schedule.kind = KCS_SCHED_SEQUENTIAL;
+    c.acc.bits = 52; /* beyond the sum rounded to odd */
+    CU_ASSERT_EQUAL(kcs_cpu_gemm_own_fast(&c, A, B, NULL, D), 0);
     c.acc.bits = 12;
+    c.acc.rz = 1; /* narrow and truncating */
     CU_ASSERT_EQUAL(kcs_cpu_gemm_own_fast(&c, A, B, NULL, D), 0);
     c.acc.bits = 0;
+    c.acc.fmt = KCS_FMT_BF16;
+    CU_ASSERT_EQUAL(kcs_cpu_gemm_own_fast(&c, A, B, NULL, D), 0);
+    c.acc.fmt = KCS_FMT_FP32;
+    c.acc.rz = 0;
     CU_ASSERT_EQUAL(kcs_cpu_gemm_own_fast(&c, A, B, NULL, D), 0); /* 0.1 is not an fp32 value */
     B[1] = 0.5;
     CU_ASSERT_EQUAL(kcs_cpu_gemm_own_fast(&c, A, B, NULL, D), 1);
@@ -238,6 +312,7 @@ int main(void)
     CU_pSuite s = CU_add_suite("gemm_fast", NULL, NULL);
     CU_add_test(s, "fast paths equal the accumulator model", test_fast_equals_model);
     CU_add_test(s, "near-midpoint sums (the model's nudge)", test_double_rounding_cases);
+    CU_add_test(s, "sums near midpoints (rounded to odd)", test_odd_sums);
     CU_add_test(s, "fast path declines what it does not model", test_declines);
     CU_add_test(s, "the atomic order", test_atomic_order);
     CU_basic_set_mode(CU_BRM_VERBOSE);
