@@ -123,6 +123,21 @@ static void test_fast_equals_model(void)
     unsetenv("KCS_GEMM_FAST_ISA");
 }
 
+/* An own sequential gemm of m x n outputs over k = 2 terms, fp32 out. */
+static kcs_call two_term_call(kcs_format in, kcs_acc acc, int64_t m, int64_t n)
+{
+    kcs_call c = {0};
+    c.op = KCS_OP_GEMM;
+    c.variant = "own";
+    c.dtype_in = in;
+    c.dtype_out = KCS_FMT_FP32;
+    c.acc = acc;
+    c.m = m;
+    c.n = n;
+    c.k = 2;
+    return c;
+}
+
 static void test_double_rounding_cases(void)
 {
     enum { M = 64, N = 16, K = 2 };
@@ -150,15 +165,7 @@ static void test_double_rounding_cases(void)
             B[j] = 1.0;
             B[N + j] = j & 1 ? 1.0 - 0x1p-23 : 1.0 + 0x1p-23;
         }
-        kcs_call c = {0};
-        c.op = KCS_OP_GEMM;
-        c.variant = "own";
-        c.dtype_in = KCS_FMT_FP32;
-        c.dtype_out = KCS_FMT_FP32;
-        c.acc.fmt = accs[ai];
-        c.m = M;
-        c.n = N;
-        c.k = K;
+        kcs_call c = two_term_call(KCS_FMT_FP32, (kcs_acc){.fmt = accs[ai]}, M, N);
         kcs_error err = {0};
         CU_ASSERT_EQUAL(kcs_cpu_gemm_own_fast(&c, A, B, NULL, D1), 1);
         CU_ASSERT_EQUAL(kcs_cpu_gemm_own_model(&c, A, B, NULL, D2, &err), 0);
@@ -211,15 +218,7 @@ static void odd_sums(long long *bad, long long *cases)
         }
         for (int j = 0; j < K * N; j++)
             B[j] = 1.0;
-        kcs_call c = {0};
-        c.op = KCS_OP_GEMM;
-        c.variant = "own";
-        c.dtype_in = KCS_FMT_FP64;
-        c.dtype_out = KCS_FMT_FP32;
-        c.acc = accs[ai];
-        c.m = M;
-        c.n = N;
-        c.k = K;
+        kcs_call c = two_term_call(KCS_FMT_FP64, accs[ai], M, N);
         kcs_error err = {0};
         CU_ASSERT_EQUAL(kcs_cpu_gemm_own_fast(&c, A, B, NULL, D1), 1);
         CU_ASSERT_EQUAL(kcs_cpu_gemm_own_model(&c, A, B, NULL, D2, &err), 0);
