@@ -147,15 +147,13 @@ int kcs_cpu_gemm_own_fast(const kcs_call *c, const double *A, const double *B, c
 #endif
     f32_job fj = {a, b, k, np, idx}; /* idx: the atomic block's order, else NULL */
     nar_job nj = {a, b, k, np, idx, 0, 0, 0};
-    if (!f32 && acc->bits > 0) { /* bits:N as kcs_round_bits: fp32's exponent range */
-        nj.e_lo = (uint64_t)(-126 + 1023) << 52;
-        nj.m_off = (uint64_t)(53 - acc->bits) << 52;
-        nj.maxf = ldexp(2.0 - ldexp(1.0, 1 - acc->bits), 127);
-    } else if (!f32) { /* bf16, fp16: RNE, Inf, -0, subnormals (nar_round) */
-        const kcs_format_info *fi = kcs_format_get(acc->fmt);
+    if (!f32) { /* RNE, Inf, -0, subnormals (nar_round); bits:N as
+                 * kcs_round_bits: p = N in fp32's exponent range */
+        const kcs_format_info *fi = kcs_format_get(acc->bits > 0 ? KCS_FMT_FP32 : acc->fmt);
+        int p = acc->bits > 0 ? acc->bits : fi->p;
         nj.e_lo = (uint64_t)(fi->emin + 1023) << 52;
-        nj.m_off = (uint64_t)(53 - fi->p) << 52;
-        nj.maxf = fi->max_finite;
+        nj.m_off = (uint64_t)(53 - p) << 52;
+        nj.maxf = ldexp(2.0 - ldexp(1.0, 1 - p), fi->emax);
     }
     for (size_t j0 = 0; j0 < np; j0 += W) {
         for (size_t i0 = 0; i0 < mp; i0 += R) {
