@@ -12,7 +12,10 @@
  *   fp32:rz (a truncating accumulator): the same operations with the
  *         FPU's rounding mode set toward zero around each block (fmaf, the
  *         float product and the float add round in the current mode).
- *   bf16/fp16, bits:N (N <= 51, fp32's exponent range): the model itself,
+ *   bf16/fp16 with inputs that are fp32 values, not NaN, on AVX-512:
+ *         float lanes, each step's exact result rounded to odd in fp32
+ *         and then to the accumulator (gemm_fast_n32_avx512.c).
+ *   bf16/fp16 otherwise, bits:N (N <= 51, fp32's exponent range): the model itself,
  *         vectorised: the sum rounded to odd (AVX-512: the downward or
  *         upward sum, whichever is odd; elsewhere TwoSum and, where the
  *         sum is even, the one-ulp nudge toward the error) and one
@@ -85,50 +88,10 @@ int kcs_cpu_gemm_own_fast(const kcs_call *c, const double *A, const double *B, c
     if (!f32 && (!narrow || acc->rz))
         return 0;
     size_t mp = (m + R - 1) / R * R, np = (n + W - 1) / W * W;
-    size_t esz = f32 ? sizeof(float) : sizeof(double);
     int atomic = c->schedule.kind == KCS_SCHED_ATOMIC;
-    void *a = calloc(mp * k, esz), *b = calloc(k * np, esz);
-    int64_t *idx = atomic ? malloc(k * sizeof *idx) : NULL;
-    if (!a || !b || (atomic && !idx)) {
-        free(a);
-        free(b);
-        free(idx);
-        return 0; /* the model path reports the memory failure */
-    }
-    int ok = 1;
-    if (f32) {
-        float *af = a, *bf = b;
-        for (size_t i = 0; i < m * k && ok; i++) {
-            ok = is_float(A[i]);
-            af[i] = (float)A[i];
-        }
-        for (size_t p = 0; p < k && ok; p++)
-            for (size_t j = 0; j < n; j++) {
-                ok &= is_float(B[p * n + j]);
-                bf[p * np + j] = (float)B[p * n + j];
-            }
-    } else {
-        /* finite values up to 2^200 (every format but fp64 inputs): nar_round
-         * needs the sums' exponents below 2^(1023 - 64) (gemm_fast_kern.h) */
-        double *ad = a, *bd = b;
-        for (size_t i = 0; i < m * k && ok; i++) {
-            ok = in_nar_range(A[i]);
-            ad[i] = A[i];
-        }
-        for (size_t p = 0; p < k && ok; p++)
-            for (size_t j = 0; j < n; j++) {
-                ok &= in_nar_range(B[p * n + j]);
-                bd[p * np + j] = B[p * n + j];
-            }
-    }
-    if (!ok) {
-        free(a);
-        free(b);
-        free(idx);
-        return 0;
-    }
     f32_block_fn f32_block = kcs_gf_f32_block_base;
     nar_block_fn nar_block = kcs_gf_nar_block_base;
+    n32_block_fn n32_block = NULL;
     /* KCS_GEMM_FAST_ISA=base|avx2 caps the copy used (tests run each) */
     const char *cap = getenv("KCS_GEMM_FAST_ISA");
     int max_isa = cap && !strcmp(cap, "base") ? 0 : cap && !strcmp(cap, "avx2") ? 1 : 2;
@@ -143,10 +106,59 @@ int kcs_cpu_gemm_own_fast(const kcs_call *c, const double *A, const double *B, c
         __builtin_cpu_supports("fma") && kcs_gf_f32_block_avx512() && kcs_gf_nar_block_avx512()) {
         f32_block = kcs_gf_f32_block_avx512();
         nar_block = kcs_gf_nar_block_avx512();
+        if (acc->bits == 0 && !f32)
+            n32_block = kcs_gf_n32_block_avx512(acc->fmt == KCS_FMT_FP16);
     }
 #endif
+    void *a = NULL, *b = NULL;
+    int64_t *idx = atomic ? malloc(k * sizeof *idx) : NULL;
+    int ok = !atomic || idx;
+    /* float lanes: fp32 accumulators (every value an fp32 value), and bf16
+     * / fp16 ones where their float-lane copy runs and no input is NaN */
+    int in_f32 = ok && (f32 || n32_block);
+    if (in_f32) {
+        ok = (a = calloc(mp * k, sizeof(float))) && (b = calloc(k * np, sizeof(float)));
+        float *af = a, *bf = b;
+        for (size_t i = 0; i < m * k && ok; i++) {
+            ok = is_float(A[i]) && (f32 || A[i] == A[i]);
+            af[i] = (float)A[i];
+        }
+        for (size_t p = 0; p < k && ok; p++)
+            for (size_t j = 0; j < n; j++) {
+                ok &= is_float(B[p * n + j]) && (f32 || B[p * n + j] == B[p * n + j]);
+                bf[p * np + j] = (float)B[p * n + j];
+            }
+        if (!ok && !f32 && a && b) { /* the double lanes take them */
+            free(a);
+            free(b);
+            a = b = NULL;
+            in_f32 = 0;
+            ok = 1;
+        }
+    }
+    if (ok && !in_f32) {
+        /* finite values up to 2^200 (every format but fp64 inputs): nar_round
+         * needs the sums' exponents below 2^(1023 - 64) (gemm_fast_kern.h) */
+        ok = (a = calloc(mp * k, sizeof(double))) && (b = calloc(k * np, sizeof(double)));
+        double *ad = a, *bd = b;
+        for (size_t i = 0; i < m * k && ok; i++) {
+            ok = in_nar_range(A[i]);
+            ad[i] = A[i];
+        }
+        for (size_t p = 0; p < k && ok; p++)
+            for (size_t j = 0; j < n; j++) {
+                ok &= in_nar_range(B[p * n + j]);
+                bd[p * np + j] = B[p * n + j];
+            }
+    }
+    if (!ok) { /* the model path reports a memory failure */
+        free(a);
+        free(b);
+        free(idx);
+        return 0;
+    }
     f32_job fj = {a, b, k, np, idx}; /* idx: the atomic block's order, else NULL */
-    nar_job nj = {a, b, k, np, idx, 0, 0, 0};
+    nar_job nj = {a, b, k, np, idx, 0, 0, 0, 0};
     if (!f32) { /* RNE, Inf, -0, subnormals (nar_round); bits:N as
                  * kcs_round_bits: p = N in fp32's exponent range */
         const kcs_format_info *fi = kcs_format_get(acc->bits > 0 ? KCS_FMT_FP32 : acc->fmt);
@@ -154,6 +166,7 @@ int kcs_cpu_gemm_own_fast(const kcs_call *c, const double *A, const double *B, c
         nj.e_lo = (uint64_t)(fi->emin + 1023) << 52;
         nj.m_off = (uint64_t)(53 - p) << 52;
         nj.maxf = ldexp(2.0 - ldexp(1.0, 1 - p), fi->emax);
+        nj.sums_exact = p <= 24;
     }
     for (size_t j0 = 0; j0 < np; j0 += W) {
         for (size_t i0 = 0; i0 < mp; i0 += R) {
@@ -168,6 +181,8 @@ int kcs_cpu_gemm_own_fast(const kcs_call *c, const double *A, const double *B, c
                 fesetround(mode);
             } else if (f32)
                 f32_block(&fj, &pl, i0, j0, of);
+            else if (in_f32)
+                n32_block(&fj, &pl, i0, j0, od);
             else
                 nar_block(&nj, &pl, i0, j0, od);
             for (size_t r = 0; r < R && i0 + r < m; r++)

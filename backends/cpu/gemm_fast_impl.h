@@ -32,6 +32,8 @@ typedef struct nar_job {
     uint64_t e_lo;       /* exponent field of 2^emin */
     uint64_t m_off;      /* (53 - p) << 52 */
     double maxf;         /* max finite */
+    int sums_exact;      /* p <= 24: a sum of two narrow values needs no
+                          * rounding to odd (gemm_fast_kern.h, nar_add_nn) */
 } nar_job;
 
 typedef void (*f32_block_fn)(const f32_job *J, const plan *pl, size_t i0, size_t j0,
@@ -48,5 +50,10 @@ f32_block_fn kcs_gf_f32_block_avx2(void);
 nar_block_fn kcs_gf_nar_block_avx2(void);
 f32_block_fn kcs_gf_f32_block_avx512(void);
 nar_block_fn kcs_gf_nar_block_avx512(void);
+/* bf16 (fp16 = 0) or fp16 accumulators in float lanes, inputs that are
+ * fp32 values and not NaN (gemm_fast_n32_avx512.c); NULL without AVX-512 */
+typedef void (*n32_block_fn)(const f32_job *J, const plan *pl, size_t i0, size_t j0,
+                             double out[R][W]);
+n32_block_fn kcs_gf_n32_block_avx512(int fp16);
 
 #endif

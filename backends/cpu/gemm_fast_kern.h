@@ -237,42 +237,36 @@ INLINE void nar_add_row(const nar_vc *c, const gf_vd x[WV], const gf_vd y[WV], g
         nar_add(c, &x[h], &y[h], &o[h]);
 }
 
-static void nar_pairwise(const nar_job *J, const nar_vc *c, size_t i0, size_t j0, size_t p0,
-                         size_t len, gf_vd out[R][WV])
+/* x + y where both are narrow values (p <= 24 bits, the job's
+ * sums_exact): the fp64 sum is either exact, or y is below x by more than
+ * 2^(52-p) binades, so |y| < 2^(p-52)|x|, far below half a narrow ulp of x
+ * (at least 2^(-p-1)|x|): the fp64 sum then rounds to x in the narrow
+ * format, as the exact sum does. Either way the rounding to odd changes
+ * nothing, and a plain add is the model's step. Signed zeros and Inf/NaN
+ * as the rounded-to-odd sum (an exact sum: both roundings agree). */
+INLINE void nar_add_nn(const nar_vc *c, const gf_vd *x, const gf_vd *y, gf_vd *out)
 {
-    if (len <= 4) { /* the last levels here, in the model's order: fewer calls */
-        GF_UNROLL for (int r = 0; r < R; r++) {
-            gf_vd l0[WV], l1[WV], l2[WV], l3[WV], s0[WV], s1[WV];
-            nar_leaves(J, c, i0, j0, p0, r, l0);
-            if (len == 1) {
-                memcpy(out[r], l0, sizeof l0);
-                continue;
-            }
-            nar_leaves(J, c, i0, j0, p0 + 1, r, l1);
-            if (len == 2) { /* l0 + l1 */
-                nar_add_row(c, l0, l1, out[r]);
-                continue;
-            }
-            nar_leaves(J, c, i0, j0, p0 + 2, r, l2);
-            if (len == 3) { /* h = 1: l0 + (l1 + l2) */
-                nar_add_row(c, l1, l2, s1);
-                nar_add_row(c, l0, s1, out[r]);
-                continue;
-            }
-            nar_leaves(J, c, i0, j0, p0 + 3, r, l3); /* (l0 + l1) + (l2 + l3) */
-            nar_add_row(c, l0, l1, s0);
-            nar_add_row(c, l2, l3, s1);
-            nar_add_row(c, s0, s1, out[r]);
-        }
-        return;
-    }
-    size_t h = len / 2;
-    gf_vd rt[R][WV];
-    nar_pairwise(J, c, i0, j0, p0, h, out);
-    nar_pairwise(J, c, i0, j0, p0 + h, len - h, rt);
-    GF_UNROLL for (int r = 0; r < R; r++)
-        nar_add_row(c, out[r], rt[r], out[r]);
+    gf_vd s = *x + *y;
+    gf_vu sb = GF_AS_U(s);
+    gf_vu sg = sb & KCS_FF_SIGN, a = sb ^ sg;
+    nar_round(c, &a, &sg, out);
 }
+
+INLINE void nar_add_row_nn(const nar_vc *c, const gf_vd x[WV], const gf_vd y[WV], gf_vd o[WV])
+{
+    GF_UNROLL for (int h = 0; h < WV; h++)
+        nar_add_nn(c, &x[h], &y[h], &o[h]);
+}
+
+/* The pairwise recursion, once with every sum rounded to odd
+ * (nar_add_row) and once for sums_exact jobs (nar_add_row_nn): every
+ * operand of a pairwise sum is a narrow value (a rounded leaf or sum). */
+#define NAR_PW nar_pairwise
+#define NAR_PW_ADD nar_add_row
+#include "gemm_fast_pairwise.h"
+#define NAR_PW nar_pairwise_nn
+#define NAR_PW_ADD nar_add_row_nn
+#include "gemm_fast_pairwise.h"
 
 void KERN(nar_block)(const nar_job *J, const plan *pl, size_t i0, size_t j0,
                              double out[R][W])
@@ -281,7 +275,10 @@ void KERN(nar_block)(const nar_job *J, const plan *pl, size_t i0, size_t j0,
     nar_consts(J, &c);
     gf_vd o[R][WV];
     if (pl->kind == 1) {
-        nar_pairwise(J, &c, i0, j0, 0, J->k, o);
+        if (J->sums_exact)
+            nar_pairwise_nn(J, &c, i0, j0, 0, J->k, o);
+        else
+            nar_pairwise(J, &c, i0, j0, 0, J->k, o);
     } else if (pl->kind == 0) {
         if (J->order)
             nar_seq(J, &c, i0, j0, 0, J->k, J->order, o);
@@ -295,8 +292,12 @@ void KERN(nar_block)(const nar_job *J, const plan *pl, size_t i0, size_t j0,
         for (size_t s = 0; s < J->k; s += chunk) {
             size_t len = J->k - s < chunk ? J->k - s : chunk;
             nar_seq(J, &c, i0, j0, s, len, NULL, part);
-            GF_UNROLL for (int r = 0; r < R; r++)
-                nar_add_row(&c, o[r], part[r], o[r]);
+            GF_UNROLL for (int r = 0; r < R; r++) {
+                if (J->sums_exact) /* the total and the chunk's sum are narrow */
+                    nar_add_row_nn(&c, o[r], part[r], o[r]);
+                else
+                    nar_add_row(&c, o[r], part[r], o[r]);
+            }
         }
     }
     memcpy(out, o, sizeof o);

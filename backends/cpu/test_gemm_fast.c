@@ -3,7 +3,8 @@
  * fp32:rz (truncating), bf16, fp16 and bits:N accumulators under every schedule (sequential, pairwise,
  * blocked, splitk, atomic: each block's drawn order), inputs in fp32/bf16/fp16/fp8,
  * with and without C, shapes with ragged edges, values that overflow the
- * fp16 accumulator, cancel, are subnormal in it, or are NaN/Inf. The fast path must also decline
+ * fp16 accumulator, cancel, are subnormal in it, or are NaN/Inf, and
+ * products beyond fp32's range (the bf16/fp16 float lanes). The fast path must also decline
  * what it does not model (narrow truncating accumulators, bits:N beyond 51,
  * non-fp32 values for fp32 acc). */
 #include <CUnit/Basic.h>
@@ -279,6 +280,66 @@ static void test_declines(void)
     CU_ASSERT_EQUAL(kcs_cpu_gemm_own_fast(&c, A, B, NULL, D), 1);
 }
 
+/* The bf16/fp16 float-lane copy (gemm_fast_n32_avx512.c) at fp32's edges:
+ * fp32 inputs with exponents in [-80, 70], so that products run from
+ * below fp32's least subnormal (2^-149) through bf16's and fp16's
+ * subnormals to beyond FLT_MAX, and some Inf inputs (no NaN: that copy
+ * takes none), in every schedule, against the model. On a CPU without
+ * AVX-512 the double lanes run the same calls. */
+static void test_float_lane_edges(void)
+{
+    enum { M = 5, N = 19, K = 37 };
+    kcs_acc accs[] = {{.fmt = KCS_FMT_BF16}, {.fmt = KCS_FMT_FP16}};
+    kcs_schedule scheds[] = {{KCS_SCHED_SEQUENTIAL, 0}, {KCS_SCHED_PAIRWISE, 0},
+                             {KCS_SCHED_BLOCKED, 4}, {KCS_SCHED_SPLITK, 3}, {KCS_SCHED_ATOMIC, 0}};
+    kcs_rng r;
+    kcs_rng_init(&r, 16, 8, 4);
+    long long bad = 0, outs = 0, tiny = 0, huge = 0, inf_out = 0;
+    for (int rep = 0; rep < 40; rep++)
+        for (int ai = 0; ai < 2; ai++)
+            for (int si = 0; si < 5; si++) {
+                double A[M * K], B[K * N], D1[M * N], D2[M * N];
+                /* rep 0-19: exponents over the whole span; 20-39: around
+                 * the accumulator's least subnormal (bf16 2^-133, fp16 2^-24) */
+                int lo = rep < 20 ? -80 : ai ? -20 : -74, span = rep < 20 ? 151 : 16;
+                for (int i = 0; i < M * K + K * N; i++) {
+                    double v = ldexp(1.0 + ldexp((double)(kcs_rng_u32(&r) & 0x7fffff), -23),
+                                     lo + (int)(kcs_rng_u32(&r) % (unsigned)span));
+                    if (kcs_rng_u32(&r) & 1)
+                        v = -v;
+                    if (rep % 4 == 3 && kcs_rng_u32(&r) % 200 == 0)
+                        v = v < 0 ? -INFINITY : INFINITY;
+                    if (i < M * K)
+                        A[i] = v;
+                    else
+                        B[i - M * K] = v;
+                }
+                for (int i = 0; i < M * K; i++)
+                    for (int j = 0; j < N; j++) {
+                        double t = fabs(A[i] * B[(i % K) * N + j]);
+                        tiny += t > 0 && t < 0x1p-149;
+                        huge += t > 0x1.fffffep127;
+                    }
+                kcs_call c = two_term_call(KCS_FMT_FP32, accs[ai], M, N);
+                c.k = K;
+                c.schedule = scheds[si];
+                c.seed = kcs_rng_u64(&r);
+                kcs_error err = {0};
+                CU_ASSERT_EQUAL(kcs_cpu_gemm_own_fast(&c, A, B, NULL, D1), 1);
+                CU_ASSERT_EQUAL(kcs_cpu_gemm_own_model(&c, A, B, NULL, D2, &err), 0);
+                for (int i = 0; i < M * N; i++) {
+                    bad += !same(D1[i], D2[i]);
+                    inf_out += isinf(D2[i]) || isnan(D2[i]);
+                }
+                outs += M * N;
+            }
+    printf("\n  %lld outputs (%lld Inf or NaN), %lld products below 2^-149, %lld above FLT_MAX: "
+           "%lld differ from the model\n",
+           outs, inf_out, tiny, huge, bad);
+    CU_ASSERT(tiny > 0 && huge > 0 && inf_out > 0); /* the edges were reached */
+    CU_ASSERT_EQUAL(bad, 0);
+}
+
 /* The atomic order is a real shuffle: not the identity, different under
  * another seed, a permutation; output tiles of 4 x 16 share one order and
  * neighbouring tiles have their own. */
@@ -312,6 +373,7 @@ int main(void)
     CU_add_test(s, "fast paths equal the accumulator model", test_fast_equals_model);
     CU_add_test(s, "near-midpoint sums (the model's nudge)", test_double_rounding_cases);
     CU_add_test(s, "sums near midpoints (rounded to odd)", test_odd_sums);
+    CU_add_test(s, "float lanes at fp32's edges", test_float_lane_edges);
     CU_add_test(s, "fast path declines what it does not model", test_declines);
     CU_add_test(s, "the atomic order", test_atomic_order);
     CU_basic_set_mode(CU_BRM_VERBOSE);
