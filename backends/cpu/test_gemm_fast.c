@@ -72,7 +72,8 @@ static void fast_equals_model(void)
                             c.op = KCS_OP_GEMM;
                             c.variant = "own";
                             c.dtype_in = ins[fi];
-                            c.dtype_out = withc ? KCS_FMT_BF16 : KCS_FMT_FP32;
+                            /* fp64 out: every bit of a bits:40 sum shows */
+                            c.dtype_out = withc ? KCS_FMT_BF16 : KCS_FMT_FP64;
                             c.acc = accs[ai];
                             c.schedule = scheds[si];
                             c.seed = kcs_rng_u64(&r); /* atomic: the call's order */
@@ -199,27 +200,38 @@ static void test_double_rounding_cases(void)
  * the accumulator, on either side. Where fp64's nearest sum is odd and one
  * ulp from the midpoint, a nudge toward the exact sum would land on it:
  * the sum must be rounded to odd (test_acc checks the model against MPFR
- * on such sums). Every instruction-set copy against the model. */
+ * on such sums). Sequential and pairwise: a pairwise sum adds two rounded
+ * leaves, which only for p <= 24 makes the plain fp64 add right (with a
+ * 40-bit accumulator both leaves hold t and x whole). Every
+ * instruction-set copy against the model. */
 static void odd_sums(long long *bad, long long *cases)
 {
     enum { M = 96, N = 16, K = 2 };
-    kcs_acc accs[] = {{.fmt = KCS_FMT_BF16}, {.fmt = KCS_FMT_FP16}, {.fmt = KCS_FMT_FP32, .bits = 14}};
-    int prec[] = {8, 11, 14};
+    kcs_acc accs[] = {{.fmt = KCS_FMT_BF16},
+                      {.fmt = KCS_FMT_FP16},
+                      {.fmt = KCS_FMT_FP32, .bits = 14},
+                      {.fmt = KCS_FMT_FP32, .bits = 40}};
+    int prec[] = {8, 11, 14, 40};
     const double offs[] = {-1.5, -1.25, -1, -0.75, -0.5, -0.25, 0.25, 0.5, 0.75, 1, 1.25, 1.5};
     kcs_rng r;
     kcs_rng_init(&r, 2, 7, 1);
-    for (int ai = 0; ai < 3; ai++) {
-        int p = prec[ai];
+    for (int ai = 0; ai < 8; ai++) {
+        int p = prec[ai % 4];
         double q = ldexp(1.0, 1 - p), A[M * K], B[K * N], D1[M * N], D2[M * N];
         for (int i = 0; i < M; i++) {
-            double x = 1.0 + q * (double)(kcs_rng_u32(&r) % (1u << (p - 1)));
+            uint64_t mant = p <= 32 ? kcs_rng_u32(&r) % (1u << (p - 1))
+                                    : kcs_rng_u64(&r) % (1ull << (p - 1));
+            double x = 1.0 + q * (double)mant;
             double t = q * (0.5 + (int)(kcs_rng_u32(&r) % 5) - 2) + offs[i % 12] * 0x1p-52;
             A[i * K] = i & 1 ? -x : x;
             A[i * K + 1] = i & 1 ? -t : t;
         }
         for (int j = 0; j < K * N; j++)
             B[j] = 1.0;
-        kcs_call c = two_term_call(KCS_FMT_FP64, accs[ai], M, N);
+        kcs_call c = two_term_call(KCS_FMT_FP64, accs[ai % 4], M, N);
+        c.dtype_out = KCS_FMT_FP64; /* fp32 would hide a 40-bit sum's last bits */
+        if (ai >= 4)
+            c.schedule.kind = KCS_SCHED_PAIRWISE;
         kcs_error err = {0};
         CU_ASSERT_EQUAL(kcs_cpu_gemm_own_fast(&c, A, B, NULL, D1), 1);
         CU_ASSERT_EQUAL(kcs_cpu_gemm_own_model(&c, A, B, NULL, D2, &err), 0);
