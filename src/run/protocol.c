@@ -285,7 +285,62 @@ static int diagnostics_deferrable(const kcs_contract *c)
 void kcs_inputs_cache_free(kcs_inputs_cache *k)
 {
     kcs_inputs_free(&k->in);
+    free(k->ref);
+    free(k->absref);
     memset(k, 0, sizeof *k);
+}
+
+/* Does io's cache hold this trial's inputs? */
+static kcs_inputs_cache *cache_for(const kcs_contract *c, const kcs_case *cs, int trial,
+                                   const kcs_trial_io *io)
+{
+    kcs_inputs_cache *k = io->inputs_cache;
+    return k && k->valid && k->c == c && k->cs == cs && k->case_id == cs->id &&
+                   k->trial == trial && k->study_seed == io->study_seed
+               ? k
+               : NULL;
+}
+
+/* The trial's reference (kcs_oracle_run, then the contract's magnitude
+ * where it has one): from io's cache when it holds this trial's, else
+ * computed and, where the cache holds this trial's inputs and the oracle
+ * answered (0 or KCS_E_RAISED), kept there. */
+static int reference(const kcs_contract *c, const kcs_case *cs, int trial, const kcs_trial_io *io,
+                     const kcs_call *call, double *ref, double *absref, size_t out_len,
+                     double *scale, kcs_error *oerr)
+{
+    kcs_inputs_cache *k = cache_for(c, cs, trial, io);
+    if (k && k->ref_valid && k->ref_len == out_len) {
+        memcpy(ref, k->ref, out_len * sizeof *ref);
+        memcpy(absref, k->absref, out_len * sizeof *absref);
+        *scale = k->scale;
+        return k->ref_rc;
+    }
+    kcs_stage_mark t0 = kcs_stage_begin();
+    int orc = kcs_oracle_run(c->oracle, c->oracle_profile, call, ref, absref, scale, oerr);
+    if (!orc && c->oracle_magnitude != KCS_MAG_FIRST_ORDER)
+        orc = kcs_oracle_magnitude(c->oracle_magnitude, call, ref, absref, oerr);
+    kcs_stage_add(KCS_STAGE_ORACLE, t0);
+    if (k && (orc == 0 || orc == KCS_E_RAISED)) {
+        size_t nb = (out_len ? out_len : 1) * sizeof(double);
+        double *r = malloc(nb), *a = malloc(nb);
+        if (r && a) { /* else: no cache, not an error */
+            memcpy(r, ref, out_len * sizeof *ref);
+            memcpy(a, absref, out_len * sizeof *absref);
+            free(k->ref);
+            free(k->absref);
+            k->ref = r;
+            k->absref = a;
+            k->ref_len = out_len;
+            k->scale = *scale;
+            k->ref_rc = orc;
+            k->ref_valid = 1;
+        } else {
+            free(r);
+            free(a);
+        }
+    }
+    return orc;
 }
 
 /* The trial's inputs: generated, or copied from io's cache when it holds
@@ -294,8 +349,7 @@ static int make_inputs(const kcs_contract *c, const kcs_case *cs, int trial,
                        const kcs_trial_io *io, kcs_call *call, kcs_inputs *in, kcs_error *err)
 {
     kcs_inputs_cache *k = io->inputs_cache;
-    if (k && k->valid && k->c == c && k->cs == cs && k->case_id == cs->id && k->trial == trial &&
-        k->study_seed == io->study_seed)
+    if (cache_for(c, cs, trial, io))
         return kcs_inputs_copy(&k->in, call, in, err);
     int rc = kcs_inputs_make(c, cs, trial, io->study_seed, call, in, err);
     if (rc || !k)
@@ -304,7 +358,8 @@ static int make_inputs(const kcs_contract *c, const kcs_case *cs, int trial,
     kcs_call scratch = *call;
     kcs_error ce = {0};
     if (kcs_inputs_copy(in, &scratch, &k->in, &ce) == 0) /* else: no cache, not an error */
-        *k = (kcs_inputs_cache){c, cs, cs->id, trial, io->study_seed, 1, k->in};
+        *k = (kcs_inputs_cache){.c = c, .cs = cs, .case_id = cs->id, .trial = trial,
+                                .study_seed = io->study_seed, .valid = 1, .in = k->in};
     return 0;
 }
 
@@ -361,11 +416,8 @@ int kcs_protocol_trial(const kcs_contract *c, const kcs_case *cs, int trial,
         goto done;
     }
     if (!io->share_oracle) {
-        t0 = kcs_stage_begin();
-        orc = kcs_oracle_run(c->oracle, c->oracle_profile, &call, ref, absref, &scale, &oerr);
-        kcs_stage_add(KCS_STAGE_ORACLE, t0);
-    }
-    if (!orc && c->oracle_magnitude != KCS_MAG_FIRST_ORDER) {
+        orc = reference(c, cs, trial, io, &call, ref, absref, out_len, &scale, &oerr);
+    } else if (!orc && c->oracle_magnitude != KCS_MAG_FIRST_ORDER) {
         t0 = kcs_stage_begin();
         orc = kcs_oracle_magnitude(c->oracle_magnitude, &call, ref, absref, &oerr);
         kcs_stage_add(KCS_STAGE_ORACLE, t0);

@@ -24,7 +24,11 @@ typedef struct kcs_case_memory {
 /* One trial's generated inputs, kept for the next call of the same
  * (contract, case, trial, seed): a calibration sweep runs every kernel of
  * its catalogue on each trial's inputs in turn. Each call gets a fresh copy
- * (a kernel that writes into its inputs changes nothing for the next). */
+ * (a kernel that writes into its inputs changes nothing for the next).
+ * With them the trial's reference (the oracle's ref, absref, scale and
+ * outcome), which depends on the contract, the case and the inputs only,
+ * not on the kernel: computed by the first kernel's call, copied for the
+ * others (not with a shared oracle, whose ranks compute it together). */
 typedef struct kcs_inputs_cache {
     const kcs_contract *c;
     const kcs_case *cs;
@@ -33,6 +37,10 @@ typedef struct kcs_inputs_cache {
     uint64_t study_seed;
     int valid;
     kcs_inputs in;
+    int ref_valid; /* the fields below hold this trial's reference */
+    int ref_rc;    /* the oracle's return: 0, or KCS_E_RAISED */
+    size_t ref_len;
+    double *ref, *absref, scale;
 } kcs_inputs_cache;
 void kcs_inputs_cache_free(kcs_inputs_cache *k);
 
