@@ -208,6 +208,8 @@ int kcs_sweep_elem_run(const kcs_contract *c, const kcs_calib_run *run, const kc
             int n_conf = 0;
             for (int kk = 0; kk < N_EK && !rc; kk++) {
                 const ekern *ek = &kernels[kk];
+                /* a point of 2^20 values runs for minutes: a line per kernel */
+                kcs_progress_part(progress, *done_p, (double)kk / N_EK);
                 if (!strncmp(ek->variant, "calib:", 6) && !kcs_calib_find(c->id))
                     continue;
                 kcs_sweep_row r;

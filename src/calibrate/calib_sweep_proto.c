@@ -420,6 +420,8 @@ static int spec_run(const pspec *p, const kcs_contract *c, const kcs_calib_run *
             int n_conf = 0;
             for (int kk = 0; kk < p->n_kern && !rc; kk++) {
                 const pkern *pk = &p->kern[kk];
+                /* a long point runs for minutes: a line per kernel */
+                kcs_progress_part(progress, *done_p, (double)kk / p->n_kern);
                 if (!strncmp(pk->variant, "calib:", 6) && !kcs_calib_find(c->id))
                     continue;
                 kcs_sweep_row r;
