@@ -45,6 +45,20 @@ static inline uint64_t kcs_cpu_gemm_tile_seed(uint64_t seed, size_t i, size_t j)
 {
     return seed ^ ((uint64_t)(i / KCS_GEMM_TILE_M) << 32) ^ (uint64_t)(j / KCS_GEMM_TILE_N);
 }
+
+/* Scratch buffers kept between calls (scratch.c): a fresh malloc of tens of
+ * MB per call costs more in page faults than the arithmetic at narrow
+ * shapes (m = n = 2, k = 2^20 packs B to 16 columns: 64 MB). take() hands
+ * out the slot's buffer if it holds `bytes` (contents undefined), else a
+ * new one (p NULL when out of memory); give() returns it (freed when the
+ * slot is taken or above 256 MB). Slots: 0, 1 the own GEMM's packed A, B. */
+typedef struct kcs_cpu_scratch {
+    void *p;
+    size_t cap;
+} kcs_cpu_scratch;
+kcs_cpu_scratch kcs_cpu_scratch_take(int which, size_t bytes);
+void kcs_cpu_scratch_give(int which, kcs_cpu_scratch s);
+
 int kcs_cpu_gemm_own_model(const kcs_call *c, const double *A, const double *B, const double *C,
                            double *D, kcs_error *err);
 int kcs_cpu_gemm_own_fast(const kcs_call *c, const double *A, const double *B, const double *C,

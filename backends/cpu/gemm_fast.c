@@ -21,6 +21,7 @@
  *         sum is even, the one-ulp nudge toward the error) and one
  *         magic-number rounding to nearest even. Narrow accumulators that
  *         truncate take the model.
+ *   fp64, sequential: a multiply and an add per term (fp64_sequential).
  * The exact model (kcs_cpu_gemm_own_model) is the oracle of
  * backends/cpu/test_gemm_fast.c. Built with -ffp-contract=off: only the
  * explicit fmaf fuses. */
@@ -65,14 +66,73 @@ static int plan_of(const kcs_schedule *s, size_t k, plan *pl)
 _Static_assert((int)R == (int)KCS_GEMM_TILE_M && (int)W == (int)KCS_GEMM_TILE_N,
                "the atomic order is drawn per block of the fast kernels");
 
-static int is_float(double x)
+/* dst = (float)src; nonzero when some value is not an fp32 value (NaN is
+ * one when nan_ok). Branch-free, so it vectorises: a check that stopped at
+ * the first bad value took a quarter of a long allreduce's time. */
+static int to_floats(const double *src, float *dst, size_t n, int nan_ok)
 {
-    return (double)(float)x == x || x != x;
+    int bad = 0;
+    for (size_t i = 0; i < n; i++) {
+        double v = src[i];
+        float f = (float)v;
+        dst[i] = f;
+        bad |= ((double)f != v) & (!nan_ok | (v == v));
+    }
+    return bad;
 }
 
-static int in_nar_range(double x)
+/* dst = src; nonzero when some finite value is beyond 2^200 */
+static int to_nar(const double *src, double *dst, size_t n)
 {
-    return !(fabs(x) > 0x1p200) || isinf(x);
+    int bad = 0;
+    for (size_t i = 0; i < n; i++) {
+        double v = src[i];
+        dst[i] = v;
+        bad |= (fabs(v) > 0x1p200) & (fabs(v) != INFINITY);
+    }
+    return bad;
+}
+
+/* fp64 accumulator, sequential: the model's terms are fp64 products
+ * (exact for inputs of <= 26 bits, else rounded) added in order with plain
+ * fp64 additions (kcs_acc_add), so a separate multiply and add per term,
+ * vectorised across the columns of a row of B (no fusing here:
+ * -ffp-contract=off), is the model. */
+static void fp64_sequential(const kcs_call *c, const double *A, const double *B, const double *C,
+                            double *D)
+{
+    size_t m = (size_t)c->m, n = (size_t)c->n, k = (size_t)c->k;
+    for (size_t i = 0; i < m; i++) {
+        double *d = D + i * n;
+        for (size_t j = 0; j < n; j++)
+            d[j] = 0.0;
+        for (size_t p = 0; p < k; p++) {
+            double a = A[i * k + p];
+            const double *b = B + p * n;
+            for (size_t j = 0; j < n; j++)
+                d[j] = d[j] + a * b[j];
+        }
+        if (C)
+            for (size_t j = 0; j < n; j++)
+                d[j] = d[j] + C[i * n + j];
+    }
+    kcs_format_round_n(c->dtype_out, D, D, m * n);
+}
+
+/* The packed copies of A and B: scratch slots 0 and 1 (scratch.c). */
+static void *pack_get(kcs_cpu_scratch *sc, int which, size_t bytes)
+{
+    if (sc[which].p && sc[which].cap >= bytes)
+        return sc[which].p;
+    kcs_cpu_scratch_give(which, sc[which]);
+    sc[which] = kcs_cpu_scratch_take(which, bytes);
+    return sc[which].p;
+}
+
+static void pack_release(kcs_cpu_scratch *sc)
+{
+    kcs_cpu_scratch_give(0, sc[0]);
+    kcs_cpu_scratch_give(1, sc[1]);
 }
 
 int kcs_cpu_gemm_own_fast(const kcs_call *c, const double *A, const double *B, const double *C,
@@ -83,6 +143,12 @@ int kcs_cpu_gemm_own_fast(const kcs_call *c, const double *A, const double *B, c
     plan pl;
     if (k == 0 || m == 0 || n == 0 || !plan_of(&c->schedule, k, &pl))
         return 0;
+    if (acc->bits == 0 && acc->fmt == KCS_FMT_FP64) {
+        if (c->schedule.kind != KCS_SCHED_SEQUENTIAL)
+            return 0;
+        fp64_sequential(c, A, B, C, D);
+        return 1;
+    }
     int f32 = acc->bits == 0 && acc->fmt == KCS_FMT_FP32;
     int narrow = acc->bits > 0 ? acc->bits <= 51 : acc->fmt == KCS_FMT_BF16 || acc->fmt == KCS_FMT_FP16;
     if (!f32 && (!narrow || acc->rz))
@@ -111,27 +177,26 @@ int kcs_cpu_gemm_own_fast(const kcs_call *c, const double *A, const double *B, c
     }
 #endif
     void *a = NULL, *b = NULL;
+    kcs_cpu_scratch sc[2] = {{NULL, 0}, {NULL, 0}};
     int64_t *idx = atomic ? malloc(k * sizeof *idx) : NULL;
     int ok = !atomic || idx;
     /* float lanes: fp32 accumulators (every value an fp32 value), and bf16
-     * / fp16 ones where their float-lane copy runs and no input is NaN */
+     * / fp16 ones where their float-lane copy runs and no input is NaN;
+     * rows m..mp and columns n..np are zero (their outputs are dropped) */
     int in_f32 = ok && (f32 || n32_block);
     if (in_f32) {
-        ok = (a = calloc(mp * k, sizeof(float))) && (b = calloc(k * np, sizeof(float)));
+        ok = (a = pack_get(sc, 0, mp * k * sizeof(float))) && (b = pack_get(sc, 1, k * np * sizeof(float)));
         float *af = a, *bf = b;
-        for (size_t i = 0; i < m * k && ok; i++) {
-            ok = is_float(A[i]) && (f32 || A[i] == A[i]);
-            af[i] = (float)A[i];
+        if (ok)
+            ok = !to_floats(A, af, m * k, f32);
+        if (ok)
+            memset(af + m * k, 0, (mp - m) * k * sizeof(float));
+        for (size_t p = 0; p < k && ok; p++) {
+            ok = !to_floats(B + p * n, bf + p * np, n, f32);
+            for (size_t j = n; j < np; j++)
+                bf[p * np + j] = 0.0f;
         }
-        for (size_t p = 0; p < k && ok; p++)
-            for (size_t j = 0; j < n; j++) {
-                ok &= is_float(B[p * n + j]) && (f32 || B[p * n + j] == B[p * n + j]);
-                bf[p * np + j] = (float)B[p * n + j];
-            }
         if (!ok && !f32 && a && b) { /* the double lanes take them */
-            free(a);
-            free(b);
-            a = b = NULL;
             in_f32 = 0;
             ok = 1;
         }
@@ -139,21 +204,21 @@ int kcs_cpu_gemm_own_fast(const kcs_call *c, const double *A, const double *B, c
     if (ok && !in_f32) {
         /* finite values up to 2^200 (every format but fp64 inputs): nar_round
          * needs the sums' exponents below 2^(1023 - 64) (gemm_fast_kern.h) */
-        ok = (a = calloc(mp * k, sizeof(double))) && (b = calloc(k * np, sizeof(double)));
+        ok = (a = pack_get(sc, 0, mp * k * sizeof(double))) &&
+             (b = pack_get(sc, 1, k * np * sizeof(double)));
         double *ad = a, *bd = b;
-        for (size_t i = 0; i < m * k && ok; i++) {
-            ok = in_nar_range(A[i]);
-            ad[i] = A[i];
+        if (ok)
+            ok = !to_nar(A, ad, m * k);
+        if (ok)
+            memset(ad + m * k, 0, (mp - m) * k * sizeof(double));
+        for (size_t p = 0; p < k && ok; p++) {
+            ok = !to_nar(B + p * n, bd + p * np, n);
+            for (size_t j = n; j < np; j++)
+                bd[p * np + j] = 0.0;
         }
-        for (size_t p = 0; p < k && ok; p++)
-            for (size_t j = 0; j < n; j++) {
-                ok &= in_nar_range(B[p * n + j]);
-                bd[p * np + j] = B[p * n + j];
-            }
     }
     if (!ok) { /* the model path reports a memory failure */
-        free(a);
-        free(b);
+        pack_release(sc);
         free(idx);
         return 0;
     }
@@ -195,8 +260,7 @@ int kcs_cpu_gemm_own_fast(const kcs_call *c, const double *A, const double *B, c
                 }
         }
     }
-    free(a);
-    free(b);
+    pack_release(sc);
     free(idx);
     kcs_format_round_n(c->dtype_out, D, D, m * n);
     return 1;

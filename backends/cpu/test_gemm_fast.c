@@ -279,8 +279,11 @@ static void test_declines(void)
     CU_ASSERT_EQUAL(kcs_cpu_gemm_own_fast(&c, A, B, NULL, D), 0); /* 0.1 is not an fp32 value */
     B[1] = 0.5;
     CU_ASSERT_EQUAL(kcs_cpu_gemm_own_fast(&c, A, B, NULL, D), 1);
-    c.acc.fmt = KCS_FMT_FP64;
+    c.acc.fmt = KCS_FMT_FP64; /* fp64: sequential only */
+    CU_ASSERT_EQUAL(kcs_cpu_gemm_own_fast(&c, A, B, NULL, D), 1);
+    c.schedule.kind = KCS_SCHED_PAIRWISE;
     CU_ASSERT_EQUAL(kcs_cpu_gemm_own_fast(&c, A, B, NULL, D), 0);
+    c.schedule.kind = KCS_SCHED_SEQUENTIAL;
     /* narrow accumulators: finite inputs beyond 2^200 (fp64 only) go to the
      * model; Inf does not */
     c.acc.fmt = KCS_FMT_BF16;
@@ -290,6 +293,55 @@ static void test_declines(void)
     CU_ASSERT_EQUAL(kcs_cpu_gemm_own_fast(&c, A, B, NULL, D), 0);
     A[2] = INFINITY;
     CU_ASSERT_EQUAL(kcs_cpu_gemm_own_fast(&c, A, B, NULL, D), 1);
+}
+
+/* fp64 accumulator, sequential: fp64 inputs (products rounded), fp32 and
+ * bf16 ones (exact products), NaN/Inf, with and without C, against the
+ * model bit for bit. */
+static void test_fp64_sequential(void)
+{
+    kcs_format ins[] = {KCS_FMT_FP64, KCS_FMT_FP32, KCS_FMT_BF16};
+    int64_t shapes[][3] = {{1, 1, 1}, {5, 17, 33}, {3, 2, 300}, {9, 35, 100}};
+    kcs_rng r;
+    kcs_rng_init(&r, 5, 64, 1);
+    long long outs = 0, bad = 0;
+    for (int fi = 0; fi < 3; fi++)
+        for (int hi = 0; hi < 4; hi++)
+            for (int flavour = 0; flavour < 3; flavour++)
+                for (int withc = 0; withc < 2; withc++) {
+                    int64_t m = shapes[hi][0], n = shapes[hi][1], k = shapes[hi][2];
+                    double *A = malloc((size_t)(m * k) * sizeof *A);
+                    double *B = malloc((size_t)(k * n) * sizeof *B);
+                    double *C = malloc((size_t)(m * n) * sizeof *C);
+                    double *D1 = malloc((size_t)(m * n) * sizeof *D1);
+                    double *D2 = malloc((size_t)(m * n) * sizeof *D2);
+                    fill(A, (size_t)(m * k), ins[fi], &r, flavour);
+                    fill(B, (size_t)(k * n), ins[fi], &r, flavour);
+                    fill(C, (size_t)(m * n), ins[fi], &r, 0);
+                    kcs_call c = {0};
+                    c.op = KCS_OP_GEMM;
+                    c.variant = "own";
+                    c.dtype_in = ins[fi];
+                    c.dtype_out = withc ? KCS_FMT_FP32 : KCS_FMT_FP64;
+                    c.acc.fmt = KCS_FMT_FP64;
+                    c.schedule.kind = KCS_SCHED_SEQUENTIAL;
+                    c.m = m;
+                    c.n = n;
+                    c.k = k;
+                    kcs_error err = {0};
+                    CU_ASSERT_EQUAL(kcs_cpu_gemm_own_fast(&c, A, B, withc ? C : NULL, D1), 1);
+                    CU_ASSERT_EQUAL(kcs_cpu_gemm_own_model(&c, A, B, withc ? C : NULL, D2, &err), 0);
+                    for (int64_t i = 0; i < m * n; i++, outs++)
+                        bad += !same(D1[i], D2[i]);
+                    free(A);
+                    free(B);
+                    free(C);
+                    free(D1);
+                    free(D2);
+                }
+    printf("\n  fp64 sequential: %lld outputs, %lld differ from the model\n", outs, bad);
+    CU_ASSERT(outs > 5000);
+    CU_ASSERT_EQUAL(bad, 0);
 }
 
 /* The bf16/fp16 float-lane copy (gemm_fast_n32_avx512.c) at fp32's edges:
@@ -387,6 +439,7 @@ int main(void)
     CU_add_test(s, "sums near midpoints (rounded to odd)", test_odd_sums);
     CU_add_test(s, "float lanes at fp32's edges", test_float_lane_edges);
     CU_add_test(s, "fast path declines what it does not model", test_declines);
+    CU_add_test(s, "fp64 sequential equals the model", test_fp64_sequential);
     CU_add_test(s, "the atomic order", test_atomic_order);
     CU_basic_set_mode(CU_BRM_VERBOSE);
     CU_basic_run_tests();
