@@ -154,6 +154,51 @@ int kcs_cpu_dot(kcs_backend_ctx *ctx, const kcs_call *c, kcs_error *err)
     return v == 0 ? dot_native(c, err) : sum_own(c, err);
 }
 
+/* fp64 sums of each element's contributions in rank order, row by row
+ * (the same additions as the per-element loop, without its strided
+ * gather): the native order, and own with an fp64 accumulator, whose
+ * every addition is a plain fp64 add (kcs_acc_add). */
+static int allreduce_fp64_rows(const kcs_call *c, int64_t P, int round_acc, kcs_error *err)
+{
+    int64_t k = c->k;
+    double *s = calloc((size_t)k + 1, sizeof *s);
+    if (!s)
+        return kcs_fail(err, KCS_E_NOMEM, "cpu allreduce: out of memory (k=%lld)", (long long)k);
+    for (int64_t r = 0; r < P; r++) {
+        const double *x = c->in[0] + r * k;
+        for (int64_t i = 0; i < k; i++)
+            s[i] += x[i];
+    }
+    for (int64_t i = 0; i < k; i++)
+        c->out[i] = kcs_cpu_out(c, round_acc ? kcs_acc_round(&c->acc, s[i]) : s[i]);
+    free(s);
+    return 0;
+}
+
+/* own, every schedule but atomic: y = 1^T X, a 1 x k x P GEMM whose terms
+ * 1 * x_r,i are exact, so the own GEMM's fast kernels (bit-identical to
+ * kcs_cpu_sum over each column: gemm.c's model) give the same sums. The
+ * atomic order is drawn per element here and per tile there: not taken.
+ * Returns 1 when done. */
+static int allreduce_fast(const kcs_call *c, int64_t P)
+{
+    if (c->schedule.kind == KCS_SCHED_ATOMIC)
+        return 0;
+    double *ones = malloc((size_t)P * sizeof *ones);
+    if (!ones)
+        return 0;
+    for (int64_t r = 0; r < P; r++)
+        ones[r] = 1.0;
+    kcs_call g = *c;
+    g.op = KCS_OP_GEMM;
+    g.m = 1;
+    g.n = c->k;
+    g.k = P;
+    int done = kcs_cpu_gemm_own_fast(&g, ones, c->in[0], NULL, c->out);
+    free(ones);
+    return done;
+}
+
 int kcs_cpu_allreduce(kcs_backend_ctx *ctx, const kcs_call *c, kcs_error *err)
 {
     (void)ctx;
@@ -166,6 +211,13 @@ int kcs_cpu_allreduce(kcs_backend_ctx *ctx, const kcs_call *c, kcs_error *err)
             c->out[i] = kcs_cpu_out(c, kcs_acc_round(&c->acc, c->in[0][i]));
         return 0;
     }
+    if (v == 0)
+        return allreduce_fp64_rows(c, P, 1, err);
+    if (c->acc.bits == 0 && c->acc.fmt == KCS_FMT_FP64 &&
+        c->schedule.kind == KCS_SCHED_SEQUENTIAL)
+        return allreduce_fp64_rows(c, P, 0, err);
+    if (allreduce_fast(c, P))
+        return 0;
     double *terms = malloc(((size_t)P + 1) * sizeof *terms);
     double *scratch = malloc(((size_t)P + 1) * sizeof *scratch);
     if (!terms || !scratch) {
@@ -173,20 +225,26 @@ int kcs_cpu_allreduce(kcs_backend_ctx *ctx, const kcs_call *c, kcs_error *err)
         free(scratch);
         return kcs_fail(err, KCS_E_NOMEM, "cpu allreduce: out of memory (m=%lld)", (long long)P);
     }
+    /* atomic: each element's order drawn in bulk (kcs_atomic_order, the
+     * same swaps as kcs_cpu_sum's shuffle), then summed sequentially */
+    int atomic = c->schedule.kind == KCS_SCHED_ATOMIC;
+    int64_t *idx = atomic ? malloc((size_t)P * sizeof *idx) : NULL;
+    if (atomic && !idx) {
+        free(terms);
+        free(scratch);
+        return kcs_fail(err, KCS_E_NOMEM, "cpu allreduce: out of memory (m=%lld)", (long long)P);
+    }
+    kcs_schedule seq = {KCS_SCHED_SEQUENTIAL, 0};
     for (int64_t i = 0; i < k; i++) {
-        double s = 0.0;
+        uint64_t seed = kcs_cpu_row_seed(c, (uint64_t)i, 0);
+        if (atomic)
+            kcs_atomic_order(seed, P, idx);
         for (int64_t r = 0; r < P; r++)
-            terms[r] = c->in[0][r * k + i];
-        if (v == 0) {
-            for (int64_t r = 0; r < P; r++)
-                s += terms[r];
-            s = kcs_acc_round(&c->acc, s);
-        } else {
-            s = kcs_cpu_sum(terms, P, &c->schedule, &c->acc, kcs_cpu_row_seed(c, (uint64_t)i, 0),
-                            scratch);
-        }
+            terms[r] = c->in[0][(atomic ? idx[r] : r) * k + i];
+        double s = kcs_cpu_sum(terms, P, atomic ? &seq : &c->schedule, &c->acc, seed, scratch);
         c->out[i] = kcs_cpu_out(c, s);
     }
+    free(idx);
     free(terms);
     free(scratch);
     return 0;

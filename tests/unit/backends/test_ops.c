@@ -4,6 +4,8 @@
  * cases where schedules, oracles and policies must differ. */
 #include <CUnit/Basic.h>
 #include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "backend.h"
@@ -581,6 +583,84 @@ static void test_allreduce_op_and_variants(void)
     }
 }
 
+/* The own allreduce runs as a 1 x k x P GEMM on the own GEMM's fast
+ * kernels, the native one and fp64 sums row by row: each must equal the
+ * per-element model (kcs_cpu_sum over the ranks' contributions, seeded per
+ * element) bit for bit, for every accumulator and schedule, ragged k,
+ * inputs that overflow fp16, cancel, or hold NaN and Inf. */
+static int same_bits(double a, double b)
+{
+    return (isnan(a) && isnan(b)) || memcmp(&a, &b, sizeof a) == 0;
+}
+
+static void test_allreduce_equals_model(void)
+{
+    const char *accs[] = {"fp32", "fp32:rz", "bf16", "fp16", "fp64",
+                          "bits:18", "bits:21", "bits:22", "bits:12"};
+    const char *scheds[] = {"sequential", "pairwise", "blocked:7", "splitk:4", "atomic"};
+    kcs_format ins[] = {KCS_FMT_FP32, KCS_FMT_BF16, KCS_FMT_FP16};
+    int64_t Ps[] = {2, 3, 17, 300}, ks[] = {1, 5, 16, 17, 40};
+    long long outs = 0, bad = 0;
+    double *x = malloc(300 * 40 * sizeof *x), *terms = malloc(300 * sizeof *terms),
+           *scratch = malloc(300 * sizeof *scratch);
+    CU_ASSERT_FATAL(x && terms && scratch);
+    kcs_rng r;
+    kcs_rng_init(&r, 77, 0xa11, 3);
+    for (int vi = 0; vi < 2; vi++)
+        for (size_t ai = 0; ai < sizeof accs / sizeof *accs; ai++)
+            for (size_t si = 0; si < sizeof scheds / sizeof *scheds; si++)
+                for (size_t pi = 0; pi < 4; pi++)
+                    for (size_t ki = 0; ki < 5; ki++)
+                        for (int fl = 0; fl < 3; fl++) {
+                            if (vi == 0 && si > 0)
+                                continue; /* native has no schedule */
+                            int64_t P = Ps[pi], k = ks[ki];
+                            kcs_format f = ins[(ai + si + ki + (size_t)fl) % 3];
+                            for (int64_t i = 0; i < P * k; i++) {
+                                double v = kcs_rng_normal(&r);
+                                if (fl == 1) /* wide: fp16 overflows, sums cancel */
+                                    v *= ldexp(1.0, (int)(kcs_rng_u32(&r) % 30) - 10);
+                                if (fl == 2 && kcs_rng_u32(&r) % 61 == 0)
+                                    v = kcs_rng_u32(&r) % 3 == 0 ? NAN
+                                        : (kcs_rng_u32(&r) & 1) ? INFINITY : -INFINITY;
+                                x[i] = kcs_format_round(f, v, KCS_ROUND_DEFAULT);
+                            }
+                            kcs_call c = mk(KCS_OP_ALLREDUCE, vi ? "own" : "native", scheds[si],
+                                            accs[ai], P, 1, k);
+                            c.dtype_in = f;
+                            c.dtype_out = fl == 1 ? KCS_FMT_FP64 : KCS_FMT_FP32;
+                            c.in[0] = x;
+                            kcs_tensor t;
+                            CU_ASSERT_FATAL(run(&c, &t) == 0);
+                            for (int64_t i = 0; i < k; i++) {
+                                double s = 0.0;
+                                for (int64_t p = 0; p < P; p++)
+                                    terms[p] = x[p * k + i];
+                                if (vi) {
+                                    s = kcs_cpu_sum(terms, P, &c.schedule, &c.acc,
+                                                    c.seed ^ ((uint64_t)i << 32), scratch);
+                                } else {
+                                    for (int64_t p = 0; p < P; p++)
+                                        s += terms[p];
+                                    s = kcs_acc_round(&c.acc, s);
+                                }
+                                s = kcs_format_round(c.dtype_out, s, KCS_ROUND_DEFAULT);
+                                outs++;
+                                if (!same_bits(s, t.data[i]) && bad++ < 5)
+                                    fprintf(stderr, "allreduce %s %s %s P=%lld k=%lld i=%lld: %a vs model %a\n",
+                                            c.variant, accs[ai], scheds[si], (long long)P,
+                                            (long long)k, (long long)i, t.data[i], s);
+                            }
+                            kcs_tensor_free(&t);
+                        }
+    fprintf(stderr, "allreduce vs model: %lld outputs, %lld differ\n", outs, bad);
+    CU_ASSERT(outs > 10000);
+    CU_ASSERT_EQUAL(bad, 0);
+    free(x);
+    free(terms);
+    free(scratch);
+}
+
 int main(void)
 {
     kcs_error err = {0};
@@ -601,6 +681,7 @@ int main(void)
     CU_add_test(s, "attention: hand-derived", test_attention_hand_derived);
     CU_add_test(s, "gather: raise, clamp, zero", test_gather);
     CU_add_test(s, "allreduce (one process), variants", test_allreduce_op_and_variants);
+    CU_add_test(s, "allreduce equals the per-element model", test_allreduce_equals_model);
     CU_basic_set_mode(CU_BRM_VERBOSE);
     CU_basic_run_tests();
     unsigned f = CU_get_number_of_failures();
