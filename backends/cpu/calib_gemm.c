@@ -74,6 +74,7 @@ typedef struct gemm_ctx {
     const kcs_call *c;
     gemm_kind kind;
     double *bt, *terms, *scratch;
+    int64_t *idx; /* G_RANDOM: the drawn order */
 } gemm_ctx;
 
 /* One output of batch bi: row a of A, column j of B (row j of bt). */
@@ -88,11 +89,25 @@ static double one_output(gemm_ctx *g, int64_t bi, int64_t i, int64_t j, const do
     case G_TF32:
         return coerced_dot(a, b, k, KCS_FMT_TF32);
     case G_RANDOM: {
+        /* kcs_cpu_sum's atomic schedule: the terms in a drawn order
+         * (kcs_atomic_order: the same swaps, drawn in bulk), each added
+         * with one rounding into fp32, i.e. fmaf where the inputs are fp32
+         * values; the model itself otherwise */
         const kcs_schedule atomic = {KCS_SCHED_ATOMIC, 0};
         const kcs_acc fp32 = {KCS_FMT_FP32, 0, 0};
+        uint64_t seed = c->seed ^ ((uint64_t)i << 32) ^ (uint64_t)j ^ ((uint64_t)bi << 48);
+        kcs_atomic_order(seed, k, g->idx);
+        float s = 0.0f;
+        int fl = 1;
+        for (int64_t p = 0; p < k; p++) {
+            double x = a[g->idx[p]], y = b[g->idx[p]];
+            fl &= ((double)(float)x == x) & ((double)(float)y == y);
+            s = fmaf((float)x, (float)y, s);
+        }
+        if (fl)
+            return s;
         for (int64_t p = 0; p < k; p++)
             g->terms[p] = a[p] * b[p];
-        uint64_t seed = c->seed ^ ((uint64_t)i << 32) ^ (uint64_t)j ^ ((uint64_t)bi << 48);
         return kcs_cpu_sum(g->terms, k, &atomic, &fp32, seed, g->scratch);
     }
     case G_SPLIT_M:
@@ -113,14 +128,16 @@ static int run_gemm(const kcs_call *c, gemm_kind kind, kcs_error *err)
 {
     size_t m = (size_t)c->m, n = (size_t)c->n, k = (size_t)c->k;
     size_t nb = c->op == KCS_OP_BATCHED_GEMM && c->batch > 0 ? (size_t)c->batch : 1;
-    gemm_ctx g = {c, kind, NULL, NULL, NULL};
+    gemm_ctx g = {c, kind, NULL, NULL, NULL, NULL};
     g.bt = malloc((k * n + 1) * sizeof *g.bt);
     g.terms = malloc((k + 1) * sizeof *g.terms);
     g.scratch = malloc((k + 1) * sizeof *g.scratch);
-    if (!g.bt || !g.terms || !g.scratch) {
+    g.idx = malloc((k + 1) * sizeof *g.idx);
+    if (!g.bt || !g.terms || !g.scratch || !g.idx) {
         free(g.bt);
         free(g.terms);
         free(g.scratch);
+        free(g.idx);
         return kcs_fail(err, KCS_E_NOMEM, "cpu calib gemm: out of memory (%zux%zux%zu)", m, n, k);
     }
     for (size_t bi = 0; bi < nb; bi++) {
@@ -144,6 +161,7 @@ static int run_gemm(const kcs_call *c, gemm_kind kind, kcs_error *err)
     free(g.bt);
     free(g.terms);
     free(g.scratch);
+    free(g.idx);
     return 0;
 }
 

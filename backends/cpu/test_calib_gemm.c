@@ -1,0 +1,100 @@
+/* C-ORD-02's calibration bad kernel (calib_gemm.c, G_RANDOM: each output's
+ * products in an order drawn from the call's seed, summed in fp32) against
+ * kcs_cpu_sum's atomic schedule on the same products, bit for bit: fp32,
+ * bf16 and fp16 inputs take the bulk-drawn order and fmaf, fp64 inputs
+ * (not fp32 values) the model itself; batched calls draw per batch. */
+#include <CUnit/Basic.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "acc.h"
+#include "calib.h"
+#include "cpu.h"
+#include "rng.h"
+
+static void random_order_equals_model(void)
+{
+    kcs_format ins[] = {KCS_FMT_FP32, KCS_FMT_BF16, KCS_FMT_FP16, KCS_FMT_FP64};
+    int64_t shapes[][4] = {{1, 1, 1, 1}, {3, 5, 77, 1}, {2, 2, 1000, 1}, {4, 3, 64, 3}};
+    kcs_rng r;
+    kcs_rng_init(&r, 9, 2, 3);
+    long long outs = 0, bad = 0;
+    for (int fi = 0; fi < 4; fi++)
+        for (int hi = 0; hi < 4; hi++)
+            for (int withc = 0; withc < 2; withc++) {
+                int64_t m = shapes[hi][0], n = shapes[hi][1], k = shapes[hi][2];
+                int64_t nb = shapes[hi][3];
+                size_t la = (size_t)(nb * m * k), lb = (size_t)(nb * k * n), ld = (size_t)(nb * m * n);
+                double *A = malloc(la * sizeof *A), *B = malloc(lb * sizeof *B);
+                double *C = malloc(ld * sizeof *C), *D = malloc(ld * sizeof *D);
+                double *terms = malloc((size_t)k * sizeof *terms);
+                double *scratch = malloc((size_t)k * sizeof *scratch);
+                CU_ASSERT_FATAL(A && B && C && D && terms && scratch);
+                for (size_t i = 0; i < la; i++) /* wide magnitudes: sums cancel */
+                    A[i] = kcs_format_round(ins[fi], kcs_rng_normal(&r) * ldexp(1.0, (int)(kcs_rng_u32(&r) % 16) - 8),
+                                            KCS_ROUND_DEFAULT);
+                for (size_t i = 0; i < lb; i++)
+                    B[i] = kcs_format_round(ins[fi], kcs_rng_normal(&r), KCS_ROUND_DEFAULT);
+                for (size_t i = 0; i < ld; i++)
+                    C[i] = kcs_format_round(ins[fi], kcs_rng_normal(&r), KCS_ROUND_DEFAULT);
+                kcs_call c = {0};
+                c.op = nb > 1 ? KCS_OP_BATCHED_GEMM : KCS_OP_GEMM;
+                c.variant = "calib:C-ORD-02:bad";
+                c.dtype_in = ins[fi];
+                c.dtype_out = withc ? KCS_FMT_FP32 : KCS_FMT_FP64;
+                c.m = m;
+                c.n = n;
+                c.k = k;
+                c.batch = nb > 1 ? nb : 0;
+                c.in[0] = A;
+                c.in[1] = B;
+                c.in[2] = withc ? C : NULL;
+                c.out = D;
+                c.seed = kcs_rng_u64(&r);
+                kcs_error err = {0};
+                CU_ASSERT_EQUAL_FATAL(kcs_cpu_calib_gemm(&c, "C-ORD-02", KCS_CALIB_BAD, &err), 0);
+                const kcs_schedule atomic = {KCS_SCHED_ATOMIC, 0};
+                const kcs_acc fp32 = {KCS_FMT_FP32, 0, 0};
+                for (int64_t bi = 0; bi < nb; bi++)
+                    for (int64_t i = 0; i < m; i++)
+                        for (int64_t j = 0; j < n; j++) {
+                            for (int64_t p = 0; p < k; p++)
+                                terms[p] = A[(bi * m + i) * k + p] * B[(bi * k + p) * n + j];
+                            uint64_t seed = c.seed ^ ((uint64_t)i << 32) ^ (uint64_t)j ^ ((uint64_t)bi << 48);
+                            double s = kcs_cpu_sum(terms, k, &atomic, &fp32, seed, scratch);
+                            if (withc)
+                                s = (double)(float)(s + C[(bi * m + i) * n + j]);
+                            s = kcs_format_round(c.dtype_out, s, KCS_ROUND_DEFAULT);
+                            double d = D[(bi * m + i) * n + j];
+                            outs++;
+                            if (memcmp(&s, &d, sizeof s) && bad++ < 5)
+                                fprintf(stderr, "  %s %lldx%lldx%lld: %a, model %a\n",
+                                        kcs_format_name(ins[fi]), (long long)m, (long long)n,
+                                        (long long)k, d, s);
+                        }
+                free(A);
+                free(B);
+                free(C);
+                free(D);
+                free(terms);
+                free(scratch);
+            }
+    printf("\n  %lld outputs, %lld differ from the atomic model\n", outs, bad);
+    CU_ASSERT(outs > 100);
+    CU_ASSERT_EQUAL(bad, 0);
+}
+
+int main(void)
+{
+    if (CU_initialize_registry() != CUE_SUCCESS)
+        return 1;
+    CU_pSuite s = CU_add_suite("cpu calibration gemm kernels", NULL, NULL);
+    CU_add_test(s, "C-ORD-02 bad: the drawn order equals the atomic model", random_order_equals_model);
+    CU_basic_set_mode(CU_BRM_VERBOSE);
+    CU_basic_run_tests();
+    unsigned fails = CU_get_number_of_failures();
+    CU_cleanup_registry();
+    return fails ? 1 : 0;
+}
