@@ -203,10 +203,8 @@ static int plan_point(const kcs_contract *c, const pspec *p, kcs_format f, kcs_s
     return kcs_sweep_point_plan(c, p->op, f, sh, run, T, plan, err);
 }
 
-static int run_point(const kcs_contract *c, const kcs_plan *plan, kcs_rank_binding *b,
-                     const kcs_calib_run *run, int T, pout *po, kcs_error *err)
+static int pout_alloc(pout *po, int64_t nd, int T)
 {
-    int64_t nd = plan->n_cases;
     size_t cells = (size_t)(nd * T) + 1;
     po->n_dist = nd;
     po->T = T;
@@ -214,14 +212,56 @@ static int run_point(const kcs_contract *c, const kcs_plan *plan, kcs_rank_bindi
     po->flag = calloc(cells, 1);
     po->unclaimed = calloc(cells, 1);
     po->dig = calloc(cells, sizeof *po->dig);
-    if (!po->ok || !po->flag || !po->unclaimed || !po->dig) {
-        pout_free(po);
-        return kcs_fail(err, KCS_E_NOMEM, "out of memory");
+    return po->ok && po->flag && po->unclaimed && po->dig;
+}
+
+/* Every kernel of a point on each trial's inputs, generated once (the
+ * trial's inputs and reference cached, a fresh copy per call): per
+ * distribution, trial and kernel, as the gemm sweep (calib_sweep.c). Each
+ * kernel keeps one replay memory for the point's distributions and sees
+ * its calls in the same order as when it ran alone. */
+static int run_point_all(const kcs_contract *c, const kcs_plan *plan, kcs_rank_binding *bs,
+                         int nk, const kcs_calib_run *run, int T, pout *po,
+                         kcs_progress *prog, int64_t done, kcs_error *err)
+{
+    int64_t nd = plan->n_cases;
+    kcs_case_memory *mem = calloc((size_t)nk + 1, sizeof *mem);
+    int rc = mem ? 0 : kcs_fail(err, KCS_E_NOMEM, "out of memory");
+    for (int j = 0; j < nk && !rc; j++)
+        if (!pout_alloc(&po[j], nd, T))
+            rc = kcs_fail(err, KCS_E_NOMEM, "out of memory");
+    kcs_inputs_cache cache = {0};
+    int64_t steps = nd * T, step = 0;
+    for (int64_t i = 0; i < nd && !rc; i++) {
+        const kcs_case *cs = &plan->cases[i];
+        uint64_t digest = 0;
+        kcs_trial_io io = {.study_seed = run->seed, .timeout_s = run->timeout_s,
+                           .verbose = run->verbose, .input_digest = &digest,
+                           .verdict_only = KCS_IO_PASS_FAIL, .inputs_cache = &cache};
+        for (int t = 0; t < T && t < cs->trials && !rc; t++, step++) {
+            /* a long point runs for minutes: progress per trial */
+            kcs_progress_part(prog, done, (double)step / (double)(steps > 0 ? steps : 1));
+            for (int j = 0; j < nk && !rc; j++) {
+                kcs_result_rec rec;
+                io.memory = &mem[j];
+                if ((rc = kcs_protocol_trial(c, cs, t, &bs[j], &io, &rec, err)))
+                    break;
+                if (strcmp(rec.status, "ok") && strcmp(rec.status, "raised"))
+                    continue;
+                size_t at = (size_t)(i * T + t);
+                int nc = !strcmp(rec.verdict, "not_claimed");
+                po[j].ok[at] = 1;
+                po[j].dig[at] = rec.output_digest;
+                po[j].unclaimed[at] = (unsigned char)nc;
+                po[j].flag[at] = !nc && strcmp(rec.verdict, "within_tolerance") != 0;
+            }
+        }
     }
-    int rc = kcs_sweep_point_calls(c, plan, b, run, T, po->ok, po->flag, po->unclaimed, po->dig,
-                                   err);
+    kcs_inputs_cache_free(&cache);
+    free(mem);
     if (rc)
-        pout_free(po);
+        for (int j = 0; j < nk; j++)
+            pout_free(&po[j]);
     return rc;
 }
 
@@ -322,23 +362,18 @@ out:
     return shows;
 }
 
-/* One kernel's row at one point: conf[] holds the conforming kernels that
- * ran before it (the value rule compares against them). */
-static int kernel_row(const kcs_contract *c, const pspec *p, const pkern *pk, kcs_format f,
-                      kcs_shape sh, const kcs_plan *plan, const kcs_calib_run *run, int T,
-                      pout *conf, int *n_conf, kcs_sweep_row *r, int *have_row, kcs_error *err)
+/* One kernel's row at one point, from its results po (kept in conf[] when
+ * it is a conforming kernel): conf[] holds the conforming kernels listed
+ * before it (the value rule compares against them). */
+static int kernel_row(const kcs_contract *c, const pspec *p, const pkern *pk, const char *name,
+                      kcs_rank_binding *bp, kcs_format f, kcs_shape sh, const kcs_plan *plan,
+                      const kcs_calib_run *run, int T, pout *pop, pout *conf, int *n_conf,
+                      kcs_sweep_row *r, int *have_row, kcs_error *err)
 {
-    kcs_rank_binding b;
-    char name[40];
+    pout po = *pop;
+    memset(pop, 0, sizeof *pop); /* owned here now */
     *have_row = 0;
-    int rc = bind(c, pk, &b, name, sizeof name, err);
-    if (rc)
-        return rc;
-    pout po = {0};
-    if ((rc = run_point(c, plan, &b, run, T, &po, err))) {
-        kcs_binding_close(&b);
-        return rc;
-    }
+    int rc = 0;
     int ran = 0, fl = 0, inert = 0, unclaimed = 0;
     for (int t = 0; t < T && !rc; t++) {
         int ok = po.n_dist > 0, flag = 0, unc = 0;
@@ -365,7 +400,7 @@ static int kernel_row(const kcs_contract *c, const pspec *p, const pkern *pk, kc
                 shows = 1; /* the probe holds the protocol's runs */
             } else {
                 for (int64_t i = 0; i < po.n_dist && shows == 0 && !rc; i++)
-                    shows = probe(c, &plan->cases[i], t, pk->mf, &b, run, err, &rc);
+                    shows = probe(c, &plan->cases[i], t, pk->mf, bp, run, err, &rc);
                 if (shows < 0)
                     continue;
             }
@@ -378,7 +413,6 @@ static int kernel_row(const kcs_contract *c, const pspec *p, const pkern *pk, kc
         fl += flag;
         unclaimed += unc;
     }
-    kcs_binding_close(&b);
     if (rc) {
         pout_free(&po);
         return rc;
@@ -416,23 +450,36 @@ static int spec_run(const pspec *p, const kcs_contract *c, const kcs_calib_run *
             kcs_plan plan;
             if ((rc = plan_point(c, p, (kcs_format)f, pts[pi], run, T, &plan, err)))
                 break;
-            pout conf[16];
-            int n_conf = 0;
-            for (int kk = 0; kk < p->n_kern && !rc; kk++) {
+            pout conf[16], po[32];
+            kcs_rank_binding bs[32];
+            char names[32][40];
+            const pkern *pks[32];
+            int n_conf = 0, nk = 0;
+            for (int kk = 0; kk < p->n_kern && nk < 32 && !rc; kk++) {
                 const pkern *pk = &p->kern[kk];
-                /* a long point runs for minutes: a line per kernel */
-                kcs_progress_part(progress, *done_p, (double)kk / p->n_kern);
                 if (!strncmp(pk->variant, "calib:", 6) && !kcs_calib_find(c->id))
                     continue;
+                if ((rc = bind(c, pk, &bs[nk], names[nk], sizeof names[nk], err)))
+                    break;
+                pks[nk++] = pk;
+            }
+            memset(po, 0, sizeof po);
+            if (!rc)
+                rc = run_point_all(c, &plan, bs, nk, run, T, po, progress, *done_p, err);
+            for (int j = 0; j < nk && !rc; j++) {
                 kcs_sweep_row r;
                 int have = 0;
-                rc = kernel_row(c, p, pk, (kcs_format)f, pts[pi], &plan, run, T, conf, &n_conf,
-                                &r, &have, err);
+                rc = kernel_row(c, p, pks[j], names[j], &bs[j], (kcs_format)f, pts[pi], &plan,
+                                run, T, &po[j], conf, &n_conf, &r, &have, err);
                 if (rc || !have)
                     continue;
                 if ((rc = kcs_sweep_rows_room(rows_p, n_rows_p, cap_p, err)))
                     break;
                 (*rows_p)[(*n_rows_p)++] = r;
+            }
+            for (int j = 0; j < nk; j++) {
+                pout_free(&po[j]);
+                kcs_binding_close(&bs[j]);
             }
             for (int j = 0; j < n_conf; j++)
                 pout_free(&conf[j]);
