@@ -28,6 +28,9 @@ int kcs_cpu_defect(const kcs_call *call, kcs_error *err);
 /* the protocol and exceptional-value defects (defect_proto.c) */
 int kcs_cpu_defect_proto_known(const char *name);
 int kcs_cpu_defect_proto(const kcs_call *call, kcs_error *err);
+/* The same with every sum on the accumulator model (the oracle of the fast
+ * path the order-only gemm defects take: test_calib_gemm). */
+int kcs_cpu_defect_proto_model(const kcs_call *call, kcs_error *err);
 /* C-PRC-05's sweep: conforming "exp:<name>" and bad "defect:exp-<name>"
  * elementwise exps (defect_exp.c) */
 int kcs_cpu_exp_variant_known(const char *variant);

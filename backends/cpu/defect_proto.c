@@ -155,7 +155,41 @@ static kcs_schedule order(const kcs_call *c, const char *d, int64_t i)
     return s;
 }
 
-static int sum_defect(const kcs_call *c, const char *d, kcs_error *err)
+/* The order-only gemm defects (rare-reorder, batch-*) on the own GEMM's
+ * fast kernels: each run of rows that shares an order is one call with an
+ * fp32 accumulator and that schedule, bit-identical to the model below
+ * (kcs_cpu_sum of the exact products: gemm.c's model, test_gemm_fast).
+ * 1 when done; 0: the model computes the call (inputs that are not fp32
+ * values, other defects and ops). */
+static int order_defect_fast(const kcs_call *c, const char *d)
+{
+    if ((c->op != KCS_OP_GEMM && c->op != KCS_OP_BATCHED_GEMM) ||
+        (strcmp(d, "rare-reorder") && strncmp(d, "batch-", 6)))
+        return 0;
+    int64_t m = c->m, n = c->n, k = c->k;
+    int64_t nb = c->op == KCS_OP_BATCHED_GEMM && c->batch > 0 ? c->batch : 1;
+    /* order() depends on the row only in batch-tile: rows of full tiles of
+     * 8, then the rest */
+    int64_t split = !strcmp(d, "batch-tile") ? m / 8 * 8 : 0;
+    for (int64_t b = 0; b < nb; b++)
+        for (int64_t i0 = 0; i0 < m;) {
+            kcs_schedule s = order(c, d, i0);
+            int64_t i1 = i0 < split ? split : m;
+            kcs_call g = *c;
+            g.op = KCS_OP_GEMM;
+            g.batch = 0;
+            g.m = i1 - i0;
+            g.acc = (kcs_acc){KCS_FMT_FP32, 0, 0};
+            g.schedule = s;
+            if (!kcs_cpu_gemm_own_fast(&g, c->in[0] + (b * m + i0) * k, c->in[1] + b * k * n,
+                                       NULL, c->out + (b * m + i0) * n))
+                return 0;
+            i0 = i1;
+        }
+    return 1;
+}
+
+static int sum_defect(const kcs_call *c, const char *d, int fast, kcs_error *err)
 {
     int gemm = c->op == KCS_OP_GEMM || c->op == KCS_OP_BATCHED_GEMM;
     int ar = c->op == KCS_OP_ALLREDUCE, dot = c->op == KCS_OP_DOT;
@@ -166,6 +200,8 @@ static int sum_defect(const kcs_call *c, const char *d, kcs_error *err)
     int64_t m = ar || dot ? 1 : c->m, n = gemm ? c->n : ar ? c->k : 1;
     int64_t len = ar ? (c->m > 1 ? c->m : 1) : c->k;
     int64_t nb = c->op == KCS_OP_BATCHED_GEMM && c->batch > 0 ? c->batch : 1;
+    if (fast && order_defect_fast(c, d))
+        return 0;
     double *terms = malloc(((size_t)len + 1) * sizeof *terms);
     double *scratch = malloc(((size_t)len + 1) * sizeof *scratch);
     if (!terms || !scratch) {
@@ -174,9 +210,12 @@ static int sum_defect(const kcs_call *c, const char *d, kcs_error *err)
         return kcs_fail(err, KCS_E_NOMEM, "cpu %s: out of memory", c->variant);
     }
     const kcs_acc fp32 = {KCS_FMT_FP32, 0, 0};
+    /* the variant's name is compared once per call, not per term */
+    int nansum = !strcmp(d, "nansum"), naninf = !strcmp(d, "nan-inf");
     int any_nan = 0;
     for (int64_t b = 0; b < nb; b++)
-        for (int64_t i = 0; i < m; i++)
+        for (int64_t i = 0; i < m; i++) {
+            kcs_schedule s = order(c, d, i);
             for (int64_t j = 0; j < n; j++) {
                 int64_t nt = 0;
                 for (int64_t p = 0; p < len; p++) {
@@ -185,17 +224,17 @@ static int sum_defect(const kcs_call *c, const char *d, kcs_error *err)
                                : ar  ? c->in[0][p * n + j]
                                : dot ? c->in[0][p] * c->in[1][p]
                                      : c->in[0][i * len + p];
-                    if (!strcmp(d, "nansum") && isnan(t))
+                    if (nansum && isnan(t))
                         continue;
                     terms[nt++] = t;
                 }
-                kcs_schedule s = order(c, d, i);
                 double y = kcs_cpu_sum(terms, nt, &s, &fp32, 0, scratch);
-                if (!strcmp(d, "nan-inf") && isnan(y))
+                if (naninf && isnan(y))
                     y = INFINITY;
                 any_nan |= isnan(y);
                 c->out[(b * m + i) * n + j] = kcs_cpu_out(c, y);
             }
+        }
     if (!strcmp(d, "nan-spread") && any_nan)
         for (size_t t = 0; t < c->out_len; t++)
             c->out[t] = NAN;
@@ -204,7 +243,19 @@ static int sum_defect(const kcs_call *c, const char *d, kcs_error *err)
     return 0;
 }
 
+static int defect_proto(const kcs_call *c, int fast, kcs_error *err);
+
 int kcs_cpu_defect_proto(const kcs_call *c, kcs_error *err)
+{
+    return defect_proto(c, 1, err);
+}
+
+int kcs_cpu_defect_proto_model(const kcs_call *c, kcs_error *err)
+{
+    return defect_proto(c, 0, err);
+}
+
+static int defect_proto(const kcs_call *c, int fast, kcs_error *err)
 {
     const char *d = c->variant + strlen("defect:");
     if (!strcmp(d, "always-raise"))
@@ -224,5 +275,5 @@ int kcs_cpu_defect_proto(const kcs_call *c, kcs_error *err)
             return kcs_fail(err, KCS_E_UNSUPPORTED, "cpu: %s implements softmax only", c->variant);
         return softmax_defect(c, d, err);
     }
-    return sum_defect(c, d, err);
+    return sum_defect(c, d, fast, err);
 }

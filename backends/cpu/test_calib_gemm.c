@@ -2,7 +2,9 @@
  * products in an order drawn from the call's seed, summed in fp32) against
  * kcs_cpu_sum's atomic schedule on the same products, bit for bit: fp32,
  * bf16 and fp16 inputs take the bulk-drawn order and fmaf, fp64 inputs
- * (not fp32 values) the model itself; batched calls draw per batch. */
+ * (not fp32 values) the model itself; batched calls draw per batch. And
+ * the order-only defects of the protocol sweep (defect_proto.c), whose
+ * fast path runs the own GEMM's kernels, against their model path. */
 #include <CUnit/Basic.h>
 #include <math.h>
 #include <stdio.h>
@@ -86,12 +88,74 @@ static void random_order_equals_model(void)
     CU_ASSERT_EQUAL(bad, 0);
 }
 
+/* The order-only defects of the protocol sweep (defect_proto.c:
+ * rare-reorder, batch-gemv, batch-splitk, batch-tile) take the own GEMM's
+ * fast kernels per run of rows; the model path must give the same bits. */
+static void order_defects_fast_equals_model(void)
+{
+    const char *ds[] = {"defect:rare-reorder", "defect:batch-gemv", "defect:batch-splitk",
+                        "defect:batch-tile", "defect:nansum"};
+    kcs_format ins[] = {KCS_FMT_FP32, KCS_FMT_BF16, KCS_FMT_FP64};
+    int64_t shapes[][4] = {{1, 2, 16, 1}, {3, 2, 100, 1}, {9, 17, 33, 1},  {63, 2, 16, 1},
+                           {64, 3, 20, 1}, {70, 2, 16, 1}, {13, 5, 40, 3}};
+    kcs_rng r;
+    kcs_rng_init(&r, 19, 4, 5);
+    long long outs = 0, bad = 0;
+    for (int di = 0; di < 5; di++)
+        for (int fi = 0; fi < 3; fi++)
+            for (int hi = 0; hi < 7; hi++)
+                for (int rep = 0; rep < 8; rep++) { /* seeds: rare-reorder's one run in 8 */
+                    int64_t m = shapes[hi][0], n = shapes[hi][1], k = shapes[hi][2];
+                    int64_t nb = shapes[hi][3];
+                    size_t la = (size_t)(nb * m * k), lb = (size_t)(nb * k * n), ld = (size_t)(nb * m * n);
+                    double *A = malloc(la * sizeof *A), *B = malloc(lb * sizeof *B);
+                    double *D1 = malloc(ld * sizeof *D1), *D2 = malloc(ld * sizeof *D2);
+                    CU_ASSERT_FATAL(A && B && D1 && D2);
+                    for (size_t i = 0; i < la; i++)
+                        A[i] = kcs_format_round(ins[fi], kcs_rng_normal(&r) * ldexp(1.0, (int)(kcs_rng_u32(&r) % 16) - 8),
+                                                KCS_ROUND_DEFAULT);
+                    for (size_t i = 0; i < lb; i++)
+                        B[i] = kcs_format_round(ins[fi], kcs_rng_normal(&r), KCS_ROUND_DEFAULT);
+                    kcs_call c = {0};
+                    c.op = nb > 1 ? KCS_OP_BATCHED_GEMM : KCS_OP_GEMM;
+                    c.variant = ds[di];
+                    c.dtype_in = ins[fi];
+                    c.dtype_out = rep & 1 ? KCS_FMT_FP64 : KCS_FMT_BF16;
+                    c.m = m;
+                    c.n = n;
+                    c.k = k;
+                    c.batch = nb > 1 ? nb : 0;
+                    c.in[0] = A;
+                    c.in[1] = B;
+                    c.out_len = ld;
+                    c.seed = kcs_rng_u64(&r);
+                    kcs_error err = {0};
+                    c.out = D1;
+                    CU_ASSERT_EQUAL_FATAL(kcs_cpu_defect_proto(&c, &err), 0);
+                    c.out = D2;
+                    CU_ASSERT_EQUAL_FATAL(kcs_cpu_defect_proto_model(&c, &err), 0);
+                    for (size_t i = 0; i < ld; i++, outs++)
+                        if (memcmp(&D1[i], &D2[i], sizeof D1[i]) && bad++ < 5)
+                            fprintf(stderr, "  %s %s %lldx%lldx%lld [%zu]: %a, model %a\n", ds[di],
+                                    kcs_format_name(ins[fi]), (long long)m, (long long)n,
+                                    (long long)k, i, D1[i], D2[i]);
+                    free(A);
+                    free(B);
+                    free(D1);
+                    free(D2);
+                }
+    printf("\n  %lld outputs, %lld differ from the model\n", outs, bad);
+    CU_ASSERT(outs > 10000);
+    CU_ASSERT_EQUAL(bad, 0);
+}
+
 int main(void)
 {
     if (CU_initialize_registry() != CUE_SUCCESS)
         return 1;
     CU_pSuite s = CU_add_suite("cpu calibration gemm kernels", NULL, NULL);
     CU_add_test(s, "C-ORD-02 bad: the drawn order equals the atomic model", random_order_equals_model);
+    CU_add_test(s, "order-only defects: fast kernels equal the model", order_defects_fast_equals_model);
     CU_basic_set_mode(CU_BRM_VERBOSE);
     CU_basic_run_tests();
     unsigned fails = CU_get_number_of_failures();
