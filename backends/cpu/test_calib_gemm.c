@@ -16,6 +16,34 @@
 #include "cpu.h"
 #include "rng.h"
 
+/* A with wide magnitudes (sums cancel), B normal, both in format f. */
+static void operands(double *A, size_t la, double *B, size_t lb, kcs_format f, kcs_rng *r)
+{
+    for (size_t i = 0; i < la; i++)
+        A[i] = kcs_format_round(f, kcs_rng_normal(r) * ldexp(1.0, (int)(kcs_rng_u32(r) % 16) - 8),
+                                KCS_ROUND_DEFAULT);
+    for (size_t i = 0; i < lb; i++)
+        B[i] = kcs_format_round(f, kcs_rng_normal(r), KCS_ROUND_DEFAULT);
+}
+
+/* A (batched when sh[3] > 1) gemm call of shape sh = {m, n, k, batches}. */
+static kcs_call gemm_call(const char *variant, kcs_format in, kcs_format out, const int64_t sh[4],
+                          const double *A, const double *B)
+{
+    kcs_call c = {0};
+    c.op = sh[3] > 1 ? KCS_OP_BATCHED_GEMM : KCS_OP_GEMM;
+    c.variant = variant;
+    c.dtype_in = in;
+    c.dtype_out = out;
+    c.m = sh[0];
+    c.n = sh[1];
+    c.k = sh[2];
+    c.batch = sh[3] > 1 ? sh[3] : 0;
+    c.in[0] = A;
+    c.in[1] = B;
+    return c;
+}
+
 static void random_order_equals_model(void)
 {
     kcs_format ins[] = {KCS_FMT_FP32, KCS_FMT_BF16, KCS_FMT_FP16, KCS_FMT_FP64};
@@ -34,24 +62,11 @@ static void random_order_equals_model(void)
                 double *terms = malloc((size_t)k * sizeof *terms);
                 double *scratch = malloc((size_t)k * sizeof *scratch);
                 CU_ASSERT_FATAL(A && B && C && D && terms && scratch);
-                for (size_t i = 0; i < la; i++) /* wide magnitudes: sums cancel */
-                    A[i] = kcs_format_round(ins[fi], kcs_rng_normal(&r) * ldexp(1.0, (int)(kcs_rng_u32(&r) % 16) - 8),
-                                            KCS_ROUND_DEFAULT);
-                for (size_t i = 0; i < lb; i++)
-                    B[i] = kcs_format_round(ins[fi], kcs_rng_normal(&r), KCS_ROUND_DEFAULT);
+                operands(A, la, B, lb, ins[fi], &r);
                 for (size_t i = 0; i < ld; i++)
                     C[i] = kcs_format_round(ins[fi], kcs_rng_normal(&r), KCS_ROUND_DEFAULT);
-                kcs_call c = {0};
-                c.op = nb > 1 ? KCS_OP_BATCHED_GEMM : KCS_OP_GEMM;
-                c.variant = "calib:C-ORD-02:bad";
-                c.dtype_in = ins[fi];
-                c.dtype_out = withc ? KCS_FMT_FP32 : KCS_FMT_FP64;
-                c.m = m;
-                c.n = n;
-                c.k = k;
-                c.batch = nb > 1 ? nb : 0;
-                c.in[0] = A;
-                c.in[1] = B;
+                kcs_call c = gemm_call("calib:C-ORD-02:bad", ins[fi],
+                                       withc ? KCS_FMT_FP32 : KCS_FMT_FP64, shapes[hi], A, B);
                 c.in[2] = withc ? C : NULL;
                 c.out = D;
                 c.seed = kcs_rng_u64(&r);
@@ -111,22 +126,9 @@ static void order_defects_fast_equals_model(void)
                     double *A = malloc(la * sizeof *A), *B = malloc(lb * sizeof *B);
                     double *D1 = malloc(ld * sizeof *D1), *D2 = malloc(ld * sizeof *D2);
                     CU_ASSERT_FATAL(A && B && D1 && D2);
-                    for (size_t i = 0; i < la; i++)
-                        A[i] = kcs_format_round(ins[fi], kcs_rng_normal(&r) * ldexp(1.0, (int)(kcs_rng_u32(&r) % 16) - 8),
-                                                KCS_ROUND_DEFAULT);
-                    for (size_t i = 0; i < lb; i++)
-                        B[i] = kcs_format_round(ins[fi], kcs_rng_normal(&r), KCS_ROUND_DEFAULT);
-                    kcs_call c = {0};
-                    c.op = nb > 1 ? KCS_OP_BATCHED_GEMM : KCS_OP_GEMM;
-                    c.variant = ds[di];
-                    c.dtype_in = ins[fi];
-                    c.dtype_out = rep & 1 ? KCS_FMT_FP64 : KCS_FMT_BF16;
-                    c.m = m;
-                    c.n = n;
-                    c.k = k;
-                    c.batch = nb > 1 ? nb : 0;
-                    c.in[0] = A;
-                    c.in[1] = B;
+                    operands(A, la, B, lb, ins[fi], &r);
+                    kcs_call c = gemm_call(ds[di], ins[fi], rep & 1 ? KCS_FMT_FP64 : KCS_FMT_BF16,
+                                           shapes[hi], A, B);
                     c.out_len = ld;
                     c.seed = kcs_rng_u64(&r);
                     kcs_error err = {0};

@@ -35,6 +35,47 @@ static void fill(double *x, size_t n, kcs_format f, kcs_rng *r, int flavour)
     }
 }
 
+/* One case's operands (A, B, C filled; D1, D2 for the fast path and the
+ * model). */
+typedef struct bufs {
+    double *A, *B, *C, *D1, *D2;
+} bufs;
+
+static bufs bufs_make(int64_t m, int64_t n, int64_t k, kcs_format f, kcs_rng *r, int flavour)
+{
+    bufs g = {malloc((size_t)(m * k) * sizeof(double)), malloc((size_t)(k * n) * sizeof(double)),
+              malloc((size_t)(m * n) * sizeof(double)), malloc((size_t)(m * n) * sizeof(double)),
+              malloc((size_t)(m * n) * sizeof(double))};
+    CU_ASSERT_FATAL(g.A && g.B && g.C && g.D1 && g.D2);
+    fill(g.A, (size_t)(m * k), f, r, flavour);
+    fill(g.B, (size_t)(k * n), f, r, flavour);
+    fill(g.C, (size_t)(m * n), f, r, 0);
+    return g;
+}
+
+static void bufs_free(bufs *g)
+{
+    free(g->A);
+    free(g->B);
+    free(g->C);
+    free(g->D1);
+    free(g->D2);
+}
+
+/* An own gemm call of shape m x n x k (accumulator and schedule: the caller's). */
+static kcs_call own_call(kcs_format in, kcs_format out, int64_t m, int64_t n, int64_t k)
+{
+    kcs_call c = {0};
+    c.op = KCS_OP_GEMM;
+    c.variant = "own";
+    c.dtype_in = in;
+    c.dtype_out = out;
+    c.m = m;
+    c.n = n;
+    c.k = k;
+    return c;
+}
+
 static void fast_equals_model(void)
 {
     kcs_format ins[] = {KCS_FMT_FP32, KCS_FMT_BF16, KCS_FMT_FP16, KCS_FMT_FP8_E4M3};
@@ -60,26 +101,14 @@ static void fast_equals_model(void)
                     for (int flavour = 0; flavour < 4; flavour++)
                         for (int withc = 0; withc < 2; withc++) {
                             int64_t m = shapes[hi][0], n = shapes[hi][1], k = shapes[hi][2];
-                            double *A = malloc((size_t)(m * k) * sizeof *A);
-                            double *B = malloc((size_t)(k * n) * sizeof *B);
-                            double *C = malloc((size_t)(m * n) * sizeof *C);
-                            double *D1 = malloc((size_t)(m * n) * sizeof *D1);
-                            double *D2 = malloc((size_t)(m * n) * sizeof *D2);
-                            fill(A, (size_t)(m * k), ins[fi], &r, flavour);
-                            fill(B, (size_t)(k * n), ins[fi], &r, flavour);
-                            fill(C, (size_t)(m * n), ins[fi], &r, 0);
-                            kcs_call c = {0};
-                            c.op = KCS_OP_GEMM;
-                            c.variant = "own";
-                            c.dtype_in = ins[fi];
+                            bufs g = bufs_make(m, n, k, ins[fi], &r, flavour);
+                            double *A = g.A, *B = g.B, *C = g.C, *D1 = g.D1, *D2 = g.D2;
                             /* fp64 out: every bit of a bits:40 sum shows */
-                            c.dtype_out = withc ? KCS_FMT_BF16 : KCS_FMT_FP64;
+                            kcs_call c = own_call(ins[fi], withc ? KCS_FMT_BF16 : KCS_FMT_FP64,
+                                                  m, n, k);
                             c.acc = accs[ai];
                             c.schedule = scheds[si];
                             c.seed = kcs_rng_u64(&r); /* atomic: the call's order */
-                            c.m = m;
-                            c.n = n;
-                            c.k = k;
                             kcs_error err = {0};
                             const double *Cp = withc ? C : NULL;
                             char an[32];
@@ -98,11 +127,7 @@ static void fast_equals_model(void)
                                             (long long)m, (long long)n, (long long)k, flavour,
                                             withc, (long long)i, D1[i], D2[i]);
                             cases++;
-                            free(A);
-                            free(B);
-                            free(C);
-                            free(D1);
-                            free(D2);
+                            bufs_free(&g);
                         }
     printf("\n  %lld calls, fast path taken in %lld, %lld outputs differ\n", cases, taken, bad);
     CU_ASSERT_EQUAL(taken, cases);
@@ -310,34 +335,17 @@ static void test_fp64_sequential(void)
             for (int flavour = 0; flavour < 3; flavour++)
                 for (int withc = 0; withc < 2; withc++) {
                     int64_t m = shapes[hi][0], n = shapes[hi][1], k = shapes[hi][2];
-                    double *A = malloc((size_t)(m * k) * sizeof *A);
-                    double *B = malloc((size_t)(k * n) * sizeof *B);
-                    double *C = malloc((size_t)(m * n) * sizeof *C);
-                    double *D1 = malloc((size_t)(m * n) * sizeof *D1);
-                    double *D2 = malloc((size_t)(m * n) * sizeof *D2);
-                    fill(A, (size_t)(m * k), ins[fi], &r, flavour);
-                    fill(B, (size_t)(k * n), ins[fi], &r, flavour);
-                    fill(C, (size_t)(m * n), ins[fi], &r, 0);
-                    kcs_call c = {0};
-                    c.op = KCS_OP_GEMM;
-                    c.variant = "own";
-                    c.dtype_in = ins[fi];
-                    c.dtype_out = withc ? KCS_FMT_FP32 : KCS_FMT_FP64;
+                    bufs g = bufs_make(m, n, k, ins[fi], &r, flavour);
+                    double *A = g.A, *B = g.B, *C = g.C, *D1 = g.D1, *D2 = g.D2;
+                    kcs_call c = own_call(ins[fi], withc ? KCS_FMT_FP32 : KCS_FMT_FP64, m, n, k);
                     c.acc.fmt = KCS_FMT_FP64;
                     c.schedule.kind = KCS_SCHED_SEQUENTIAL;
-                    c.m = m;
-                    c.n = n;
-                    c.k = k;
                     kcs_error err = {0};
                     CU_ASSERT_EQUAL(kcs_cpu_gemm_own_fast(&c, A, B, withc ? C : NULL, D1), 1);
                     CU_ASSERT_EQUAL(kcs_cpu_gemm_own_model(&c, A, B, withc ? C : NULL, D2, &err), 0);
                     for (int64_t i = 0; i < m * n; i++, outs++)
                         bad += !same(D1[i], D2[i]);
-                    free(A);
-                    free(B);
-                    free(C);
-                    free(D1);
-                    free(D2);
+                    bufs_free(&g);
                 }
     printf("\n  fp64 sequential: %lld outputs, %lld differ from the model\n", outs, bad);
     CU_ASSERT(outs > 5000);
