@@ -66,29 +66,40 @@ static int plan_of(const kcs_schedule *s, size_t k, plan *pl)
 _Static_assert((int)R == (int)KCS_GEMM_TILE_M && (int)W == (int)KCS_GEMM_TILE_N,
                "the atomic order is drawn per block of the fast kernels");
 
+/* The packing loops, with an AVX2 copy chosen at run time (the baseline
+ * has no vector compare of doubles into an int mask, so its check runs
+ * scalar; the other copies' kernels are per-ISA files, these are not). */
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
+#define PACK_CLONES __attribute__((target_clones("avx2", "default")))
+#else
+#define PACK_CLONES
+#endif
+
 /* dst = (float)src; nonzero when some value is not an fp32 value (NaN is
- * one when nan_ok). Branch-free, so it vectorises: a check that stopped at
- * the first bad value took a quarter of a long allreduce's time. */
-static int to_floats(const double *src, float *dst, size_t n, int nan_ok)
+ * one when nan_ok). A conversion loop, then a branch-free check, so that
+ * both vectorise: a check that stopped at the first bad value took a
+ * quarter of a long allreduce's time. */
+PACK_CLONES static int to_floats(const double *restrict src, float *restrict dst, size_t n,
+                                 int nan_ok)
 {
+    for (size_t i = 0; i < n; i++)
+        dst[i] = (float)src[i];
     int bad = 0;
     for (size_t i = 0; i < n; i++) {
-        double v = src[i];
-        float f = (float)v;
-        dst[i] = f;
-        bad |= ((double)f != v) & (!nan_ok | (v == v));
+        double v = src[i], f = (double)dst[i];
+        bad |= (f != v) & (!nan_ok | (v == v));
     }
     return bad;
 }
 
 /* dst = src; nonzero when some finite value is beyond 2^200 */
-static int to_nar(const double *src, double *dst, size_t n)
+PACK_CLONES static int to_nar(const double *restrict src, double *restrict dst, size_t n)
 {
+    memcpy(dst, src, n * sizeof *dst);
     int bad = 0;
     for (size_t i = 0; i < n; i++) {
-        double v = src[i];
-        dst[i] = v;
-        bad |= (fabs(v) > 0x1p200) & (fabs(v) != INFINITY);
+        double a = fabs(src[i]);
+        bad |= (a > 0x1p200) & (a != INFINITY);
     }
     return bad;
 }
@@ -154,6 +165,12 @@ int kcs_cpu_gemm_own_fast(const kcs_call *c, const double *A, const double *B, c
     if (!f32 && (!narrow || acc->rz))
         return 0;
     size_t mp = (m + R - 1) / R * R, np = (n + W - 1) / W * W;
+    /* B's row stride: np (columns n..np zero), or n where n < W: then a
+     * block's W-wide row of B runs into the next rows, whose lanes are
+     * computed and dropped (their values are B's, checked as the others),
+     * and B is not padded to 16 columns (m = n = 2, k = 2^20: 8 MB of
+     * floats instead of 64); W zeros after the last row */
+    size_t ldb = n < W ? n : np, lenb = k * ldb + W;
     int atomic = c->schedule.kind == KCS_SCHED_ATOMIC;
     f32_block_fn f32_block = kcs_gf_f32_block_base;
     nar_block_fn nar_block = kcs_gf_nar_block_base;
@@ -182,20 +199,24 @@ int kcs_cpu_gemm_own_fast(const kcs_call *c, const double *A, const double *B, c
     int ok = !atomic || idx;
     /* float lanes: fp32 accumulators (every value an fp32 value), and bf16
      * / fp16 ones where their float-lane copy runs and no input is NaN;
-     * rows m..mp and columns n..np are zero (their outputs are dropped) */
+     * rows m..mp are zero (their outputs are dropped), B's stride ldb */
     int in_f32 = ok && (f32 || n32_block);
     if (in_f32) {
-        ok = (a = pack_get(sc, 0, mp * k * sizeof(float))) && (b = pack_get(sc, 1, k * np * sizeof(float)));
+        ok = (a = pack_get(sc, 0, mp * k * sizeof(float))) && (b = pack_get(sc, 1, lenb * sizeof(float)));
         float *af = a, *bf = b;
         if (ok)
             ok = !to_floats(A, af, m * k, f32);
         if (ok)
             memset(af + m * k, 0, (mp - m) * k * sizeof(float));
-        for (size_t p = 0; p < k && ok; p++) {
-            ok = !to_floats(B + p * n, bf + p * np, n, f32);
-            for (size_t j = n; j < np; j++)
-                bf[p * np + j] = 0.0f;
+        if (ok && ldb == n)
+            ok = !to_floats(B, bf, k * n, f32);
+        for (size_t p = 0; p < k && ok && ldb != n; p++) {
+            ok = !to_floats(B + p * n, bf + p * ldb, n, f32);
+            for (size_t j = n; j < ldb; j++)
+                bf[p * ldb + j] = 0.0f;
         }
+        if (ok)
+            memset(bf + k * ldb, 0, W * sizeof(float));
         if (!ok && !f32 && a && b) { /* the double lanes take them */
             in_f32 = 0;
             ok = 1;
@@ -205,25 +226,29 @@ int kcs_cpu_gemm_own_fast(const kcs_call *c, const double *A, const double *B, c
         /* finite values up to 2^200 (every format but fp64 inputs): nar_round
          * needs the sums' exponents below 2^(1023 - 64) (gemm_fast_kern.h) */
         ok = (a = pack_get(sc, 0, mp * k * sizeof(double))) &&
-             (b = pack_get(sc, 1, k * np * sizeof(double)));
+             (b = pack_get(sc, 1, lenb * sizeof(double)));
         double *ad = a, *bd = b;
         if (ok)
             ok = !to_nar(A, ad, m * k);
         if (ok)
             memset(ad + m * k, 0, (mp - m) * k * sizeof(double));
-        for (size_t p = 0; p < k && ok; p++) {
-            ok = !to_nar(B + p * n, bd + p * np, n);
-            for (size_t j = n; j < np; j++)
-                bd[p * np + j] = 0.0;
+        if (ok && ldb == n)
+            ok = !to_nar(B, bd, k * n);
+        for (size_t p = 0; p < k && ok && ldb != n; p++) {
+            ok = !to_nar(B + p * n, bd + p * ldb, n);
+            for (size_t j = n; j < ldb; j++)
+                bd[p * ldb + j] = 0.0;
         }
+        if (ok)
+            memset(bd + k * ldb, 0, W * sizeof(double));
     }
     if (!ok) { /* the model path reports a memory failure */
         pack_release(sc);
         free(idx);
         return 0;
     }
-    f32_job fj = {a, b, k, np, idx}; /* idx: the atomic block's order, else NULL */
-    nar_job nj = {a, b, k, np, idx, 0, 0, 0, 0};
+    f32_job fj = {a, b, k, ldb, idx}; /* idx: the atomic block's order, else NULL */
+    nar_job nj = {a, b, k, ldb, idx, 0, 0, 0, 0};
     if (!f32) { /* RNE, Inf, -0, subnormals (nar_round); bits:N as
                  * kcs_round_bits: p = N in fp32's exponent range */
         const kcs_format_info *fi = kcs_format_get(acc->bits > 0 ? KCS_FMT_FP32 : acc->fmt);

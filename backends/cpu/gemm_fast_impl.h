@@ -19,7 +19,8 @@ typedef struct plan {
 
 typedef struct f32_job {
     const float *A; /* m x k, rows padded to a multiple of R */
-    const float *B; /* k x ldb, columns padded to a multiple of W */
+    const float *B; /* k x ldb: columns padded to a multiple of W, or ldb = n < W
+                     * (a row's W lanes run into the next rows'; W more after the last) */
     size_t k, ldb;
     const int64_t *order; /* NULL, or the order of the k terms (sequential only) */
 } f32_job;

@@ -90,14 +90,16 @@ static void fast_equals_model(void)
                              {KCS_SCHED_BLOCKED, 7},    {KCS_SCHED_BLOCKED, 64},
                              {KCS_SCHED_SPLITK, 3},     {KCS_SCHED_SPLITK, 5},
                              {KCS_SCHED_ATOMIC, 0}};
-    int64_t shapes[][3] = {{1, 1, 1}, {5, 17, 33}, {9, 35, 100}, {4, 16, 257}, {3, 2, 2}};
+    /* n < 16: B's rows unpadded, a block's lanes run into the next rows */
+    int64_t shapes[][3] = {{1, 1, 1}, {5, 17, 33}, {9, 35, 100}, {4, 16, 257}, {3, 2, 2},
+                           {2, 3, 130}};
     kcs_rng r;
     kcs_rng_init(&r, 31, 41, 59);
     long long cases = 0, bad = 0, taken = 0;
     for (size_t fi = 0; fi < 4; fi++)
         for (size_t ai = 0; ai < NACC; ai++)
             for (size_t si = 0; si < 7; si++)
-                for (size_t hi = 0; hi < 5; hi++)
+                for (size_t hi = 0; hi < 6; hi++)
                     for (int flavour = 0; flavour < 4; flavour++)
                         for (int withc = 0; withc < 2; withc++) {
                             int64_t m = shapes[hi][0], n = shapes[hi][1], k = shapes[hi][2];
