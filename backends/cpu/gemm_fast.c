@@ -133,10 +133,10 @@ static void fp64_sequential(const kcs_call *c, const double *A, const double *B,
 /* The packed copies of A and B: scratch slots 0 and 1 (scratch.c). */
 static void *pack_get(kcs_cpu_scratch *sc, int which, size_t bytes)
 {
-    if (sc[which].p && sc[which].cap >= bytes)
-        return sc[which].p;
-    kcs_cpu_scratch_give(which, sc[which]);
-    sc[which] = kcs_cpu_scratch_take(which, bytes);
+    if (!sc[which].p || sc[which].cap < bytes) { /* first use, or fp32 lanes -> fp64 */
+        free(sc[which].p);
+        sc[which] = kcs_cpu_scratch_take(which, bytes);
+    }
     return sc[which].p;
 }
 

@@ -450,12 +450,17 @@ static int spec_run(const pspec *p, const kcs_contract *c, const kcs_calib_run *
             kcs_plan plan;
             if ((rc = plan_point(c, p, (kcs_format)f, pts[pi], run, T, &plan, err)))
                 break;
-            pout conf[16], po[32];
-            kcs_rank_binding bs[32];
-            char names[32][40];
-            const pkern *pks[32];
+            enum { MAX_KERN = 32 };
+            _Static_assert(sizeof ord04 / sizeof ord04[0] <= MAX_KERN, "catalogue too long");
+            pout conf[MAX_KERN], po[MAX_KERN];
+            kcs_rank_binding bs[MAX_KERN];
+            char names[MAX_KERN][40];
+            const pkern *pks[MAX_KERN];
             int n_conf = 0, nk = 0;
-            for (int kk = 0; kk < p->n_kern && nk < 32 && !rc; kk++) {
+            if (p->n_kern > MAX_KERN)
+                rc = kcs_fail(err, KCS_E_INVAL, "%s: %d kernels in the sweep's catalogue, at most %d",
+                              c->id, p->n_kern, MAX_KERN);
+            for (int kk = 0; kk < p->n_kern && !rc; kk++) {
                 const pkern *pk = &p->kern[kk];
                 if (!strncmp(pk->variant, "calib:", 6) && !kcs_calib_find(c->id))
                     continue;
