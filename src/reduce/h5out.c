@@ -65,7 +65,7 @@ int kcs_h5out_identity(kcs_h5out *o, const char *created, const char *content,
 int kcs_h5out_create(const char *path, kcs_h5out **o_p, kcs_error *err)
 {
     kcs_h5_quiet();
-    kcs_h5out *o;
+    kcs_h5out *o = NULL;
     int rc = new_out(path, &o, err);
     if (rc)
         return rc;
@@ -96,7 +96,7 @@ int kcs_h5out_open_analysis(const char *path, kcs_h5out **o_p, kcs_error *err)
         return kcs_fail(err, KCS_E_INVAL, /* a missing or foreign input: bad input */
                         "%s: not an HDF5 file (or missing)", path);
     }
-    kcs_h5out *o;
+    kcs_h5out *o = NULL;
     int rc = new_out(path, &o, err);
     if (rc)
         return rc;
