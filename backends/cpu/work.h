@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "cpu.h"
+#include "format_fast.h"
 
 static inline kcs_format kcs_cpu_work_fmt(kcs_format in)
 {
@@ -52,6 +53,8 @@ static inline int kcs_cpu_variant(const kcs_call *c, int allow_fused, kcs_error 
 
 static inline double kcs_cpu_out(const kcs_call *c, double x)
 {
+    if (c->dtype_out == KCS_FMT_FP32) /* the common case, inline */
+        return kcs_ff_round_fp32(x);
     return kcs_format_round(c->dtype_out, x, KCS_ROUND_DEFAULT);
 }
 

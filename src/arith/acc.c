@@ -5,9 +5,14 @@
 #include <string.h>
 
 #include "acc.h"
+#include "format_fast.h"
 #include "rng.h"
 
-double kcs_acc_round(const kcs_acc *acc, double x)
+/* The model's steps inline (the sum loops below call them per term): F is
+ * kcs_fmt_fast_get(acc->fmt), looked up once per sum. */
+#define ACC_INLINE static inline __attribute__((always_inline))
+
+ACC_INLINE double acc_round(const kcs_acc *acc, const kcs_fmt_fast *F, double x)
 {
     if (acc->rz) { /* truncating accumulator: fp32 range for bits:N */
         if (acc->bits > 0)
@@ -23,17 +28,26 @@ double kcs_acc_round(const kcs_acc *acc, double x)
     switch (acc->fmt) {
     case KCS_FMT_FP64: return x;
     case KCS_FMT_FP32: return (double)(float)x; /* C cast: round to nearest even */
-    default: return kcs_format_round(acc->fmt, x, KCS_ROUND_DEFAULT);
+    default: /* bf16, fp16, ...: the bit-level path */
+        return F ? kcs_ff_round(F, x) : kcs_format_round(acc->fmt, x, KCS_ROUND_DEFAULT);
     }
 }
 
-double kcs_acc_add(const kcs_acc *acc, double x, double t)
+ACC_INLINE double acc_add(const kcs_acc *acc, const kcs_fmt_fast *F, double x, double t)
 {
+    if (acc->bits == 0 && !acc->rz && acc->fmt == KCS_FMT_FP32) {
+        /* Both operands fp32 values: one fp32 addition is the correctly
+         * rounded sum (what the path below computes), overflow to Inf
+         * and the sign of a zero sum included. */
+        float fx = (float)x, ft = (float)t;
+        if ((double)fx == x && (double)ft == t)
+            return (double)(fx + ft);
+    }
     double s = x + t;
     if (acc->bits == 0 && acc->fmt == KCS_FMT_FP64)
         return s;
     if (!isfinite(s))
-        return kcs_acc_round(acc, s);
+        return acc_round(acc, F, s);
     /* TwoSum: s + e == x + t exactly. Where e != 0, the sum rounded to odd
      * (s itself when its last bit is odd, else s moved one double ulp
      * toward e) lies strictly between the same two even fp64 neighbours as
@@ -49,33 +63,51 @@ double kcs_acc_add(const kcs_acc *acc, double x, double t)
         u += ((e > 0.0) == (s > 0.0)) ? 1 : (uint64_t)-1;
         memcpy(&s, &u, sizeof s);
     }
-    return kcs_acc_round(acc, s);
+    return acc_round(acc, F, s);
+}
+
+double kcs_acc_round(const kcs_acc *acc, double x)
+{
+    return acc_round(acc, kcs_fmt_fast_get(acc->fmt), x);
+}
+
+double kcs_acc_add(const kcs_acc *acc, double x, double t)
+{
+    return acc_add(acc, kcs_fmt_fast_get(acc->fmt), x, t);
 }
 
 static double sum_seq(const double *t, int64_t n, const kcs_acc *acc)
 {
+    const kcs_fmt_fast *F = kcs_fmt_fast_get(acc->fmt);
     double a = 0.0;
     for (int64_t i = 0; i < n; i++)
-        a = kcs_acc_add(acc, a, t[i]);
+        a = acc_add(acc, F, a, t[i]);
     return a;
 }
 
-static double sum_pairwise(const double *t, int64_t n, const kcs_acc *acc)
+static double sum_pairwise_f(const double *t, int64_t n, const kcs_acc *acc,
+                             const kcs_fmt_fast *F)
 {
     if (n == 0)
         return 0.0;
     if (n == 1)
-        return kcs_acc_round(acc, t[0]);
+        return acc_round(acc, F, t[0]);
     int64_t h = n / 2;
-    return kcs_acc_add(acc, sum_pairwise(t, h, acc), sum_pairwise(t + h, n - h, acc));
+    return acc_add(acc, F, sum_pairwise_f(t, h, acc, F), sum_pairwise_f(t + h, n - h, acc, F));
+}
+
+static double sum_pairwise(const double *t, int64_t n, const kcs_acc *acc)
+{
+    return sum_pairwise_f(t, n, acc, kcs_fmt_fast_get(acc->fmt));
 }
 
 static double sum_chunks(const double *t, int64_t n, int64_t chunk, const kcs_acc *acc)
 {
+    const kcs_fmt_fast *F = kcs_fmt_fast_get(acc->fmt);
     double total = 0.0;
     for (int64_t s = 0; s < n; s += chunk) {
         int64_t len = n - s < chunk ? n - s : chunk;
-        total = kcs_acc_add(acc, total, sum_seq(t + s, len, acc));
+        total = acc_add(acc, F, total, sum_seq(t + s, len, acc));
     }
     return total;
 }

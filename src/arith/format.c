@@ -202,6 +202,8 @@ static bool is_default(kcs_round_mode m)
 
 double kcs_format_round(kcs_format f, double x, kcs_round_mode mode)
 {
+    if (f == KCS_FMT_FP32 && is_default(mode))
+        return kcs_ff_round_fp32(x);
     const kcs_fmt_fast *ff = kcs_fmt_fast_get(f);
     if (ff && is_default(mode))
         return kcs_ff_round(ff, x);

@@ -107,6 +107,15 @@ KCS_FF_INLINE double kcs_ff_round(const kcs_fmt_fast *F, double x)
     return kcs_ff_double(kcs_ff_round_bits(F, kcs_ff_bits(x)));
 }
 
+/* kcs_ff_round for fp32 through the hardware conversion to binary32 (round
+ * to nearest even in the default mode, overflow to Inf, subnormals kept,
+ * the sign of zero kept): the same bits, NaN made format.c's NAN. */
+KCS_FF_INLINE double kcs_ff_round_fp32(double x)
+{
+    float f = (float)x;
+    return f == f ? (double)f : kcs_ff_double(KCS_FF_NAN);
+}
+
 /* Encoding of an already rounded value (bits rb from kcs_ff_round_bits). */
 KCS_FF_INLINE uint64_t kcs_ff_encode_rounded(const kcs_fmt_fast *F, uint64_t rb)
 {

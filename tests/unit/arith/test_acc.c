@@ -147,6 +147,66 @@ static void test_acc_add_near_boundaries(void)
     CU_ASSERT_EQUAL(bad, 0);
 }
 
+/* fp32 operands into an fp32 accumulator (the one-fp32-addition path of
+ * acc_add) against MPFR with fp32's exponent range (emin -148, emax 128,
+ * subnormalized): exponents from below FLT_TRUE_MIN's to beyond FLT_MAX's,
+ * so subnormal, overflowing, exactly cancelling (+0) and -0 + -0 sums
+ * occur; Inf operands; and the same sums with one operand off fp32 (the
+ * general path). */
+static void test_acc_add_fp32_operands(void)
+{
+    kcs_rng r;
+    kcs_rng_init(&r, 23, 24, 25);
+    mpfr_t x, y;
+    mpfr_inits2(400, x, y, (mpfr_ptr)0);
+    mpfr_set_prec(y, 24);
+    mpfr_exp_t emin = mpfr_get_emin(), emax = mpfr_get_emax();
+    int bad = 0, cases = 0, sub = 0, ovf = 0, zero = 0;
+    for (int i = 0; i < 300000; i++) {
+        int eu = (int)(kcs_rng_u32(&r) % 290) - 155, ev = eu + (int)(kcs_rng_u32(&r) % 60) - 30;
+        double u = (double)(float)ldexp(kcs_rng_normal(&r), eu);
+        double v = (double)(float)ldexp(kcs_rng_normal(&r), ev);
+        if (i % 17 == 0)
+            v = -u;
+        if (i % 101 == 0)
+            u = v = -0.0;
+        if (i % 23 == 0) { /* both near FLT_MAX, one sign: sums at the overflow boundary */
+            double sg = kcs_rng_u32(&r) & 1 ? -1.0 : 1.0;
+            u = sg * (double)(float)ldexp(1.0 + kcs_rng_uniform(&r), 127);
+            v = sg * (double)(float)ldexp(kcs_rng_uniform(&r), 127);
+        }
+        if (i % 3 == 1) /* v off fp32: the TwoSum path */
+            v = v * (1.0 + 0x1p-40);
+        double got = kcs_acc_add(&ACC32, u, v);
+        mpfr_set_d(x, u, MPFR_RNDN);
+        mpfr_add_d(x, x, v, MPFR_RNDN); /* exact at 400 bits */
+        mpfr_set_emin(-148);
+        mpfr_set_emax(128);
+        int t = mpfr_set(y, x, MPFR_RNDN);
+        t = mpfr_check_range(y, t, MPFR_RNDN);
+        mpfr_subnormalize(y, t, MPFR_RNDN);
+        double want = mpfr_get_d(y, MPFR_RNDN);
+        mpfr_set_emin(emin);
+        mpfr_set_emax(emax);
+        if (mpfr_zero_p(x)) /* IEEE: an exact zero sum is +0 unless both are -0 */
+            want = signbit(u) && signbit(v) ? -0.0 : 0.0;
+        sub += want != 0.0 && fabs(want) < 0x1p-126;
+        ovf += isinf(want) && isfinite(u) && isfinite(v); /* finite sums that overflow */
+        zero += want == 0.0;
+        int same = isnan(want) ? isnan(got) : got == want && signbit(got) == signbit(want);
+        if (!same && bad++ < 5)
+            printf("\n  %a + %a = %a, want %a", u, v, got, want);
+        cases++;
+    }
+    mpfr_clears(x, y, (mpfr_ptr)0);
+    CU_ASSERT_EQUAL(kcs_acc_add(&ACC32, INFINITY, 1.0), INFINITY);
+    CU_ASSERT(isnan(kcs_acc_add(&ACC32, INFINITY, -INFINITY)));
+    printf("\n  %d fp32 sums (%d subnormal, %d overflowing, %d zero), %d wrong\n", cases, sub,
+           ovf, zero, bad);
+    CU_ASSERT(sub > 100 && ovf > 100 && zero > 100);
+    CU_ASSERT_EQUAL(bad, 0);
+}
+
 static void test_bits_accumulator(void)
 {
     kcs_acc b8 = {KCS_FMT_FP32, 8, 0};
@@ -170,6 +230,7 @@ int main(void)
     CU_add_test(s, "schedules in fp16, hand-derived", test_schedules_fp16_hand_derived);
     CU_add_test(s, "atomic: seeded order", test_atomic_seeded);
     CU_add_test(s, "bits:N accumulator", test_bits_accumulator);
+    CU_add_test(s, "fp32 operands into fp32 (MPFR, fp32 range)", test_acc_add_fp32_operands);
     CU_basic_set_mode(CU_BRM_VERBOSE);
     CU_basic_run_tests();
     unsigned f = CU_get_number_of_failures();

@@ -95,6 +95,8 @@ static void flush(void)
                 report("round", f, x, r_fast, r_ref);
             if (bits_of(y[i]) != r_ref)
                 report("round_n", f, x, bits_of(y[i]), r_ref);
+            if (f == KCS_FMT_FP32 && bits_of(kcs_ff_round_fp32(x)) != r_ref)
+                report("round_fp32", f, x, bits_of(kcs_ff_round_fp32(x)), r_ref);
             if (kcs_format_encode(f, x) != e_ref)
                 report("encode", f, x, kcs_format_encode(f, x), e_ref);
             if (e[i] != e_ref)
