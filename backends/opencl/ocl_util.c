@@ -166,7 +166,7 @@ static int program(kcs_backend_ctx *ctx, const char *file, const kcs_kh_types *t
 int kcs_ocl_kernel(kcs_backend_ctx *ctx, const char *file, const char *name,
                    const kcs_kh_types *ty, cl_kernel *kernel_p, kcs_error *err)
 {
-    cl_program prog;
+    cl_program prog = NULL;
     int rc = program(ctx, file, ty, &prog, err);
     if (rc)
         return rc;
