@@ -9,7 +9,7 @@
 #include "rng.h"
 
 /* The model's steps inline (the sum loops below call them per term): F is
- * kcs_fmt_fast_get(acc->fmt), looked up once per sum. */
+ * kcs_fmt_fast_get(acc->fmt), looked up once per kcs_cpu_sum. */
 #define ACC_INLINE static inline __attribute__((always_inline))
 
 ACC_INLINE double acc_round(const kcs_acc *acc, const kcs_fmt_fast *F, double x)
@@ -76,38 +76,34 @@ double kcs_acc_add(const kcs_acc *acc, double x, double t)
     return acc_add(acc, kcs_fmt_fast_get(acc->fmt), x, t);
 }
 
-static double sum_seq(const double *t, int64_t n, const kcs_acc *acc)
+/* The schedules; F = kcs_fmt_fast_get(acc->fmt), looked up once by
+ * kcs_cpu_sum. */
+static double sum_seq(const double *t, int64_t n, const kcs_acc *acc, const kcs_fmt_fast *F)
 {
-    const kcs_fmt_fast *F = kcs_fmt_fast_get(acc->fmt);
     double a = 0.0;
     for (int64_t i = 0; i < n; i++)
         a = acc_add(acc, F, a, t[i]);
     return a;
 }
 
-static double sum_pairwise_f(const double *t, int64_t n, const kcs_acc *acc,
-                             const kcs_fmt_fast *F)
+static double sum_pairwise(const double *t, int64_t n, const kcs_acc *acc,
+                           const kcs_fmt_fast *F)
 {
     if (n == 0)
         return 0.0;
     if (n == 1)
         return acc_round(acc, F, t[0]);
     int64_t h = n / 2;
-    return acc_add(acc, F, sum_pairwise_f(t, h, acc, F), sum_pairwise_f(t + h, n - h, acc, F));
+    return acc_add(acc, F, sum_pairwise(t, h, acc, F), sum_pairwise(t + h, n - h, acc, F));
 }
 
-static double sum_pairwise(const double *t, int64_t n, const kcs_acc *acc)
+static double sum_chunks(const double *t, int64_t n, int64_t chunk, const kcs_acc *acc,
+                         const kcs_fmt_fast *F)
 {
-    return sum_pairwise_f(t, n, acc, kcs_fmt_fast_get(acc->fmt));
-}
-
-static double sum_chunks(const double *t, int64_t n, int64_t chunk, const kcs_acc *acc)
-{
-    const kcs_fmt_fast *F = kcs_fmt_fast_get(acc->fmt);
     double total = 0.0;
     for (int64_t s = 0; s < n; s += chunk) {
         int64_t len = n - s < chunk ? n - s : chunk;
-        total = acc_add(acc, F, total, sum_seq(t + s, len, acc));
+        total = acc_add(acc, F, total, sum_seq(t + s, len, acc, F));
     }
     return total;
 }
@@ -137,14 +133,15 @@ void kcs_atomic_order(uint64_t seed, int64_t n, int64_t *idx)
 double kcs_cpu_sum(const double *terms, int64_t n, const kcs_schedule *s, const kcs_acc *acc,
                    uint64_t seed, double *scratch)
 {
+    const kcs_fmt_fast *F = kcs_fmt_fast_get(acc->fmt);
     switch (s->kind) {
     case KCS_SCHED_PAIRWISE:
-        return sum_pairwise(terms, n, acc);
+        return sum_pairwise(terms, n, acc, F);
     case KCS_SCHED_BLOCKED:
-        return sum_chunks(terms, n, s->param, acc);
+        return sum_chunks(terms, n, s->param, acc, F);
     case KCS_SCHED_SPLITK: {
         int64_t chunk = (n + s->param - 1) / s->param;
-        return sum_chunks(terms, n, chunk > 0 ? chunk : 1, acc);
+        return sum_chunks(terms, n, chunk > 0 ? chunk : 1, acc, F);
     }
     case KCS_SCHED_ATOMIC: {
         /* Atomics commit partial results in an order the programmer does
@@ -159,11 +156,11 @@ double kcs_cpu_sum(const double *terms, int64_t n, const kcs_schedule *s, const 
             scratch[i] = scratch[j];
             scratch[j] = tmp;
         }
-        return sum_seq(scratch, n, acc);
+        return sum_seq(scratch, n, acc, F);
     }
     case KCS_SCHED_SEQUENTIAL:
     default:
-        return sum_seq(terms, n, acc);
+        return sum_seq(terms, n, acc, F);
     }
 }
 
