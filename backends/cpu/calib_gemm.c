@@ -28,11 +28,32 @@ typedef enum gemm_kind {
 #define CMP03_CLASS 64   /* the benchmarked shape class: multiples of 64 */
 #define MEMO_SLOTS 16
 
-static double fp32_dot(const double *a, const double *b, int64_t k)
+/* The fp32 dots with a copy for FMA machines chosen at run time: fmaf is
+ * then one instruction, not a call into libm per term (the same bits:
+ * both are the correctly rounded a*b + s). */
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
+#define DOT_CLONES __attribute__((target_clones("arch=x86-64-v3", "default")))
+#else
+#define DOT_CLONES
+#endif
+
+DOT_CLONES static double fp32_dot(const double *a, const double *b, int64_t k)
 {
     float s = 0.0f;
     for (int64_t p = 0; p < k; p++)
         s = fmaf((float)a[p], (float)b[p], s);
+    return s;
+}
+
+/* sum over p of xy[2 q] * xy[2 q + 1], q = idx[p], in that order, each
+ * added with one fp32 rounding */
+DOT_CLONES static double pairs_dot(const float *xy, const uint32_t *idx, int64_t k)
+{
+    float s = 0.0f;
+    for (int64_t p = 0; p < k; p++) {
+        const float *t = xy + 2 * (size_t)idx[p];
+        s = fmaf(t[0], t[1], s);
+    }
     return s;
 }
 
@@ -73,8 +94,13 @@ static double split_dot(const double *a, const double *b, int64_t k)
 typedef struct gemm_ctx {
     const kcs_call *c;
     gemm_kind kind;
-    double *bt, *terms, *scratch;
-    int64_t *idx; /* G_RANDOM: the drawn order */
+    double *bt;
+    /* G_RANDOM: the drawn order and the pairs (a_p, b_p) as floats, one
+     * cache line per gathered term (NULL where k > KCS_ATOMIC_ORDER_MAX);
+     * the model's products and shuffle space where an input is not fp32 */
+    uint32_t *idx;
+    float *pairs;
+    double *terms, *scratch;
 } gemm_ctx;
 
 /* One output of batch bi: row a of A, column j of B (row j of bt). */
@@ -96,16 +122,18 @@ static double one_output(gemm_ctx *g, int64_t bi, int64_t i, int64_t j, const do
         const kcs_schedule atomic = {KCS_SCHED_ATOMIC, 0};
         const kcs_acc fp32 = {KCS_FMT_FP32, 0, 0};
         uint64_t seed = c->seed ^ ((uint64_t)i << 32) ^ (uint64_t)j ^ ((uint64_t)bi << 48);
-        kcs_atomic_order(seed, k, g->idx);
-        float s = 0.0f;
         int fl = 1;
-        for (int64_t p = 0; p < k; p++) {
-            double x = a[g->idx[p]], y = b[g->idx[p]];
-            fl &= ((double)(float)x == x) & ((double)(float)y == y);
-            s = fmaf((float)x, (float)y, s);
+        for (int64_t p = 0; p < k; p++)
+            fl &= ((double)(float)a[p] == a[p]) & ((double)(float)b[p] == b[p]);
+        if (fl && g->idx) {
+            float *xy = g->pairs;
+            for (int64_t p = 0; p < k; p++) {
+                xy[2 * p] = (float)a[p];
+                xy[2 * p + 1] = (float)b[p];
+            }
+            kcs_atomic_order(seed, k, g->idx);
+            return pairs_dot(xy, g->idx, k);
         }
-        if (fl)
-            return s;
         for (int64_t p = 0; p < k; p++)
             g->terms[p] = a[p] * b[p];
         return kcs_cpu_sum(g->terms, k, &atomic, &fp32, seed, g->scratch);
@@ -128,16 +156,31 @@ static int run_gemm(const kcs_call *c, gemm_kind kind, kcs_error *err)
 {
     size_t m = (size_t)c->m, n = (size_t)c->n, k = (size_t)c->k;
     size_t nb = c->op == KCS_OP_BATCHED_GEMM && c->batch > 0 ? (size_t)c->batch : 1;
-    gemm_ctx g = {c, kind, NULL, NULL, NULL, NULL};
-    g.bt = malloc((k * n + 1) * sizeof *g.bt);
-    g.terms = malloc((k + 1) * sizeof *g.terms);
-    g.scratch = malloc((k + 1) * sizeof *g.scratch);
-    g.idx = malloc((k + 1) * sizeof *g.idx);
-    if (!g.bt || !g.terms || !g.scratch || !g.idx) {
-        free(g.bt);
+    gemm_ctx g = {c, kind, NULL, NULL, NULL, NULL, NULL};
+    /* the long buffers come from the backend's scratch slots: a fresh
+     * malloc per call costs more in page faults than the arithmetic at
+     * m = n = 2, k = 2^20 */
+    kcs_cpu_scratch sbt = kcs_cpu_scratch_take(KCS_SCRATCH_BT, (k * n + 1) * sizeof *g.bt);
+    kcs_cpu_scratch sidx = {NULL, 0}, spairs = {NULL, 0};
+    int ok = (g.bt = sbt.p) != NULL;
+    if (ok && kind == G_RANDOM) {
+        g.terms = malloc((k + 1) * sizeof *g.terms);
+        g.scratch = malloc((k + 1) * sizeof *g.scratch);
+        ok = g.terms && g.scratch;
+        if (ok && k <= (size_t)KCS_ATOMIC_ORDER_MAX) {
+            sidx = kcs_cpu_scratch_take(KCS_SCRATCH_ORDER, (k + 1) * sizeof *g.idx);
+            spairs = kcs_cpu_scratch_take(KCS_SCRATCH_PAIRS, (2 * k + 1) * sizeof *g.pairs);
+            g.idx = sidx.p;
+            g.pairs = spairs.p;
+            ok = g.idx && g.pairs;
+        }
+    }
+    if (!ok) {
+        kcs_cpu_scratch_give(KCS_SCRATCH_BT, sbt);
+        kcs_cpu_scratch_give(KCS_SCRATCH_ORDER, sidx);
+        kcs_cpu_scratch_give(KCS_SCRATCH_PAIRS, spairs);
         free(g.terms);
         free(g.scratch);
-        free(g.idx);
         return kcs_fail(err, KCS_E_NOMEM, "cpu calib gemm: out of memory (%zux%zux%zu)", m, n, k);
     }
     for (size_t bi = 0; bi < nb; bi++) {
@@ -158,10 +201,11 @@ static int run_gemm(const kcs_call *c, gemm_kind kind, kcs_error *err)
                 D[i * n + j] = kcs_format_round(c->dtype_out, s, KCS_ROUND_DEFAULT);
             }
     }
-    free(g.bt);
+    kcs_cpu_scratch_give(KCS_SCRATCH_BT, sbt);
+    kcs_cpu_scratch_give(KCS_SCRATCH_ORDER, sidx);
+    kcs_cpu_scratch_give(KCS_SCRATCH_PAIRS, spairs);
     free(g.terms);
     free(g.scratch);
-    free(g.idx);
     return 0;
 }
 

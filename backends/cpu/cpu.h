@@ -54,7 +54,15 @@ static inline uint64_t kcs_cpu_gemm_tile_seed(uint64_t seed, size_t i, size_t j)
  * shapes (m = n = 2, k = 2^20 packs B to 16 columns: 64 MB). take() hands
  * out the slot's buffer if it holds `bytes` (contents undefined), else a
  * new one (p NULL when out of memory); give() returns it (freed when the
- * slot is taken or above 256 MB). Slots: 0, 1 the own GEMM's packed A, B. */
+ * slot is taken or above 256 MB). */
+enum {
+    KCS_SCRATCH_PACK_A, /* the own GEMM's packed A */
+    KCS_SCRATCH_PACK_B, /* ... and B */
+    KCS_SCRATCH_ORDER,  /* an atomic schedule's drawn order (own and calibration GEMM) */
+    KCS_SCRATCH_BT,     /* the calibration GEMM's B, transposed */
+    KCS_SCRATCH_PAIRS,  /* the calibration GEMM's (a_p, b_p) pairs as floats */
+    KCS_SCRATCH_SLOTS
+};
 typedef struct kcs_cpu_scratch {
     void *p;
     size_t cap;

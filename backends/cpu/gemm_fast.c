@@ -130,7 +130,8 @@ static void fp64_sequential(const kcs_call *c, const double *A, const double *B,
     kcs_format_round_n(c->dtype_out, D, D, m * n);
 }
 
-/* The packed copies of A and B: scratch slots 0 and 1 (scratch.c). */
+/* The packed copies of A and B and the atomic order: sc[KCS_SCRATCH_PACK_A,
+ * PACK_B, ORDER] (scratch.c). */
 static void *pack_get(kcs_cpu_scratch *sc, int which, size_t bytes)
 {
     if (!sc[which].p || sc[which].cap < bytes) { /* first use, or fp32 lanes -> fp64 */
@@ -142,8 +143,8 @@ static void *pack_get(kcs_cpu_scratch *sc, int which, size_t bytes)
 
 static void pack_release(kcs_cpu_scratch *sc)
 {
-    kcs_cpu_scratch_give(0, sc[0]);
-    kcs_cpu_scratch_give(1, sc[1]);
+    for (int i = KCS_SCRATCH_PACK_A; i <= KCS_SCRATCH_ORDER; i++)
+        kcs_cpu_scratch_give(i, sc[i]);
 }
 
 int kcs_cpu_gemm_own_fast(const kcs_call *c, const double *A, const double *B, const double *C,
@@ -194,15 +195,17 @@ int kcs_cpu_gemm_own_fast(const kcs_call *c, const double *A, const double *B, c
     }
 #endif
     void *a = NULL, *b = NULL;
-    kcs_cpu_scratch sc[2] = {{NULL, 0}, {NULL, 0}};
-    int64_t *idx = atomic ? malloc(k * sizeof *idx) : NULL;
-    int ok = !atomic || idx;
+    kcs_cpu_scratch sc[KCS_SCRATCH_ORDER + 1] = {{NULL, 0}, {NULL, 0}, {NULL, 0}};
+    uint32_t *idx = NULL;
+    int ok = !atomic || (k <= (size_t)KCS_ATOMIC_ORDER_MAX &&
+                         (idx = pack_get(sc, KCS_SCRATCH_ORDER, k * sizeof *idx)));
     /* float lanes: fp32 accumulators (every value an fp32 value), and bf16
      * / fp16 ones where their float-lane copy runs and no input is NaN;
      * rows m..mp are zero (their outputs are dropped), B's stride ldb */
     int in_f32 = ok && (f32 || n32_block);
     if (in_f32) {
-        ok = (a = pack_get(sc, 0, mp * k * sizeof(float))) && (b = pack_get(sc, 1, lenb * sizeof(float)));
+        ok = (a = pack_get(sc, KCS_SCRATCH_PACK_A, mp * k * sizeof(float))) &&
+             (b = pack_get(sc, KCS_SCRATCH_PACK_B, lenb * sizeof(float)));
         float *af = a, *bf = b;
         if (ok)
             ok = !to_floats(A, af, m * k, f32);
@@ -225,8 +228,8 @@ int kcs_cpu_gemm_own_fast(const kcs_call *c, const double *A, const double *B, c
     if (ok && !in_f32) {
         /* finite values up to 2^200 (every format but fp64 inputs): nar_round
          * needs the sums' exponents below 2^(1023 - 64) (gemm_fast_kern.h) */
-        ok = (a = pack_get(sc, 0, mp * k * sizeof(double))) &&
-             (b = pack_get(sc, 1, lenb * sizeof(double)));
+        ok = (a = pack_get(sc, KCS_SCRATCH_PACK_A, mp * k * sizeof(double))) &&
+             (b = pack_get(sc, KCS_SCRATCH_PACK_B, lenb * sizeof(double)));
         double *ad = a, *bd = b;
         if (ok)
             ok = !to_nar(A, ad, m * k);
@@ -244,7 +247,6 @@ int kcs_cpu_gemm_own_fast(const kcs_call *c, const double *A, const double *B, c
     }
     if (!ok) { /* the model path reports a memory failure */
         pack_release(sc);
-        free(idx);
         return 0;
     }
     f32_job fj = {a, b, k, ldb, idx}; /* idx: the atomic block's order, else NULL */
@@ -286,7 +288,6 @@ int kcs_cpu_gemm_own_fast(const kcs_call *c, const double *A, const double *B, c
         }
     }
     pack_release(sc);
-    free(idx);
     kcs_format_round_n(c->dtype_out, D, D, m * n);
     return 1;
 }

@@ -22,14 +22,14 @@ typedef struct f32_job {
     const float *B; /* k x ldb: columns padded to a multiple of W, or ldb = n < W
                      * (a row's W lanes run into the next rows'; W more after the last) */
     size_t k, ldb;
-    const int64_t *order; /* NULL, or the order of the k terms (sequential only) */
+    const uint32_t *order; /* NULL, or the order of the k terms (sequential only) */
 } f32_job;
 
 typedef struct nar_job {
     const double *A;
     const double *B;
     size_t k, ldb;
-    const int64_t *order; /* NULL, or the order of the k terms (sequential only) */
+    const uint32_t *order; /* NULL, or the order of the k terms (sequential only) */
     uint64_t e_lo;       /* exponent field of 2^emin */
     uint64_t m_off;      /* (53 - p) << 52 */
     double maxf;         /* max finite */

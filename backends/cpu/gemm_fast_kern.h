@@ -11,7 +11,7 @@
  * order: NULL, or the terms' order (the atomic schedule's); the callers
  * pass a constant NULL where there is none, so that copy has no lookup. */
 INLINE void f32_seq(const f32_job *J, size_t i0, size_t j0, size_t p0, size_t len,
-                    const int64_t *order, float out[R][W])
+                    const uint32_t *order, float out[R][W])
 {
     float acc[R][W] = {{0}};
     const float *__restrict A = J->A + i0 * J->k;
@@ -198,7 +198,7 @@ INLINE void nar_load_row(const double *b, gf_vd v[WV])
 }
 
 INLINE void nar_seq(const nar_job *J, const nar_vc *c, size_t i0, size_t j0, size_t p0,
-                    size_t len, const int64_t *order, gf_vd out[R][WV])
+                    size_t len, const uint32_t *order, gf_vd out[R][WV])
 {
     gf_vd acc[R][WV];
     memset(acc, 0, sizeof acc);

@@ -83,7 +83,7 @@ N32_INLINE __m512 n32_add(__m512 x, __m512 y, const int fp16)
 /* acc[r] = the sequential sum of terms p0 .. p0+len-1 (in order[] where
  * the schedule draws one), from 0 */
 N32_INLINE void n32_seq(const f32_job *J, size_t i0, size_t j0, size_t p0, size_t len,
-                        const int64_t *order, const int fp16, __m512 acc[R])
+                        const uint32_t *order, const int fp16, __m512 acc[R])
 {
     for (int r = 0; r < R; r++)
         acc[r] = _mm512_setzero_ps();

@@ -228,7 +228,7 @@ int kcs_cpu_allreduce(kcs_backend_ctx *ctx, const kcs_call *c, kcs_error *err)
     /* atomic: each element's order drawn in bulk (kcs_atomic_order, the
      * same swaps as kcs_cpu_sum's shuffle), then summed sequentially */
     int atomic = c->schedule.kind == KCS_SCHED_ATOMIC;
-    int64_t *idx = atomic ? malloc((size_t)P * sizeof *idx) : NULL;
+    uint32_t *idx = atomic && P <= KCS_ATOMIC_ORDER_MAX ? malloc((size_t)P * sizeof *idx) : NULL;
     if (atomic && !idx) {
         free(terms);
         free(scratch);

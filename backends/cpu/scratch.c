@@ -8,7 +8,7 @@
  * pool is process-wide: a buffer is taken out under the lock and handed
  * back after the call; a concurrent call (a worker the guard abandoned)
  * finds the slot empty and allocates its own. */
-enum { SLOTS = 4 };
+enum { SLOTS = KCS_SCRATCH_SLOTS };
 #define KEEP_MAX ((size_t)256 << 20)
 
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;

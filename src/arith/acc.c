@@ -108,10 +108,10 @@ static double sum_chunks(const double *t, int64_t n, int64_t chunk, const kcs_ac
     return total;
 }
 
-void kcs_atomic_order(uint64_t seed, int64_t n, int64_t *idx)
+void kcs_atomic_order(uint64_t seed, int64_t n, uint32_t *idx)
 {
     for (int64_t i = 0; i < n; i++)
-        idx[i] = i;
+        idx[i] = (uint32_t)i;
     kcs_rng r; /* the draws of kcs_cpu_sum's shuffle, swap for swap */
     kcs_rng_init(&r, seed, 0xA70A1Cull, (uint64_t)n);
     enum { CHUNK = 512 };
@@ -123,7 +123,7 @@ void kcs_atomic_order(uint64_t seed, int64_t n, int64_t *idx)
             uint64_t u = ((uint64_t)w[2 * t] << 32) | w[2 * t + 1];
             double v = (double)(u >> 11) * 0x1.0p-53; /* kcs_rng_uniform */
             int64_t j = (int64_t)(v * (double)(i + 1));
-            int64_t tmp = idx[i];
+            uint32_t tmp = idx[i];
             idx[i] = idx[j];
             idx[j] = tmp;
         }

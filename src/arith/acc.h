@@ -32,7 +32,10 @@ void kcs_acc_moments(const double *x, int64_t k, const kcs_acc *acc, float eps, 
 
 /* The atomic schedule's order of n terms under seed: idx[i] is the term
  * summed i-th (the permutation kcs_cpu_sum applies; fast paths gather by
- * it and stay bit-identical). */
-void kcs_atomic_order(uint64_t seed, int64_t n, int64_t *idx);
+ * it and stay bit-identical). n <= KCS_ATOMIC_ORDER_MAX: 32-bit indices
+ * halve the memory the shuffle and the gathers touch at random (2^20
+ * terms: 4 MB, not 8); longer sums take kcs_cpu_sum's own shuffle. */
+#define KCS_ATOMIC_ORDER_MAX ((int64_t)UINT32_MAX)
+void kcs_atomic_order(uint64_t seed, int64_t n, uint32_t *idx);
 
 #endif
