@@ -38,5 +38,27 @@ if "$PYTHON" -c 'import h5py, matplotlib' 2> /dev/null; then
   "$PYTHON" "$KCS_SRC/scripts/plot-sweep" "$T/sweep.png" "$T/sweep.h5" > /dev/null ||
     fail "plot-sweep failed"
   [ -s "$T/sweep.png" ] || fail "plot-sweep wrote no figure"
+  # its merge of runs of one point: counts summed, and its Clopper-Pearson
+  # interval the same as the sweep's own (calib_sweep.c) on every row
+  "$PYTHON" - "$KCS_SRC/scripts/plot-sweep" "$T/sweep.h5" > "$T/merge.txt" 2>&1 <<'PY' ||
+import sys
+from importlib.machinery import SourceFileLoader
+ps = SourceFileLoader("plot_sweep", sys.argv[1]).load_module()
+one = ps.load([sys.argv[2]])
+two = {tuple(r[c] for c in ps.KEY): r for r in ps.load([sys.argv[2], sys.argv[2]])}
+bad = 0
+for r in one:
+    t = two[tuple(r[c] for c in ps.KEY)]
+    if (t["trials"], t["flagged"], t["inert"]) != (2 * r["trials"], 2 * r["flagged"], 2 * r["inert"]):
+        bad += 1
+    if r["trials"] > 0:
+        lo, hi = ps.clopper_pearson(int(r["flagged"]), int(r["trials"]))
+        if abs(lo - r["ci_lo"]) > 1e-6 or abs(hi - r["ci_hi"]) > 1e-6:
+            print("interval", r["kernel"], r["k"], (lo, hi), (r["ci_lo"], r["ci_hi"]))
+            bad += 1
+print(len(one), "rows,", bad, "wrong")
+sys.exit(bad != 0 or len(one) < 10)
+PY
+    fail "plot-sweep merge: $(tail -5 "$T/merge.txt")"
 fi
 echo "sweep_gemm: ok"
