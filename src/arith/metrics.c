@@ -114,11 +114,3 @@ uint64_t kcs_digest_values(const double *x, size_t n, kcs_format fmt)
     XXH3_freeState(st);
     return h;
 }
-
-double kcs_norm_fro(const double *x, size_t n)
-{
-    double s = 0.0;
-    for (size_t i = 0; i < n; i++)
-        s += x[i] * x[i];
-    return sqrt(s);
-}

@@ -38,7 +38,7 @@ void kcs_metrics_compute(const double *y, const double *ref, const double *absre
 uint64_t kcs_digest_values(const double *x, size_t n, kcs_format fmt);
 uint64_t kcs_digest_bytes(const void *p, size_t n, uint64_t seed);
 
-/* Frobenius norm. */
+/* Frobenius norm, summed by fixed chunks (norm_fro.h, where it is defined). */
 double kcs_norm_fro(const double *x, size_t n);
 
 #endif

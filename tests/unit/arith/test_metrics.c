@@ -2,7 +2,11 @@
 #include <CUnit/Basic.h>
 #include <math.h>
 
+#include <mpfr.h>
+#include <stdlib.h>
+
 #include "metrics.h"
+#include "norm_fro.h"
 #include "tensor.h"
 
 static void test_hand_values(void)
@@ -69,6 +73,50 @@ static void test_digests(void)
                         kcs_digest_values(b, 100, KCS_FMT_FP32));
 }
 
+/* The chunked norm: any split of its chunks (as ranks make) gives the bits
+ * of kcs_norm_fro, which is within its stated rounding of the exact norm. */
+static void test_norm_fro_chunks(void)
+{
+    size_t lens[] = {0, 1, 3, 4, 5, 4095, 4096, 4097, 3 * 4096 + 7, 50000};
+    double *x = malloc(50000 * sizeof *x), *part = malloc(64 * sizeof *part);
+    CU_ASSERT_FATAL(x && part);
+    uint64_t st = 88172645463325252ull;
+    for (size_t i = 0; i < 50000; i++) { /* xorshift: magnitudes over 2^-20 .. 2^20 */
+        st ^= st << 13, st ^= st >> 7, st ^= st << 17;
+        x[i] = ldexp((double)(st >> 11) * 0x1p-53 - 0.5, (int)(st % 41) - 20);
+    }
+    mpfr_t acc, t;
+    mpfr_inits2(400, acc, t, (mpfr_ptr)0);
+    for (size_t li = 0; li < sizeof lens / sizeof lens[0]; li++) {
+        size_t n = lens[li], nc = kcs_norm_nchunks(n);
+        CU_ASSERT_EQUAL(nc, (n + KCS_NORM_CHUNK - 1) / KCS_NORM_CHUNK);
+        double whole = kcs_norm_fro(x, n);
+        for (size_t cut1 = 0; cut1 <= nc; cut1++) /* three pieces, every first cut */
+            for (size_t cut2 = cut1; cut2 <= nc; cut2 += 1 + nc / 3) {
+                kcs_norm_chunks(x, n, 0, cut1, part);
+                kcs_norm_chunks(x, n, cut1, cut2, part + cut1);
+                kcs_norm_chunks(x, n, cut2, nc, part + cut2);
+                CU_ASSERT_EQUAL(kcs_norm_from_chunks(part, nc), whole);
+            }
+        mpfr_set_zero(acc, 1);
+        for (size_t i = 0; i < n; i++) {
+            mpfr_set_d(t, x[i], MPFR_RNDN);
+            mpfr_sqr(t, t, MPFR_RNDN);
+            mpfr_add(acc, acc, t, MPFR_RNDN);
+        }
+        mpfr_sqrt(acc, acc, MPFR_RNDN);
+        double exact = mpfr_get_d(acc, MPFR_RNDN);
+        double bound = ((double)KCS_NORM_CHUNK / 4 + 4 + (double)nc) * 0x1p-53 * exact;
+        CU_ASSERT(fabs(whole - exact) <= bound);
+    }
+    /* chunks are by position: chunk 1 of 4097 elements is the last one */
+    kcs_norm_chunks(x, 4097, 1, 2, part);
+    CU_ASSERT_EQUAL(part[0], x[4096] * x[4096]);
+    mpfr_clears(acc, t, (mpfr_ptr)0);
+    free(x);
+    free(part);
+}
+
 int main(void)
 {
     CU_initialize_registry();
@@ -77,6 +125,7 @@ int main(void)
     CU_add_test(s, "non-finite and sentinel counts", test_nonfinite_and_sentinel);
     CU_add_test(s, "guard regions", test_guards);
     CU_add_test(s, "digests see one ulp", test_digests);
+    CU_add_test(s, "chunked Frobenius norm: splits and accuracy", test_norm_fro_chunks);
     CU_basic_set_mode(CU_BRM_VERBOSE);
     CU_basic_run_tests();
     unsigned f = CU_get_number_of_failures();
