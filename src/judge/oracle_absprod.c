@@ -34,7 +34,38 @@
  * order, as the dgemm's, relative error at most gamma_k(2^-53)). */
 #define ABSPROD_DIRECT_OUTPUTS 256
 
-/* Copy |x| into f; 0 when some entry is not an fp32 number. *mx: max |x|. */
+/* fp32 buffers kept between calls (|B|; |A| and the product): a fresh
+ * 20 MB malloc per call pays its page faults on every call, which cost as
+ * much as the conversion into it. Per thread (only the thread that runs the
+ * oracle keeps any); a buffer over ABSPROD_KEEP_FLOATS is freed after its
+ * call instead of kept. */
+#define ABSPROD_KEEP_FLOATS ((size_t)1 << 24) /* 64 MB */
+typedef struct fbuf {
+    float *p;
+    size_t cap;
+} fbuf;
+static _Thread_local fbuf keep_b, keep_a;
+
+static float *fbuf_get(fbuf *b, size_t n)
+{
+    if (b->cap < n) {
+        free(b->p);
+        b->p = malloc(n * sizeof *b->p);
+        b->cap = b->p ? n : 0;
+    }
+    return b->p;
+}
+
+static void fbuf_done(fbuf *b)
+{
+    if (b->cap > ABSPROD_KEEP_FLOATS) {
+        free(b->p);
+        *b = (fbuf){0};
+    }
+}
+
+/* f = |x| in fp32, *mx = max |x|; 1 when every |x_i| is an fp32 number
+ * (then f is exact), else 0. */
 static int abs_to_fp32(const double *x, size_t len, float *f, double *mx)
 {
     double m = 0.0;
@@ -50,16 +81,18 @@ static int abs_to_fp32(const double *x, size_t len, float *f, double *mx)
     return ok;
 }
 
-static int absprod_fp32(size_t m, size_t n, size_t k, const double *A, const double *B,
+/* The fp32 path with |B| given (fb, its largest entry mb): 1 when done,
+ * 0 when A is not all fp32 numbers, the magnitudes could overflow, or no
+ * memory (AR untouched). */
+static int absprod_fp32(size_t m, size_t n, size_t k, const double *A, const float *fb, double mb,
                         double *AR)
 {
-    float *fa = malloc((m * k + k * n + m * n + 1) * sizeof *fa);
+    float *fa = fbuf_get(&keep_a, m * k + m * n + 1);
     if (!fa)
         return 0;
-    float *fb = fa + m * k, *fc = fb + k * n;
-    double ma, mb;
-    int ok = abs_to_fp32(A, m * k, fa, &ma) && abs_to_fp32(B, k * n, fb, &mb) &&
-             ma * mb * (double)k < 0x1p126;
+    float *fc = fa + m * k;
+    double ma;
+    int ok = abs_to_fp32(A, m * k, fa, &ma) && ma * mb * (double)k < 0x1p126;
     if (ok) {
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)m, (int)n, (int)k, 1.0f, fa,
                     (int)k, fb, (int)n, 0.0f, fc, (int)n);
@@ -70,19 +103,13 @@ static int absprod_fp32(size_t m, size_t n, size_t k, const double *A, const dou
         for (size_t i = 0; i < m * n; i++)
             AR[i] = (AR[i] + (grow * (double)fc[i] + floor_)) * (1.0 + 0x1p-52);
     }
-    free(fa);
+    fbuf_done(&keep_a);
     return ok;
 }
 
-int kcs_absprod_gemm(size_t m, size_t n, size_t k, const double *A, const double *B,
-                     const double *C, double *AR)
+/* The paths without fp32 copies: in place for few outputs, else a dgemm. */
+static int absprod_fp64(size_t m, size_t n, size_t k, const double *A, const double *B, double *AR)
 {
-    for (size_t i = 0; i < m * n; i++)
-        AR[i] = C ? fabs(C[i]) : 0.0;
-    if (m == 0 || n == 0 || k == 0)
-        return 0;
-    if (k <= KCS_ABSPROD_SGEMM_KMAX && absprod_fp32(m, n, k, A, B, AR))
-        return 0;
     if (m * n <= ABSPROD_DIRECT_OUTPUTS) {
         /* few outputs (the long-k points of sweeps and grades): summed in
          * place, row by row; copies of |A| and |B| (16 MB at 4 x 4 x 2^20)
@@ -111,4 +138,27 @@ int kcs_absprod_gemm(size_t m, size_t n, size_t k, const double *A, const double
                 (int)k, ab, (int)n, 1.0, AR, (int)n);
     free(aa);
     return 0;
+}
+
+static void abs_c(size_t len, const double *C, double *AR)
+{
+    for (size_t i = 0; i < len; i++)
+        AR[i] = C ? fabs(C[i]) : 0.0;
+}
+
+int kcs_absprod_gemm(size_t m, size_t n, size_t k, const double *A, const double *B,
+                     const double *C, double *AR)
+{
+    abs_c(m * n, C, AR);
+    if (m == 0 || n == 0 || k == 0)
+        return 0;
+    if (k <= KCS_ABSPROD_SGEMM_KMAX) {
+        float *fb = fbuf_get(&keep_b, k * n + 1);
+        double mb;
+        int done = fb && abs_to_fp32(B, k * n, fb, &mb) && absprod_fp32(m, n, k, A, fb, mb, AR);
+        fbuf_done(&keep_b);
+        if (done)
+            return 0;
+    }
+    return absprod_fp64(m, n, k, A, B, AR);
 }

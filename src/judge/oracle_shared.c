@@ -5,8 +5,8 @@
 #include <math.h>
 #include <stdlib.h>
 
-#include "metrics.h"
 #include "nan_mask.h"
+#include "norm_fro.h"
 #include "oracle_absprod.h"
 #include "stage_time.h"
 
@@ -25,6 +25,43 @@ static int rows_fp64(const kcs_call *c, int64_t r0, int64_t r1, double *ref, dou
     cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)m, (int)n, (int)k, 1.0, A, (int)k,
                 B, (int)n, C ? 1.0 : 0.0, R, (int)n);
     return kcs_absprod_gemm(m, n, k, A, B, C, AR);
+}
+
+/* The normwise scale ||A||_F ||B||_F (+ ||C||_F) by the chunks of
+ * norm_fro.h, the chunks (of A, then B, then C) split over the ranks and
+ * allgathered: the bits of kcs_norm_fro on one rank. part holds one double
+ * per chunk, counts 2 size ints. */
+static double shared_scale(MPI_Comm comm, const kcs_call *c, double *part, int *counts)
+{
+    int size = 1, rank = 0;
+    MPI_Comm_size(comm, &size);
+    MPI_Comm_rank(comm, &rank);
+    size_t len[3] = {(size_t)(c->m * c->k), (size_t)(c->k * c->n),
+                     c->in[2] ? (size_t)(c->m * c->n) : 0};
+    size_t nc[3], total = 0;
+    for (int a = 0; a < 3; a++)
+        total += nc[a] = kcs_norm_nchunks(len[a]);
+    int *displs = counts + size;
+    for (int q = 0; q < size; q++) {
+        displs[q] = (int)(total * (size_t)q / (size_t)size);
+        counts[q] = (int)(total * (size_t)(q + 1) / (size_t)size) - displs[q];
+    }
+    kcs_stage_mark t0 = kcs_stage_begin();
+    size_t g0 = (size_t)displs[rank], g1 = g0 + (size_t)counts[rank], base = 0;
+    for (int a = 0; a < 3; a++) { /* this rank's chunks of array a */
+        size_t lo = g0 > base ? g0 - base : 0, hi = g1 - base < nc[a] ? g1 - base : nc[a];
+        if (g1 > base && lo < hi)
+            kcs_norm_chunks(c->in[a], len[a], lo, hi, part + base + lo);
+        base += nc[a];
+    }
+    kcs_stage_add(KCS_STAGE_ORACLE, t0);
+    t0 = kcs_stage_begin();
+    MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, part, counts, displs, MPI_DOUBLE, comm);
+    kcs_stage_add(KCS_STAGE_SYNC, t0);
+    double s = kcs_norm_from_chunks(part, nc[0]) * kcs_norm_from_chunks(part + nc[0], nc[1]);
+    if (c->in[2])
+        s += kcs_norm_from_chunks(part + nc[0] + nc[1], nc[2]);
+    return s;
 }
 
 /* First row of rank q's block: blocks start at multiples of 8 rows (BLAS
@@ -51,13 +88,22 @@ int kcs_oracle_run_shared(MPI_Comm comm, int local_ok, kcs_oracle_kind kind, con
                 size > 1 && call->m >= size && call->m * call->n <= INT32_MAX &&
                 !kcs_nan_mask_declared(call->attrs); /* masked: kcs_oracle_run */
     int *counts = split ? malloc(2 * (size_t)size * sizeof *counts) : NULL;
-    split = split && counts;
+    double *part = NULL;
+    if (split) {
+        size_t chunks = kcs_norm_nchunks((size_t)(call->m * call->k)) +
+                        kcs_norm_nchunks((size_t)(call->k * call->n)) +
+                        kcs_norm_nchunks(call->in[2] ? (size_t)(call->m * call->n) : 0);
+        part = malloc((chunks + 1) * sizeof *part);
+        split = chunks <= INT32_MAX;
+    }
+    split = split && counts && part;
     int all = 0;
     MPI_Allreduce(&split, &all, 1, MPI_INT, MPI_MIN, comm);
     kcs_stage_add(KCS_STAGE_SYNC, t0);
     t0 = kcs_stage_begin();
     if (!all) {
         free(counts);
+        free(part);
         rc = local_ok ? kcs_oracle_run(kind, profile, call, ref, absref, scale_p, err) : 0;
         kcs_stage_add(KCS_STAGE_ORACLE, t0);
         return rc;
@@ -70,6 +116,7 @@ int kcs_oracle_run_shared(MPI_Comm comm, int local_ok, kcs_oracle_kind kind, con
     MPI_Allreduce(&bad, &any_bad, 1, MPI_INT, MPI_MAX, comm);
     if (any_bad) { /* out of memory somewhere: everyone computes it all */
         free(counts);
+        free(part);
         kcs_stage_add(KCS_STAGE_SYNC, t0);
         t0 = kcs_stage_begin();
         rc = kcs_oracle_run(kind, profile, call, ref, absref, scale_p, err);
@@ -84,15 +131,9 @@ int kcs_oracle_run_shared(MPI_Comm comm, int local_ok, kcs_oracle_kind kind, con
     }
     MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, ref, counts, displs, MPI_DOUBLE, comm);
     MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, absref, counts, displs, MPI_DOUBLE, comm);
-    free(counts);
     kcs_stage_add(KCS_STAGE_SYNC, t0);
-    t0 = kcs_stage_begin();
-    /* the normwise denominator: cheap, the same formula as gemm_fp64 */
-    size_t mk = (size_t)(call->m * call->k), kn = (size_t)(call->k * call->n);
-    double s = kcs_norm_fro(call->in[0], mk) * kcs_norm_fro(call->in[1], kn);
-    if (call->in[2])
-        s += kcs_norm_fro(call->in[2], (size_t)(m * n));
-    *scale_p = s;
-    kcs_stage_add(KCS_STAGE_ORACLE, t0);
+    *scale_p = shared_scale(comm, call, part, counts); /* books its own time */
+    free(counts);
+    free(part);
     return 0;
 }
