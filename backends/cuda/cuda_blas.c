@@ -194,13 +194,15 @@ out:
 
 /* ---- fp8: cublasLt --------------------------------------------------------- */
 
-/* Pack an operand as fp8 bytes in a k-padded layout: rows of kp bytes, row
- * r holding element (r, t) at t (zeros for t >= k). trans: src is k×rows
- * row-major (B), else rows×k (A). */
+/* Pack an operand as fp8 bytes in a padded layout: rows_p rows of kp bytes,
+ * row r < rows holding element (r, t) at t (zeros for t >= k and for the
+ * padding rows r >= rows). trans: src is k×rows row-major (B), else rows×k
+ * (A). */
 static int upload_fp8(gpu_bufs *b, kcs_format f, const double *src, int64_t batch, int64_t rows,
-                      int64_t k, int64_t kp, int trans, void **dev_p, kcs_error *err)
+                      int64_t rows_p, int64_t k, int64_t kp, int trans, void **dev_p,
+                      kcs_error *err)
 {
-    size_t per = (size_t)(rows * kp), n = (size_t)batch * per;
+    size_t per = (size_t)(rows_p * kp), n = (size_t)batch * per;
     unsigned char *host = calloc(n ? n : 1, 1);
     if (!host)
         return kcs_fail(err, KCS_E_NOMEM, "cuda: out of memory packing fp8 operands");
@@ -218,6 +220,43 @@ static int upload_fp8(gpu_bufs *b, kcs_format f, const double *src, int64_t batc
     free(host);
     if (!rc)
         *dev_p = dev;
+    return rc;
+}
+
+/* C (batch of m×n) into the padded fp32 layout of D (rows of np floats,
+ * mp rows per matrix, zeros elsewhere). */
+static int upload_c_padded(gpu_bufs *b, const double *C, int64_t batch, int64_t m, int64_t n,
+                           int64_t mp, int64_t np, void **dev_p, kcs_error *err)
+{
+    size_t per = (size_t)(mp * np), len = (size_t)batch * per;
+    double *host = calloc(len ? len : 1, sizeof *host);
+    if (!host)
+        return kcs_fail(err, KCS_E_NOMEM, "cuda: out of memory packing C");
+    for (int64_t bt = 0; bt < batch; bt++)
+        for (int64_t i = 0; i < m; i++)
+            memcpy(host + (size_t)bt * per + (size_t)(i * np), C + (bt * m + i) * n,
+                   (size_t)n * sizeof *host);
+    int rc = gpu_upload(b, KCS_GPU_IN_F32, KCS_FMT_FP32, host, len, dev_p, err);
+    free(host);
+    return rc;
+}
+
+/* The m×n part of each padded fp32 D -> call->out, rounded to dtype_out. */
+static int download_padded(gpu_bufs *b, const kcs_call *c, const void *D, int64_t batch,
+                           int64_t m, int64_t n, int64_t mp, int64_t np, kcs_error *err)
+{
+    size_t per = (size_t)(mp * np), len = (size_t)batch * per;
+    float *host = malloc((len ? len : 1) * sizeof *host);
+    if (!host)
+        return kcs_fail(err, KCS_E_NOMEM, "cuda: out of memory reading %zu outputs", len);
+    int rc = len ? b->dev->get(b->dev->stream, host, D, len * sizeof *host, err) : 0;
+    for (int64_t bt = 0; !rc && bt < batch; bt++)
+        for (int64_t i = 0; i < m; i++)
+            for (int64_t j = 0; j < n; j++)
+                c->out[(bt * m + i) * n + j] = kcs_format_round(
+                    c->dtype_out, (double)host[(size_t)bt * per + (size_t)(i * np + j)],
+                    KCS_ROUND_DEFAULT);
+    free(host);
     return rc;
 }
 
@@ -247,9 +286,15 @@ static int gemm_fp8(kcs_backend_ctx *ctx, const kcs_call *c, int64_t batch, kcs_
     if (ctx->sm < 89)
         return unsupported(c, "fp8 matmul needs sm_89 or newer", err);
     int64_t m = c->m, n = c->n, k = c->k;
+    /* cuBLASLt's fp8 kernels take only dimensions that are multiples of 16
+     * (seen on an H200, CUDA 13.0: a 1×1×1 matmul has no algorithm): m, n
+     * and k are padded with zeros, which adds only exact zero terms to the
+     * outputs kept and computes padding outputs that are dropped */
     int64_t kp = (k + FP8_KALIGN - 1) / FP8_KALIGN * FP8_KALIGN;
     if (kp == 0)
         kp = FP8_KALIGN;
+    int64_t mp = (m + FP8_KALIGN - 1) / FP8_KALIGN * FP8_KALIGN;
+    int64_t np = (n + FP8_KALIGN - 1) / FP8_KALIGN * FP8_KALIGN;
     char fa[8] = "0";
     if (gpu_attr("cuda", c, "fast_accum", fa, sizeof fa, err) < 0)
         return err->code;
@@ -263,14 +308,13 @@ static int gemm_fp8(kcs_backend_ctx *ctx, const kcs_call *c, int64_t batch, kcs_
     void *Bt = NULL, *A = NULL, *D = NULL, *ws = NULL;
     /* Lt operand "A" = B^T stored k×n column-major (op T), "B" = A^T
      * stored k×m column-major (op N), D^T n×m column-major = D row-major */
-    int rc = upload_fp8(&b, c->dtype_in, c->in[1], batch, n, k, kp, 1, &Bt, err);
+    int rc = upload_fp8(&b, c->dtype_in, c->in[1], batch, n, np, k, kp, 1, &Bt, err);
     if (!rc)
-        rc = upload_fp8(&b, c->dtype_in, c->in[0], batch, m, k, kp, 0, &A, err);
+        rc = upload_fp8(&b, c->dtype_in, c->in[0], batch, m, mp, k, kp, 0, &A, err);
     if (!rc && c->in[2])
-        rc = gpu_upload(&b, KCS_GPU_IN_F32, KCS_FMT_FP32, c->in[2], (size_t)(batch * m * n), &D,
-                        err);
+        rc = upload_c_padded(&b, c->in[2], batch, m, n, mp, np, &D, err);
     else if (!rc)
-        rc = gpu_alloc(&b, (size_t)(batch * m * n) * sizeof(float), &D, err);
+        rc = gpu_alloc(&b, (size_t)(batch * mp * np) * sizeof(float), &D, err);
     if (!rc)
         rc = gpu_alloc(&b, LT_WORKSPACE, &ws, err);
     cublasOperation_t tA = CUBLAS_OP_T, tB = CUBLAS_OP_N;
@@ -286,11 +330,11 @@ static int gemm_fp8(kcs_backend_ctx *ctx, const kcs_call *c, int64_t batch, kcs_
         rc = KCS_CUBLAS_CHECK(err, cublasLtMatmulDescSetAttribute,
                               (op, CUBLASLT_MATMUL_DESC_FAST_ACCUM, &fast, sizeof fast));
     if (!rc)
-        rc = layout(&la, ty, kp, n, kp, batch, n * kp, err);
+        rc = layout(&la, ty, kp, np, kp, batch, np * kp, err);
     if (!rc)
-        rc = layout(&lb, ty, kp, m, kp, batch, m * kp, err);
+        rc = layout(&lb, ty, kp, mp, kp, batch, mp * kp, err);
     if (!rc)
-        rc = layout(&lc, CUDA_R_32F, n, m, n, batch, m * n, err);
+        rc = layout(&lc, CUDA_R_32F, np, mp, np, batch, mp * np, err);
     if (!rc)
         rc = KCS_CUBLAS_CHECK(err, cublasLtMatmulPreferenceCreate, (&pref));
     size_t wss = LT_WORKSPACE;
@@ -310,7 +354,7 @@ static int gemm_fp8(kcs_backend_ctx *ctx, const kcs_call *c, int64_t batch, kcs_
                               (ctx->lt, op, &alpha, Bt, la, A, lb, &beta, D, lc, D, lc,
                                &heur.algo, ws, wss, ctx->stream));
     if (!rc)
-        rc = gpu_download(&b, c, 0, D, (size_t)(batch * m * n), err);
+        rc = download_padded(&b, c, D, batch, m, n, mp, np, err);
     if (pref)
         cublasLtMatmulPreferenceDestroy(pref);
     if (lc)
