@@ -284,6 +284,74 @@ static void test_nodev(void)
         printf("\n  (no GPU backend compiled in)");
 }
 
+/* Larger shapes on a device (where there is one): m not a multiple of the
+ * rows a block of the terms kernel takes, k over one sweep of probes and
+ * over one word of probe signs; a conforming product passes, one corrupted
+ * element fails on its row, as on the CPU, tau equal within the check's own
+ * rounding. */
+static void test_device_shapes(void)
+{
+    const long shapes[][3] = {{130, 300, 517}, {9, 1000, 33}};
+    const int probes[] = {10, 40};
+    for (size_t g = 0; g < N_GPUS; g++) {
+        if (!gpus[g].fn)
+            continue;
+        for (size_t si = 0; si < 2; si++) {
+            long m = shapes[si][0], kk = shapes[si][1], n = shapes[si][2];
+            float *a = malloc((size_t)(m * kk) * sizeof *a), *b = malloc((size_t)(kk * n) * sizeof *b);
+            float *c = malloc((size_t)(m * n) * sizeof *c);
+            CU_ASSERT_FATAL(a && b && c);
+            for (long i = 0; i < m * kk; i++)
+                a[i] = (float)((i * 37) % 17 - 8) / 8.0f;
+            for (long i = 0; i < kk * n; i++)
+                b[i] = (float)((i * 11) % 13 - 6) / 8.0f;
+            for (long i = 0; i < m; i++)
+                for (long l = 0; l < n; l++) {
+                    float acc = 0;
+                    for (long q = 0; q < kk; q++)
+                        acc = acc + a[i * kk + q] * b[q * n + l];
+                    c[i * n + l] = acc;
+                }
+            for (int pi = 0; pi < 2; pi++)
+                for (int bad = 0; bad < 2; bad++) {
+                    kcs_fv_params p;
+                    kcs_fv_params_default(&p);
+                    p.probes = probes[pi];
+                    p.mode = pi ? KCS_FV_PROBABILISTIC : KCS_FV_RIGOROUS;
+                    long row = m - 1;
+                    if (bad)
+                        c[row * n + n / 2] += 0.5f;
+                    kcs_fv_result rd, rc;
+                    kcs_error ed = {0}, ec = {0};
+                    int rcd = gpus[g].fn(0, a, b, c, m, kk, n, &p, NULL, &rd, &ed);
+                    CU_ASSERT(rcd == 0 || rcd == KCS_E_NODEV);
+                    if (rcd == KCS_E_NODEV) {
+                        free(a), free(b), free(c);
+                        return;
+                    }
+                    CU_ASSERT_EQUAL_FATAL(kcs_freivalds_verify(a, b, c, m, kk, n, &p, NULL, &rc, &ec), 0);
+                    CU_ASSERT_EQUAL(rd.pass, !bad);
+                    CU_ASSERT_EQUAL(rd.pass, rc.pass);
+                    if (bad) {
+                        CU_ASSERT_EQUAL(rd.worst_row, row);
+                        CU_ASSERT_EQUAL(rc.worst_row, row);
+                        CU_ASSERT(fabs(rd.tau - rc.tau) <= 1e-9 * rc.tau);
+                    } else {
+                        CU_ASSERT(fabs(rd.tau - rc.tau) <= 1e-6);
+                    }
+                    printf("\n  %s %ldx%ldx%ld k=%d %s: device pass=%d tau=%.6g (cpu pass=%d tau=%.6g)",
+                           gpus[g].name, m, kk, n, p.probes, bad ? "corrupted" : "conforming",
+                           (int)rd.pass, rd.tau, (int)rc.pass, rc.tau);
+                    if (bad)
+                        c[row * n + n / 2] -= 0.5f;
+                }
+            free(a);
+            free(b);
+            free(c);
+        }
+    }
+}
+
 int main(void)
 {
     fill();
@@ -293,7 +361,8 @@ int main(void)
         return 1;
     CU_pSuite s = CU_add_suite("freivalds_device", NULL, NULL);
     if (!s || !CU_add_test(s, "lookup", test_lookup) || !CU_add_test(s, "bad_args", test_bad_args) ||
-        !CU_add_test(s, "sizes", test_sizes) || !CU_add_test(s, "nodev", test_nodev)) {
+        !CU_add_test(s, "sizes", test_sizes) || !CU_add_test(s, "nodev", test_nodev) ||
+        !CU_add_test(s, "device_shapes", test_device_shapes)) {
         CU_cleanup_registry();
         return 1;
     }
