@@ -10,12 +10,14 @@
 #include "probe.h"
 
 static const kcs_cmd_doc doc = {
-    "probe", "[--backend B] [--device D] [--profile P] [--dtype-in F] [--json]",
+    "probe", "[--backend B] [--device D] [--profile P] [--dtype-in F] [--tile T] [--json]",
     "Infer the arithmetic of a backend's gemm from 1×k by k×1 test vectors (Fasi et al.\n"
     "2021; FTTN 2024): block size F, extra alignment bits neab, accumulator bits, step\n"
     "kind (global alignment, late c, pairwise, c added last), rounding of d, subnormal\n"
     "handling; then the nearest profile of the emulated-silicon table.",
-    "The backend is a black box: only its gemm is called (m = n = 1, k <= 128, C given).\n"
+    "The backend is a black box: only its gemm is called (m = n = 1, k <= 128, C given;\n"
+    "--tile T: m = n = T, the vectors in row 0 of A and column 0 of B, zeros elsewhere, for\n"
+    "libraries whose 1×1 output does not take the matrix units a tile takes).\n"
     "Each feature is measured by several vectors; when they disagree the feature reads\n"
     "\"inconsistent\". A range (\">=23\", \"1..2\") means the vectors bound the value but\n"
     "cannot pin it. With --profile and no --dtype-in every format the profile offers\n"
@@ -58,7 +60,8 @@ static void print_json(FILE *f, const char *backend, int device, const char *pro
         kcs_json_str(f, profile);
     else
         fputs("null", f);
-    fprintf(f, ", \"dtype_in\": \"%s\", \"calls\": %ld,\n", kcs_format_name(r->in), r->calls);
+    fprintf(f, ", \"dtype_in\": \"%s\", \"calls\": %ld, \"tile\": %d,\n", kcs_format_name(r->in),
+            r->calls, r->tile);
     json_value(f, "acc_bits", &r->acc_bits);
     json_value(f, "F", &r->F);
     json_value(f, "neab", &r->neab);
@@ -96,9 +99,12 @@ static void print_text(FILE *f, const char *backend, int device, const char *pro
                        const kcs_device_info *info, const kcs_probe_result *r)
 {
     char a[48], b[48], c[48];
-    fprintf(f, "kcs probe: backend %s, device %d (%s)%s%s, input %s: %ld gemm calls\n", backend,
+    fprintf(f, "kcs probe: backend %s, device %d (%s)%s%s, input %s: %ld gemm calls", backend,
             device, info->model[0] ? info->model : "?", profile ? ", profile " : "",
             profile ? profile : "", kcs_format_name(r->in), r->calls);
+    if (r->tile > 1)
+        fprintf(f, " (%dx%d tiles)", r->tile, r->tile);
+    fputc('\n', f);
     fprintf(f, "  %-24s %s\n", "accumulator bits of d", kcs_probe_value_str(&r->acc_bits, a, 48));
     fprintf(f, "  %-24s %s\n", "block size F", kcs_probe_value_str(&r->F, b, 48));
     fprintf(f, "  %-24s %s\n", "neab", kcs_probe_value_str(&r->neab, c, 48));
@@ -132,7 +138,7 @@ static void print_text(FILE *f, const char *backend, int device, const char *pro
 int kcs_cmd_probe(int argc, char **argv)
 {
     const char *backend = "cpu", *profile = NULL, *din = NULL, *options = NULL;
-    long long device = 0;
+    long long device = 0, tile = 1;
     int json = 0;
     const kcs_opt opts[] = {
         {0, "backend", KCS_OPT_STR, &backend, "NAME", "backend (default cpu)"},
@@ -141,6 +147,7 @@ int kcs_cmd_probe(int argc, char **argv)
         {0, "dtype-in", KCS_OPT_STR, &din, "F", "input format (default fp32, or every format "
                                                "of --profile)"},
         {0, "options", KCS_OPT_STR, &options, "OPTS", "backend build options"},
+        {0, "tile", KCS_OPT_INT, &tile, "T", "gemm of T×T outputs, the probe's at (0, 0) (default 1)"},
         {0, "json", KCS_OPT_FLAG, &json, NULL, "print the result as JSON"},
         {0},
     };
@@ -155,6 +162,10 @@ int kcs_cmd_probe(int argc, char **argv)
     int nf = 0;
     if (npos != 0) {
         rc = kcs_fail(&err, KCS_E_INVAL, "unexpected argument '%s'", argv[0]);
+        goto out;
+    }
+    if (tile < 1 || tile > KCS_PROBE_TILE_MAX) {
+        rc = kcs_fail(&err, KCS_E_INVAL, "--tile: %lld outside 1..%d", tile, KCS_PROBE_TILE_MAX);
         goto out;
     }
     if (din) {
@@ -201,7 +212,7 @@ int kcs_cmd_probe(int argc, char **argv)
         fputs("[\n", stdout);
     for (int i = 0; i < nf; i++) {
         kcs_probe_result r;
-        if ((rc = kcs_probe_run(ops, ctx, fmts[i], &r, &err))) {
+        if ((rc = kcs_probe_run_tile(ops, ctx, fmts[i], (int)tile, &r, &err))) {
             kcs_error_prefix(&err, "%s", kcs_format_name(fmts[i]));
             goto out;
         }

@@ -12,6 +12,7 @@
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "tensor.h"
@@ -33,6 +34,8 @@ typedef struct probe {
     kcs_probe_result *r;
     kcs_error *err;
     kcs_tensor out;
+    int tile;            /* the gemm is tile × tile × k (1: 1 × 1 × k) */
+    double *tA, *tB, *tC; /* tile > 1: A, B, C of that gemm */
     double a[KMAX + 1], b[KMAX + 1], v[KMAX + 1];
 } probe;
 
@@ -85,10 +88,16 @@ static bool reach(const probe *p, double v)
     return factor(p, v, &a, &b);
 }
 
-/* The only contact with the backend: D (1×1) = C + A (1×k) · B (k×1). */
+/* The only contact with the backend: D (1×1) = C + A (1×k) · B (k×1), or,
+ * with a tile T > 1, the output (0, 0) of a T×T×k gemm whose A has a in its
+ * row 0, B has b in its column 0, C has c at (0, 0), zeros elsewhere (a
+ * library routes a 1×1 output through other kernels than a tile's: on an
+ * H200 cuBLAS took an fp32 dot product for it, not the tensor cores); every
+ * other output must then be zero. */
 static int gemm1(probe *p, double c, const double *a, const double *b, int k, double *d_p)
 {
     char msg[256] = "";
+    int T = p->tile;
     kcs_call call = {0};
     call.op = KCS_OP_GEMM;
     call.variant = "native";
@@ -96,15 +105,27 @@ static int gemm1(probe *p, double c, const double *a, const double *b, int k, do
     call.dtype_in = p->in;
     call.dtype_out = KCS_FMT_FP32;
     call.acc.fmt = KCS_FMT_FP32;
-    call.m = call.n = 1;
+    call.m = call.n = T;
     call.k = k;
+    if (T > 1) {
+        size_t tk = (size_t)T * (size_t)k;
+        memset(p->tA, 0, tk * sizeof *p->tA);
+        memset(p->tB, 0, tk * sizeof *p->tB);
+        memset(p->tC, 0, (size_t)T * (size_t)T * sizeof *p->tC);
+        memcpy(p->tA, a, (size_t)k * sizeof *a); /* row 0 of A (T×k) */
+        for (int t = 0; t < k; t++)
+            p->tB[(size_t)t * (size_t)T] = b[t]; /* column 0 of B (k×T) */
+        p->tC[0] = c;
+        a = p->tA;
+        b = p->tB;
+    }
     call.in[0] = a;
     call.in[1] = b;
-    call.in[2] = &c;
-    call.in_len[0] = call.in_len[1] = (size_t)k;
-    call.in_len[2] = 1;
+    call.in[2] = T > 1 ? p->tC : &c;
+    call.in_len[0] = call.in_len[1] = (size_t)T * (size_t)k;
+    call.in_len[2] = (size_t)T * (size_t)T;
     call.out = p->out.data;
-    call.out_len = 1;
+    call.out_len = (size_t)T * (size_t)T;
     call.attrs = "";
     call.msg = msg;
     call.msg_len = sizeof msg;
@@ -112,10 +133,15 @@ static int gemm1(probe *p, double c, const double *a, const double *b, int k, do
     p->r->calls++;
     int rc = p->ops->run(p->ctx, &call, p->err);
     if (rc)
-        return kcs_error_prefix(p->err, "probe: %s gemm 1x%dx1", p->ops->name, k);
+        return kcs_error_prefix(p->err, "probe: %s gemm %dx%dx%d", p->ops->name, T, T, k);
     if (!kcs_tensor_guards_ok(&p->out) || p->out.data[0] == p->out.sentinel)
-        return kcs_fail(p->err, KCS_E_DEVICE, "probe: %s gemm 1x%dx1 wrote outside its output "
-                        "or not at all", p->ops->name, k);
+        return kcs_fail(p->err, KCS_E_DEVICE, "probe: %s gemm %dx%dx%d wrote outside its output "
+                        "or not at all", p->ops->name, T, T, k);
+    for (size_t i = 1; i < call.out_len; i++)
+        if (p->out.data[i] != 0.0)
+            return kcs_fail(p->err, KCS_E_DEVICE, "probe: %s gemm %dx%dx%d: output %zu is %g, "
+                            "not the 0 of its zero inputs", p->ops->name, T, T, k, i,
+                            p->out.data[i]);
     *d_p = p->out.data[0];
     return 0;
 }
@@ -669,6 +695,15 @@ static void finish_step(probe *p)
 int kcs_probe_run(const kcs_backend_ops *ops, kcs_backend_ctx *ctx, kcs_format in,
                   kcs_probe_result *r_p, kcs_error *err)
 {
+    return kcs_probe_run_tile(ops, ctx, in, 1, r_p, err);
+}
+
+int kcs_probe_run_tile(const kcs_backend_ops *ops, kcs_backend_ctx *ctx, kcs_format in, int tile,
+                       kcs_probe_result *r_p, kcs_error *err)
+{
+    if (tile < 1 || tile > KCS_PROBE_TILE_MAX)
+        return kcs_fail(err, KCS_E_INVAL, "probe: tile %d outside 1..%d", tile,
+                        KCS_PROBE_TILE_MAX);
     probe pr;
     kcs_probe_result r;
     memset(&r, 0, sizeof r);
@@ -678,17 +713,30 @@ int kcs_probe_run(const kcs_backend_ops *ops, kcs_backend_ctx *ctx, kcs_format i
                         fi ? fi->name : "?");
     probe *p = &pr;
     *p = (probe){.ops = ops, .ctx = ctx, .in = in, .emin = fi->emin, .pin = fi->p, .r = &r,
-                 .err = err, .P = 24};
+                 .err = err, .P = 24, .tile = tile};
     p->emax = fi->max_finite >= p2(fi->emax) ? fi->emax : fi->emax - 1;
     p->wlo = 2 * p->emin < -100 ? -100 : 2 * p->emin;
     p->whi = 2 * p->emax > 40 ? 40 : 2 * p->emax;
     p->eB = p->whi - 1;
     r.in = in;
+    r.tile = tile;
     r.late_extra_bits = -1;
     r.neab = (kcs_probe_value){KCS_PROBE_NA, 0, 0};
-    int rc = kcs_tensor_alloc(&p->out, 1, KCS_FMT_FP32, err);
-    if (rc)
+    if (tile > 1) {
+        size_t tk = (size_t)tile * (KMAX + 1);
+        p->tA = malloc(tk * sizeof *p->tA);
+        p->tB = malloc(tk * sizeof *p->tB);
+        p->tC = malloc((size_t)tile * (size_t)tile * sizeof *p->tC);
+        if (!p->tA || !p->tB || !p->tC) {
+            free(p->tA), free(p->tB), free(p->tC);
+            return kcs_fail(err, KCS_E_NOMEM, "probe: out of memory for a %d tile", tile);
+        }
+    }
+    int rc = kcs_tensor_alloc(&p->out, (size_t)tile * (size_t)tile, KCS_FMT_FP32, err);
+    if (rc) {
+        free(p->tA), free(p->tB), free(p->tC);
         return rc;
+    }
     if ((rc = stage_sanity(p)))
         goto out;
     if ((rc = stage_acc(p)) || (rc = stage_round_ties(p)) || (rc = stage_block(p)))
@@ -718,6 +766,9 @@ int kcs_probe_run(const kcs_backend_ops *ops, kcs_backend_ctx *ctx, kcs_format i
     *r_p = r;
 out:
     kcs_tensor_free(&p->out);
+    free(p->tA);
+    free(p->tB);
+    free(p->tC);
     return rc;
 }
 

@@ -81,6 +81,7 @@ typedef struct kcs_probe_result {
     bool nearest_cross_format; /* no row offers this format */
     char nearest_diff[96];    /* names of the differing parameters */
     long calls;               /* gemm calls made */
+    int tile;                 /* the gemm's m = n (kcs_probe_run_tile) */
     char notes[1536];         /* observations and disagreements, "; "-separated */
 } kcs_probe_result;
 
@@ -91,6 +92,15 @@ typedef struct kcs_probe_result {
  * (nothing can be inferred then). */
 int kcs_probe_run(const kcs_backend_ops *ops, kcs_backend_ctx *ctx, kcs_format in,
                   kcs_probe_result *r, kcs_error *err);
+
+/* The same with the probe vectors in row 0 of A and column 0 of B of a
+ * tile × tile × k gemm (zeros elsewhere, every other output checked to be
+ * 0), for libraries whose 1×1 output takes another kernel than a tile's
+ * (matrix units). tile = 1 is kcs_probe_run; 1..KCS_PROBE_TILE_MAX, else
+ * KCS_E_INVAL. */
+#define KCS_PROBE_TILE_MAX 256
+int kcs_probe_run_tile(const kcs_backend_ops *ops, kcs_backend_ctx *ctx, kcs_format in, int tile,
+                       kcs_probe_result *r, kcs_error *err);
 
 /* Number of parameters (F, neab, step, rounding, flush) in which row p
  * differs from r; an inferred range differs when it excludes p's value,

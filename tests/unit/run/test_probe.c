@@ -107,6 +107,52 @@ static void test_profiles_round_trip(void)
     }
 }
 
+/* The vectors embedded in a tile (kcs_probe_run_tile): an emulated profile
+ * computes every output alone, so an 8×8 tile must give every row's
+ * verdict of the 1×1 probe; tiles outside 1..KCS_PROBE_TILE_MAX are
+ * refused. */
+static void test_tiles(void)
+{
+    const kcs_profile_params *rows;
+    int n = 0;
+    kcs_profile_table(&rows, &n);
+    const kcs_backend_ops *ops = kcs_backend_find("cpu");
+    CU_ASSERT_FATAL(ops != NULL && n > 0);
+    for (int i = 0; i < n; i++) {
+        kcs_backend_config cfg = {.profile = rows[i].profile};
+        kcs_backend_ctx *ctx = NULL;
+        kcs_error err = {0};
+        kcs_probe_result r1, r8;
+        CU_ASSERT_FATAL(ops->open(0, &cfg, &ctx, &err) == 0);
+        int rc1 = kcs_probe_run(ops, ctx, rows[i].in, &r1, &err);
+        int rc8 = kcs_probe_run_tile(ops, ctx, rows[i].in, 8, &r8, &err);
+        ops->close(ctx);
+        CU_ASSERT(rc1 == 0 && rc8 == 0);
+        if (rc1 || rc8)
+            continue;
+        CU_ASSERT_EQUAL(r1.tile, 1);
+        CU_ASSERT_EQUAL(r8.tile, 8);
+        CU_ASSERT(memcmp(&r1.acc_bits, &r8.acc_bits, sizeof r1.acc_bits) == 0);
+        CU_ASSERT(memcmp(&r1.F, &r8.F, sizeof r1.F) == 0);
+        CU_ASSERT(memcmp(&r1.neab, &r8.neab, sizeof r1.neab) == 0);
+        CU_ASSERT(r1.step == r8.step && r1.step_st == r8.step_st);
+        CU_ASSERT(r1.rounding_st == r8.rounding_st && r1.round_modes == r8.round_modes);
+        CU_ASSERT(r1.sub_inputs == r8.sub_inputs && r1.sub_products == r8.sub_products &&
+                  r1.sub_c == r8.sub_c && r1.sub_results == r8.sub_results);
+        CU_ASSERT(r1.flush == r8.flush && r1.nearest == r8.nearest);
+        CU_ASSERT_EQUAL(r1.calls, r8.calls);
+    }
+    kcs_backend_config cfg = {0};
+    kcs_backend_ctx *ctx = NULL;
+    kcs_error err = {0};
+    kcs_probe_result r;
+    CU_ASSERT_FATAL(ops->open(0, &cfg, &ctx, &err) == 0);
+    CU_ASSERT_EQUAL(kcs_probe_run_tile(ops, ctx, KCS_FMT_FP32, 0, &r, &err), KCS_E_INVAL);
+    CU_ASSERT_EQUAL(kcs_probe_run_tile(ops, ctx, KCS_FMT_FP32, KCS_PROBE_TILE_MAX + 1, &r, &err),
+                    KCS_E_INVAL);
+    ops->close(ctx);
+}
+
 /* ---- black boxes of our own ------------------------------------------------ */
 
 enum { BOX_MODEL, BOX_FMA_FROM_C, BOX_FMA_C_LAST, BOX_SIGN_ROUNDING, BOX_SIGN_F };
@@ -348,6 +394,7 @@ int main(void)
     CU_pSuite s = CU_add_suite("probe", NULL, NULL);
     CU_add_test(s, "compare", test_compare);
     CU_add_test(s, "profiles round trip", test_profiles_round_trip);
+    CU_add_test(s, "tiles", test_tiles);
     CU_add_test(s, "off-table models", test_off_table_models);
     CU_add_test(s, "fma chains", test_fma_chains);
     CU_add_test(s, "inconsistent boxes", test_inconsistent_boxes);
