@@ -45,19 +45,24 @@ static float A[M * KK], B[KK * N], C[M * N];
 
 /* Small exact values (multiples of 1/8 in [-1, 1]) and C = A B by recursive
  * fp32 summation: a conforming fp32 GEMM. */
+static void fill_product(float *a, float *b, float *c, long m, long kk, long n)
+{
+    for (long i = 0; i < m * kk; i++)
+        a[i] = (float)((i * 37) % 17 - 8) / 8.0f;
+    for (long i = 0; i < kk * n; i++)
+        b[i] = (float)((i * 11) % 13 - 6) / 8.0f;
+    for (long i = 0; i < m; i++)
+        for (long l = 0; l < n; l++) {
+            float acc = 0;
+            for (long p = 0; p < kk; p++)
+                acc = acc + a[i * kk + p] * b[p * n + l];
+            c[i * n + l] = acc;
+        }
+}
+
 static void fill(void)
 {
-    for (int i = 0; i < M * KK; i++)
-        A[i] = (float)((i * 37) % 17 - 8) / 8.0f;
-    for (int i = 0; i < KK * N; i++)
-        B[i] = (float)((i * 11) % 13 - 6) / 8.0f;
-    for (int i = 0; i < M; i++)
-        for (int l = 0; l < N; l++) {
-            float acc = 0;
-            for (int p = 0; p < KK; p++)
-                acc = acc + A[i * KK + p] * B[p * N + l];
-            C[i * N + l] = acc;
-        }
+    fill_product(A, B, C, M, KK, N);
 }
 
 static void sentinel(kcs_fv_result *r)
@@ -302,17 +307,7 @@ static void test_device_shapes(void)
             float *a = malloc((size_t)(m * kk) * sizeof *a), *b = malloc((size_t)(kk * n) * sizeof *b);
             float *c = malloc((size_t)(m * n) * sizeof *c);
             CU_ASSERT_FATAL(a && b && c);
-            for (long i = 0; i < m * kk; i++)
-                a[i] = (float)((i * 37) % 17 - 8) / 8.0f;
-            for (long i = 0; i < kk * n; i++)
-                b[i] = (float)((i * 11) % 13 - 6) / 8.0f;
-            for (long i = 0; i < m; i++)
-                for (long l = 0; l < n; l++) {
-                    float acc = 0;
-                    for (long q = 0; q < kk; q++)
-                        acc = acc + a[i * kk + q] * b[q * n + l];
-                    c[i * n + l] = acc;
-                }
+            fill_product(a, b, c, m, kk, n);
             for (int pi = 0; pi < 2; pi++)
                 for (int bad = 0; bad < 2; bad++) {
                     kcs_fv_params p;
