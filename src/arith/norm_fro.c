@@ -41,13 +41,11 @@ double kcs_norm_from_chunks(const double *part, size_t nchunks)
 
 double kcs_norm_fro(const double *x, size_t n)
 {
-    double s = 0.0, part[16];
-    size_t nc = kcs_norm_nchunks(n);
-    for (size_t c = 0; c < nc; c += 16) {
-        size_t e = nc - c < 16 ? nc - c : 16;
-        kcs_norm_chunks(x, n, c, c + e, part);
-        for (size_t j = 0; j < e; j++)
-            s += part[j];
+    double s = 0.0; /* the chunks' sums in order: kcs_norm_from_chunks without the array */
+    for (size_t c = 0, nc = kcs_norm_nchunks(n); c < nc; c++) {
+        double part;
+        kcs_norm_chunks(x, n, c, c + 1, &part);
+        s += part;
     }
     return sqrt(s);
 }

@@ -31,16 +31,24 @@ static int rows_fp64(const kcs_call *c, int64_t r0, int64_t r1, double *ref, dou
  * norm_fro.h, the chunks (of A, then B, then C) split over the ranks and
  * allgathered: the bits of kcs_norm_fro on one rank. part holds one double
  * per chunk, counts 2 size ints. */
+/* Lengths of A, B, C (0 without C), their chunk counts; returns the total. */
+static size_t scale_chunks(const kcs_call *c, size_t len[3], size_t nc[3])
+{
+    len[0] = (size_t)(c->m * c->k);
+    len[1] = (size_t)(c->k * c->n);
+    len[2] = c->in[2] ? (size_t)(c->m * c->n) : 0;
+    size_t total = 0;
+    for (int a = 0; a < 3; a++)
+        total += nc[a] = kcs_norm_nchunks(len[a]);
+    return total;
+}
+
 static double shared_scale(MPI_Comm comm, const kcs_call *c, double *part, int *counts)
 {
     int size = 1, rank = 0;
     MPI_Comm_size(comm, &size);
     MPI_Comm_rank(comm, &rank);
-    size_t len[3] = {(size_t)(c->m * c->k), (size_t)(c->k * c->n),
-                     c->in[2] ? (size_t)(c->m * c->n) : 0};
-    size_t nc[3], total = 0;
-    for (int a = 0; a < 3; a++)
-        total += nc[a] = kcs_norm_nchunks(len[a]);
+    size_t len[3], nc[3], total = scale_chunks(c, len, nc);
     int *displs = counts + size;
     for (int q = 0; q < size; q++) {
         displs[q] = (int)(total * (size_t)q / (size_t)size);
@@ -90,9 +98,7 @@ int kcs_oracle_run_shared(MPI_Comm comm, int local_ok, kcs_oracle_kind kind, con
     int *counts = split ? malloc(2 * (size_t)size * sizeof *counts) : NULL;
     double *part = NULL;
     if (split) {
-        size_t chunks = kcs_norm_nchunks((size_t)(call->m * call->k)) +
-                        kcs_norm_nchunks((size_t)(call->k * call->n)) +
-                        kcs_norm_nchunks(call->in[2] ? (size_t)(call->m * call->n) : 0);
+        size_t len[3], nc[3], chunks = scale_chunks(call, len, nc);
         part = malloc((chunks + 1) * sizeof *part);
         split = chunks <= INT32_MAX;
     }
