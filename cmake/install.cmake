@@ -27,7 +27,7 @@ install(DIRECTORY ${CMAKE_SOURCE_DIR}/contracts/ DESTINATION ${CMAKE_INSTALL_DAT
 install(DIRECTORY ${CMAKE_SOURCE_DIR}/studies/ DESTINATION ${CMAKE_INSTALL_DATADIR}/kcs/studies)
 install(DIRECTORY ${CMAKE_SOURCE_DIR}/scripts/slurm/ DESTINATION ${CMAKE_INSTALL_DATADIR}/kcs/slurm
         USE_SOURCE_PERMISSIONS)
-install(FILES ${CMAKE_SOURCE_DIR}/src/reduce/plot.py DESTINATION ${CMAKE_INSTALL_DATADIR}/kcs OPTIONAL)
+install(FILES ${CMAKE_SOURCE_DIR}/analysis/plot.py DESTINATION ${CMAKE_INSTALL_DATADIR}/kcs OPTIONAL)
 
 # libkcs is shared: its own dependencies are its NEEDED entries, so a
 # consumer links -lkcs alone. Its headers include <mpi.h>, <hdf5.h> and

@@ -66,7 +66,7 @@ int kcs_cmd_reduce(int argc, char **argv)
         "(report section, judged.csv, judged_cases.csv).",
         "The /analysis group is derived data: reducing again replaces it (of DATASET.h5, or of\n"
         "the merged dataset), and replaces REPORT_DIR. Nothing else in a dataset is modified.\n"
-        "Figures: src/reduce/plot.py run by /usr/bin/python3 (KCS_PYTHON) with h5py and\n"
+        "Figures: analysis/plot.py run by /usr/bin/python3 (KCS_PYTHON) with h5py and\n"
         "matplotlib, when there; the report does not need them.\n"
         "Default REPORT_DIR: the first DATASET without .h5, plus -report.\n"
         "--json prints one JSON object on stdout: a summary per dataset x contract x rank\n"
@@ -86,7 +86,7 @@ int kcs_cmd_reduce(int argc, char **argv)
     const kcs_opt opts[] = {
         {'o', "output", KCS_OPT_STR, &out_dir, "DIR", "report directory"},
         {0, "merged", KCS_OPT_STR, &merged, "FILE", "merged dataset (default DIR/merged.h5)"},
-        {0, "no-plots", KCS_OPT_FLAG, &no_plots, NULL, "do not run src/reduce/plot.py"},
+        {0, "no-plots", KCS_OPT_FLAG, &no_plots, NULL, "do not run analysis/plot.py"},
         {0, "plot-script", KCS_OPT_STR, &plot_script, "FILE", "the plotting script to run"},
         {0, "no-recompute", KCS_OPT_FLAG, &no_recompute, NULL,
          "do not regenerate inputs (no |A||B| at the samples, no torch check)"},

@@ -26,7 +26,7 @@ int kcs_inputs_copy(const kcs_inputs *src, kcs_call *call, kcs_inputs *dst, kcs_
 /* The call of trial `trial` of case cs under contract c, before inputs:
  * op, dtypes, accumulator, shape, the contract's attributes and the
  * trial's seed. The one setup that the protocol (src/run), the reducer's
- * recomputation (src/reduce) and detection (src/detect) share. */
+ * recomputation (analysis/) and detection (src/detect) share. */
 void kcs_trial_call(const kcs_contract *c, const kcs_case *cs, int trial, kcs_call *call);
 /* A case's input digest with trial's folded in (order-independent XOR
  * of the trials' digests, each spread by its index). */

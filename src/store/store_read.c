@@ -2,7 +2,7 @@
  * The file is opened read-only with HDF5's default sec2 driver; tables are
  * read in hyperslabs of rows, converted by member name into this version's
  * records (extra members in the file are ignored, missing ones refused at
- * open). The reducer writes /analysis itself (src/reduce/h5out.c).
+ * open). The reducer writes /analysis itself (analysis/h5out.c).
  *
  * The file is untrusted input: every size it declares is checked before
  * anything is allocated from it. Open refuses row counts whose products

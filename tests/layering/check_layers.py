@@ -26,17 +26,38 @@ import sys
 # Backend folders that share another backend folder's headers.
 SHARED = {"opencl": ["kernels_host"], "level_zero": ["kernels_host"], "hip": ["cuda"]}
 MAX_FLAT = 25
+TOPS = ("src", "analysis", "backends")  # the folders of compiled code
 INCLUDE_RE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
+
+
+# A stage's folder: src/NAME, or the top-level folder its kcs_stage() line
+# names with DIR (analysis/, the offline half).
+STAGE_DIR = {}
 
 
 def read_stages(src):
     text = open(os.path.join(src, "src", "CMakeLists.txt")).read()
     deps = {}
-    for m in re.finditer(r"^kcs_stage\((\w+)(?:\s+DEPS\s+([\w\s]+))?\)", text, re.M):
-        deps[m.group(1)] = (m.group(2) or "").split()
+    STAGE_DIR.clear()
+    for m in re.finditer(r"^kcs_stage\((\w+)(?:\s+DIR\s+(\S+))?(?:\s+DEPS\s+([\w\s]+))?\)",
+                         text, re.M):
+        deps[m.group(1)] = (m.group(3) or "").split()
+        STAGE_DIR[m.group(1)] = m.group(2) or "src/" + m.group(1)
     if not deps:
         sys.exit("check_layers: no kcs_stage() lines in src/CMakeLists.txt")
     return deps
+
+
+def sdir(stage):
+    return STAGE_DIR.get(stage, "src/" + stage)
+
+
+def stage_of(folder):
+    """The stage whose folder is `folder`, or None."""
+    for s, d in STAGE_DIR.items():
+        if d == folder:
+            return s
+    return None
 
 
 def closure(deps, name, seen=None):
@@ -51,7 +72,7 @@ def closure(deps, name, seen=None):
 def headers_by_folder(src):
     """Map header name -> folder key ('src/lang', 'backends', 'backends/cpu', 'include')."""
     owner, dup = {}, []
-    for top in ("src", "backends", "include"):
+    for top in TOPS + ("include",):
         for root, _, files in os.walk(os.path.join(src, top)):
             key = os.path.relpath(root, src)
             for f in files:
@@ -64,16 +85,17 @@ def headers_by_folder(src):
 
 def allowed_for(folder, stages):
     """Folder keys a file in `folder` may include from (None: anything)."""
-    core_upto_plan = {"src/" + s for s in closure(stages, "plan") | {"plan"}}
+    core_upto_plan = {sdir(s) for s in closure(stages, "plan") | {"plan"}}
     parts = folder.split("/")
-    if parts[0] == "src":
-        if len(parts) > 1 and parts[1] in stages:
-            vis = {"src/" + s for s in closure(stages, parts[1]) if s != "backends"}
-            if "backends" in closure(stages, parts[1]):
-                vis.add("backends")
-            return vis | {folder, "include"}
-        if len(parts) > 1 and parts[1] == "cli":  # the command sees every stage and the interface
-            return {"src/" + s for s in stages} | {"src/cli", "backends", "include"}
+    own = stage_of(folder)
+    if own is not None:
+        vis = {sdir(s) for s in closure(stages, own) if s != "backends"}
+        if "backends" in closure(stages, own):
+            vis.add("backends")
+        return vis | {folder, "include"}
+    if parts[0] in ("src", "analysis"):
+        if folder == "src/cli":  # the command sees every stage and the interface
+            return {sdir(s) for s in stages} | {"src/cli", "backends", "include"}
         return set()
     if parts[0] == "backends":
         if len(parts) == 1:
@@ -85,14 +107,14 @@ def allowed_for(folder, stages):
     if parts[:2] == ["tests", "plugin"]:
         return {"include"}
     if parts[0] == "tests":
-        return {"src/" + s for s in stages} | {"src/cli", "backends", "include"}
+        return {sdir(s) for s in stages} | {"src/cli", "backends", "include"}
     return None
 
 
 def check_includes(src, stages):
     owner, problems = headers_by_folder(src)
     problems = [f"duplicate header name {d}" for d in problems]
-    for top in ("src", "backends", "tests"):
+    for top in TOPS + ("tests",):
         for root, _, files in os.walk(os.path.join(src, top)):
             folder = os.path.relpath(root, src)
             vis = allowed_for(folder, stages)
@@ -121,13 +143,15 @@ def object_files(build, stages, src_dir):
     base = os.path.join(build, "src", "CMakeFiles")
     objs = {}
     for s in stages:
-        d = os.path.join(base, f"kcs_{s}.dir", s)
+        # CMake puts a source outside src/ under __/ (../analysis -> __/analysis)
+        rel = os.path.relpath(sdir(s), "src").replace("..", "__")
+        d = os.path.join(base, f"kcs_{s}.dir", rel)
         if not os.path.isdir(d):
             continue
         for f in sorted(os.listdir(d)):
             # objects of sources that no longer exist (moved or removed) are stale
-            if f.endswith(".c.o") and os.path.exists(os.path.join(src_dir, "src", s, f[:-2])):
-                objs[f"src/{s}/{f[:-2]}"] = os.path.join(d, f)
+            if f.endswith(".c.o") and os.path.exists(os.path.join(src_dir, sdir(s), f[:-2])):
+                objs[f"{sdir(s)}/{f[:-2]}"] = os.path.join(d, f)
     return objs
 
 
@@ -194,10 +218,10 @@ def check_cycles(build, stages, src_dir):
             problems.append("call cycle between files: " + " <-> ".join(sorted(comp)))
     # A stage must not call a stage above it either (the objects' view of rule 1).
     for f, targets in graph.items():
-        sf = f.split("/")[1]
+        sf = stage_of(os.path.dirname(f))
         vis = closure(stages, sf) | {sf}
         for t in targets:
-            st = t.split("/")[1]
+            st = stage_of(os.path.dirname(t))
             if st not in vis:
                 problems.append(f"{f} calls into {t}: stage {sf} may not use stage {st}")
     return problems
@@ -205,7 +229,7 @@ def check_cycles(build, stages, src_dir):
 
 def check_flat(src):
     problems = []
-    for top in ("src", "backends", "tests"):
+    for top in TOPS + ("tests",):
         for root, _, files in os.walk(os.path.join(src, top)):
             n = sum(1 for f in files if f.endswith(".c"))
             if n > MAX_FLAT:
@@ -220,7 +244,11 @@ def self_test():
         def w(rel, text):
             os.makedirs(os.path.dirname(os.path.join(t, rel)), exist_ok=True)
             open(os.path.join(t, rel), "w").write(text)
-        w("src/CMakeLists.txt", "kcs_stage(base)\nkcs_stage(lang DEPS base)\nkcs_stage(plan DEPS lang)\n")
+        w("src/CMakeLists.txt", "kcs_stage(base)\nkcs_stage(lang DEPS base)\nkcs_stage(plan DEPS lang)\n"
+          "kcs_stage(analysis DIR analysis DEPS plan)\n")
+        w("analysis/a.c", '#include "cpu.h"\n')            # the offline half never sees a backend
+        w("src/lang/up.h", '#include "a.h"\n')              # nor does a lower stage see it
+        w("analysis/a.h", "")
         w("src/base/low.h", '#include "high.h"\n')          # upward
         w("src/lang/high.h", '#include "low.h"\n')          # fine
         w("backends/backend.h", "")
@@ -234,6 +262,7 @@ def self_test():
         got = check_includes(t, stages) + check_flat(t)
         want = ["src/base/low.h: includes high.h", "src/plan/p.c: includes cpu.h",
                 "backends/opencl/o.c: includes cpu.h", "tests/plugin/x.c: includes low.h",
+                "analysis/a.c: includes cpu.h", "src/lang/up.h: includes a.h",
                 "src/lang: 26 C sources flat"]
         missing = [x for x in want if not any(g.startswith(x) for g in got)]
         extra = [g for g in got if not any(g.startswith(x) for x in want)]

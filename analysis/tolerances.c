@@ -754,7 +754,7 @@ void kcs_tolset_report(FILE *f, const kcs_tolset *ts, const char *out_dir)
                "Per (op, dtypes, declared accumulator): a tolerance η(n, N) for a trial's "
                "largest divergence over its N outputs, fitted on the conforming ranks so that a "
                "conforming trial is flagged with probability about p = %g "
-               "(`tolerances.json`, method in the reducer README, src/reduce/README.md). **Held out** (the headline): "
+               "(`tolerances.json`, method in the reducer README, analysis/README.md). **Held out** (the headline): "
                "%d-fold cross-validation over trials (fit on 3/4 of every implementation's "
                "trials, judge the rest) and leave-one-implementation-out (fit without an "
                "implementation, judge all of its trials: what a *new* implementation meets). "

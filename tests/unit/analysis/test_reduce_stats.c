@@ -1,4 +1,4 @@
-/* The reducer's statistics (src/reduce/stats.c): Student t against closed
+/* The reducer's statistics (analysis/stats.c): Student t against closed
  * forms, the incomplete beta against its special cases, least-squares fits
  * against a two-pass computation done here, mergeable accumulators, log
  * histograms and quantiles. */

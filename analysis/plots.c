@@ -1,4 +1,4 @@
-/* Figures: src/reduce/plot.py (h5py + matplotlib) run on the reduced
+/* Figures: analysis/plot.py (h5py + matplotlib) run on the reduced
  * dataset. The report does not depend on them: without Python, h5py or
  * matplotlib kcs says so in one line and the report links no figures. */
 #define _POSIX_C_SOURCE 200809L
@@ -40,7 +40,7 @@ static const char *find_script(const kcs_reduce_opts *o, char *buf, size_t len)
         if (readable(buf))
             return buf;
     }
-    snprintf(buf, len, "%s/src/reduce/plot.py", KCS_SOURCE_DIR);
+    snprintf(buf, len, "%s/analysis/plot.py", KCS_SOURCE_DIR);
     return readable(buf) ? buf : NULL;
 }
 

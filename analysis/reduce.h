@@ -21,7 +21,7 @@ typedef struct kcs_reduce_opts {
     const char *out_dir;     /* report directory */
     const char *merged_path; /* merge output (default OUT_DIR/merged.h5) */
     int quiet;
-    int no_plots;            /* do not run src/reduce/plot.py */
+    int no_plots;            /* do not run analysis/plot.py */
     int no_recompute;        /* do not regenerate inputs (no |A||B| at samples) */
     double recompute_max;    /* largest case (multiply-adds) to regenerate */
     const char *plot_script; /* default: KCS_PLOT_SCRIPT or the installed/source one */

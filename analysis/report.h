@@ -43,7 +43,7 @@ int kcs_report_write(const char *path, const kcs_report_data *d, kcs_error *err)
 void kcs_report_baselines(FILE *f, const kcs_report_data *d);
 void kcs_report_signatures(FILE *f, const kcs_report_data *d);
 
-/* Run src/reduce/plot.py on the dataset when /usr/bin/python3 (or
+/* Run analysis/plot.py on the dataset when /usr/bin/python3 (or
  * KCS_PYTHON) with h5py and matplotlib is there; the report links the
  * figures it made. Prints one line saying why when it cannot. */
 void kcs_plots_run(const kcs_reduce_opts *o, const char *report, const char *dataset);

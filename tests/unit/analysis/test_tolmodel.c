@@ -1,4 +1,4 @@
-/* The tolerance model (src/reduce/tolmodel.c): Clopper-Pearson against
+/* The tolerance model (analysis/tolmodel.c): Clopper-Pearson against
  * binomial tails summed here, the cluster-robust slope against the matrix
  * sandwich computed here, the choice of form on synthetic populations, the
  * validity range, the outputs rule and the minimum data. */

@@ -1,7 +1,7 @@
 /* The reducer's serial HDF5 writer and the few reads the store's reader
  * does not offer. Streaming: tables grow by appended rows (chunked,
  * unlimited), so no table is ever held whole in memory. The only file of
- * src/reduce/ that includes hdf5.h (like the store, it keeps HDF5 behind
+ * analysis/ that includes hdf5.h (like the store, it keeps HDF5 behind
  * kcs_error). */
 #ifndef KCS_H5OUT_H
 #define KCS_H5OUT_H
