@@ -31,7 +31,7 @@ import tempfile
 
 TOP_FOLDERS = ("src", "analysis", "backends", "contracts", "studies", "scripts",
                "tests", "docs", "python", "include", "cmake")
-STAGE_READMES = ("analysis/README.md", "python/README.md")
+STAGE_READMES = ("analysis/README.md", "python/README.md", "tests/plugin/README.md")
 # Bare file names with these extensions are checked; others (out.h5,
 # report.md, power.png) are user or output names.
 EXTS = (".c", ".h", ".cu", ".cuh", ".hip", ".cl", ".py", ".sh", ".cmake",
