@@ -7,8 +7,8 @@
 # why cuda was unavailable. Skipped (exit 77, said why) where unshare -m is
 # not permitted or the cuda module is not built.
 source "$(dirname "$0")/lib.sh"
-lib="$KCS_BUILD/lib/libkcs.so"
-for f in "$KCS" "$lib"; do
+lib="$KCS_BUILD/lib/libkcs_private.so"
+for f in "$KCS" "$lib" "$KCS_BUILD/lib/libkcs.so"; do
   if readelf -d "$f" | grep NEEDED | grep -Ei 'OpenCL|cudart|cublas|amdhip|ze_loader|hiprtc|nvrtc'; then
     fail "$f links a vendor runtime"
   fi
