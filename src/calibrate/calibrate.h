@@ -153,9 +153,13 @@ const kcs_calib_defect *kcs_calib_defects(int *n_p);
  * the installed share/kcs/contracts next to the executable, or the source
  * tree's contracts/). */
 const char *kcs_calib_contracts_dir(char *buf, size_t len);
-/* Load the named contracts (ids like C-PRC-01, looked up as DIR/ID.yaml,
- * or paths to YAML files); with n_names == 0 every C-*.yaml of dir, in
- * name order. *cs_p is malloc'd; free with kcs_calib_contracts_free. */
+/* The contract folders of dir (C-*, each holding <ID>/<ID>.yaml), in the
+ * order PRC, ORD, CMP, EXC, then by name; *ids_p and its strings malloc'd. */
+int kcs_calib_list_contracts(const char *dir, char ***ids_p, int *n_p, kcs_error *err);
+/* Load the named contracts (ids like C-PRC-01, looked up as DIR/ID/ID.yaml,
+ * or paths to YAML files or contract folders); with n_names == 0 every
+ * contract folder of dir, in that order. *cs_p is malloc'd; free with
+ * kcs_calib_contracts_free. */
 int kcs_calib_load(const char *dir, char *const *names, int n_names, kcs_contract ***cs_p,
                    int *n_p, kcs_error *err);
 void kcs_calib_contracts_free(kcs_contract **cs, int n);
