@@ -31,8 +31,21 @@ typedef struct kcs_calib_entry {
     const char *bad_wrap; /* what the wrapper bad does around a backend's native kernels */
 } kcs_calib_entry;
 
+/* The catalogue is data: contracts/<ID>/calibration.yaml of every contract
+ * folder (keys ops, dtype_in, expected, bad_cpu, bad_wrap; contracts/
+ * README.md). kcs_calib_catalogue and kcs_calib_find load it once from
+ * kcs_calib_contracts_dir() unless kcs_calib_catalogue_load was called (a
+ * broken file is then reported on stderr and the catalogue is empty). */
 const kcs_calib_entry *kcs_calib_catalogue(int *n_p);
 const kcs_calib_entry *kcs_calib_find(const char *id);
+/* Load the catalogue from every contract folder of dir (each must hold a
+ * calibration.yaml), replacing the one loaded before. */
+int kcs_calib_catalogue_load(const char *dir, kcs_error *err);
+/* Read one calibration.yaml for contract id strictly (unknown or missing
+ * keys, unknown op or format names: errors at file:line:col: field). The
+ * strings of *e are malloc'd: kcs_calib_entry_free. */
+int kcs_calib_entry_load(const char *path, const char *id, kcs_calib_entry *e, kcs_error *err);
+void kcs_calib_entry_free(kcs_calib_entry *e);
 /* "baseline", "bad", "good" for 0, 1, 2. */
 const char *kcs_calib_state_name(int state);
 

@@ -20,7 +20,7 @@ static const kcs_cmd_doc doc = {
     "CONTRACT: an id (C-PRC-01, looked up in the contracts directory) or a YAML path;\n"
     "default: every contract folder (C-*/<ID>.yaml) of the contracts directory\n"
     "(--contracts, $KCS_CONTRACTS, the installed share/kcs/contracts, or the source\n"
-    "tree's contracts/).\n"
+    "tree's contracts/), whose calibration.yaml files name each contract's states.\n"
     "On the cpu backend the states are the CPU backend's calibration kernels; on any\n"
     "other backend (or with --wrap) they are wrappers around the backend's native\n"
     "kernels (the bad ones: host-side transformations of inputs, outputs or k-slices).\n"
@@ -233,7 +233,8 @@ int kcs_cmd_calibrate(int argc, char **argv)
     int bound = 0;
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
-    if ((rc = kcs_calib_load(dir, argv, npos, &cs, &n, &err)))
+    if ((rc = kcs_calib_catalogue_load(dir, &err)) ||
+        (rc = kcs_calib_load(dir, argv, npos, &cs, &n, &err)))
         goto out;
     /* Calibration's and the sweep's products are small: OpenBLAS's idle
      * threads would only spin in sched_yield beside the kernel (a third of

@@ -150,7 +150,8 @@ int kcs_cmd_grade(int argc, char **argv)
     int n = 0, status = 0, graded = 0, passed = 0, unclaimed = 0, bound = 0;
     kcs_rank_binding b;
     kcs_calib_row *rows = NULL;
-    if ((rc = kcs_calib_load(dir, argv + first_contract, npos - first_contract, &cs, &n, &err)))
+    if ((rc = kcs_calib_catalogue_load(dir, &err)) ||
+        (rc = kcs_calib_load(dir, argv + first_contract, npos - first_contract, &cs, &n, &err)))
         goto out;
     if (backend)
         rc = kcs_grade_bind_cpu(variant, acc, schedule, profile, &b, &err);

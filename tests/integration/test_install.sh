@@ -12,7 +12,8 @@ mv "$T/prefix" "$T/moved"
 p="$T/moved"
 for f in bin/kcs lib/libkcs.so include/kcs_plugin.h include/kcs/format.h include/kcs/error.h \
          include/kcs/backend.h lib/pkgconfig/kcs.pc lib/cmake/kcs/kcsConfig.cmake \
-         share/kcs/contracts/C-PRC-01/C-PRC-01.yaml share/kcs/studies/default.yaml \
+         share/kcs/contracts/C-PRC-01/C-PRC-01.yaml share/kcs/contracts/C-PRC-01/calibration.yaml \
+         share/kcs/contracts/README.md share/kcs/studies/default.yaml \
          share/kcs/slurm/study.sbatch share/kcs/slurm/pin-device; do
   [ -e "$p/$f" ] || fail "not installed: $f"
 done
@@ -23,7 +24,7 @@ for m in "$KCS_BUILD"/lib/kcs/libkcs_backend_*.so; do
 done
 "$p/bin/kcs" version > /dev/null
 "$p/bin/kcs" lint -q "$p"/share/kcs/contracts/C-*/C-*.yaml || fail "installed contracts do not lint"
-# the installed contract folders: one contract's three states
+# the installed contract folders hold their calibration: one contract's three states
 "$p/bin/kcs" calibrate C-EXC-02 > "$T/calib.txt" 2>&1 || fail "installed kcs calibrate: $(cat "$T/calib.txt")"
 grep -q "1 sound" "$T/calib.txt" || fail "installed kcs calibrate: $(cat "$T/calib.txt")"
 # the moved kcs finds its modules next to its own libkcs, not the build tree's
