@@ -22,6 +22,8 @@ install(FILES ${_kcs_headers} ${CMAKE_BINARY_DIR}/generated/build_info.h
         DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/kcs)
 install(FILES ${CMAKE_SOURCE_DIR}/include/kcs_plugin.h ${CMAKE_SOURCE_DIR}/include/kcs_worker.h
         DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+# Contracts as folders: share/kcs/contracts/<ID>/ with <ID>.yaml, calibration.yaml
+# and README.md (kcs calibrate and grade list the folders), README.md beside them.
 install(DIRECTORY ${CMAKE_SOURCE_DIR}/contracts/ DESTINATION ${CMAKE_INSTALL_DATADIR}/kcs/contracts
         FILES_MATCHING PATTERN "*.yaml" PATTERN "*.md")
 install(DIRECTORY ${CMAKE_SOURCE_DIR}/studies/ DESTINATION ${CMAKE_INSTALL_DATADIR}/kcs/studies)

@@ -13,7 +13,7 @@ p="$T/moved"
 for f in bin/kcs lib/libkcs.so include/kcs_plugin.h include/kcs/format.h include/kcs/error.h \
          include/kcs/backend.h lib/pkgconfig/kcs.pc lib/cmake/kcs/kcsConfig.cmake \
          share/kcs/contracts/C-PRC-01/C-PRC-01.yaml share/kcs/contracts/C-PRC-01/calibration.yaml \
-         share/kcs/contracts/README.md share/kcs/studies/default.yaml \
+         share/kcs/contracts/C-PRC-01/README.md share/kcs/contracts/README.md share/kcs/studies/default.yaml \
          share/kcs/slurm/study.sbatch share/kcs/slurm/pin-device; do
   [ -e "$p/$f" ] || fail "not installed: $f"
 done
