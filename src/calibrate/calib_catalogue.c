@@ -139,9 +139,17 @@ int kcs_calib_entry_load(const char *path, const char *id, kcs_calib_entry *e, k
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static kcs_calib_entry *catalogue;
 static int n_catalogue, loaded;
+/* Catalogues replaced by a later load: kept (entries handed out stay
+ * valid) and reachable. */
+static struct retired {
+    kcs_calib_entry *cat;
+    struct retired *next;
+} *retired;
 
 static void catalogue_free(kcs_calib_entry *cat, int n)
 {
+    if (!cat)
+        return;
     for (int i = 0; i < n; i++)
         kcs_calib_entry_free(&cat[i]);
     free(cat);
@@ -189,13 +197,23 @@ int kcs_calib_catalogue_load(const char *dir, kcs_error *err)
     int n = 0, rc = load_dir(dir, &cat, &n, err);
     if (rc)
         return rc;
+    struct retired *r = malloc(sizeof *r);
+    if (!r) {
+        catalogue_free(cat, n);
+        return kcs_fail(err, KCS_E_NOMEM, "out of memory loading the calibration catalogue");
+    }
     pthread_mutex_lock(&lock);
-    /* It replaces a catalogue loaded before, which is not freed: entries
-     * handed out by kcs_calib_find stay valid. */
+    if (catalogue) { /* it replaces the one loaded before (kept: see retired) */
+        r->cat = catalogue;
+        r->next = retired;
+        retired = r;
+        r = NULL;
+    }
     catalogue = cat;
     n_catalogue = n;
     loaded = 1;
     pthread_mutex_unlock(&lock);
+    free(r);
     return 0;
 }
 
