@@ -17,6 +17,8 @@ endif()
 install(TARGETS kcs_core kcs_public LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
 install(FILES ${CMAKE_SOURCE_DIR}/include/kcs_plugin.h ${CMAKE_SOURCE_DIR}/include/kcs_worker.h
         ${CMAKE_SOURCE_DIR}/include/kcs_dataset.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/kcs)
+# Contracts as folders: share/kcs/contracts/<ID>/ with <ID>.yaml, calibration.yaml
+# and README.md (kcs calibrate and grade list the folders), README.md beside them.
 install(DIRECTORY ${CMAKE_SOURCE_DIR}/contracts/ DESTINATION ${CMAKE_INSTALL_DATADIR}/kcs/contracts
         FILES_MATCHING PATTERN "*.yaml" PATTERN "*.md")
 install(DIRECTORY ${CMAKE_SOURCE_DIR}/studies/ DESTINATION ${CMAKE_INSTALL_DATADIR}/kcs/studies)

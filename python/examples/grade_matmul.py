@@ -45,7 +45,7 @@ def matmul_bf16_acc(A, B):
 
 def grade():
     shapes = [[32, 32, 256], [16, 16, 1024]]
-    contract = os.path.join(SRC, "contracts", "C-PRC-01.yaml")
+    contract = os.path.join(SRC, "contracts", "C-PRC-01", "C-PRC-01.yaml")
     for fn in (matmul, matmul_bf16_acc):
         try:
             r = kcs.check(fn, contract, shapes=shapes, dtype_in="fp32", trials=2)
@@ -61,7 +61,7 @@ def make_dataset(path):
     """Two implementations of one gemm case: OpenBLAS, and kcs's own kernel
     accumulating in bf16."""
     study = os.path.join(os.path.dirname(path), "example.yaml")
-    contract = os.path.join(SRC, "contracts", "C-PRC-01.yaml")
+    contract = os.path.join(SRC, "contracts", "C-PRC-01", "C-PRC-01.yaml")
     with open(study, "w") as f:
         f.write(f"""name: python-example
 seed: 11

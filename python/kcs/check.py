@@ -72,6 +72,9 @@ class Result:
 def _contract_path(contract, kcs):
     if os.path.isfile(contract):
         return os.path.abspath(contract)
+    folder = os.path.join(contract, os.path.basename(os.path.normpath(contract)) + ".yaml")
+    if os.path.isdir(contract) and os.path.isfile(folder):  # a contract folder
+        return os.path.abspath(folder)
     name = contract if contract.endswith(".yaml") else contract + ".yaml"
     dirs = []
     if os.environ.get("KCS_CONTRACTS"):
@@ -84,11 +87,12 @@ def _contract_path(contract, kcs):
     for _ in range(4):  # a build directory inside (or next to) the source tree
         dirs.append(os.path.join(d, "contracts"))
         d = os.path.dirname(d)
-    for d in dirs:
-        p = os.path.join(d, name)
-        if os.path.isfile(p):
-            return os.path.abspath(p)
-    raise FileNotFoundError(f"contract {contract!r}: not a file, and no {name} in "
+    cid = name[:-len(".yaml")]
+    for d in dirs:  # a contract is a folder, <ID>/<ID>.yaml (older trees: <ID>.yaml)
+        for p in (os.path.join(d, cid, name), os.path.join(d, name)):
+            if os.path.isfile(p):
+                return os.path.abspath(p)
+    raise FileNotFoundError(f"contract {contract!r}: not a file, and no {cid}/{name} in "
                             f"{', '.join(dirs)} (set $KCS_CONTRACTS)")
 
 

@@ -142,7 +142,7 @@ def test_held_out_cases(small_dataset, kcs_bin, tmp_path):
     study = tmp_path / "held.yaml"
     study.write_text(
         "name: held\nseed: 3\n"
-        f"contracts: [\"{os.path.join(SRC, 'contracts', 'C-CMP-03.yaml')}\"]\n"
+        f"contracts: [\"{os.path.join(SRC, 'contracts', 'C-CMP-03', 'C-CMP-03.yaml')}\"]\n"
         "placement: [{ backend: cpu, variant: native }]\n"
         "cases:\n  - { contract: C-CMP-03, op: gemm, dtype_in: fp32, inputs: [normal], "
         "trials: 1 }\n")

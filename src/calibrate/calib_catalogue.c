@@ -1,93 +1,255 @@
 /* The calibration catalogue (calibrate.h): for every contract, the
  * baseline, bad and good implementations that three-state calibration
- * runs, as variants of the CPU backend or host wrappers (calib_wrap.c). */
-#include "calibrate.h"
+ * runs, as variants of the CPU backend or host wrappers (calib_wrap.c).
+ * The catalogue is data: contracts/<ID>/calibration.yaml of every contract
+ * folder, read strictly (src/lang/yamlx.h: unknown and missing keys, bad op
+ * and format names are errors at file:line:col naming the field). */
+#define _POSIX_C_SOURCE 200809L
 
+#include <limits.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
-#define OPBIT(o) (1u << (o))
-#define GEMMS (OPBIT(KCS_OP_GEMM) | OPBIT(KCS_OP_BATCHED_GEMM))
+#include "calibrate.h"
+#include "yamlx.h"
 
-static const kcs_calib_entry catalogue[] = {
-    {"C-PRC-01", GEMMS, KCS_FMT_FP32, "accumulator-narrower-than-declared",
-     "k > 64: the running sum is rounded to bf16 after every add (fp32 declared)",
-     "k > 64: the backend's gemm on k-slices of 16, slice results accumulated in bf16"},
-    {"C-PRC-02", OPBIT(KCS_OP_SOFTMAX) | OPBIT(KCS_OP_LAYERNORM), KCS_FMT_FP32,
-     "overflow-not-stabilised,variance-cancellation",
-     "softmax exponentiates without max-subtraction; layernorm variance as E[x^2] - E[x]^2",
-     "softmax: the backend's softmax, rows whose unshifted expf overflows (x > 88.72) set to "
-     "Inf/Inf = NaN and e/Inf = 0 on the host; layernorm: moments by the backend's reduce_sum, "
-     "E[x^2] - E[x]^2 and the normalisation on the host in fp32"},
-    {"C-PRC-03", GEMMS, KCS_FMT_FP32, "input-rounded-to-11-bits",
-     "A and B rounded to tf32 (11-bit significand) before an fp32 gemm",
-     "A and B rounded to tf32 on the host, then the backend's gemm"},
-    {"C-PRC-04", OPBIT(KCS_OP_REDUCE_SUM), KCS_FMT_FP32, "subnormals-flushed",
-     "subnormal inputs read as zero (DAZ), subnormal partial sums flushed (FTZ)",
-     "subnormal inputs zeroed on the host, the backend's reduce_sum, subnormal sums flushed"},
-    {"C-ORD-01", OPBIT(KCS_OP_REDUCE_SUM), KCS_FMT_FP32, "narrow-partial-sums",
-     "k > 256: fp32 sums of 64-element blocks stored in a bf16 workspace, added in fp32",
-     "k > 256: the backend's reduce_sum of 64-element blocks, partials rounded to bf16, added "
-     "in fp32 on the host"},
-    {"C-ORD-02", GEMMS, KCS_FMT_FP32, "run-to-run-reordering",
-     "each output's k products summed in a random order drawn from the call's seed",
-     "the backend's gemm on 8 k-slices, slice results added in fp32 in a random order drawn "
-     "from the call's seed"},
-    {"C-ORD-03", GEMMS, KCS_FMT_FP32, "batch-dependent-schedule",
-     "declares batch_invariant; only at m == 3 (one batch size of all) split-K into 2 fp32 "
-     "partials, sequential otherwise",
-     "declares batch_invariant; m == 3: the backend's gemm on 2 k-slices added in fp32 on the "
-     "host; else the backend's gemm once per row (good: once per row at every m)"},
-    {"C-ORD-04", OPBIT(KCS_OP_ALLREDUCE), KCS_FMT_FP32, "arrival-order-reduction",
-     "the ranks' contributions summed in fp32 in rank order, except that the last two are "
-     "taken in the order they arrived (drawn from the call's seed: one swap, about half the "
-     "runs)",
-     "the backend's reduce_sum over the transposed contributions (k rows of m), the last two "
-     "rows swapped in about half the runs (good: never swapped)"},
-    {"C-CMP-01", OPBIT(KCS_OP_ATTENTION), KCS_FMT_BF16, "intermediate-narrowed-to-16-bits",
-     "fused attention rounds the unnormalised probabilities P to bf16 for the PV product",
-     "the backend's gemm (QK^T), softmax, P rounded to bf16 on the host, gemm (PV)"},
-    {"C-CMP-02", GEMMS, KCS_FMT_FP32, "remainder-edge-error",
-     "m*n >= 4096: 32x32 tiles whose remainder tiles load A and B as bf16",
-     "m*n >= 4096: outputs in the remainder rows/columns of 32x32 tiles recomputed by the "
-     "backend's gemm from bf16-rounded inputs"},
-    {"C-CMP-03", GEMMS, KCS_FMT_FP32, "held-out-shape-error,stale-result-replay",
-     "shapes outside the 64-multiple class: the first result per shape is memoised and "
-     "replayed",
-     "shapes outside the 64-multiple class: the backend's first result per shape is "
-     "memoised and replayed"},
-    {"C-EXC-01", GEMMS, KCS_FMT_FP32, "nan-suppressed", "the epilogue replaces NaN outputs by 0",
-     "the backend's gemm, NaN outputs replaced by 0 on the host"},
-    {"C-EXC-02", OPBIT(KCS_OP_GATHER), KCS_FMT_FP32, "oob-silently-answered",
-     "out-of-range indices answered with table[idx mod m] under oob=raise",
-     "indices wrapped into [0, m) on the host, then the backend's gather"},
-    {"C-PRC-05", OPBIT(KCS_OP_ELEMENTWISE), KCS_FMT_FP32, "approximate-function",
-     "exp as 2^(x log2 e) with the product rounded to fp32 (the argument path of CUDA's "
-     "__expf)",
-     "the backend's exp of RN(RN(x log2 e) ln 2) (the argument rounded through base 2 in "
-     "fp32)"},
-    {"C-PRC-06", OPBIT(KCS_OP_SOFTMAX) | OPBIT(KCS_OP_LAYERNORM), KCS_FMT_FP32,
-     "sum-narrower-than-declared",
-     "declares round_to_nearest; the softmax denominator and layernorm's mean and variance "
-     "summed in a 16-bit round-to-nearest accumulator, every other step fp32",
-     "softmax: the backend's softmax, each row scaled by S32/S16 (its fp32 and 16-bit sums of "
-     "exp(x - max), on the host); layernorm: the backend's layernorm moved to the host's "
-     "16-bit mean and variance, y' = b + r (y - b) + r g (mu - mu16)/sd, r = sd/sd16"},
-    {"C-PRC-07", OPBIT(KCS_OP_ATTENTION), KCS_FMT_FP32, "attention-narrower-than-declared",
-     "declares round_to_nearest; the unfused composition with the scores, the softmax "
-     "denominator and the PV sums in a 16-bit round-to-nearest accumulator",
-     "declares round_to_nearest; the backend's gemm (QK^T) and softmax, the PV sums on the host "
-     "in a 16-bit round-to-nearest accumulator"},
-};
+void kcs_calib_entry_free(kcs_calib_entry *e)
+{
+    if (!e)
+        return;
+    free((char *)e->id);
+    free((char *)e->expected);
+    free((char *)e->bad_cpu);
+    free((char *)e->bad_wrap);
+    memset(e, 0, sizeof *e);
+}
+
+/* A non-empty flow or block list; NULL after recording why not. */
+static struct fy_node *list_node(kcs_yctx *y, struct fy_node *root, const char *key)
+{
+    struct fy_node *n = kcs_yaml_get(y, root, key, true, "");
+    if (!n)
+        return NULL;
+    if (!fy_node_is_sequence(n) || fy_node_sequence_item_count(n) == 0) {
+        kcs_yaml_error(y, n, key, "expected a non-empty list");
+        return NULL;
+    }
+    return n;
+}
+
+static void load_ops(kcs_yctx *y, struct fy_node *root, uint32_t *ops_p)
+{
+    struct fy_node *n = list_node(y, root, "ops"), *it_n;
+    void *it = NULL;
+    for (int i = 0; n && (it_n = fy_node_sequence_iterate(n, &it)); i++) {
+        char f[32], name[32];
+        snprintf(f, sizeof f, "ops[%d]", i);
+        if (!kcs_yaml_str(y, it_n, f, name, sizeof name))
+            continue;
+        kcs_op op;
+        if (kcs_op_parse(name, &op)) {
+            kcs_yaml_error(y, it_n, f, "unknown op '%s'", name);
+            continue;
+        }
+        if (*ops_p & (1u << op))
+            kcs_yaml_error(y, it_n, f, "'%s' is listed twice", name);
+        *ops_p |= 1u << op;
+    }
+}
+
+/* expected: signature names, stored comma-separated as the table's
+ * `expected` (kcs_calib_row.expected holds 63 characters). */
+static char *load_expected(kcs_yctx *y, struct fy_node *root)
+{
+    struct fy_node *n = list_node(y, root, "expected"), *it_n;
+    char list[64] = "";
+    size_t used = 0;
+    void *it = NULL;
+    for (int i = 0; n && (it_n = fy_node_sequence_iterate(n, &it)); i++) {
+        char f[32], name[96];
+        snprintf(f, sizeof f, "expected[%d]", i);
+        if (!kcs_yaml_str(y, it_n, f, name, sizeof name))
+            continue;
+        if (strchr(name, ',') || strchr(name, ' ')) {
+            kcs_yaml_error(y, it_n, f, "'%s' is not a signature name", name);
+            continue;
+        }
+        if (kcs_calib_has_sig(list, name)) {
+            kcs_yaml_error(y, it_n, f, "'%s' is listed twice", name);
+            continue;
+        }
+        int w = snprintf(list + used, sizeof list - used, "%s%s", used ? "," : "", name);
+        if (w < 0 || (size_t)w >= sizeof list - used) {
+            kcs_yaml_error(y, it_n, f, "the names together exceed %zu characters",
+                           sizeof list - 1);
+            return NULL;
+        }
+        used += (size_t)w;
+    }
+    return n && used ? strdup(list) : NULL;
+}
+
+static char *load_text(kcs_yctx *y, struct fy_node *root, const char *key)
+{
+    struct fy_node *n = kcs_yaml_get(y, root, key, true, "");
+    return n ? kcs_yaml_strdup(y, n, key) : NULL;
+}
+
+int kcs_calib_entry_load(const char *path, const char *id, kcs_calib_entry *e, kcs_error *err)
+{
+    static const char *const keys[] = {"ops", "dtype_in", "expected", "bad_cpu", "bad_wrap", NULL};
+    memset(e, 0, sizeof *e);
+    kcs_yctx y;
+    int rc = kcs_yaml_open(&y, path, err);
+    if (rc)
+        return rc;
+    struct fy_node *root = kcs_yaml_root(&y);
+    kcs_yaml_check_keys(&y, root, "", keys);
+    uint32_t ops = 0;
+    load_ops(&y, root, &ops);
+    struct fy_node *dn = kcs_yaml_get(&y, root, "dtype_in", true, "");
+    char fname[32];
+    kcs_format fmt = KCS_FMT_FP32;
+    if (dn && kcs_yaml_str(&y, dn, "dtype_in", fname, sizeof fname) &&
+        kcs_format_parse(fname, &fmt))
+        kcs_yaml_error(&y, dn, "dtype_in", "unknown format '%s'", fname);
+    char *expected = load_expected(&y, root);
+    char *bad_cpu = load_text(&y, root, "bad_cpu");
+    char *bad_wrap = load_text(&y, root, "bad_wrap");
+    char *idc = strdup(id);
+    rc = kcs_yaml_finish(&y, err);
+    e->id = idc;
+    e->ops = ops;
+    e->dtype_in = fmt;
+    e->expected = expected;
+    e->bad_cpu = bad_cpu;
+    e->bad_wrap = bad_wrap;
+    if (!rc && (!idc || !expected || !bad_cpu || !bad_wrap))
+        rc = kcs_fail(err, KCS_E_NOMEM, "%s: out of memory", path);
+    kcs_yaml_close(&y);
+    if (rc)
+        kcs_calib_entry_free(e);
+    return rc;
+}
+
+/* ---- the catalogue, loaded once ------------------------------------------ */
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static kcs_calib_entry *catalogue;
+static int n_catalogue, loaded;
+/* Catalogues replaced by a later load: kept (entries handed out stay
+ * valid) and reachable. */
+static struct retired {
+    kcs_calib_entry *cat;
+    struct retired *next;
+} *retired;
+
+static void catalogue_free(kcs_calib_entry *cat, int n)
+{
+    if (!cat)
+        return;
+    for (int i = 0; i < n; i++)
+        kcs_calib_entry_free(&cat[i]);
+    free(cat);
+}
+
+static int load_dir(const char *dir, kcs_calib_entry **cat_p, int *n_p, kcs_error *err)
+{
+    char **ids = NULL;
+    int n = 0, rc = kcs_calib_list_contracts(dir, &ids, &n, err);
+    if (rc)
+        return rc;
+    kcs_calib_entry *cat = calloc((size_t)n + 1, sizeof *cat);
+    if (!cat)
+        rc = kcs_fail(err, KCS_E_NOMEM, "out of memory loading the calibration catalogue");
+    int i = 0;
+    for (; !rc && i < n; i++) {
+        char path[PATH_MAX];
+        snprintf(path, sizeof path, "%s/%s/calibration.yaml", dir, ids[i]);
+        FILE *f = fopen(path, "r");
+        if (!f) {
+            rc = kcs_fail(err, KCS_E_INVAL,
+                          "%s: missing: every contract folder holds its three-state "
+                          "calibration (contracts/README.md, \"Add a contract\")",
+                          path);
+            break;
+        }
+        fclose(f);
+        rc = kcs_calib_entry_load(path, ids[i], &cat[i], err);
+    }
+    for (int j = 0; j < n; j++)
+        free(ids[j]);
+    free(ids);
+    if (rc) {
+        catalogue_free(cat, n);
+        return rc;
+    }
+    *cat_p = cat;
+    *n_p = n;
+    return 0;
+}
+
+int kcs_calib_catalogue_load(const char *dir, kcs_error *err)
+{
+    kcs_calib_entry *cat = NULL;
+    int n = 0, rc = load_dir(dir, &cat, &n, err);
+    if (rc)
+        return rc;
+    struct retired *r = malloc(sizeof *r);
+    if (!r) {
+        catalogue_free(cat, n);
+        return kcs_fail(err, KCS_E_NOMEM, "out of memory loading the calibration catalogue");
+    }
+    pthread_mutex_lock(&lock);
+    if (catalogue) { /* it replaces the one loaded before (kept: see retired) */
+        r->cat = catalogue;
+        r->next = retired;
+        retired = r;
+        r = NULL;
+    }
+    catalogue = cat;
+    n_catalogue = n;
+    loaded = 1;
+    pthread_mutex_unlock(&lock);
+    free(r);
+    return 0;
+}
+
+/* The catalogue of the default contracts directory, unless one was loaded:
+ * a broken file is reported once on stderr and leaves the catalogue empty. */
+static void ensure_loaded(void)
+{
+    pthread_mutex_lock(&lock);
+    int done = loaded;
+    pthread_mutex_unlock(&lock);
+    if (done)
+        return;
+    char dir[PATH_MAX];
+    kcs_calib_contracts_dir(dir, sizeof dir);
+    kcs_error err = {0};
+    if (kcs_calib_catalogue_load(dir, &err)) {
+        pthread_mutex_lock(&lock);
+        if (!loaded) {
+            fprintf(stderr, "kcs: the calibration catalogue: %s\n", err.msg);
+            loaded = 1;
+        }
+        pthread_mutex_unlock(&lock);
+    }
+}
 
 const kcs_calib_entry *kcs_calib_catalogue(int *n_p)
 {
-    *n_p = (int)(sizeof catalogue / sizeof catalogue[0]);
+    ensure_loaded();
+    *n_p = n_catalogue;
     return catalogue;
 }
 
 const kcs_calib_entry *kcs_calib_find(const char *id)
 {
-    for (size_t i = 0; i < sizeof catalogue / sizeof catalogue[0]; i++)
+    ensure_loaded();
+    for (int i = 0; i < n_catalogue; i++)
         if (strcmp(catalogue[i].id, id) == 0)
             return &catalogue[i];
     return NULL;

@@ -62,18 +62,33 @@ static int by_name(const void *a, const void *b)
     return fx != fy ? fx - fy : strcmp(x, y);
 }
 
-/* Every C-*.yaml of dir, sorted; *names_p malloc'd strings. */
-static int list_dir(const char *dir, char ***names_p, int *n_p, kcs_error *err)
+static int is_file(const char *p)
+{
+    struct stat st;
+    return stat(p, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+/* Every contract folder of dir (C-*, holding <ID>/<ID>.yaml), sorted. */
+int kcs_calib_list_contracts(const char *dir, char ***ids_p, int *n_p, kcs_error *err)
 {
     DIR *d = opendir(dir);
     if (!d)
         return kcs_fail(err, KCS_E_IO, "%s: cannot open the contracts directory", dir);
     char **names = NULL;
-    int n = 0, cap = 0;
+    int n = 0, cap = 0, flat = 0;
     struct dirent *de;
     while ((de = readdir(d))) {
         size_t l = strlen(de->d_name);
-        if (strncmp(de->d_name, "C-", 2) != 0 || l < 7 || strcmp(de->d_name + l - 5, ".yaml"))
+        if (strncmp(de->d_name, "C-", 2) != 0)
+            continue;
+        if (l > 7 && strcmp(de->d_name + l - 5, ".yaml") == 0) {
+            flat++;
+            continue;
+        }
+        char yaml[PATH_MAX];
+        if (snprintf(yaml, sizeof yaml, "%s/%s/%s.yaml", dir, de->d_name, de->d_name) >=
+                (int)sizeof yaml ||
+            !is_file(yaml))
             continue;
         if (n == cap) {
             cap = cap ? 2 * cap : 16;
@@ -89,10 +104,14 @@ static int list_dir(const char *dir, char ***names_p, int *n_p, kcs_error *err)
     closedir(d);
     if (n == 0) {
         free(names);
-        return kcs_fail(err, KCS_E_INVAL, "%s: no contract files (C-*.yaml)", dir);
+        return kcs_fail(err, KCS_E_INVAL,
+                        "%s: no contract folders (C-*/ holding <ID>.yaml)%s", dir,
+                        flat ? "; contracts are folders now: move ID.yaml to ID/ID.yaml "
+                               "(contracts/README.md)"
+                             : "");
     }
     qsort(names, (size_t)n, sizeof *names, by_name);
-    *names_p = names;
+    *ids_p = names;
     *n_p = n;
     return 0;
 nomem:
@@ -118,7 +137,7 @@ int kcs_calib_load(const char *dir, char *const *names, int n_names, kcs_contrac
     char **listed = NULL;
     int n = n_names, rc = 0;
     if (n_names == 0) {
-        if ((rc = list_dir(dir, &listed, &n, err)))
+        if ((rc = kcs_calib_list_contracts(dir, &listed, &n, err)))
             return rc;
     }
     kcs_contract **cs = calloc((size_t)n + 1, sizeof *cs);
@@ -133,8 +152,8 @@ int kcs_calib_load(const char *dir, char *const *names, int n_names, kcs_contrac
         int is_path = strchr(name, '/') || (l > 5 && strcmp(name + l - 5, ".yaml") == 0);
         if (is_path && !listed)
             snprintf(path, sizeof path, "%s", name);
-        else
-            snprintf(path, sizeof path, "%s/%s%s", dir, name, listed ? "" : ".yaml");
+        else /* an id: its folder */
+            snprintf(path, sizeof path, "%s/%s/%s.yaml", dir, name, name);
         if ((rc = kcs_contract_load(path, &cs[i], err))) {
             kcs_calib_contracts_free(cs, i);
             cs = NULL;

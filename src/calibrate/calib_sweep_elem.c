@@ -55,7 +55,7 @@ int kcs_sweep_elem_points(const kcs_contract *c, const kcs_sweep_opts *o, kcs_sh
         /* rows enough for 64 values per call, as the contract's own
          * shapes hold: a defect on part of the argument range shows with
          * probability 1 - (1 - p)^(m k), and one value (k = 1, m = 1) is
-         * no sample (contracts/README.md, C-PRC-05's sweep) */
+         * no sample (contracts/C-PRC-05/README.md, its power sweep) */
         int64_t rows = v >= KCS_SWEEP_ELEM_MIN_VALUES ? 1
                                                       : (KCS_SWEEP_ELEM_MIN_VALUES + v - 1) / v;
         kcs_shape sh = {rows, 1, v, 0};

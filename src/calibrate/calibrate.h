@@ -31,8 +31,21 @@ typedef struct kcs_calib_entry {
     const char *bad_wrap; /* what the wrapper bad does around a backend's native kernels */
 } kcs_calib_entry;
 
+/* The catalogue is data: contracts/<ID>/calibration.yaml of every contract
+ * folder (keys ops, dtype_in, expected, bad_cpu, bad_wrap; contracts/
+ * README.md). kcs_calib_catalogue and kcs_calib_find load it once from
+ * kcs_calib_contracts_dir() unless kcs_calib_catalogue_load was called (a
+ * broken file is then reported on stderr and the catalogue is empty). */
 const kcs_calib_entry *kcs_calib_catalogue(int *n_p);
 const kcs_calib_entry *kcs_calib_find(const char *id);
+/* Load the catalogue from every contract folder of dir (each must hold a
+ * calibration.yaml), replacing the one loaded before. */
+int kcs_calib_catalogue_load(const char *dir, kcs_error *err);
+/* Read one calibration.yaml for contract id strictly (unknown or missing
+ * keys, unknown op or format names: errors at file:line:col: field). The
+ * strings of *e are malloc'd: kcs_calib_entry_free. */
+int kcs_calib_entry_load(const char *path, const char *id, kcs_calib_entry *e, kcs_error *err);
+void kcs_calib_entry_free(kcs_calib_entry *e);
 /* "baseline", "bad", "good" for 0, 1, 2. */
 const char *kcs_calib_state_name(int state);
 
@@ -153,9 +166,13 @@ const kcs_calib_defect *kcs_calib_defects(int *n_p);
  * the installed share/kcs/contracts next to the executable, or the source
  * tree's contracts/). */
 const char *kcs_calib_contracts_dir(char *buf, size_t len);
-/* Load the named contracts (ids like C-PRC-01, looked up as DIR/ID.yaml,
- * or paths to YAML files); with n_names == 0 every C-*.yaml of dir, in
- * name order. *cs_p is malloc'd; free with kcs_calib_contracts_free. */
+/* The contract folders of dir (C-*, each holding <ID>/<ID>.yaml), in the
+ * order PRC, ORD, CMP, EXC, then by name; *ids_p and its strings malloc'd. */
+int kcs_calib_list_contracts(const char *dir, char ***ids_p, int *n_p, kcs_error *err);
+/* Load the named contracts (ids like C-PRC-01, looked up as DIR/ID/ID.yaml,
+ * or paths to YAML files or contract folders); with n_names == 0 every
+ * contract folder of dir, in that order. *cs_p is malloc'd; free with
+ * kcs_calib_contracts_free. */
 int kcs_calib_load(const char *dir, char *const *names, int n_names, kcs_contract ***cs_p,
                    int *n_p, kcs_error *err);
 void kcs_calib_contracts_free(kcs_contract **cs, int n);

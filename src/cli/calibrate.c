@@ -18,8 +18,9 @@ static const kcs_cmd_doc doc = {
     "through the contract's own measurement protocol and check that the contract\n"
     "separates them: baseline FAIL, bad FAIL with the contract's own signature, good PASS.",
     "CONTRACT: an id (C-PRC-01, looked up in the contracts directory) or a YAML path;\n"
-    "default: every C-*.yaml of the contracts directory (--contracts, $KCS_CONTRACTS,\n"
-    "the installed share/kcs/contracts, or the source tree's contracts/).\n"
+    "default: every contract folder (C-*/<ID>.yaml) of the contracts directory\n"
+    "(--contracts, $KCS_CONTRACTS, the installed share/kcs/contracts, or the source\n"
+    "tree's contracts/), whose calibration.yaml files name each contract's states.\n"
     "On the cpu backend the states are the CPU backend's calibration kernels; on any\n"
     "other backend (or with --wrap) they are wrappers around the backend's native\n"
     "kernels (the bad ones: host-side transformations of inputs, outputs or k-slices).\n"
@@ -205,7 +206,7 @@ int kcs_cmd_calibrate(int argc, char **argv)
         {0, "json", KCS_OPT_FLAG, &json, NULL, "print JSON instead of the table"},
         {0, "cross", KCS_OPT_FLAG, &cross, NULL, "also run the cross matrix of bad implementations"},
         {0, "wrap", KCS_OPT_FLAG, &wrap, NULL, "cpu: use the wrappers around native kernels"},
-        {0, "contracts", KCS_OPT_STR, &dir, "DIR", "directory of the contract files"},
+        {0, "contracts", KCS_OPT_STR, &dir, "DIR", "directory of the contract folders"},
         {0, "seed", KCS_OPT_INT, &seed, "N", "seed of the generated inputs (default 20260601)"},
         {0, "timeout", KCS_OPT_INT, &timeout, "SECONDS", "time limit of one kernel call (120)"},
         {'v', "verbose", KCS_OPT_FLAG, &verbose, NULL, "log kernel failures on stderr"},
@@ -232,7 +233,8 @@ int kcs_cmd_calibrate(int argc, char **argv)
     int bound = 0;
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
-    if ((rc = kcs_calib_load(dir, argv, npos, &cs, &n, &err)))
+    if ((rc = kcs_calib_catalogue_load(dir, &err)) ||
+        (rc = kcs_calib_load(dir, argv, npos, &cs, &n, &err)))
         goto out;
     /* Calibration's and the sweep's products are small: OpenBLAS's idle
      * threads would only spin in sched_yield beside the kernel (a third of

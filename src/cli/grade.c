@@ -20,8 +20,8 @@ static const kcs_cmd_doc doc = {
     "Grade a plugin library: every contract whose scope holds an op the library offers\n"
     "runs through its own measurement protocol (shapes, held-out shapes, inputs, trials,\n"
     "guards) on the library; one verdict line per contract.",
-    "CONTRACT: an id or a YAML path (default: every C-*.yaml of the contracts directory,\n"
-    "see kcs calibrate --help). A path without '/' is searched by the dynamic loader;\n"
+    "CONTRACT: an id or a YAML path (default: every contract folder of the contracts\n"
+    "directory, see kcs calibrate --help). A path without '/' is searched by the dynamic loader;\n"
     "write ./lib.so for a file in the current directory.\n"
     "PASS: every trial within tolerance; FAIL: some trial violates the contract (the\n"
     "matched signatures say how); ERROR: the library failed a call; NOT-CLAIMED: the\n"
@@ -106,7 +106,7 @@ int kcs_cmd_grade(int argc, char **argv)
         {0, "schedule", KCS_OPT_STR, &schedule, "S", "with --backend: reduction schedule of own"},
         {0, "profile", KCS_OPT_STR, &profile, "P", "with --backend: emulated matrix-unit profile"},
         {0, "json", KCS_OPT_FLAG, &json, NULL, "print JSON instead of verdict lines"},
-        {0, "contracts", KCS_OPT_STR, &dir, "DIR", "directory of the contract files"},
+        {0, "contracts", KCS_OPT_STR, &dir, "DIR", "directory of the contract folders"},
         {0, "seed", KCS_OPT_INT, &seed, "N", "seed of the generated inputs (default 20260601)"},
         {0, "timeout", KCS_OPT_INT, &timeout, "SECONDS", "time limit of one kernel call (120)"},
         {'v', "verbose", KCS_OPT_FLAG, &verbose, NULL, "log kernel failures on stderr"},
@@ -150,7 +150,8 @@ int kcs_cmd_grade(int argc, char **argv)
     int n = 0, status = 0, graded = 0, passed = 0, unclaimed = 0, bound = 0;
     kcs_rank_binding b;
     kcs_calib_row *rows = NULL;
-    if ((rc = kcs_calib_load(dir, argv + first_contract, npos - first_contract, &cs, &n, &err)))
+    if ((rc = kcs_calib_catalogue_load(dir, &err)) ||
+        (rc = kcs_calib_load(dir, argv + first_contract, npos - first_contract, &cs, &n, &err)))
         goto out;
     if (backend)
         rc = kcs_grade_bind_cpu(variant, acc, schedule, profile, &b, &err);

@@ -9,7 +9,9 @@ int kcs_cmd_lint(int argc, char **argv)
     static const kcs_cmd_doc doc = {
         "lint", "FILE.yaml... [--json] [--quiet]",
         "Validate contract files. Each error is reported as file:line:col: field: message;\n"
-        "valid contracts are printed normalized (all eight parts, canonical names).",
+        "valid contracts are printed normalized (all eight parts, canonical names).\n"
+        "A contract is a folder, contracts/<ID>/<ID>.yaml; the folder contracts/<ID> and the\n"
+        "path contracts/<ID>.yaml name it too.",
         "exit status: 0 all files valid; 2 any file invalid or unreadable."};
     int json = 0, quiet = 0;
     const kcs_opt opts[] = {

@@ -11,6 +11,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "contract_load.h"
 #include "declares.h"
@@ -380,13 +381,52 @@ err_free:
     return rc;
 }
 
+static int is_regular(const char *p)
+{
+    struct stat st;
+    return stat(p, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+const char *kcs_contract_resolve(const char *path, char *buf, size_t len)
+{
+    if (is_regular(path))
+        return path;
+    size_t l = strlen(path);
+    while (l > 1 && path[l - 1] == '/') /* D/<ID>/ names the folder too */
+        l--;
+    size_t b = l; /* the last component: path[b, l) */
+    while (b > 0 && path[b - 1] != '/')
+        b--;
+    size_t bl = l - b;
+    if (bl > 5 && memcmp(path + b + bl - 5, ".yaml", 5) == 0)
+        bl -= 5; /* D/<ID>.yaml: the folder D/<ID> */
+    if (bl == 0 || bl > 256)
+        return path;
+    int n = snprintf(buf, len, "%.*s%.*s/%.*s.yaml", (int)b, path, (int)bl, path + b, (int)bl,
+                     path + b);
+    return n > 0 && (size_t)n < len && is_regular(buf) ? buf : path;
+}
+
 int kcs_contract_load(const char *path, kcs_contract **c_p, kcs_error *err)
 {
     kcs_yctx y;
-    int rc = kcs_yaml_open(&y, path, err);
+    char buf[4096];
+    const char *file = kcs_contract_resolve(path, buf, sizeof buf);
+    int rc = kcs_yaml_open(&y, file, err);
     if (rc)
         return rc;
     rc = load(&y, c_p, err);
+    if (!rc && file != path) { /* c->path: the path as named (a study's /contracts/ID path) */
+        char *named = strdup(path);
+        if (!named) {
+            kcs_contract_free(*c_p);
+            *c_p = NULL;
+            rc = kcs_fail(err, KCS_E_NOMEM, "%s: out of memory", path);
+        } else {
+            free((*c_p)->path);
+            (*c_p)->path = named;
+        }
+    }
     kcs_yaml_close(&y);
     return rc;
 }

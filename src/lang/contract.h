@@ -112,7 +112,7 @@ typedef struct kcs_op_narrowing {
 int kcs_op_narrowing_miss(const kcs_op_narrowing *nw, const kcs_shape *s);
 
 typedef struct kcs_contract {
-    char *path; /* file it came from */
+    char *path; /* file it came from, as named (kcs_contract_resolve) */
     char *text; /* the YAML text as read (stored in /contracts/<id>) */
 
     /* 1. identifier */
@@ -188,6 +188,13 @@ bool kcs_contract_injects_nonfinite(const kcs_contract *c);
 const char *kcs_contract_shape_class_miss(const kcs_contract *c, const kcs_shape *s,
                                           int64_t *v_p, int64_t *mult_p);
 
+/* A contract is a folder: contracts/<ID>/<ID>.yaml. A path D/<ID>.yaml that
+ * does not exist while D/<ID>/<ID>.yaml does (how studies written before
+ * the folders name contracts), and a path naming the folder D/<ID> itself,
+ * resolve to the folder's YAML (written into buf); any other path is
+ * returned as it is. kcs_contract_load resolves its path so, and keeps the
+ * path as named in c->path (a dataset's /contracts/<ID> path attribute). */
+const char *kcs_contract_resolve(const char *path, char *buf, size_t len);
 /* Load and validate a contract file. On failure returns KCS_E_INVAL (or
  * KCS_E_IO) with err->msg "file:line:col: field: message" (several errors,
  * newline separated, in document order). */

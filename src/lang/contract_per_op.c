@@ -1,7 +1,7 @@
 /* Per-op preconditions: `precondition.per_op` narrows the input formats
  * and shape ranges for one op of the scope, where a clause has power for
  * that op over less than the contract's whole precondition (C-PRC-02's
- * variance clause on layernorm: see contracts/README.md).
+ * variance clause on layernorm: see contracts/C-PRC-02/README.md).
  *
  *   precondition:
  *     dtype_in: [fp32, bf16, fp16]

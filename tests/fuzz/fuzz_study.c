@@ -143,7 +143,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     }
     static const char *const ids[] = {"C-PRC-01", "C-ORD-02"};
     for (int i = 0; i < 2; i++) {
-        snprintf(src, sizeof src, "%s/contracts/%s.yaml", KCS_FUZZ_SOURCE_DIR, ids[i]);
+        snprintf(src, sizeof src, "%s/contracts/%s/%s.yaml", KCS_FUZZ_SOURCE_DIR, ids[i], ids[i]);
         snprintf(p, sizeof p, "%s/contracts/%s.yaml", sandbox, ids[i]);
         if (copy_file(src, p) != 0) {
             fprintf(stderr, "fuzz_study: cannot copy %s\n", src);

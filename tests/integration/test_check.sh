@@ -53,7 +53,7 @@ expect 2 "problem: $T/prof.yaml:6: placement\[0\]: profile nvidia-h100 emulates 
 study pre '  - cpu
 ' '  - { contract: C-PRC-01, op: gemm, dtype_in: fp32, shapes: [[1, 1, 2000000]], inputs: [normal], trials: 1 }
 '
-grep -q 'k: \[1, 1048576\]' "$C/C-PRC-01.yaml" || fail "C-PRC-01's k range changed: update this test"
+grep -q 'k: \[1, 1048576\]' "$C/C-PRC-01/C-PRC-01.yaml" || fail "C-PRC-01's k range changed: update this test"
 # (found when the study loads, at the shape's file:line:col)
 expect 2 "pre.yaml:[0-9]+:[0-9]+: cases\[0\]\.shapes\[0\]: dimension k = 2000000 is outside the precondition's range \[1, 1048576\] of C-PRC-01" \
   "$KCS" check "$T/pre.yaml"

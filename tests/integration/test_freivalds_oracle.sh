@@ -4,7 +4,7 @@
 # is flagged, in both modes.
 source "$(dirname "$0")/lib.sh"
 for mode in rigorous probabilistic; do
-  sed "s|^oracle:.*|oracle: { kind: \"freivalds:10:$mode\" }|" "$KCS_SRC/contracts/C-PRC-01.yaml" > "$T/c.yaml"
+  sed "s|^oracle:.*|oracle: { kind: \"freivalds:10:$mode\" }|" "$KCS_SRC/contracts/C-PRC-01/C-PRC-01.yaml" > "$T/c.yaml"
   grep -q "freivalds:10:$mode" "$T/c.yaml" || fail "could not set the oracle"
   "$KCS" lint -q "$T/c.yaml" || fail "contract with a freivalds oracle does not lint"
   cat > "$T/s.yaml" <<Y

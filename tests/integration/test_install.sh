@@ -14,7 +14,9 @@ mv "$T/prefix" "$T/moved"
 p="$T/moved"
 for f in bin/kcs lib/libkcs.so lib/libkcs_private.so include/kcs/kcs_plugin.h \
          include/kcs/kcs_worker.h include/kcs/kcs_dataset.h lib/pkgconfig/kcs.pc \
-         lib/cmake/kcs/kcsConfig.cmake share/kcs/contracts/C-PRC-01 share/kcs/studies/default.yaml \
+         lib/cmake/kcs/kcsConfig.cmake \
+         share/kcs/contracts/C-PRC-01/C-PRC-01.yaml share/kcs/contracts/C-PRC-01/calibration.yaml \
+         share/kcs/contracts/C-PRC-01/README.md share/kcs/contracts/README.md share/kcs/studies/default.yaml \
          share/kcs/slurm/study.sbatch share/kcs/slurm/pin-device; do
   [ -e "$p/$f" ] || fail "not installed: $f"
 done
@@ -33,6 +35,9 @@ for m in "$KCS_BUILD"/lib/kcs/libkcs_backend_*.so; do
 done
 "$p/bin/kcs" version > /dev/null
 "$p/bin/kcs" lint -q "$p"/share/kcs/contracts/C-*/C-*.yaml || fail "installed contracts do not lint"
+# the installed contract folders hold their calibration: one contract's three states
+"$p/bin/kcs" calibrate C-EXC-02 > "$T/calib.txt" 2>&1 || fail "installed kcs calibrate: $(cat "$T/calib.txt")"
+grep -q "1 sound" "$T/calib.txt" || fail "installed kcs calibrate: $(cat "$T/calib.txt")"
 # the moved kcs finds its modules next to its own libkcs, not the build tree's
 if ls "$p"/lib/kcs/libkcs_backend_*.so > /dev/null 2>&1; then
   "$p/bin/kcs" devices > "$T/devices.txt"

@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
-# kcs lint on the contract suite: the sixteen contracts are valid, their
+# kcs lint on the contract suite (a folder per contract, contracts/<ID>/<ID>.yaml,
+# which the folder and the old path contracts/<ID>.yaml name too): the sixteen contracts are valid, their
 # normal form (YAML) lints again to itself and their JSON form parses;
 # every malformed contract of tests/contracts_bad is refused with exit 2
 # and the diagnostics of its .expect file (file:line:col: field: message).
 source "$(dirname "$0")/lib.sh"
 
 n=0
-for f in "$KCS_SRC"/contracts/C-*.yaml; do
+for f in "$KCS_SRC"/contracts/C-*/C-*.yaml; do
   id=$(basename "$f" .yaml)
   "$KCS" lint "$f" > "$T/$id.norm.yaml" 2> "$T/$id.err" || fail "$id: lint failed: $(cat "$T/$id.err")"
   grep -qx "id: $id" "$T/$id.norm.yaml" || fail "$id: normal form lacks 'id: $id'"
@@ -15,9 +16,14 @@ for f in "$KCS_SRC"/contracts/C-*.yaml; do
   n=$((n + 1))
 done
 [ "$n" -eq 16 ] || fail "expected 16 contracts, found $n"
+# The folder and the path before folders name the folder's contract.
+for f in "$KCS_SRC/contracts/C-PRC-01" "$KCS_SRC/contracts/C-PRC-01/" "$KCS_SRC/contracts/C-PRC-01.yaml"; do
+  "$KCS" lint "$f" > "$T/named.yaml" || fail "$f: lint failed"
+  cmp -s "$T/named.yaml" "$T/C-PRC-01.norm.yaml" || fail "$f: not C-PRC-01's normal form"
+done
 
 # All sixteen in one --json array, with the keys the reference documents.
-"$KCS" lint --json "$KCS_SRC"/contracts/C-*.yaml > "$T/all.json" || fail "lint --json failed"
+"$KCS" lint --json "$KCS_SRC"/contracts/C-*/C-*.yaml > "$T/all.json" || fail "lint --json failed"
 "$PYTHON" - "$T/all.json" <<'EOF' || fail "lint --json output"
 import json, sys
 cs = json.load(open(sys.argv[1]))

@@ -9,11 +9,11 @@
 # handing nan=mask to an op that does not define it is refused by lint.
 source "$(dirname "$0")/lib.sh"
 C="$KCS_SRC/contracts"
-grep -q '^  attrs: "nan=propagate"$' "$C/C-EXC-01.yaml" || fail "C-EXC-01's attrs changed: update this test"
+grep -q '^  attrs: "nan=propagate"$' "$C/C-EXC-01/C-EXC-01.yaml" || fail "C-EXC-01's attrs changed: update this test"
 # (the elementwise op, in C-EXC-01's scope, has no masked value: dropped)
 sed -e 's/^id: C-EXC-01$/id: C-EXC-91/' -e 's/^  attrs: "nan=propagate"$/  attrs: "nan=mask"/' \
     -e '/^scope:/s/, elementwise\]/]/' \
-  "$C/C-EXC-01.yaml" > "$T/C-EXC-91.yaml"
+  "$C/C-EXC-01/C-EXC-01.yaml" > "$T/C-EXC-91.yaml"
 "$KCS" lint "$T/C-EXC-91.yaml" | grep -qx '  attrs: "nan=mask"' || fail "nan=mask contract does not lint"
 
 grade() { # EXPECT LABEL ARGS...

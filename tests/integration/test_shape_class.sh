@@ -9,11 +9,11 @@ source "$(dirname "$0")/lib.sh"
 P="$KCS_BUILD/tests/plugin"
 C="$KCS_SRC/contracts"
 
-grep -q '^  shape: { k: \[1, 1048576\] }$' "$C/C-PRC-01.yaml" \
+grep -q '^  shape: { k: \[1, 1048576\] }$' "$C/C-PRC-01/C-PRC-01.yaml" \
   || fail "C-PRC-01's shape line changed: update this test"
 sed -e 's/^id: C-PRC-01$/id: C-PRC-91/' \
     -e 's/^  shape: { k: \[1, 1048576\] }$/  shape: { k: [16, 1048576], multiple_of: { k: 16 } }/' \
-    "$C/C-PRC-01.yaml" > "$T/C-PRC-91.yaml"
+    "$C/C-PRC-01/C-PRC-01.yaml" > "$T/C-PRC-91.yaml"
 grep -q 'multiple_of' "$T/C-PRC-91.yaml" || fail "sed did not apply"
 
 # lint: valid, the class in the normal form, a fixed point
