@@ -175,17 +175,14 @@ static void test_cpu_own(void)
     kcs_backend_cpu.close(ctx);
 }
 
-int main(void)
-{
-    static const ut_test tests[] = {
-        {"attrs", test_attrs},
-        {"reduce_sum", test_reduce_sum},
-        {"dot", test_dot},
-        {"gemm", test_gemm},
-        {"softmax", test_softmax},
-        {"ops without nan=mask", test_undefined_ops},
-        {"cpu own kernels mask, native propagates", test_cpu_own},
-        {NULL, NULL},
-    };
-    return ut_run("nan_mask", tests);
-}
+static const ut_test tests[] = {
+    {"attrs", test_attrs},
+    {"reduce_sum", test_reduce_sum},
+    {"dot", test_dot},
+    {"gemm", test_gemm},
+    {"softmax", test_softmax},
+    {"ops without nan=mask", test_undefined_ops},
+    {"cpu own kernels mask, native propagates", test_cpu_own},
+};
+
+UT_MAIN("nan_mask", tests)

@@ -14,6 +14,7 @@
 #include "store_describe.h"
 #include "store_h5.h"
 #include "store_read.h"
+#include "unit_helpers.h"
 
 static const char *tables[] = {"results", "cases", "ranks"};
 
@@ -166,18 +167,14 @@ static void test_held_out_cases(void)
     remove(path);
 }
 
+static const ut_test tests[] = {
+    {"every field documented", test_every_field_documented},
+    {"attributes read back", test_attributes_read_back},
+    {"held-out cases", test_held_out_cases},
+};
+
 int main(void)
 {
     kcs_h5_quiet();
-    if (CU_initialize_registry() != CUE_SUCCESS)
-        return 1;
-    CU_pSuite s = CU_add_suite("store_describe", NULL, NULL);
-    CU_add_test(s, "every field documented", test_every_field_documented);
-    CU_add_test(s, "attributes read back", test_attributes_read_back);
-    CU_add_test(s, "held-out cases", test_held_out_cases);
-    CU_basic_set_mode(CU_BRM_VERBOSE);
-    CU_basic_run_tests();
-    unsigned fails = CU_get_number_of_failures();
-    CU_cleanup_registry();
-    return fails != 0;
+    return ut_run("store_describe", tests);
 }
