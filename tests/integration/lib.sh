@@ -6,13 +6,21 @@ T=$(mktemp -d /tmp/kcs-e2e.XXXXXX)
 trap 'rm -rf "$T"' EXIT
 mpirun4() { "$MPIEXEC" -n 4 --allow-run-as-root --oversubscribe "$@"; }
 fail() { echo "FAIL: $*" >&2; exit 1; }
+# COMMAND with stdout and stderr in OUT; fails unless it exits EXPECTED_RC
+expect_rc() { # EXPECTED_RC OUT COMMAND...
+  local want=$1 out=$2 rc=0
+  shift 2
+  "$@" > "$out" 2>&1 || rc=$?
+  local what="$*"
+  [ "$1" != "$KCS" ] || what="kcs ${*:2}"
+  [ "$rc" = "$want" ] || { cat "$out"; fail "$what: exit $rc, expected $want"; }
+}
 # kcs grade ARGS with stdout and stderr in OUT; fails unless it exits
 # EXPECTED_RC (a script may define its own grade instead)
 grade() { # EXPECTED_RC OUT ARGS...
-  local want=$1 out=$2 rc=0
+  local want=$1 out=$2
   shift 2
-  "$KCS" grade "$@" > "$out" 2>&1 || rc=$?
-  [ "$rc" = "$want" ] || { cat "$out"; fail "kcs grade $*: exit $rc, expected $want"; }
+  expect_rc "$want" "$out" "$KCS" grade "$@"
 }
 # Each REGEX (grep -E) matches a line of OUT; else OUT is shown and LABEL fails.
 has_rows() { # OUT LABEL REGEX...
@@ -38,11 +46,13 @@ grade_verdict() { # EXPECT LABEL ARGS...
   esac
   echo "$label: $line"
 }
-# The head of a study file: name, seed, samples, the shipped contracts
-# IDs, and placement: beginning with a cpu native rank (the caller adds
-# ranks and cases:).
+# The head of a study file: name, seed, samples (none when ""), the
+# shipped contracts IDs, and placement: beginning with a cpu native rank
+# (the caller adds ranks and cases:).
 study_head() { # NAME SEED SAMPLES ID...
-  printf 'name: %s\nseed: %s\nsamples: %s\ncontracts:\n' "$1" "$2" "$3"
+  printf 'name: %s\nseed: %s\n' "$1" "$2"
+  [ -z "$3" ] || printf 'samples: %s\n' "$3"
+  echo "contracts:"
   shift 3
   local id
   for id in "$@"; do printf '  - %s/contracts/%s.yaml\n' "$KCS_SRC" "$id"; done
