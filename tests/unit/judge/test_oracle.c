@@ -25,14 +25,8 @@ static void fill(double *x, size_t n, kcs_format f, uint64_t seed)
 
 static kcs_call mk(kcs_op op, int64_t m, int64_t n, int64_t k)
 {
-    kcs_call c = {0};
-    c.op = op;
+    kcs_call c = ut_fp32_call(op, m, n, k, KCS_FMT_FP32);
     c.variant = "native";
-    c.dtype_in = c.dtype_out = KCS_FMT_FP32;
-    c.acc.fmt = KCS_FMT_FP32;
-    c.m = m;
-    c.n = n;
-    c.k = k;
     c.attrs = "";
     return c;
 }

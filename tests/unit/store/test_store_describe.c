@@ -60,14 +60,21 @@ static void test_every_field_documented(void)
     CU_ASSERT_PTR_NULL(kcs_store_field_doc("results", "no_such_field"));
 }
 
-static void test_attributes_read_back(void)
+/* A new HDF5 file TMPDIR/kcs_test_TAG.PID.h5 (its path into path). */
+static hid_t scratch_file(const char *tag, char *path, size_t len)
 {
-    char path[256];
     const char *base = getenv("TMPDIR");
-    snprintf(path, sizeof path, "%s/kcs_test_describe.%d.h5", base && base[0] ? base : "/tmp",
+    snprintf(path, len, "%s/kcs_test_%s.%d.h5", base && base[0] ? base : "/tmp", tag,
              (int)getpid());
     hid_t file = H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
     CU_ASSERT_TRUE_FATAL(file >= 0);
+    return file;
+}
+
+static void test_attributes_read_back(void)
+{
+    char path[256];
+    hid_t file = scratch_file("describe", path, sizeof path);
     hid_t t = kcs_h5_result_type();
     hsize_t one = 1;
     hid_t sp = H5Screate_simple(1, &one, NULL);
@@ -111,11 +118,7 @@ static void test_attributes_read_back(void)
 static void test_held_out_cases(void)
 {
     char path[256];
-    const char *base = getenv("TMPDIR");
-    snprintf(path, sizeof path, "%s/kcs_test_held_out.%d.h5", base && base[0] ? base : "/tmp",
-             (int)getpid());
-    hid_t file = H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
-    CU_ASSERT_TRUE_FATAL(file >= 0);
+    hid_t file = scratch_file("held_out", path, sizeof path);
     hid_t g1 = H5Gcreate2(file, "some", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
     hid_t g0 = H5Gcreate2(file, "none", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
     hid_t gx = H5Gcreate2(file, "many", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
