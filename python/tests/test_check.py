@@ -2,6 +2,8 @@
 the worker protocol and judges; the kernel runs in a process forked from
 this one. Skipped, with the binary's own answer as the reason, when the kcs
 binary cannot start a worker given by its command line."""
+import os
+import sys
 import time
 
 import numpy as np
@@ -9,24 +11,12 @@ import pytest
 
 import kcs
 
+# the example's two kernels: a correct fp32 matmul and one whose running
+# sum is kept in bf16
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "examples"))
+from grade_matmul import matmul, matmul_bf16_acc  # noqa: E402
+
 SHAPES = [[32, 32, 256], [16, 16, 1024]]
-
-
-def matmul(A, B):
-    return A @ B
-
-
-def bf16(x):
-    b = x.view(np.uint32)
-    b = (b + np.uint32(0x7FFF) + ((b >> np.uint32(16)) & np.uint32(1))) & np.uint32(0xFFFF0000)
-    return b.view(np.float32)
-
-
-def matmul_bf16_acc(A, B):
-    acc = np.zeros((A.shape[0], B.shape[1]), np.float32)
-    for p in range(A.shape[1]):
-        acc = bf16(acc + np.outer(A[:, p], B[p, :]))
-    return acc
 
 
 @pytest.fixture(scope="module")

@@ -28,19 +28,8 @@
 #include "allreduce.h"
 #include "exact.h"
 #include "metrics.h"
+#include "mpi_check.h"
 #include "rng.h"
-
-static int fails;
-
-#define CHECK(cond, ...)                                                                           \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            fails++;                                                                               \
-            fprintf(stderr, "[rank %d] %s:%d: %s: ", rank, __FILE__, __LINE__, #cond);             \
-            fprintf(stderr, __VA_ARGS__);                                                          \
-            fprintf(stderr, "\n");                                                                 \
-        }                                                                                          \
-    } while (0)
 
 static int rank, P;
 
@@ -78,7 +67,7 @@ static void check_bound(const char *acc_name, kcs_format fmt, int64_t k)
     kcs_exact *ex;
     kcs_error err = {0};
     if (!all || !y || !col || !s || !sabs || kcs_exact_new(P, &ex, &err)) {
-        fails++;
+        check_fails++;
         return;
     }
     inputs(all, k, fmt, 0, 77 + (uint64_t)k);
@@ -186,6 +175,7 @@ int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    check_rank = rank;
     MPI_Comm_size(MPI_COMM_WORLD, &P);
     const char *accs[] = {"fp32", "bf16", "fp16", "bits:12", "fp64"};
     const kcs_format fmts[] = {KCS_FMT_FP32, KCS_FMT_BF16, KCS_FMT_FP16, KCS_FMT_FP16,
@@ -202,10 +192,5 @@ int main(int argc, char **argv)
     kcs_allreduce_algo al;
     CHECK(kcs_allreduce_algo_parse("ring", &al) == 0 && al == KCS_ALLREDUCE_RING, "parse ring");
     CHECK(kcs_allreduce_algo_parse("butterfly", &al) == KCS_E_INVAL, "parse butterfly");
-    int total = 0;
-    MPI_Allreduce(&fails, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-    if (rank == 0)
-        printf("allreduce_test: %d ranks, %d failures\n", P, total);
-    MPI_Finalize();
-    return total != 0;
+    return check_finish("allreduce_test");
 }

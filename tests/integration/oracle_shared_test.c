@@ -16,22 +16,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "mpi_check.h"
 #include "oracle_absprod.h"
 #include "oracle_shared.h"
 #include "rng.h"
 #include "tensor.h"
 
-static int fails, rank, P;
-
-#define CHECK(cond, ...)                                                                           \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            fails++;                                                                               \
-            fprintf(stderr, "[rank %d] %s:%d: %s: ", rank, __FILE__, __LINE__, #cond);             \
-            fprintf(stderr, __VA_ARGS__);                                                          \
-            fprintf(stderr, "\n");                                                                 \
-        }                                                                                          \
-    } while (0)
+static int rank, P;
 
 static void one_b(int64_t m, int64_t n, int64_t k, int with_c, kcs_oracle_kind kind, int bad_rank,
                   int odd_b)
@@ -99,6 +90,7 @@ int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    check_rank = rank;
     MPI_Comm_size(MPI_COMM_WORLD, &P);
     int64_t shapes[][3] = {{1, 7, 5}, {3, 3, 3}, {37, 29, 300}, {256, 64, 1024}, {5, 8, 2}};
     for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
@@ -112,10 +104,5 @@ int main(int argc, char **argv)
     one_b(24, 9, KCS_ABSPROD_SGEMM_KMAX + 3, 1, KCS_ORACLE_FP64, -1, 0); /* k past the fp32 path */
     for (int bad = 0; bad < P; bad++) /* one rank not ok: all compute locally */
         one(37, 29, 300, 1, KCS_ORACLE_FP64, bad);
-    int all = 0;
-    MPI_Allreduce(&fails, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-    if (rank == 0)
-        printf("oracle_shared_test: %s (%d failures)\n", all ? "FAIL" : "ok", all);
-    MPI_Finalize();
-    return all ? 1 : 0;
+    return check_finish("oracle_shared_test");
 }

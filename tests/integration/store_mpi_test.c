@@ -18,6 +18,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "mpi_check.h"
 #include "store.h"
 #include "store_read.h"
 
@@ -25,19 +26,7 @@
 #define MAX_TRIALS 2
 #define N_SAMPLES 5
 
-static int failures;
 static int my_rank;
-
-#define CHECK(cond, ...)                                                                           \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            failures++;                                                                            \
-            fprintf(stderr, "[rank %d] %s:%d: check failed: %s: ", my_rank, __FILE__, __LINE__,    \
-                    #cond);                                                                        \
-            fprintf(stderr, __VA_ARGS__);                                                          \
-            fputc('\n', stderr);                                                                   \
-        }                                                                                          \
-    } while (0)
 
 static const int64_t case_ids[N_CASES] = {100, 101, 107};
 static const int case_trials[N_CASES] = {2, 2, 1}; /* case 2 leaves a slot "skipped" */
@@ -270,6 +259,7 @@ int main(int argc, char **argv)
     MPI_Init(&argc, &argv);
     int size;
     MPI_Comm_rank(MPI_COMM_WORLD, &my_rank);
+    check_rank = my_rank;
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     const char *dir = argc > 1 && strcmp(argv[1], "--keep") ? argv[1] : ".";
     int keep = argc > 1 && !strcmp(argv[argc - 1], "--keep");
@@ -379,11 +369,6 @@ int main(int argc, char **argv)
             printf("kept %s and %s\n", path, path2);
         }
     }
-out:;
-    int total = 0;
-    MPI_Allreduce(&failures, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-    if (my_rank == 0)
-        printf("store_mpi_test: %d ranks, %d failed checks\n", size, total);
-    MPI_Finalize();
-    return total != 0;
+out:
+    return check_finish("store_mpi_test");
 }

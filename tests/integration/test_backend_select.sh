@@ -10,17 +10,7 @@ only=$(KCS_BACKENDS=cpu "$KCS" devices --json | "$PYTHON" -c 'import json,sys; p
 excl=$(KCS_BACKENDS=-opencl,-cuda,-hip,-level_zero "$KCS" devices --json | "$PYTHON" -c 'import json,sys; print(" ".join(b["backend"] for b in json.load(sys.stdin)))')
 case " $excl " in *" opencl "*|*" cuda "*|*" hip "*|*" level_zero "*) fail "exclusion ignored: $excl" ;; esac
 # a study that places a rank on an excluded backend still completes (exit 3)
-cat > "$T/s.yaml" <<Y
-name: select
-seed: 1
-samples: 4
-contracts: [$KCS_SRC/contracts/C-PRC-01.yaml]
-placement:
-  - { backend: cpu, variant: native }
-  - { backend: opencl, device: 0 }
-cases:
-  - { contract: C-PRC-01, op: gemm, dtype_in: fp32, shapes: [[8, 8, 64]], inputs: [normal], trials: 1 }
-Y
+study_cpu_opencl select 1 > "$T/s.yaml"
 set +e
 KCS_BACKENDS=-opencl "$MPIEXEC" -n 2 --allow-run-as-root --oversubscribe -x KCS_BACKENDS \
   "$KCS" run "$T/s.yaml" -o "$T/s.h5" -q 2> "$T/err"; rc=$?

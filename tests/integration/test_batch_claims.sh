@@ -39,12 +39,7 @@ grep -qE '^C-ORD-03 .* PASS ' "$T/own.txt" || { cat "$T/own.txt"; fail "own kern
 # 3. A study: rank 0 OpenBLAS, rank 1 the own kernels, rank 2 the
 #    undeclared plugin with the study declaring batch invariance for it in
 #    its placement entry (a claim that kernel cannot keep).
-cat > "$T/s.yaml" <<YAML
-name: batch-claims
-seed: 3
-contracts: [$KCS_SRC/contracts/C-ORD-03.yaml]
-placement:
-  - { backend: cpu, variant: native }
+{ study_head batch-claims 3 "" C-ORD-03; cat <<YAML; } > "$T/s.yaml"
   - { backend: cpu, variant: own }
   - { backend: plugin, plugin: $P/libkcs_batch_undeclared.so, declares: batch_invariant }
 cases:

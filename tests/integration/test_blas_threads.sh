@@ -6,13 +6,7 @@
 # (--bind-to none: bound to one core by mpirun, OpenBLAS caps itself at one
 # thread, which the record would then say.)
 source "$(dirname "$0")/lib.sh"
-cat > "$T/s.yaml" <<Y
-name: blas-threads
-seed: 5
-samples: 4
-contracts: [$KCS_SRC/contracts/C-PRC-01.yaml]
-placement:
-  - { backend: cpu, variant: native }
+{ study_head blas-threads 5 4 C-PRC-01; cat <<Y; } > "$T/s.yaml"
 cases:
   - { contract: C-PRC-01, op: gemm, dtype_in: fp32, shapes: [[32, 32, 512]], inputs: [normal], trials: 1 }
 Y

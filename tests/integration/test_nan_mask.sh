@@ -16,18 +16,7 @@ sed -e 's/^id: C-EXC-01$/id: C-EXC-91/' -e 's/^  attrs: "nan=propagate"$/  attrs
   "$C/C-EXC-01/C-EXC-01.yaml" > "$T/C-EXC-91.yaml"
 "$KCS" lint "$T/C-EXC-91.yaml" | grep -qx '  attrs: "nan=mask"' || fail "nan=mask contract does not lint"
 
-grade() { # EXPECT LABEL ARGS...
-  local want=$1 label=$2 rc=0
-  shift 2
-  "$KCS" grade "$@" > "$T/out.txt" 2>&1 || rc=$?
-  local line
-  line=$(grep -E '^C-EXC-[0-9]{2} ' "$T/out.txt" || true)
-  case "$want" in
-    PASS) [ "$rc" = 0 ] && echo "$line" | grep -q ' PASS ' || { cat "$T/out.txt"; fail "$label: expected PASS (exit $rc)"; } ;;
-    FAIL) [ "$rc" = 3 ] && echo "$line" | grep -q ' FAIL ' || { cat "$T/out.txt"; fail "$label: expected FAIL (exit $rc)"; } ;;
-  esac
-  echo "$label: $line"
-}
+grade() { VERDICT_LINE='^C-EXC-[0-9]{2} ' grade_verdict "$@"; } # EXPECT LABEL ARGS...
 grade PASS "nan=mask, own kernels (mask)" --backend cpu --variant own "$T/C-EXC-91.yaml"
 grade FAIL "nan=mask, OpenBLAS (propagates)" --backend cpu --variant native "$T/C-EXC-91.yaml"
 grep -q 'spurious-nan' "$T/out.txt" || fail "propagating under nan=mask: no spurious-nan signature"

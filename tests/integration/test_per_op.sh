@@ -42,11 +42,9 @@ cases:
   - { contract: C-PRC-02, op: layernorm, dtype_in: bf16, inputs: [offset], trials: 1 }
   - { contract: C-PRC-02, op: softmax, dtype_in: bf16, shapes: [[4, 1, 2048]], inputs: [large], trials: 1 }
 YAML
-rc=0
-"$KCS" check "$T/s.yaml" > "$T/o.txt" 2>&1 || rc=$?
-[ "$rc" = 2 ] || { cat "$T/o.txt"; fail "study outside the per-op precondition: exit $rc, expected 2"; }
-grep -Eq "s.yaml:7:[0-9]+: cases\[0\]\.shapes\[1\]: dimension k = 2048 is outside the precondition's range \[2, 512\] of C-PRC-02 for layernorm" "$T/o.txt" \
-  || { cat "$T/o.txt"; fail "study: no file:line:field for layernorm at k = 2048"; }
+expect_rc 2 "$T/o.txt" "$KCS" check "$T/s.yaml" # a study outside the per-op precondition
+has_rows "$T/o.txt" "study: file:line:field for layernorm at k = 2048" \
+  "s.yaml:7:[0-9]+: cases\[0\]\.shapes\[1\]: dimension k = 2048 is outside the precondition's range \[2, 512\] of C-PRC-02 for layernorm"
 grep -Eq "s.yaml:7:[0-9]+: cases\[0\]\.shapes\[2\]: dimension m = 4 is outside the precondition's range \[8, 1073741824\] of C-PRC-02 for layernorm \(precondition.per_op.layernorm.shape.m\)" "$T/o.txt" \
   || { cat "$T/o.txt"; fail "study: no file:line:field for layernorm on 4 rows"; }
 grep -Eq "s.yaml:8:[0-9]+: cases\[1\]\.dtype_in: dtype_in bf16 is not admitted by C-PRC-02's precondition for layernorm" "$T/o.txt" \

@@ -4,14 +4,7 @@
 # or per 10 s, with done/total, elapsed and ETA, and a last line at 100 %;
 # the other ranks print none; -q silences it.
 source "$(dirname "$0")/lib.sh"
-cat > "$T/s.yaml" <<Y
-name: progress
-seed: 3
-samples: 4
-contracts: [$KCS_SRC/contracts/C-PRC-01.yaml]
-placement:
-  - { backend: cpu, variant: native }
-  - { backend: cpu, variant: own, schedule: pairwise, acc: fp32 }
+{ study_head progress 3 4 C-PRC-01; own_ranks pairwise/fp32; cat <<Y; } > "$T/s.yaml"
 cases:
   - { contract: C-PRC-01, op: gemm, dtype_in: fp32, shapes: [[4, 4, 16], [4, 8, 16], [8, 4, 32], [8, 8, 32], [4, 4, 64], [4, 8, 64], [8, 4, 64], [8, 8, 64], [4, 4, 128], [8, 8, 128]], inputs: [normal, uniform_pm1], trials: 1 }
 Y

@@ -16,22 +16,12 @@ source "$(dirname "$0")/lib.sh"
 # k = 64 ... 16384 in powers of 4, four cases per k (four case entries:
 # different case ids, different inputs)
 shapes="[[16, 16, 64], [16, 16, 256], [16, 16, 1024], [16, 16, 4096], [16, 16, 16384]]"
-cat > "$T/base.yaml" <<EOF
-name: baseline-test
-seed: 424242
-samples: 256
-contracts:
-  - $KCS_SRC/contracts/C-PRC-01.yaml
-placement:
-  - { backend: cpu, variant: native }
-  - { backend: cpu, variant: own, schedule: sequential, acc: fp32 }
-  - { backend: cpu, variant: own, schedule: pairwise, acc: fp32 }
-  - { backend: cpu, variant: own, schedule: "blocked:64", acc: fp32 }
-  - { backend: cpu, variant: own, schedule: sequential, acc: fp64 }
-  - { backend: cpu, variant: own, schedule: sequential, acc: bf16 }
-  - { backend: cpu, variant: own, schedule: sequential, acc: "bits:12" }
-cases:
-EOF
+{
+  study_head baseline-test 424242 256 C-PRC-01
+  own_ranks sequential/fp32 pairwise/fp32 blocked:64/fp32 sequential/fp64 sequential/bf16 \
+    sequential/bits:12
+  echo "cases:"
+} > "$T/base.yaml"
 for rep in 1 2 3 4; do
   cat >> "$T/base.yaml" <<EOF
   - contract: C-PRC-01

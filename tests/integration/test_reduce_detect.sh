@@ -8,18 +8,10 @@
 # implementation (bitwise differences are not errors); the bf16
 # accumulator is not conforming.
 source "$(dirname "$0")/lib.sh"
-cat > "$T/det.yaml" <<EOF
-name: detection-test
-seed: 5
-samples: 16
-contracts:
-  - $KCS_SRC/contracts/C-PRC-01.yaml
-placement:
-  - { backend: cpu, variant: native }
-  - { backend: cpu, variant: own, schedule: sequential, acc: fp32 }
-  - { backend: cpu, variant: own, schedule: pairwise, acc: fp32 }
-  - { backend: cpu, variant: own, schedule: sequential, acc: fp64 }
-  - { backend: cpu, variant: own, schedule: sequential, acc: bf16 }
+{
+  study_head detection-test 5 16 C-PRC-01
+  own_ranks sequential/fp32 pairwise/fp32 sequential/fp64 sequential/bf16
+  cat <<EOF
 cases:
   - contract: C-PRC-01
     op: gemm
@@ -28,6 +20,7 @@ cases:
     inputs: [normal]
     trials: 2
 EOF
+} > "$T/det.yaml"
 "$KCS" detect "$T/det.yaml" -o "$T/det.h5" --trials 40 --magnitudes 9 --inputs 2 -q
 [ -s "$T/det.h5" ] || fail "no det.h5"
 # an existing output is not replaced without --force

@@ -6,16 +6,7 @@
 # classify the random-order rank run-to-run-nondeterministic, the split-K
 # rank batch-variant, and the deterministic kernels as deterministic.
 source "$(dirname "$0")/lib.sh"
-cat > "$T/sig.yaml" <<EOF
-name: signatures-test
-seed: 99
-samples: 64
-contracts:
-  - $KCS_SRC/contracts/C-ORD-02.yaml
-  - $KCS_SRC/contracts/C-ORD-03.yaml
-placement:
-  - { backend: cpu, variant: native }
-  - { backend: cpu, variant: own, schedule: sequential, acc: fp32 }
+{ study_head signatures-test 99 64 C-ORD-02 C-ORD-03; own_ranks sequential/fp32; cat <<EOF; } > "$T/sig.yaml"
   - { backend: cpu, variant: "calib:C-ORD-02:bad" }
   - { backend: cpu, variant: "calib:C-ORD-03:bad" }
 cases:

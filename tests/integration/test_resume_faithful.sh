@@ -105,13 +105,7 @@ PY
 
 # 4. a plugin rank that crashes (in its worker) on every k = 1024 call: the
 # crashed trials, their reasons and the exit status survive kills
-cat > "$T/crash.yaml" <<EOF
-name: resume-crashing-plugin
-seed: 13
-samples: 4
-contracts: [$KCS_SRC/contracts/C-PRC-01.yaml]
-placement:
-  - { backend: cpu, variant: native }
+{ study_head resume-crashing-plugin 13 4 C-PRC-01; cat <<EOF; } > "$T/crash.yaml"
   - { backend: plugin, plugin: $KCS_BUILD/tests/plugin/libkcs_hostile_crash_k_plugin.so }
   - { backend: plugin, plugin: $PLUGIN }
   - { backend: cpu, variant: own, schedule: pairwise, acc: fp32 }

@@ -136,12 +136,7 @@ grep -q "dimension n = 8192 is outside the precondition's range \[16, 4096\]" "$
 #    kernels on PoCL (they declare round_to_nearest: no relaxed-math build
 #    options), the own kernels with 16-bit sums, and the own kernels with
 #    truncated fp32 sums (not claimed).
-cat > "$T/s.yaml" <<YAML
-name: round-nearest
-seed: 11
-contracts: [$KCS_SRC/contracts/C-PRC-06.yaml]
-placement:
-  - { backend: cpu, variant: native }
+{ study_head round-nearest 11 "" C-PRC-06; cat <<YAML; } > "$T/s.yaml"
   - { backend: opencl, device: 0, variant: native }
   - { backend: cpu, variant: own, acc: "bits:16" }
   - { backend: cpu, variant: own, acc: "fp32:rz" }

@@ -35,17 +35,7 @@ fi
 cudart=$(ldd "$mod" | awk '/libcudart/ && !f {print $3; f = 1}') # no early exit: ldd would die of SIGPIPE (pipefail)
 [ -n "$cudart" ] && [ -f "$cudart" ] || fail "cannot find the libcudart the cuda module loads (ldd: $(ldd "$mod" | grep cudart))"
 
-cat > "$T/s.yaml" <<Y
-name: hidden-runtime
-seed: 7
-samples: 4
-contracts: [$KCS_SRC/contracts/C-PRC-01.yaml]
-placement:
-  - { backend: cpu, variant: native }
-  - { backend: opencl, device: 0 }
-cases:
-  - { contract: C-PRC-01, op: gemm, dtype_in: fp32, shapes: [[8, 8, 64]], inputs: [normal], trials: 1 }
-Y
+study_cpu_opencl hidden-runtime 7 > "$T/s.yaml"
 # everything below runs in one private mount namespace
 cat > "$T/inside.sh" <<'SH'
 set -u

@@ -26,7 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kcs_plugin.h"
+#include "plugin_common.h"
 
 enum { SEQ, PAIRWISE, SPLITK, RZ, FP64, BF16, FP16, BITS14, BITS16, BITS18, TF32, BF16BLOCK, BF16IN };
 
@@ -36,37 +36,6 @@ enum { SEQ, PAIRWISE, SPLITK, RZ, FP64, BF16, FP16, BITS14, BITS16, BITS18, TF32
 #ifndef ACC_NAME
 #define ACC_NAME "acc-seq"
 #endif
-
-static float f32_from_bits(uint32_t u)
-{
-    float f;
-    memcpy(&f, &u, sizeof f);
-    return f;
-}
-
-static float f16_to_f32(uint16_t h)
-{
-    uint32_t sign = (uint32_t)(h >> 15) << 31;
-    uint32_t e = (h >> 10) & 0x1f, m = h & 0x3ff;
-    if (e == 0x1f)
-        return f32_from_bits(sign | 0x7f800000u | (m << 13));
-    if (e == 0) {
-        float v = (float)m * (1.0f / 16777216.0f);
-        return sign ? -v : v;
-    }
-    return f32_from_bits(sign | ((e + 112) << 23) | (m << 13));
-}
-
-static float load(kcs_dtype t, const void *p, size_t i)
-{
-    switch (t) {
-    case KCS_DT_F32:
-    case KCS_DT_TF32: return ((const float *)p)[i];
-    case KCS_DT_BF16: return f32_from_bits((uint32_t)((const uint16_t *)p)[i] << 16);
-    case KCS_DT_F16: return f16_to_f32(((const uint16_t *)p)[i]);
-    default: return 0.0f;
-    }
-}
 
 /* Round a float to a p-bit significand, ties to even (fp32's range). */
 static float round_bits(float x, int p)
@@ -216,14 +185,4 @@ static int run(const kcs_plugin_call *c, char *msg, size_t msg_len)
     return 0;
 }
 
-static const kcs_plugin plugin = {
-    .abi_version = KCS_PLUGIN_ABI_VERSION,
-    .name = ACC_NAME,
-    .ops = "gemm,reduce_sum,dot",
-    .run = run,
-};
-
-KCS_PLUGIN_EXPORT const kcs_plugin *kcs_plugin_get(void)
-{
-    return &plugin;
-}
+KCS_TEST_PLUGIN(ACC_NAME, "gemm,reduce_sum,dot", run)

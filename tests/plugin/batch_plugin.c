@@ -17,7 +17,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "kcs_plugin.h"
+#include "plugin_common.h"
 
 #define MODE_INVARIANT 1
 #define MODE_DEPENDENT 2
@@ -61,12 +61,7 @@ static int run(const kcs_plugin_call *c, char *msg, size_t msg_len)
     return 0;
 }
 
-static const kcs_plugin plugin = {KCS_PLUGIN_ABI_VERSION, BATCH_NAME, "gemm", run};
-
-KCS_PLUGIN_EXPORT const kcs_plugin *kcs_plugin_get(void)
-{
-    return &plugin;
-}
+KCS_TEST_PLUGIN(BATCH_NAME, "gemm", run)
 
 #if MODE == MODE_INVARIANT || MODE == MODE_DEPENDENT
 KCS_PLUGIN_EXPORT const char *kcs_plugin_declares(void)

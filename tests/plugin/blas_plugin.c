@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "kcs_plugin.h"
+#include "plugin_common.h"
 
 static int blas_run(const kcs_plugin_call *c, char *msg, size_t msg_len)
 {
@@ -26,14 +26,4 @@ static int blas_run(const kcs_plugin_call *c, char *msg, size_t msg_len)
     return 0;
 }
 
-static const kcs_plugin blas = {
-    .abi_version = KCS_PLUGIN_ABI_VERSION,
-    .name = "kcs-blas-sgemm",
-    .ops = "gemm",
-    .run = blas_run,
-};
-
-KCS_PLUGIN_EXPORT const kcs_plugin *kcs_plugin_get(void)
-{
-    return &blas;
-}
+KCS_TEST_PLUGIN("kcs-blas-sgemm", "gemm", blas_run)

@@ -25,7 +25,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "kcs_plugin.h"
+#include "plugin_common.h"
 
 #define MODE_GOOD 1
 #define MODE_POLY 2
@@ -35,35 +35,6 @@
 #define CAT2(a, b) a##b
 #define CAT(a, b) CAT2(a, b)
 #define MODE CAT(MODE_, EW_MODE)
-
-static float f32_from_bits(uint32_t u)
-{
-    float f;
-    memcpy(&f, &u, sizeof f);
-    return f;
-}
-
-static float f16_to_f32(uint16_t h)
-{
-    uint32_t sign = (uint32_t)(h >> 15) << 31;
-    uint32_t e = (h >> 10) & 0x1f, m = h & 0x3ff;
-    if (e == 0x1f)
-        return f32_from_bits(sign | 0x7f800000u | (m << 13));
-    if (e == 0) {
-        float v = (float)m * (1.0f / 16777216.0f);
-        return sign ? -v : v;
-    }
-    return f32_from_bits(sign | ((e + 112) << 23) | (m << 13));
-}
-
-static float load(kcs_dtype t, const void *p, size_t i)
-{
-    switch (t) {
-    case KCS_DT_BF16: return f32_from_bits((uint32_t)((const uint16_t *)p)[i] << 16);
-    case KCS_DT_F16: return f16_to_f32(((const uint16_t *)p)[i]);
-    default: return ((const float *)p)[i];
-    }
-}
 
 #if MODE == MODE_VEC
 /* Cephes expf (S. L. Moshier): x = n ln2 + r, ln2 split in two (C1 + C2),
@@ -161,12 +132,7 @@ static int run(const kcs_plugin_call *c, char *msg, size_t msg_len)
     return 0;
 }
 
-static const kcs_plugin plugin = {KCS_PLUGIN_ABI_VERSION, EW_NAME, "elementwise", run};
-
-KCS_PLUGIN_EXPORT const kcs_plugin *kcs_plugin_get(void)
-{
-    return &plugin;
-}
+KCS_TEST_PLUGIN(EW_NAME, "elementwise", run)
 
 KCS_PLUGIN_EXPORT const char *kcs_plugin_declares(void)
 {

@@ -36,44 +36,10 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "kcs_plugin.h"
+#include "plugin_common.h"
 
 #define BF16_FAST_PATH_K 64 /* broken variant: bf16 accumulation above this k */
 #define BF16_LARGE_M 256    /* large-m variant: bf16 accumulation above this m */
-
-/* --- formats: decode inputs into float ----------------------------------- */
-
-static float f32_from_bits(uint32_t u)
-{
-    float f;
-    memcpy(&f, &u, sizeof f);
-    return f;
-}
-
-/* IEEE binary16 -> float (exact: every fp16 value is a float). */
-static float f16_to_f32(uint16_t h)
-{
-    uint32_t sign = (uint32_t)(h >> 15) << 31;
-    uint32_t e = (h >> 10) & 0x1f, m = h & 0x3ff;
-    if (e == 0x1f)
-        return f32_from_bits(sign | 0x7f800000u | (m << 13)); /* Inf / NaN */
-    if (e == 0) { /* zero or subnormal: m · 2^-24 */
-        float v = (float)m * (1.0f / 16777216.0f);
-        return sign ? -v : v;
-    }
-    return f32_from_bits(sign | ((e + 112) << 23) | (m << 13));
-}
-
-static float load(kcs_dtype t, const void *p, size_t i)
-{
-    switch (t) {
-    case KCS_DT_F32:
-    case KCS_DT_TF32: return ((const float *)p)[i];
-    case KCS_DT_BF16: return f32_from_bits((uint32_t)((const uint16_t *)p)[i] << 16);
-    case KCS_DT_F16: return f16_to_f32(((const uint16_t *)p)[i]);
-    default: return 0.0f; /* rejected before */
-    }
-}
 
 #if defined(EXAMPLE_BROKEN) || defined(EXAMPLE_LARGE_M)
 /* Round a float to the nearest bf16 value (ties to even), kept as a float. */

@@ -29,7 +29,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "kcs_plugin.h"
+#include "plugin_common.h"
 
 __attribute__((unused)) static void gemm_f32(const kcs_plugin_call *c)
 {
@@ -199,14 +199,4 @@ static int hostile_run(const kcs_plugin_call *c, char *msg, size_t msg_len)
 #endif
 }
 
-static const kcs_plugin hostile = {
-    .abi_version = KCS_PLUGIN_ABI_VERSION,
-    .name = "kcs-hostile",
-    .ops = "gemm",
-    .run = hostile_run,
-};
-
-KCS_PLUGIN_EXPORT const kcs_plugin *kcs_plugin_get(void)
-{
-    return &hostile;
-}
+KCS_TEST_PLUGIN("kcs-hostile", "gemm", hostile_run)

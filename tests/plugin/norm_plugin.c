@@ -15,7 +15,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "kcs_plugin.h"
+#include "plugin_common.h"
 
 #define MODE_RN 1
 #define MODE_SUM16 2
@@ -115,12 +115,7 @@ static int run(const kcs_plugin_call *c, char *msg, size_t msg_len)
     return 0;
 }
 
-static const kcs_plugin plugin = {KCS_PLUGIN_ABI_VERSION, NORM_NAME, "softmax,layernorm", run};
-
-KCS_PLUGIN_EXPORT const kcs_plugin *kcs_plugin_get(void)
-{
-    return &plugin;
-}
+KCS_TEST_PLUGIN(NORM_NAME, "softmax,layernorm", run)
 
 #if MODE != MODE_TRUNC_UNDECLARED
 KCS_PLUGIN_EXPORT const char *kcs_plugin_declares(void)

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "ci_report.h"
+#include "unit_helpers.h"
 
 #define HAS(hay, needle) (strstr((hay), (needle)) != NULL)
 
@@ -132,18 +133,11 @@ static void test_json(void)
     kcs_ci_free(&ci);
 }
 
-int main(void)
-{
-    if (CU_initialize_registry() != CUE_SUCCESS)
-        return 1;
-    CU_pSuite s = CU_add_suite("ci_report", NULL, NULL);
-    CU_add_test(s, "fail-on", test_fail_on);
-    CU_add_test(s, "status", test_status);
-    CU_add_test(s, "junit", test_junit);
-    CU_add_test(s, "json", test_json);
-    CU_basic_set_mode(CU_BRM_VERBOSE);
-    CU_basic_run_tests();
-    unsigned failed = CU_get_number_of_failures();
-    CU_cleanup_registry();
-    return failed ? 1 : 0;
-}
+static const ut_test tests[] = {
+    {"fail-on", test_fail_on},
+    {"status", test_status},
+    {"junit", test_junit},
+    {"json", test_json},
+};
+
+UT_MAIN("ci_report", tests)

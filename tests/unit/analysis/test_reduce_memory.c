@@ -18,6 +18,7 @@
 #include "h5out.h"
 #include "reduce.h"
 #include "store.h"
+#include "unit_helpers.h"
 
 enum { NR = 6, T = 4, MN = 64 };
 static const double alpha[NR] = {1.0, 0.5, 0.75, 0.5, 1.0, 1.0};
@@ -234,6 +235,10 @@ static void test_synthetic_fits(void)
     CU_ASSERT_TRUE(said);
 }
 
+static const ut_test tests[] = {
+    {"fits recover the generating exponents", test_synthetic_fits},
+};
+
 int main(int argc, char **argv)
 {
     if (argc == 4 && strcmp(argv[1], "--write") == 0) {
@@ -253,14 +258,7 @@ int main(int argc, char **argv)
     snprintf(dir, sizeof dir, "/tmp/kcs_test_reduce_memory.XXXXXX");
     if (!mkdtemp(dir))
         return 1;
-    if (CU_initialize_registry() != CUE_SUCCESS)
-        return 1;
-    CU_pSuite s = CU_add_suite("reduce_synthetic", NULL, NULL);
-    CU_add_test(s, "fits recover the generating exponents", test_synthetic_fits);
-    CU_basic_set_mode(CU_BRM_VERBOSE);
-    CU_basic_run_tests();
-    unsigned f = CU_get_number_of_failures();
-    CU_cleanup_registry();
+    unsigned f = (unsigned)ut_run("reduce_synthetic", tests);
     char cmd[400];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     if (system(cmd) != 0)

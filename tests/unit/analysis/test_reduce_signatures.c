@@ -11,6 +11,7 @@
 #include "recompute.h"
 #include "reduce.h"
 #include "signatures.h"
+#include "unit_helpers.h"
 
 static const char *classify(int rows, int cols, int (*differs)(int r, int c))
 {
@@ -185,18 +186,11 @@ static void test_signatures(void)
     kcs_sig_summary_free(&sum);
 }
 
-int main(void)
-{
-    if (CU_initialize_registry() != CUE_SUCCESS)
-        return 1;
-    CU_pSuite s = CU_add_suite("reduce_signatures", NULL, NULL);
-    CU_add_test(s, "difference patterns", test_patterns);
-    CU_add_test(s, "sample positions", test_sample_index);
-    CU_add_test(s, "rank-pair divergence", test_divergence);
-    CU_add_test(s, "ordering-signature classes", test_signatures);
-    CU_basic_set_mode(CU_BRM_VERBOSE);
-    CU_basic_run_tests();
-    unsigned f = CU_get_number_of_failures();
-    CU_cleanup_registry();
-    return f != 0;
-}
+static const ut_test tests[] = {
+    {"difference patterns", test_patterns},
+    {"sample positions", test_sample_index},
+    {"rank-pair divergence", test_divergence},
+    {"ordering-signature classes", test_signatures},
+};
+
+UT_MAIN("reduce_signatures", tests)

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 
 #include "stats.h"
+#include "unit_helpers.h"
 
 #define PI 3.14159265358979323846
 
@@ -136,18 +137,11 @@ static void test_loghist(void)
     free(h);
 }
 
-int main(void)
-{
-    if (CU_initialize_registry() != CUE_SUCCESS)
-        return 1;
-    CU_pSuite s = CU_add_suite("reduce_stats", NULL, NULL);
-    CU_add_test(s, "t distribution closed forms", test_t_closed_forms);
-    CU_add_test(s, "incomplete beta special cases", test_betainc);
-    CU_add_test(s, "least squares and merging", test_fit);
-    CU_add_test(s, "log histogram quantiles", test_loghist);
-    CU_basic_set_mode(CU_BRM_VERBOSE);
-    CU_basic_run_tests();
-    unsigned f = CU_get_number_of_failures();
-    CU_cleanup_registry();
-    return f != 0;
-}
+static const ut_test tests[] = {
+    {"t distribution closed forms", test_t_closed_forms},
+    {"incomplete beta special cases", test_betainc},
+    {"least squares and merging", test_fit},
+    {"log histogram quantiles", test_loghist},
+};
+
+UT_MAIN("reduce_stats", tests)

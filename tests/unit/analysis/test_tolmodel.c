@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "tolmodel.h"
+#include "unit_helpers.h"
 
 /* P(X >= k) and P(X <= k) for X ~ Binomial(n, p), summed term by term */
 static double binom_ge(int k, int n, double p)
@@ -234,18 +235,11 @@ static void test_outputs_rule(void)
     CU_ASSERT_DOUBLE_EQUAL(2 * N * exp(-t * t / 2), p, 1e-12);
 }
 
-int main(void)
-{
-    if (CU_initialize_registry() != CUE_SUCCESS)
-        return 1;
-    CU_pSuite s = CU_add_suite("tolmodel", NULL, NULL);
-    CU_add_test(s, "Clopper-Pearson intervals", test_clopper_pearson);
-    CU_add_test(s, "cluster-robust slope", test_cluster_slope);
-    CU_add_test(s, "power law, envelope, minimum data", test_forms);
-    CU_add_test(s, "outputs rule", test_outputs_rule);
-    CU_basic_set_mode(CU_BRM_VERBOSE);
-    CU_basic_run_tests();
-    unsigned f = CU_get_number_of_failures();
-    CU_cleanup_registry();
-    return f != 0;
-}
+static const ut_test tests[] = {
+    {"Clopper-Pearson intervals", test_clopper_pearson},
+    {"cluster-robust slope", test_cluster_slope},
+    {"power law, envelope, minimum data", test_forms},
+    {"outputs rule", test_outputs_rule},
+};
+
+UT_MAIN("tolmodel", tests)

@@ -6,6 +6,7 @@
 
 #include "acc.h"
 #include "rng.h"
+#include "unit_helpers.h"
 
 static const kcs_acc ACC32 = {KCS_FMT_FP32, 0, 0}, ACC64 = {KCS_FMT_FP64, 0, 0},
                      ACC16 = {KCS_FMT_FP16, 0, 0}, ACCBF = {KCS_FMT_BF16, 0, 0};
@@ -220,20 +221,14 @@ static void test_bits_accumulator(void)
     CU_ASSERT_EQUAL(kcs_acc_add(&ACC16, 0x1p-24, 0.4 * 0x1p-24), 0x1p-24);
 }
 
-int main(void)
-{
-    CU_initialize_registry();
-    CU_pSuite s = CU_add_suite("cpu accumulation", NULL, NULL);
-    CU_add_test(s, "sequential fp32 == fmaf loop", test_seq_fp32_is_fmaf);
-    CU_add_test(s, "acc_add correctly rounded (MPFR)", test_acc_add_correctly_rounded);
-    CU_add_test(s, "acc_add near rounding boundaries (MPFR)", test_acc_add_near_boundaries);
-    CU_add_test(s, "schedules in fp16, hand-derived", test_schedules_fp16_hand_derived);
-    CU_add_test(s, "atomic: seeded order", test_atomic_seeded);
-    CU_add_test(s, "bits:N accumulator", test_bits_accumulator);
-    CU_add_test(s, "fp32 operands into fp32 (MPFR, fp32 range)", test_acc_add_fp32_operands);
-    CU_basic_set_mode(CU_BRM_VERBOSE);
-    CU_basic_run_tests();
-    unsigned f = CU_get_number_of_failures();
-    CU_cleanup_registry();
-    return f != 0;
-}
+static const ut_test tests[] = {
+    {"sequential fp32 == fmaf loop", test_seq_fp32_is_fmaf},
+    {"acc_add correctly rounded (MPFR)", test_acc_add_correctly_rounded},
+    {"acc_add near rounding boundaries (MPFR)", test_acc_add_near_boundaries},
+    {"schedules in fp16, hand-derived", test_schedules_fp16_hand_derived},
+    {"atomic: seeded order", test_atomic_seeded},
+    {"bits:N accumulator", test_bits_accumulator},
+    {"fp32 operands into fp32 (MPFR, fp32 range)", test_acc_add_fp32_operands},
+};
+
+UT_MAIN("cpu accumulation", tests)

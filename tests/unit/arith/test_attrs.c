@@ -4,6 +4,7 @@
 
 #include "attrs.h"
 #include "error.h"
+#include "unit_helpers.h"
 
 static void test_get(void)
 {
@@ -45,15 +46,9 @@ static void test_strict(void)
         CU_ASSERT_EQUAL(kcs_attrs_check(good[i]), 0);
 }
 
-int main(void)
-{
-    CU_initialize_registry();
-    CU_pSuite s = CU_add_suite("attrs", NULL, NULL);
-    CU_add_test(s, "lookup", test_get);
-    CU_add_test(s, "strict syntax", test_strict);
-    CU_basic_set_mode(CU_BRM_VERBOSE);
-    CU_basic_run_tests();
-    unsigned f = CU_get_number_of_failures();
-    CU_cleanup_registry();
-    return f != 0;
-}
+static const ut_test tests[] = {
+    {"lookup", test_get},
+    {"strict syntax", test_strict},
+};
+
+UT_MAIN("attrs", tests)

@@ -5,6 +5,7 @@
 #include "error.h"
 #include "format.h"
 #include "profile.h"
+#include "unit_helpers.h"
 
 #include <CUnit/Basic.h>
 #include <math.h>
@@ -444,10 +445,7 @@ static void test_fttn(void)
 static uint64_t rs = 0x243F6A8885A308D3ull;
 static uint64_t rnd64(void)
 {
-    uint64_t z = (rs += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
+    return ut_splitmix64(&rs);
 }
 static double urand(void) /* [0, 1) */
 {
@@ -602,40 +600,20 @@ static void test_error_bound(void)
     CU_ASSERT(err_h100_fp8 > 10 * err_a100_fp16);
 }
 
-int main(void)
-{
-    if (CU_initialize_registry() != CUE_SUCCESS)
-        return 2;
-    CU_pSuite s = CU_add_suite("blockfma", NULL, NULL);
-    if (!s)
-        goto fail;
-    struct {
-        const char *name;
-        void (*fn)(void);
-    } tests[] = {
-        {"profile table", test_table},
-        {"alignment truncation", test_alignment},
-        {"final rounding rz/rne", test_final_rounding},
-        {"product carry", test_carry},
-        {"late c addition", test_late_c},
-        {"pairwise and flush", test_pairwise},
-        {"h100 fp8 14-bit accumulator", test_fp8_h100},
-        {"exact block", test_exact_block},
-        {"non-finite", test_nonfinite},
-        {"padding", test_padding},
-        {"fttn cross-profile", test_fttn},
-        {"gemm vs step", test_gemm_vs_step},
-        {"error bound", test_error_bound},
-    };
-    for (size_t i = 0; i < sizeof tests / sizeof tests[0]; i++)
-        if (!CU_add_test(s, tests[i].name, tests[i].fn))
-            goto fail;
-    CU_basic_set_mode(CU_BRM_VERBOSE);
-    CU_basic_run_tests();
-    unsigned f = CU_get_number_of_failures();
-    CU_cleanup_registry();
-    return f != 0;
-fail:
-    CU_cleanup_registry();
-    return 2;
-}
+static const ut_test tests[] = {
+    {"profile table", test_table},
+    {"alignment truncation", test_alignment},
+    {"final rounding rz/rne", test_final_rounding},
+    {"product carry", test_carry},
+    {"late c addition", test_late_c},
+    {"pairwise and flush", test_pairwise},
+    {"h100 fp8 14-bit accumulator", test_fp8_h100},
+    {"exact block", test_exact_block},
+    {"non-finite", test_nonfinite},
+    {"padding", test_padding},
+    {"fttn cross-profile", test_fttn},
+    {"gemm vs step", test_gemm_vs_step},
+    {"error bound", test_error_bound},
+};
+
+UT_MAIN("blockfma", tests)

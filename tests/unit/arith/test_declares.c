@@ -5,6 +5,7 @@
 
 #include "declares.h"
 #include "error.h"
+#include "unit_helpers.h"
 
 static void test_lists(void)
 {
@@ -64,15 +65,9 @@ static void test_names(void)
         CU_ASSERT_PTR_NOT_NULL(strstr(kcs_decls_known(), kcs_decl_name((kcs_decl)i)));
 }
 
-int main(void)
-{
-    CU_initialize_registry();
-    CU_pSuite s = CU_add_suite("declares", NULL, NULL);
-    CU_add_test(s, "lists", test_lists);
-    CU_add_test(s, "names and text form", test_names);
-    CU_basic_set_mode(CU_BRM_VERBOSE);
-    CU_basic_run_tests();
-    unsigned f = CU_get_number_of_failures();
-    CU_cleanup_registry();
-    return f != 0;
-}
+static const ut_test tests[] = {
+    {"lists", test_lists},
+    {"names and text form", test_names},
+};
+
+UT_MAIN("declares", tests)

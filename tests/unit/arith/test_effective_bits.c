@@ -17,6 +17,7 @@
 #include "acc.h"
 #include "effective_bits.h"
 #include "rng.h"
+#include "unit_helpers.h"
 
 /* Exact sum of doubles whose sum fits: Neumaier compensation is exact
  * enough here (the reference of a <= 24-bit accumulation). */
@@ -168,18 +169,10 @@ static void test_gemm_indexing(void)
     free(t);
 }
 
-int main(void)
-{
-    CU_initialize_registry();
-    CU_pSuite s = CU_add_suite("effective_acc_bits", NULL, NULL);
-    CU_add_test(s, "fp32 24, bf16 8, fp16 11, bits:14 14 (+- 1), k = 64..65536, normal and "
-                   "uniform(0,1)",
-                test_known_accumulators);
-    CU_add_test(s, "pairwise, blocked and split-K read no fewer bits", test_other_orders);
-    CU_add_test(s, "gemm term indexing", test_gemm_indexing);
-    CU_basic_set_mode(CU_BRM_VERBOSE);
-    CU_basic_run_tests();
-    unsigned f = CU_get_number_of_failures();
-    CU_cleanup_registry();
-    return f != 0;
-}
+static const ut_test tests[] = {
+    {"fp32 24, bf16 8, fp16 11, bits:14 14 (+- 1), k = 64..65536, normal and " "uniform(0,1)", test_known_accumulators},
+    {"pairwise, blocked and split-K read no fewer bits", test_other_orders},
+    {"gemm term indexing", test_gemm_indexing},
+};
+
+UT_MAIN("effective_acc_bits", tests)

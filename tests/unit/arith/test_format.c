@@ -5,6 +5,7 @@
  * shared/PROFILES.md, not from the code under test. */
 #include "error.h"
 #include "format.h"
+#include "unit_helpers.h"
 
 #include <CUnit/Basic.h>
 #include <fenv.h>
@@ -24,10 +25,7 @@ static uint64_t rng_state = 0x9E3779B97F4A7C15ull;
 
 static uint64_t rnd64(void)
 {
-    uint64_t z = (rng_state += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
+    return ut_splitmix64(&rng_state);
 }
 
 /* bitwise equality of doubles, NaN == NaN */
@@ -532,39 +530,19 @@ static void test_ulp_distance(void)
     CU_ASSERT_EQUAL(kcs_format_ulp_distance(KCS_FMT_FP32, NAN, NAN), 0.0);
 }
 
-int main(void)
-{
-    if (CU_initialize_registry() != CUE_SUCCESS)
-        return 2;
-    CU_pSuite s = CU_add_suite("format", NULL, NULL);
-    if (!s)
-        goto fail;
-    struct {
-        const char *name;
-        void (*fn)(void);
-    } tests[] = {
-        {"info", test_info},
-        {"exhaustive encodings", test_exhaustive},
-        {"midpoints 8/16-bit and tf32", test_midpoints_small},
-        {"midpoints fp32", test_midpoints_fp32},
-        {"overflow", test_overflow},
-        {"subnormal and flush", test_subnormal},
-        {"direct rounding", test_direct_rounding},
-        {"fp32 vs C cast", test_fp32_vs_cast},
-        {"fp16 vs _Float16", test_fp16_vs_float16},
-        {"round_bits", test_round_bits},
-        {"exact", test_exact},
-        {"ulp distance", test_ulp_distance},
-    };
-    for (size_t i = 0; i < sizeof tests / sizeof tests[0]; i++)
-        if (!CU_add_test(s, tests[i].name, tests[i].fn))
-            goto fail;
-    CU_basic_set_mode(CU_BRM_VERBOSE);
-    CU_basic_run_tests();
-    unsigned f = CU_get_number_of_failures();
-    CU_cleanup_registry();
-    return f != 0;
-fail:
-    CU_cleanup_registry();
-    return 2;
-}
+static const ut_test tests[] = {
+    {"info", test_info},
+    {"exhaustive encodings", test_exhaustive},
+    {"midpoints 8/16-bit and tf32", test_midpoints_small},
+    {"midpoints fp32", test_midpoints_fp32},
+    {"overflow", test_overflow},
+    {"subnormal and flush", test_subnormal},
+    {"direct rounding", test_direct_rounding},
+    {"fp32 vs C cast", test_fp32_vs_cast},
+    {"fp16 vs _Float16", test_fp16_vs_float16},
+    {"round_bits", test_round_bits},
+    {"exact", test_exact},
+    {"ulp distance", test_ulp_distance},
+};
+
+UT_MAIN("format", tests)

@@ -19,14 +19,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "unit_helpers.h"
+
 static uint64_t rng_state = 0x243F6A8885A308D3ull;
 
 static uint64_t rnd64(void)
 {
-    uint64_t z = (rng_state += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
+    return ut_splitmix64(&rng_state);
 }
 
 static uint64_t bits_of(double x)
@@ -374,22 +373,14 @@ static void test_round_bits_fast(void)
     CU_ASSERT_EQUAL(bad, 0);
 }
 
-int main(void)
-{
-    if (CU_initialize_registry() != CUE_SUCCESS)
-        return 1;
-    CU_pSuite s = CU_add_suite("format_fast", NULL, NULL);
-    CU_add_test(s, "every value, neighbour and midpoint of 8/16-bit and tf32",
-                test_every_small_format_value);
-    CU_add_test(s, "specials and dense random doubles", test_specials_and_random);
-    CU_add_test(s, "fp32 inputs (strided; KCS_TEST_EXHAUSTIVE=1: all)", test_fp32_inputs);
-    CU_add_test(s, "ulp distance", test_ulp_distance);
-    CU_add_test(s, "fp32 ulp distance: edges and hardware path", test_ulp_distance_fp32);
-    CU_add_test(s, "non-default modes use the generic path", test_other_modes_generic);
-    CU_add_test(s, "bits:N and RZ by integer operations", test_round_bits_fast);
-    CU_basic_set_mode(CU_BRM_VERBOSE);
-    CU_basic_run_tests();
-    unsigned fails = CU_get_number_of_failures();
-    CU_cleanup_registry();
-    return fails ? 1 : 0;
-}
+static const ut_test tests[] = {
+    {"every value, neighbour and midpoint of 8/16-bit and tf32", test_every_small_format_value},
+    {"specials and dense random doubles", test_specials_and_random},
+    {"fp32 inputs (strided; KCS_TEST_EXHAUSTIVE=1: all)", test_fp32_inputs},
+    {"ulp distance", test_ulp_distance},
+    {"fp32 ulp distance: edges and hardware path", test_ulp_distance_fp32},
+    {"non-default modes use the generic path", test_other_modes_generic},
+    {"bits:N and RZ by integer operations", test_round_bits_fast},
+};
+
+UT_MAIN("format_fast", tests)

@@ -13,6 +13,7 @@
 #include "format.h"
 #include "freivalds.h"
 #include "rng.h"
+#include "unit_helpers.h"
 
 /* ---- helpers --------------------------------------------------------- */
 
@@ -638,25 +639,18 @@ static void test_fixed_threshold(void)
     CU_ASSERT_DOUBLE_EQUAL(ratio, 0.55 / 0.6, 1e-12);
 }
 
-int main(void)
-{
-    if (CU_initialize_registry() != CUE_SUCCESS)
-        return 1;
-    CU_pSuite s = CU_add_suite("freivalds", NULL, NULL);
-    CU_add_test(s, "conforming GEMMs pass (shapes x dtypes x modes)", test_conforming_pass);
-    CU_add_test(s, "single corruption at 10x threshold caught", test_single_corruption);
-    CU_add_test(s, "rigorous bound holds and is sharp on all-positive", test_rigorous_adversarial);
-    CU_add_test(s, "probabilistic thresholds below rigorous", test_prob_smaller);
-    CU_add_test(s, "probabilistic model limit (stagnation)", test_prob_model_limit);
-    CU_add_test(s, "check arithmetic within its bound", test_check_arithmetic);
-    CU_add_test(s, "thread count does not change results", test_threads_deterministic);
-    CU_add_test(s, "v4 and portable kernels agree; finish from terms", test_kernels_and_finish);
-    CU_add_test(s, "NaN/Inf and argument checks", test_nonfinite_and_args);
-    CU_add_test(s, "Rademacher probes and lambda", test_probes_and_lambda);
-    CU_add_test(s, "fixed threshold criterion", test_fixed_threshold);
-    CU_basic_set_mode(CU_BRM_VERBOSE);
-    CU_basic_run_tests();
-    unsigned f = CU_get_number_of_failures();
-    CU_cleanup_registry();
-    return f != 0;
-}
+static const ut_test tests[] = {
+    {"conforming GEMMs pass (shapes x dtypes x modes)", test_conforming_pass},
+    {"single corruption at 10x threshold caught", test_single_corruption},
+    {"rigorous bound holds and is sharp on all-positive", test_rigorous_adversarial},
+    {"probabilistic thresholds below rigorous", test_prob_smaller},
+    {"probabilistic model limit (stagnation)", test_prob_model_limit},
+    {"check arithmetic within its bound", test_check_arithmetic},
+    {"thread count does not change results", test_threads_deterministic},
+    {"v4 and portable kernels agree; finish from terms", test_kernels_and_finish},
+    {"NaN/Inf and argument checks", test_nonfinite_and_args},
+    {"Rademacher probes and lambda", test_probes_and_lambda},
+    {"fixed threshold criterion", test_fixed_threshold},
+};
+
+UT_MAIN("freivalds", tests)

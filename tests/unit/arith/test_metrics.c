@@ -8,6 +8,7 @@
 #include "metrics.h"
 #include "norm_fro.h"
 #include "tensor.h"
+#include "unit_helpers.h"
 
 static void test_hand_values(void)
 {
@@ -117,18 +118,12 @@ static void test_norm_fro_chunks(void)
     free(part);
 }
 
-int main(void)
-{
-    CU_initialize_registry();
-    CU_pSuite s = CU_add_suite("metrics", NULL, NULL);
-    CU_add_test(s, "hand-computed errors", test_hand_values);
-    CU_add_test(s, "non-finite and sentinel counts", test_nonfinite_and_sentinel);
-    CU_add_test(s, "guard regions", test_guards);
-    CU_add_test(s, "digests see one ulp", test_digests);
-    CU_add_test(s, "chunked Frobenius norm: splits and accuracy", test_norm_fro_chunks);
-    CU_basic_set_mode(CU_BRM_VERBOSE);
-    CU_basic_run_tests();
-    unsigned f = CU_get_number_of_failures();
-    CU_cleanup_registry();
-    return f != 0;
-}
+static const ut_test tests[] = {
+    {"hand-computed errors", test_hand_values},
+    {"non-finite and sentinel counts", test_nonfinite_and_sentinel},
+    {"guard regions", test_guards},
+    {"digests see one ulp", test_digests},
+    {"chunked Frobenius norm: splits and accuracy", test_norm_fro_chunks},
+};
+
+UT_MAIN("metrics", tests)

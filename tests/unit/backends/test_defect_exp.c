@@ -20,12 +20,12 @@
 #include <string.h>
 
 #include "backend.h"
+#include "cpu_fixture.h"
 #include "format.h"
 #include "tensor.h"
+#include "unit_helpers.h"
 
-extern const kcs_backend_ops kcs_backend_cpu;
 
-static kcs_backend_ctx *ctx;
 
 static int run_exp(const char *variant, const double *x, double *y, size_t n)
 {
@@ -178,23 +178,11 @@ static void test_refusals(void)
     CU_ASSERT_EQUAL(kcs_backend_cpu.run(ctx, &c, &err), KCS_E_UNSUPPORTED);
 }
 
-int main(void)
-{
-    kcs_error err = {0};
-    if (kcs_backend_cpu.open(0, NULL, &ctx, &err)) {
-        fprintf(stderr, "cpu backend: %s\n", err.msg);
-        return 1;
-    }
-    CU_initialize_registry();
-    CU_pSuite s = CU_add_suite("defect_exp", NULL, NULL);
-    CU_add_test(s, "bad exps pass a plain randn test", test_plain);
-    CU_add_test(s, "bad exps are off by more than eta", test_bad_wrong);
-    CU_add_test(s, "conforming exps within their bound", test_conforming);
-    CU_add_test(s, "fn and op refused", test_refusals);
-    CU_basic_set_mode(CU_BRM_VERBOSE);
-    CU_basic_run_tests();
-    unsigned f = CU_get_number_of_failures();
-    CU_cleanup_registry();
-    kcs_backend_cpu.close(ctx);
-    return f != 0;
-}
+static const ut_test tests[] = {
+    {"bad exps pass a plain randn test", test_plain},
+    {"bad exps are off by more than eta", test_bad_wrong},
+    {"conforming exps within their bound", test_conforming},
+    {"fn and op refused", test_refusals},
+};
+
+UT_MAIN_FIXTURE("defect_exp", open_cpu, close_cpu, tests)

@@ -13,6 +13,7 @@
 #include "oracle.h"
 #include "rng.h"
 #include "tensor.h"
+#include "unit_helpers.h"
 
 extern const kcs_backend_ops kcs_backend_cpu;
 
@@ -264,18 +265,12 @@ static void test_cpu_kernels(void)
     CU_ASSERT(nat_lo > 1e6);
 }
 
-int main(void)
-{
-    CU_initialize_registry();
-    CU_pSuite s = CU_add_suite("elementwise", NULL, NULL);
-    CU_add_test(s, "names and attrs", test_names);
-    CU_add_test(s, "fp64 reference against MPFR", test_reference_mpfr);
-    CU_add_test(s, "limits and special values", test_reference_special);
-    CU_add_test(s, "oracle: overflow and absref", test_oracle);
-    CU_add_test(s, "cpu kernels native and own", test_cpu_kernels);
-    CU_basic_set_mode(CU_BRM_VERBOSE);
-    CU_basic_run_tests();
-    unsigned f = CU_get_number_of_failures();
-    CU_cleanup_registry();
-    return f != 0;
-}
+static const ut_test tests[] = {
+    {"names and attrs", test_names},
+    {"fp64 reference against MPFR", test_reference_mpfr},
+    {"limits and special values", test_reference_special},
+    {"oracle: overflow and absref", test_oracle},
+    {"cpu kernels native and own", test_cpu_kernels},
+};
+
+UT_MAIN("elementwise", tests)

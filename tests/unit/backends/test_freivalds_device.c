@@ -15,6 +15,7 @@
 #include "backend.h"
 #include "freivalds.h"
 #include "freivalds_device.h"
+#include "unit_helpers.h"
 
 #define M 7
 #define KK 33
@@ -348,23 +349,18 @@ static void test_device_shapes(void)
     }
 }
 
+static const ut_test tests[] = {
+    {"lookup", test_lookup},
+    {"bad_args", test_bad_args},
+    {"sizes", test_sizes},
+    {"nodev", test_nodev},
+    {"device_shapes", test_device_shapes},
+};
+
 int main(void)
 {
     fill();
     for (size_t g = 0; g < N_GPUS; g++)
         gpus[g].fn = kcs_freivalds_device(gpus[g].name);
-    if (CU_initialize_registry() != CUE_SUCCESS)
-        return 1;
-    CU_pSuite s = CU_add_suite("freivalds_device", NULL, NULL);
-    if (!s || !CU_add_test(s, "lookup", test_lookup) || !CU_add_test(s, "bad_args", test_bad_args) ||
-        !CU_add_test(s, "sizes", test_sizes) || !CU_add_test(s, "nodev", test_nodev) ||
-        !CU_add_test(s, "device_shapes", test_device_shapes)) {
-        CU_cleanup_registry();
-        return 1;
-    }
-    CU_basic_set_mode(CU_BRM_VERBOSE);
-    CU_basic_run_tests();
-    unsigned f = CU_get_number_of_failures();
-    CU_cleanup_registry();
-    return f != 0;
+    return ut_run("freivalds_device", tests);
 }

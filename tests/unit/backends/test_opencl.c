@@ -24,6 +24,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "unit_helpers.h"
+
 #ifdef KCS_HAVE_OPENCL
 /* the opencl module's table (backends/registry.c loads it in main) */
 static const kcs_backend_ops *ops;
@@ -116,6 +118,13 @@ static int run(kcs_call *c, gbuf *g)
     if (rc && rc != KCS_E_RAISED)
         fprintf(stderr, "\n  run(%s, %s): %s\n", kcs_op_name(c->op), c->variant, err.msg);
     return rc;
+}
+/* Run c into a fresh guarded buffer of n values; the run must succeed. */
+static gbuf run_new(kcs_call *c, size_t n)
+{
+    gbuf g = galloc(n);
+    CU_ASSERT_EQUAL_FATAL(run(c, &g), 0);
+    return g;
 }
 
 /* ---- references -------------------------------------------------------- */
@@ -267,8 +276,7 @@ static void check_gemm_bound(const char *variant, const kcs_schedule *s, int64_t
     setin(&c, 1, B);
     if (C)
         setin(&c, 2, C);
-    gbuf g = galloc(kcs_op_out_len(&c));
-    CU_ASSERT_EQUAL_FATAL(run(&c, &g), 0);
+    gbuf g = run_new(&c, kcs_op_out_len(&c));
     int bad = 0;
     for (int64_t b = 0; b < batch; b++)
         for (int64_t i = 0; i < m; i++)
@@ -328,8 +336,7 @@ static void test_gemm_bitwise(void)
             setin(&c, 1, B);
             if (with_c)
                 setin(&c, 2, C);
-            gbuf g = galloc(m * n);
-            CU_ASSERT_EQUAL_FATAL(run(&c, &g), 0);
+            gbuf g = run_new(&c, m * n);
             int bad = 0;
             for (int64_t i = 0; i < m; i++)
                 for (int64_t j = 0; j < n; j++) {
@@ -505,8 +512,7 @@ static void test_gemm_half(void)
         c.dtype_out = fmts[f];
         setin(&c, 0, A);
         setin(&c, 1, B);
-        gbuf g = galloc(m * n);
-        CU_ASSERT_EQUAL_FATAL(run(&c, &g), 0);
+        gbuf g = run_new(&c, m * n);
         int bad = 0;
         for (int64_t i = 0; i < m; i++)
             for (int64_t j = 0; j < n; j++) {
@@ -538,8 +544,7 @@ static void test_reduce_sum(void)
         kcs_call c = mkcall(KCS_OP_REDUCE_SUM, "own", m, 0, k);
         c.schedule = scheds[s];
         setin(&c, 0, X);
-        gbuf g = galloc(m);
-        CU_ASSERT_EQUAL_FATAL(run(&c, &g), 0);
+        gbuf g = run_new(&c, m);
         int bad = 0;
         for (int64_t i = 0; i < m; i++) {
             terms t = {fx + i * k, NULL, 1, 0};
@@ -551,8 +556,7 @@ static void test_reduce_sum(void)
     }
     kcs_call c = mkcall(KCS_OP_REDUCE_SUM, "native", m, 0, k);
     setin(&c, 0, X);
-    gbuf g = galloc(m);
-    CU_ASSERT_EQUAL_FATAL(run(&c, &g), 0);
+    gbuf g = run_new(&c, m);
     for (int64_t i = 0; i < m; i++) {
         double r = 0, mag = 0;
         for (int64_t t = 0; t < k; t++) {
@@ -582,8 +586,7 @@ static void check_softmax(const char *variant, const kcs_schedule *s, double shi
     if (s)
         c.schedule = *s;
     setin(&c, 0, X);
-    gbuf g = galloc(m * k);
-    CU_ASSERT_EQUAL_FATAL(run(&c, &g), 0);
+    gbuf g = run_new(&c, m * k);
     int bad = 0;
     for (int64_t i = 0; i < m; i++) {
         double mx = -INFINITY, sum = 0;
@@ -630,8 +633,7 @@ static void check_norm(kcs_op op, const char *variant, const kcs_schedule *s, in
         if (op == KCS_OP_LAYERNORM)
             setin(&c, 2, Bt);
     }
-    gbuf g = galloc(m * k);
-    CU_ASSERT_EQUAL_FATAL(run(&c, &g), 0);
+    gbuf g = run_new(&c, m * k);
     int bad = 0;
     for (int64_t i = 0; i < m; i++) {
         const double *x = X + i * k;
@@ -690,8 +692,7 @@ static void check_attention(const char *variant, const kcs_schedule *s, int64_t 
     setin(&c, 0, Q);
     setin(&c, 1, K);
     setin(&c, 2, V);
-    gbuf g = galloc(kcs_op_out_len(&c));
-    CU_ASSERT_EQUAL_FATAL(run(&c, &g), 0);
+    gbuf g = run_new(&c, kcs_op_out_len(&c));
     double *p = malloc(n * sizeof *p);
     int bad = 0;
     for (int64_t b = 0; b < batch; b++)
@@ -781,8 +782,7 @@ static void test_gather(void)
         c.attrs = modes[md];
         setin(&c, 0, T);
         setin(&c, 1, idx);
-        gbuf g = galloc(n * k);
-        CU_ASSERT_EQUAL_FATAL(run(&c, &g), 0);
+        gbuf g = run_new(&c, n * k);
         int bad = 0;
         for (int64_t p = 0; p < n; p++) {
             int64_t r = (int64_t)idx[p];
@@ -853,15 +853,22 @@ static void test_gather(void)
 }
 
 /* ---- every (input storage, accumulator) build of every kernel file ------ */
-static void test_types(void)
+/* Build f of 4 (input storage fp32, fp16, bf16, fp64) with accumulator a
+ * of 2 (fp32, fp64), fp64 output. */
+static void set_types(int f, int a)
 {
     const kcs_format fin[4] = {KCS_FMT_FP32, KCS_FMT_FP16, KCS_FMT_BF16, KCS_FMT_FP64};
     const kcs_format facc[2] = {KCS_FMT_FP32, KCS_FMT_FP64};
+    t_in = fin[f];
+    t_acc = facc[a];
+    t_out = KCS_FMT_FP64;
+}
+
+static void test_types(void)
+{
     for (int f = 0; f < 4; f++)
         for (int a = 0; a < 2; a++) {
-            t_in = fin[f];
-            t_acc = facc[a];
-            t_out = KCS_FMT_FP64;
+            set_types(f, a);
             /* probe fp64 support once per combination */
             double one = 1;
             kcs_call p = mkcall(KCS_OP_REDUCE_SUM, "own", 1, 0, 1);
@@ -953,13 +960,9 @@ static void test_matches_cpu(void)
     /* PoCL on x86 rounds float division and sqrt correctly, as the cpu
      * backend does: the norms agree bit for bit there. */
     int pocl = strstr(info.runtime, "PoCL") != NULL;
-    const kcs_format fin[4] = {KCS_FMT_FP32, KCS_FMT_FP16, KCS_FMT_BF16, KCS_FMT_FP64};
-    const kcs_format facc[2] = {KCS_FMT_FP32, KCS_FMT_FP64};
     for (int f = 0; f < 4; f++)
         for (int a = 0; a < 2; a++) {
-            t_in = fin[f];
-            t_acc = facc[a];
-            t_out = KCS_FMT_FP64;
+            set_types(f, a);
             double *A = randv(3 * 9 * 70, 1), *B = randv(3 * 70 * 11, 1),
                    *C = randv(3 * 9 * 11, 2), *V = randv(3 * 40 * 70, 1);
             for (size_t s = 0; s < N_SCHED; s++) {
@@ -1256,6 +1259,28 @@ static void test_elementwise(void)
             ocl_ew_worst(c2, KCS_EW_EXP, "native", -4.0, 4.0, 0));
     ops->close(c2);
 }
+
+static const ut_test tests[] = {
+    {"discover", test_discover},
+    {"gemm_bound", test_gemm_bound},
+    {"gemm_bitwise", test_gemm_bitwise},
+    {"gemm_native_is_sequential", test_gemm_native_is_sequential},
+    {"gemm_fp64", test_gemm_fp64},
+    {"gemm_half", test_gemm_half},
+    {"reduce_sum", test_reduce_sum},
+    {"softmax", test_softmax},
+    {"norms", test_norms},
+    {"attention", test_attention},
+    {"gather", test_gather},
+    {"elementwise", test_elementwise},
+    {"types", test_types},
+#ifdef KCS_HAVE_CPU
+    {"matches_cpu", test_matches_cpu},
+    {"odd_sums_match_cpu", test_odd_sums_match_cpu},
+#endif
+    {"refusals", test_refusals},
+    {"options", test_options},
+};
 #endif /* KCS_HAVE_OPENCL */
 
 int main(void)
@@ -1287,32 +1312,6 @@ int main(void)
                 err.msg);
         return 1;
     }
-    if (CU_initialize_registry() != CUE_SUCCESS)
-        return 1;
-    CU_pSuite s = CU_add_suite("opencl", suite_init, suite_clean);
-    CU_add_test(s, "discover", test_discover);
-    CU_add_test(s, "gemm_bound", test_gemm_bound);
-    CU_add_test(s, "gemm_bitwise", test_gemm_bitwise);
-    CU_add_test(s, "gemm_native_is_sequential", test_gemm_native_is_sequential);
-    CU_add_test(s, "gemm_fp64", test_gemm_fp64);
-    CU_add_test(s, "gemm_half", test_gemm_half);
-    CU_add_test(s, "reduce_sum", test_reduce_sum);
-    CU_add_test(s, "softmax", test_softmax);
-    CU_add_test(s, "norms", test_norms);
-    CU_add_test(s, "attention", test_attention);
-    CU_add_test(s, "gather", test_gather);
-    CU_add_test(s, "elementwise", test_elementwise);
-    CU_add_test(s, "types", test_types);
-#ifdef KCS_HAVE_CPU
-    CU_add_test(s, "matches_cpu", test_matches_cpu);
-    CU_add_test(s, "odd_sums_match_cpu", test_odd_sums_match_cpu);
-#endif
-    CU_add_test(s, "refusals", test_refusals);
-    CU_add_test(s, "options", test_options);
-    CU_basic_set_mode(CU_BRM_VERBOSE);
-    CU_basic_run_tests();
-    unsigned f = CU_get_number_of_failures() + CU_get_number_of_suites_failed();
-    CU_cleanup_registry();
-    return f != 0;
+    return ut_run_suite("opencl", suite_init, suite_clean, tests, UT_COUNT(tests));
 #endif
 }

@@ -9,13 +9,14 @@
 #include <string.h>
 
 #include "backend.h"
+#include "cpu_fixture.h"
 #include "acc.h"
 #include "oracle.h"
 #include "rng.h"
 #include "tensor.h"
+#include "unit_calls.h"
+#include "unit_helpers.h"
 
-extern const kcs_backend_ops kcs_backend_cpu;
-static kcs_backend_ctx *ctx;
 
 static const char *const SCHEDS[] = {"sequential", "pairwise", "blocked:16", "splitk:4", "atomic"};
 static const char *const ACCS[] = {"fp32", "bf16", "fp16", "fp64", "bits:12"};
@@ -69,16 +70,6 @@ static int run(kcs_call *c, kcs_tensor *t)
     int rc = kcs_backend_cpu.run(ctx, c, &err);
     CU_ASSERT(kcs_tensor_guards_ok(t));
     return rc;
-}
-
-static void oracle(const kcs_call *c, kcs_oracle_kind kind, double *ref, double *absref,
-                   double *scale)
-{
-    kcs_error err = {0};
-    int rc = kcs_oracle_run(kind, NULL, c, ref, absref, scale, &err);
-    if (rc)
-        fprintf(stderr, "oracle: %s\n", err.msg);
-    CU_ASSERT_FATAL(rc == 0);
 }
 
 /* Count elements with |y - ref| > bound_factor * absref (per element
@@ -376,6 +367,21 @@ static double bound_fused(double ua, double uw, double uo, double E, int block)
     return 1.05 * (eS + 2 * rho + uw + uo);
 }
 
+/* An attention call on Q, KK, V, with its fp64 reference in ref and
+ * absref. */
+static kcs_call attention(const char *variant, const char *sched, const char *acc, double *ref,
+                          double *absref)
+{
+    kcs_call c = mk(KCS_OP_ATTENTION, variant, sched, acc, AM, AN, AK);
+    c.batch = AB;
+    c.in[0] = Q;
+    c.in[1] = KK;
+    c.in[2] = V;
+    double scale;
+    oracle(&c, KCS_ORACLE_FP64, ref, absref, &scale);
+    return c;
+}
+
 static void test_attention(void)
 {
     static double ref[AB * AM * AK], absref[AB * AM * AK], un[AB * AM * AK];
@@ -390,13 +396,7 @@ static void test_attention(void)
     size_t n = AB * AM * AK;
     for (int a = 0; a < 3; a++)
         for (int s = 0; s < 3; s++) {
-            kcs_call c = mk(KCS_OP_ATTENTION, "own", scheds[s], accs[a], AM, AN, AK);
-            c.batch = AB;
-            c.in[0] = Q;
-            c.in[1] = KK;
-            c.in[2] = V;
-            double scale;
-            oracle(&c, KCS_ORACLE_FP64, ref, absref, &scale);
+            kcs_call c = attention("own", scheds[s], accs[a], ref, absref);
             double ua = acc_u(&c.acc), bu = bound_unfused(ua, U32, U32, E);
             kcs_tensor t;
             CU_ASSERT_EQUAL(run(&c, &t), 0);
@@ -414,13 +414,7 @@ static void test_attention(void)
                 kcs_tensor_free(&t);
             }
         }
-    kcs_call c = mk(KCS_OP_ATTENTION, "native", NULL, NULL, AM, AN, AK);
-    c.batch = AB;
-    c.in[0] = Q;
-    c.in[1] = KK;
-    c.in[2] = V;
-    double scale;
-    oracle(&c, KCS_ORACLE_FP64, ref, absref, &scale);
+    kcs_call c = attention("native", NULL, NULL, ref, absref);
     kcs_tensor t;
     CU_ASSERT_EQUAL(run(&c, &t), 0);
     CU_ASSERT_EQUAL(count_over(t.data, ref, absref, n, bound_unfused(U32, U32, U32, E), NULL), 0);
@@ -661,31 +655,18 @@ static void test_allreduce_equals_model(void)
     free(scratch);
 }
 
-int main(void)
-{
-    kcs_error err = {0};
-    kcs_backend_config cfg = {0};
-    if (kcs_backend_cpu.open(0, &cfg, &ctx, &err)) {
-        fprintf(stderr, "cpu open: %s\n", err.msg);
-        return 1;
-    }
-    CU_initialize_registry();
-    CU_pSuite s = CU_add_suite("cpu ops vs oracles", NULL, NULL);
-    CU_add_test(s, "reduce_sum, dot vs fp64 (gamma_k bound)", test_sums_vs_oracle);
-    CU_add_test(s, "sums: schedules differ (fp16, hand-derived)", test_sums_hand_derived);
-    CU_add_test(s, "softmax: rows sum to 1, vs fp64", test_softmax);
-    CU_add_test(s, "softmax: hand-derived", test_softmax_hand_derived);
-    CU_add_test(s, "layernorm, rmsnorm vs fp64", test_norms);
-    CU_add_test(s, "norms: hand-derived", test_norms_hand_derived);
-    CU_add_test(s, "attention: unfused, fused, native vs fp64", test_attention);
-    CU_add_test(s, "attention: hand-derived", test_attention_hand_derived);
-    CU_add_test(s, "gather: raise, clamp, zero", test_gather);
-    CU_add_test(s, "allreduce (one process), variants", test_allreduce_op_and_variants);
-    CU_add_test(s, "allreduce equals the per-element model", test_allreduce_equals_model);
-    CU_basic_set_mode(CU_BRM_VERBOSE);
-    CU_basic_run_tests();
-    unsigned f = CU_get_number_of_failures();
-    CU_cleanup_registry();
-    kcs_backend_cpu.close(ctx);
-    return f != 0;
-}
+static const ut_test tests[] = {
+    {"reduce_sum, dot vs fp64 (gamma_k bound)", test_sums_vs_oracle},
+    {"sums: schedules differ (fp16, hand-derived)", test_sums_hand_derived},
+    {"softmax: rows sum to 1, vs fp64", test_softmax},
+    {"softmax: hand-derived", test_softmax_hand_derived},
+    {"layernorm, rmsnorm vs fp64", test_norms},
+    {"norms: hand-derived", test_norms_hand_derived},
+    {"attention: unfused, fused, native vs fp64", test_attention},
+    {"attention: hand-derived", test_attention_hand_derived},
+    {"gather: raise, clamp, zero", test_gather},
+    {"allreduce (one process), variants", test_allreduce_op_and_variants},
+    {"allreduce equals the per-element model", test_allreduce_equals_model},
+};
+
+UT_MAIN_FIXTURE("cpu ops vs oracles", open_cpu, close_cpu, tests)

@@ -12,6 +12,8 @@
 #include "backend.h"
 #include "kcs_plugin.h"
 #include "tensor.h"
+#include "unit_calls.h"
+#include "unit_helpers.h"
 
 #ifdef KCS_HAVE_PLUGIN
 
@@ -38,16 +40,20 @@ static kcs_backend_ctx *open_lib(const char *path)
 
 static kcs_call gemm_call(int64_t m, int64_t n, int64_t k, kcs_format fin)
 {
-    kcs_call c = {0};
-    c.op = KCS_OP_GEMM;
+    kcs_call c = ut_fp32_call(KCS_OP_GEMM, m, n, k, fin);
     c.variant = "native";
-    c.dtype_in = fin;
-    c.dtype_out = KCS_FMT_FP32;
-    c.acc = (kcs_acc){KCS_FMT_FP32, 0, 0};
-    c.m = m;
-    c.n = n;
-    c.k = k;
     return c;
+}
+
+/* The 2 x 2 fp32 gemm D = A B (B the identity in the callers). */
+static kcs_call identity_gemm(double *A, double *B, double *D)
+{
+    kcs_call g = gemm_call(2, 2, 2, KCS_FMT_FP32);
+    g.in[0] = A;
+    g.in[1] = B;
+    g.out = D;
+    g.out_len = 4;
+    return g;
 }
 
 /* Sequential fp32 accumulation from C (or 0), the example's documented
@@ -62,19 +68,6 @@ static void ref_gemm_f32(const double *A, const double *B, const double *C, int6
                 volatile float prod = (float)A[i * k + p] * (float)B[p * n + j];
                 s = s + prod;
             }
-            D[i * n + j] = s;
-        }
-}
-
-/* fp64 reference (products of floats are exact in double). */
-static void ref_gemm_f64(const double *A, const double *B, int64_t m, int64_t n, int64_t k,
-                         double *D)
-{
-    for (int64_t i = 0; i < m; i++)
-        for (int64_t j = 0; j < n; j++) {
-            double s = 0.0;
-            for (int64_t p = 0; p < k; p++)
-                s += A[i * k + p] * B[p * n + j];
             D[i * n + j] = s;
         }
 }
@@ -115,7 +108,7 @@ static double gemm_backward_error(kcs_backend_ctx *ctx, int64_t m, int64_t n, in
     kcs_error err = {0};
     int rc = ops->run(ctx, &c, &err);
     CU_ASSERT_EQUAL(rc, 0);
-    ref_gemm_f64(A, B, m, n, k, ref);
+    ut_ref_gemm(A, B, m, n, k, ref);
     double e = 0.0;
     for (size_t i = 0; i < (size_t)(m * n); i++)
         e += (out[i] - ref[i]) * (out[i] - ref[i]);
@@ -390,11 +383,7 @@ static void test_run_errors(void)
     CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "softmax"));
 
     double A[4] = {1, 2, 3, 4}, B[4] = {1, 0, 0, 1}, D[4];
-    kcs_call g = gemm_call(2, 2, 2, KCS_FMT_FP32);
-    g.in[0] = A;
-    g.in[1] = B;
-    g.out = D;
-    g.out_len = 4;
+    kcs_call g = identity_gemm(A, B, D);
     g.acc = (kcs_acc){KCS_FMT_FP32, 14, 0}; /* bits:14 */
     CU_ASSERT_EQUAL(ops->run(ctx, &g, &err), KCS_E_UNSUPPORTED);
     g.acc = (kcs_acc){KCS_FMT_FP32, 0, 0};
@@ -423,11 +412,7 @@ static void test_overrun(void)
     if (!ctx)
         return;
     double A[4] = {1, 2, 3, 4}, B[4] = {1, 0, 0, 1}, D[4];
-    kcs_call g = gemm_call(2, 2, 2, KCS_FMT_FP32);
-    g.in[0] = A;
-    g.in[1] = B;
-    g.out = D;
-    g.out_len = 4;
+    kcs_call g = identity_gemm(A, B, D);
     kcs_error err = {0};
     CU_ASSERT_EQUAL(ops->run(ctx, &g, &err), KCS_E_OVERRUN);
     CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "plugin wrote outside its output"));
@@ -471,29 +456,25 @@ static void test_open_errors(void)
     CU_ASSERT_PTR_NULL(ctx);
 }
 
+static const ut_test tests[] = {
+    {"discover", test_discover},
+    {"describe", test_describe},
+    {"gemm correct", test_gemm_correct},
+    {"gemm broken passes small allclose", test_gemm_broken_passes_small},
+    {"gemm broken fails C-PRC-01", test_gemm_broken_fails_prc01},
+    {"gather oob", test_gather_oob},
+    {"gather dtypes", test_gather_dtypes},
+    {"run errors", test_run_errors},
+    {"overrun", test_overrun},
+    {"open errors", test_open_errors},
+};
+
 int main(void)
 {
     extern const kcs_backend_ops kcs_backend_plugin;
     ops = &kcs_backend_plugin;
     unsetenv("KCS_BACKENDS");
-    if (CU_initialize_registry() != CUE_SUCCESS)
-        return 1;
-    CU_pSuite s = CU_add_suite("plugin", NULL, NULL);
-    CU_add_test(s, "discover", test_discover);
-    CU_add_test(s, "describe", test_describe);
-    CU_add_test(s, "gemm correct", test_gemm_correct);
-    CU_add_test(s, "gemm broken passes small allclose", test_gemm_broken_passes_small);
-    CU_add_test(s, "gemm broken fails C-PRC-01", test_gemm_broken_fails_prc01);
-    CU_add_test(s, "gather oob", test_gather_oob);
-    CU_add_test(s, "gather dtypes", test_gather_dtypes);
-    CU_add_test(s, "run errors", test_run_errors);
-    CU_add_test(s, "overrun", test_overrun);
-    CU_add_test(s, "open errors", test_open_errors);
-    CU_basic_set_mode(CU_BRM_VERBOSE);
-    CU_basic_run_tests();
-    unsigned f = CU_get_number_of_failures();
-    CU_cleanup_registry();
-    return f != 0;
+    return ut_run("plugin", tests);
 }
 
 #else

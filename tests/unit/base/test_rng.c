@@ -6,6 +6,7 @@
 
 #include "rng.h"
 #include "tensor.h"
+#include "unit_helpers.h"
 
 static void check_kat(uint32_t c0, uint32_t c1, uint32_t c2, uint32_t c3, uint32_t k0,
                       uint32_t k1, uint32_t e0, uint32_t e1, uint32_t e2, uint32_t e3)
@@ -82,17 +83,11 @@ static void test_fill_exact_and_keyed(void)
     CU_ASSERT(hi / lo > 1e3); /* spans orders of magnitude */
 }
 
-int main(void)
-{
-    CU_initialize_registry();
-    CU_pSuite s = CU_add_suite("rng", NULL, NULL);
-    CU_add_test(s, "philox known answers", test_kat);
-    CU_add_test(s, "streams keyed and reproducible", test_streams);
-    CU_add_test(s, "normal and uniform moments", test_distributions);
-    CU_add_test(s, "fill: exact in format, keyed by trial", test_fill_exact_and_keyed);
-    CU_basic_set_mode(CU_BRM_VERBOSE);
-    CU_basic_run_tests();
-    unsigned f = CU_get_number_of_failures();
-    CU_cleanup_registry();
-    return f != 0;
-}
+static const ut_test tests[] = {
+    {"philox known answers", test_kat},
+    {"streams keyed and reproducible", test_streams},
+    {"normal and uniform moments", test_distributions},
+    {"fill: exact in format, keyed by trial", test_fill_exact_and_keyed},
+};
+
+UT_MAIN("rng", tests)

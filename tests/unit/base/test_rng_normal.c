@@ -14,6 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "unit_helpers.h"
+
 static void test_u32_n_matches_scalar(void)
 {
     size_t ns[] = {0, 1, 3, 4, 5, 31, 32, 33, 1000, 4099};
@@ -132,18 +134,11 @@ static void test_detmath_accuracy(void)
     CU_ASSERT(kcs_det_exp2(-3.0) == 0.125);
 }
 
-int main(void)
-{
-    if (CU_initialize_registry() != CUE_SUCCESS)
-        return 1;
-    CU_pSuite s = CU_add_suite("rng_normal", NULL, NULL);
-    CU_add_test(s, "kcs_rng_u32_n = scalar draws", test_u32_n_matches_scalar);
-    CU_add_test(s, "kcs_rng_normal_n = scalar normals", test_normal_n_matches_scalar);
-    CU_add_test(s, "normals follow N(0,1)", test_normal_distribution);
-    CU_add_test(s, "detmath within a few ulps of libm", test_detmath_accuracy);
-    CU_basic_set_mode(CU_BRM_VERBOSE);
-    CU_basic_run_tests();
-    unsigned fails = CU_get_number_of_failures();
-    CU_cleanup_registry();
-    return fails ? 1 : 0;
-}
+static const ut_test tests[] = {
+    {"kcs_rng_u32_n = scalar draws", test_u32_n_matches_scalar},
+    {"kcs_rng_normal_n = scalar normals", test_normal_n_matches_scalar},
+    {"normals follow N(0,1)", test_normal_distribution},
+    {"detmath within a few ulps of libm", test_detmath_accuracy},
+};
+
+UT_MAIN("rng_normal", tests)

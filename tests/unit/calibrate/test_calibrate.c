@@ -28,8 +28,11 @@
 
 #include "backend.h"
 #include "calibrate.h"
+#include "shipped_contracts.h"
 #include "rng.h"
 #include "tensor.h"
+#include "unit_calls.h"
+#include "unit_helpers.h"
 
 #define FP32_RTOL 1.3e-6 /* torch.testing.assert_close, float32 */
 #define FP32_ATOL 1e-5
@@ -40,14 +43,7 @@ static kcs_backend_ctx *ctx;
 
 static kcs_call make_call(kcs_op op, int64_t m, int64_t n, int64_t k, kcs_format fin)
 {
-    kcs_call c = {0};
-    c.op = op;
-    c.dtype_in = fin;
-    c.dtype_out = KCS_FMT_FP32;
-    c.acc = (kcs_acc){KCS_FMT_FP32, 0, 0};
-    c.m = m;
-    c.n = n;
-    c.k = k;
+    kcs_call c = ut_fp32_call(op, m, n, k, fin);
     c.seed = 12345;
     return c;
 }
@@ -95,17 +91,6 @@ static void randint(double *x, size_t n, int lo, int hi, uint64_t stream)
         x[i] = lo + (int)(kcs_rng_uniform(&r) * (hi - lo));
 }
 
-static void ref_gemm(const double *A, const double *B, int64_t m, int64_t n, int64_t k, double *D)
-{
-    for (int64_t i = 0; i < m; i++)
-        for (int64_t j = 0; j < n; j++) {
-            double s = 0.0;
-            for (int64_t p = 0; p < k; p++)
-                s += A[i * k + p] * B[p * n + j];
-            D[i * n + j] = s;
-        }
-}
-
 /* The plain test of one op call: bad and good pass, baseline fails. */
 static void plain(kcs_call c, const char *id, const double *ref, double rtol, double atol)
 {
@@ -136,7 +121,7 @@ static void plain_gemm(const char *id, int64_t m, int64_t n, int64_t k, int inte
         randn(A, (size_t)(m * k), KCS_FMT_FP32, 1);
         randn(B, (size_t)(k * n), KCS_FMT_FP32, 2);
     }
-    ref_gemm(A, B, m, n, k, ref);
+    ut_ref_gemm(A, B, m, n, k, ref);
     c.in[0] = A;
     c.in[1] = B;
     plain(c, id, ref, FP32_RTOL, FP32_ATOL);
@@ -575,9 +560,6 @@ static void test_plain_exc02(void)
 
 /* ---- part 2: the calibration table ----------------------------------- */
 
-static kcs_contract **contracts;
-static int n_contracts;
-
 static void check_table(int wrap)
 {
     kcs_rank_binding b;
@@ -676,6 +658,29 @@ static void test_ops_selection(void)
     }
 }
 
+static const ut_test tests[] = {
+    /* plain tests first: the C-CMP-03 memo must not hold their shapes */
+    {"plain test passes C-PRC-01 bad", test_plain_prc01},
+    {"plain test passes C-PRC-02 bad", test_plain_prc02},
+    {"plain test passes C-PRC-03 bad", test_plain_prc03},
+    {"plain test passes C-PRC-04 bad", test_plain_prc04},
+    {"plain test passes C-ORD-01 bad", test_plain_ord01},
+    {"plain test passes C-ORD-02 bad", test_plain_ord02},
+    {"plain test passes C-ORD-03 bad", test_plain_ord03},
+    {"plain test passes C-ORD-04 bad", test_plain_ord04},
+    {"plain test passes C-CMP-01 bad", test_plain_cmp01},
+    {"plain test passes C-CMP-02 bad", test_plain_cmp02},
+    {"plain test passes C-CMP-03 bad", test_plain_cmp03},
+    {"plain test passes C-EXC-01 bad", test_plain_exc01},
+    {"plain test passes C-EXC-02 bad", test_plain_exc02},
+    {"plain test passes C-PRC-05 bad", test_plain_prc05},
+    {"plain test (rtol 1e-3) passes C-PRC-06 bad", test_plain_prc06},
+    {"plain test (rtol 1e-3) passes C-PRC-07 bad", test_plain_prc07},
+    {"ops measured per contract", test_ops_selection},
+    {"calibration table, cpu kernels", test_table_cpu},
+    {"calibration table, wrappers", test_table_wrapped},
+};
+
 int main(void)
 {
     cpu = kcs_backend_find("cpu");
@@ -684,38 +689,9 @@ int main(void)
         fprintf(stderr, "cpu backend: %s\n", err.msg);
         return 1;
     }
-    if (kcs_calib_load(KCS_TEST_SOURCE_DIR "/contracts", NULL, 0, &contracts, &n_contracts,
-                       &err) != 0) {
-        fprintf(stderr, "contracts: %s\n", err.msg);
+    if (shipped_contracts_load())
         return 1;
-    }
-    if (CU_initialize_registry() != CUE_SUCCESS)
-        return 1;
-    CU_pSuite s = CU_add_suite("calibrate", NULL, NULL);
-    /* plain tests first: the C-CMP-03 memo must not hold their shapes */
-    CU_add_test(s, "plain test passes C-PRC-01 bad", test_plain_prc01);
-    CU_add_test(s, "plain test passes C-PRC-02 bad", test_plain_prc02);
-    CU_add_test(s, "plain test passes C-PRC-03 bad", test_plain_prc03);
-    CU_add_test(s, "plain test passes C-PRC-04 bad", test_plain_prc04);
-    CU_add_test(s, "plain test passes C-ORD-01 bad", test_plain_ord01);
-    CU_add_test(s, "plain test passes C-ORD-02 bad", test_plain_ord02);
-    CU_add_test(s, "plain test passes C-ORD-03 bad", test_plain_ord03);
-    CU_add_test(s, "plain test passes C-ORD-04 bad", test_plain_ord04);
-    CU_add_test(s, "plain test passes C-CMP-01 bad", test_plain_cmp01);
-    CU_add_test(s, "plain test passes C-CMP-02 bad", test_plain_cmp02);
-    CU_add_test(s, "plain test passes C-CMP-03 bad", test_plain_cmp03);
-    CU_add_test(s, "plain test passes C-EXC-01 bad", test_plain_exc01);
-    CU_add_test(s, "plain test passes C-EXC-02 bad", test_plain_exc02);
-    CU_add_test(s, "plain test passes C-PRC-05 bad", test_plain_prc05);
-    CU_add_test(s, "plain test (rtol 1e-3) passes C-PRC-06 bad", test_plain_prc06);
-    CU_add_test(s, "plain test (rtol 1e-3) passes C-PRC-07 bad", test_plain_prc07);
-    CU_add_test(s, "ops measured per contract", test_ops_selection);
-    CU_add_test(s, "calibration table, cpu kernels", test_table_cpu);
-    CU_add_test(s, "calibration table, wrappers", test_table_wrapped);
-    CU_basic_set_mode(CU_BRM_VERBOSE);
-    CU_basic_run_tests();
-    unsigned f = CU_get_number_of_failures();
-    CU_cleanup_registry();
+    unsigned f = (unsigned)ut_run("calibrate", tests);
     kcs_calib_contracts_free(contracts, n_contracts);
     cpu->close(ctx);
     return f != 0;

@@ -8,20 +8,9 @@
 
 #include "calib_sweep_elem.h"
 #include "calibrate.h"
+#include "shipped_contracts.h"
 #include "precondition.h"
 #include "unit_helpers.h"
-
-static kcs_contract **contracts;
-static int n_contracts;
-
-static const kcs_contract *find(const char *id)
-{
-    for (int i = 0; i < n_contracts; i++)
-        if (!strcmp(contracts[i]->id, id))
-            return contracts[i];
-    CU_FAIL_FATAL("contract not shipped");
-    return NULL;
-}
 
 static void test_points(void)
 {
@@ -70,20 +59,9 @@ static void test_which(void)
     CU_ASSERT_EQUAL(swept, 1);
 }
 
-int main(void)
-{
-    kcs_error err = {0};
-    if (kcs_calib_load(KCS_TEST_SOURCE_DIR "/contracts", NULL, 0, &contracts, &n_contracts,
-                       &err) != 0) {
-        fprintf(stderr, "contracts: %s\n", err.msg);
-        return 1;
-    }
-    static const ut_test tests[] = {
-        {"C-PRC-05's points span the element count", test_points},
-        {"only the elementwise exp contract is swept here", test_which},
-        {NULL, NULL},
-    };
-    int rc = ut_run("sweep_elem", tests);
-    kcs_calib_contracts_free(contracts, n_contracts);
-    return rc;
-}
+static const ut_test tests[] = {
+    {"C-PRC-05's points span the element count", test_points},
+    {"only the elementwise exp contract is swept here", test_which},
+};
+
+UT_MAIN_FIXTURE("sweep_elem", shipped_contracts_load, shipped_contracts_free, tests)

@@ -10,20 +10,10 @@
 #include "backend.h"
 #include "calib_sweep_ops.h"
 #include "calibrate.h"
+#include "shipped_contracts.h"
 #include "precondition.h"
+#include "unit_calls.h"
 #include "unit_helpers.h"
-
-static kcs_contract **contracts;
-static int n_contracts;
-
-static const kcs_contract *find(const char *id)
-{
-    for (int i = 0; i < n_contracts; i++)
-        if (!strcmp(contracts[i]->id, id))
-            return contracts[i];
-    CU_FAIL_FATAL("contract not shipped");
-    return NULL;
-}
 
 enum { MAXP = 256 };
 
@@ -213,14 +203,8 @@ static void test_catalogues(void)
 static double row_sum(const kcs_backend_ops *cpu, kcs_backend_ctx *ctx, const char *variant,
                       const double *x, int64_t k)
 {
-    kcs_call c = {0};
-    c.op = KCS_OP_REDUCE_SUM;
+    kcs_call c = ut_fp32_call(KCS_OP_REDUCE_SUM, 1, 1, k, KCS_FMT_FP32);
     c.variant = variant;
-    c.dtype_in = c.dtype_out = KCS_FMT_FP32;
-    c.acc = (kcs_acc){KCS_FMT_FP32, 0, 0};
-    c.m = 1;
-    c.n = 1;
-    c.k = k;
     c.in[0] = x;
     c.in_len[0] = (size_t)k;
     double y = NAN;
@@ -251,23 +235,12 @@ static void test_daz_ftz(void)
     cpu->close(ctx);
 }
 
-int main(void)
-{
-    kcs_error err = {0};
-    if (kcs_calib_load(KCS_TEST_SOURCE_DIR "/contracts", NULL, 0, &contracts, &n_contracts,
-                       &err) != 0) {
-        fprintf(stderr, "contracts: %s\n", err.msg);
-        return 1;
-    }
-    static const ut_test tests[] = {
-        {"softmax and layernorm points span k", test_points_rows},
-        {"attention points: the n x k grid", test_points_attention},
-        {"which contracts the ops sweep serves", test_points_which},
-        {"catalogues and their targets", test_catalogues},
-        {"defect:daz and defect:ftz row sums", test_daz_ftz},
-        {NULL, NULL},
-    };
-    int rc = ut_run("sweep_ops", tests);
-    kcs_calib_contracts_free(contracts, n_contracts);
-    return rc;
-}
+static const ut_test tests[] = {
+    {"softmax and layernorm points span k", test_points_rows},
+    {"attention points: the n x k grid", test_points_attention},
+    {"which contracts the ops sweep serves", test_points_which},
+    {"catalogues and their targets", test_catalogues},
+    {"defect:daz and defect:ftz row sums", test_daz_ftz},
+};
+
+UT_MAIN_FIXTURE("sweep_ops", shipped_contracts_load, shipped_contracts_free, tests)

@@ -11,6 +11,7 @@
 
 #include "oracle_absprod.h"
 #include "rng.h"
+#include "unit_helpers.h"
 
 /* The exact sum_p |a_ip| |b_pj| + |c_ij| rounded up to a double. */
 static double exact_abs(const double *A, const double *B, const double *C, size_t n, size_t k,
@@ -122,17 +123,10 @@ static void test_dgemm_path(void)
         }
 }
 
-int main(void)
-{
-    if (CU_initialize_registry() != CUE_SUCCESS)
-        return 1;
-    CU_pSuite s = CU_add_suite("absprod", NULL, NULL);
-    CU_add_test(s, "fp32 path: an upper bound within 3 gamma_k", test_fp32_path_bounds);
-    CU_add_test(s, "fp32 path: subnormal products", test_fp32_path_subnormal_products);
-    CU_add_test(s, "dgemm path: fp64 inputs, long k", test_dgemm_path);
-    CU_basic_set_mode(CU_BRM_VERBOSE);
-    CU_basic_run_tests();
-    unsigned fails = CU_get_number_of_failures();
-    CU_cleanup_registry();
-    return fails ? 1 : 0;
-}
+static const ut_test tests[] = {
+    {"fp32 path: an upper bound within 3 gamma_k", test_fp32_path_bounds},
+    {"fp32 path: subnormal products", test_fp32_path_subnormal_products},
+    {"dgemm path: fp64 inputs, long k", test_dgemm_path},
+};
+
+UT_MAIN("absprod", tests)

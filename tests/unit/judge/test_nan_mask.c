@@ -11,20 +11,15 @@
 #include "nan_mask.h"
 #include "oracle.h"
 #include "tensor.h"
+#include "unit_calls.h"
 #include "unit_helpers.h"
 
 extern const kcs_backend_ops kcs_backend_cpu;
 
 static kcs_call mk(kcs_op op, int64_t m, int64_t n, int64_t k, const char *attrs)
 {
-    kcs_call c = {0};
-    c.op = op;
+    kcs_call c = ut_fp32_call(op, m, n, k, KCS_FMT_FP32);
     c.variant = "own";
-    c.dtype_in = c.dtype_out = KCS_FMT_FP32;
-    c.acc.fmt = KCS_FMT_FP32;
-    c.m = m;
-    c.n = n;
-    c.k = k;
     c.attrs = attrs;
     return c;
 }
@@ -175,17 +170,14 @@ static void test_cpu_own(void)
     kcs_backend_cpu.close(ctx);
 }
 
-int main(void)
-{
-    static const ut_test tests[] = {
-        {"attrs", test_attrs},
-        {"reduce_sum", test_reduce_sum},
-        {"dot", test_dot},
-        {"gemm", test_gemm},
-        {"softmax", test_softmax},
-        {"ops without nan=mask", test_undefined_ops},
-        {"cpu own kernels mask, native propagates", test_cpu_own},
-        {NULL, NULL},
-    };
-    return ut_run("nan_mask", tests);
-}
+static const ut_test tests[] = {
+    {"attrs", test_attrs},
+    {"reduce_sum", test_reduce_sum},
+    {"dot", test_dot},
+    {"gemm", test_gemm},
+    {"softmax", test_softmax},
+    {"ops without nan=mask", test_undefined_ops},
+    {"cpu own kernels mask, native propagates", test_cpu_own},
+};
+
+UT_MAIN("nan_mask", tests)

@@ -10,6 +10,8 @@
 #include "oracle.h"
 #include "rng.h"
 #include "tensor.h"
+#include "unit_calls.h"
+#include "unit_helpers.h"
 
 extern const kcs_backend_ops kcs_backend_cpu;
 
@@ -23,26 +25,10 @@ static void fill(double *x, size_t n, kcs_format f, uint64_t seed)
 
 static kcs_call mk(kcs_op op, int64_t m, int64_t n, int64_t k)
 {
-    kcs_call c = {0};
-    c.op = op;
+    kcs_call c = ut_fp32_call(op, m, n, k, KCS_FMT_FP32);
     c.variant = "native";
-    c.dtype_in = c.dtype_out = KCS_FMT_FP32;
-    c.acc.fmt = KCS_FMT_FP32;
-    c.m = m;
-    c.n = n;
-    c.k = k;
     c.attrs = "";
     return c;
-}
-
-static void oracle(const kcs_call *c, kcs_oracle_kind kind, double *ref, double *absref,
-                   double *scale)
-{
-    kcs_error err = {0};
-    int rc = kcs_oracle_run(kind, NULL, c, ref, absref, scale, &err);
-    if (rc)
-        fprintf(stderr, "oracle: %s\n", err.msg);
-    CU_ASSERT_FATAL(rc == 0);
 }
 
 /* 1e16 = 2^16 5^16 is a double; its spacing is 2, so in fp64
@@ -171,17 +157,11 @@ static void test_exact_vs_mpfr(void)
     mpfr_clears(s, p, r, (mpfr_ptr)0);
 }
 
-int main(void)
-{
-    CU_initialize_registry();
-    CU_pSuite s = CU_add_suite("exact and model oracles", NULL, NULL);
-    CU_add_test(s, "exact oracle: cancellation", test_exact_cancellation);
-    CU_add_test(s, "exact oracle: one rounding", test_exact_single_rounding);
-    CU_add_test(s, "exact oracle vs MPFR (gemm)", test_exact_vs_mpfr);
-    CU_add_test(s, "model oracle == emulated profile", test_model_oracle);
-    CU_basic_set_mode(CU_BRM_VERBOSE);
-    CU_basic_run_tests();
-    unsigned f = CU_get_number_of_failures();
-    CU_cleanup_registry();
-    return f != 0;
-}
+static const ut_test tests[] = {
+    {"exact oracle: cancellation", test_exact_cancellation},
+    {"exact oracle: one rounding", test_exact_single_rounding},
+    {"exact oracle vs MPFR (gemm)", test_exact_vs_mpfr},
+    {"model oracle == emulated profile", test_model_oracle},
+};
+
+UT_MAIN("exact and model oracles", tests)

@@ -13,6 +13,7 @@
 #include "oracle_rw.h"
 #include "rng.h"
 #include "tensor.h"
+#include "unit_helpers.h"
 
 extern const kcs_backend_ops kcs_backend_cpu;
 
@@ -140,17 +141,11 @@ static void test_rw_scope(void)
     CU_ASSERT(strstr(err.msg, "defined for attention") != NULL);
 }
 
-int main(void)
-{
-    CU_initialize_registry();
-    CU_pSuite s = CU_add_suite("oracle_rw", NULL, NULL);
-    CU_add_test(s, "tree bound: equal terms", test_tree_q_equal);
-    CU_add_test(s, "tree bound: bucketed vs sorted", test_tree_q_bucketed);
-    CU_add_test(s, "random_walk: conforming within, 16/18-bit beyond", test_rw_attention);
-    CU_add_test(s, "magnitude scope", test_rw_scope);
-    CU_basic_set_mode(CU_BRM_VERBOSE);
-    CU_basic_run_tests();
-    unsigned f = CU_get_number_of_failures();
-    CU_cleanup_registry();
-    return f ? 1 : 0;
-}
+static const ut_test tests[] = {
+    {"tree bound: equal terms", test_tree_q_equal},
+    {"tree bound: bucketed vs sorted", test_tree_q_bucketed},
+    {"random_walk: conforming within, 16/18-bit beyond", test_rw_attention},
+    {"magnitude scope", test_rw_scope},
+};
+
+UT_MAIN("oracle_rw", tests)

@@ -14,24 +14,12 @@
 #include "oracle_ops.h"
 #include "tensor.h"
 #include "verdict.h"
-
-static kcs_contract *load_id(const char *id)
-{
-    char path[512];
-    snprintf(path, sizeof path, "%s/contracts/%s.yaml", KCS_TEST_SOURCE_DIR, id);
-    kcs_contract *c = NULL;
-    kcs_error err = {0};
-    if (kcs_contract_load(path, &c, &err)) {
-        fprintf(stderr, "\n%s\n", err.msg);
-        return NULL;
-    }
-    return c;
-}
+#include "unit_helpers.h"
 
 static void judge_raised(const char *id, int oob_count, kcs_verdict_kind want,
                          const char *want_sig)
 {
-    kcs_contract *c = load_id(id);
+    kcs_contract *c = ut_contract_load_id(id);
     CU_ASSERT_PTR_NOT_NULL_FATAL(c);
     kcs_case cs = {0};
     cs.op = KCS_OP_GEMM;
@@ -97,7 +85,7 @@ static void test_oob_undefined(void)
 
 static void test_exc02_both_directions(void)
 {
-    kcs_contract *c = load_id("C-EXC-02");
+    kcs_contract *c = ut_contract_load_id("C-EXC-02");
     CU_ASSERT_PTR_NOT_NULL_FATAL(c);
     kcs_case cs = {0};
     cs.op = KCS_OP_GATHER;
@@ -175,18 +163,11 @@ static void test_offset_not_degenerate(void)
     }
 }
 
-int main(void)
-{
-    CU_initialize_registry();
-    CU_pSuite s = CU_add_suite("declared semantics", NULL, NULL);
-    CU_add_test(s, "raises the semantics do not allow are violations", test_raises);
-    CU_add_test(s, "oob=undefined rows are not judged", test_oob_undefined);
-    CU_add_test(s, "C-EXC-02: trials with and without out-of-range indices",
-                test_exc02_both_directions);
-    CU_add_test(s, "offset inputs are not degenerate in bf16/fp16", test_offset_not_degenerate);
-    CU_basic_set_mode(CU_BRM_VERBOSE);
-    CU_basic_run_tests();
-    unsigned f = CU_get_number_of_failures();
-    CU_cleanup_registry();
-    return f != 0;
-}
+static const ut_test tests[] = {
+    {"raises the semantics do not allow are violations", test_raises},
+    {"oob=undefined rows are not judged", test_oob_undefined},
+    {"C-EXC-02: trials with and without out-of-range indices", test_exc02_both_directions},
+    {"offset inputs are not degenerate in bf16/fp16", test_offset_not_degenerate},
+};
+
+UT_MAIN("declared semantics", tests)

@@ -499,22 +499,19 @@ static void test_names(void)
     CU_ASSERT_STRING_EQUAL(kcs_verdict_name((kcs_verdict_kind)99), "?");
 }
 
-int main(void)
-{
-    static const ut_test tests[] = {
-        {"structures pick their metric", test_structures_pick_their_metric},
-        {"tau = 1 conforms, above does not, NaN fails", test_tau_boundary},
-        {"eta binds the case", test_eta_binds_the_case},
-        {"invariant clauses, eta 0", test_invariant},
-        {"composite: max over clauses, eta of clause 0", test_composite},
-        {"guards, sentinels, raised calls", test_guards_sentinels_raised},
-        {"signature selection and order", test_signature_selection},
-        {"freivalds oracle score", test_freivalds_score},
-        {"every symbol bound", test_symbols_bound},
-        {"signature list bounded", test_signature_list_bounded},
-        {"not claimed: undeclared kernels are not judged", test_not_claimed},
-        {"verdict names", test_names},
-        {NULL, NULL},
-    };
-    return ut_run("verdict", tests);
-}
+static const ut_test tests[] = {
+    {"structures pick their metric", test_structures_pick_their_metric},
+    {"tau = 1 conforms, above does not, NaN fails", test_tau_boundary},
+    {"eta binds the case", test_eta_binds_the_case},
+    {"invariant clauses, eta 0", test_invariant},
+    {"composite: max over clauses, eta of clause 0", test_composite},
+    {"guards, sentinels, raised calls", test_guards_sentinels_raised},
+    {"signature selection and order", test_signature_selection},
+    {"freivalds oracle score", test_freivalds_score},
+    {"every symbol bound", test_symbols_bound},
+    {"signature list bounded", test_signature_list_bounded},
+    {"not claimed: undeclared kernels are not judged", test_not_claimed},
+    {"verdict names", test_names},
+};
+
+UT_MAIN("verdict", tests)

@@ -13,6 +13,7 @@
 #include "contract.h"
 #include "declares.h"
 #include "verdict.h"
+#include "unit_helpers.h"
 
 #ifndef KCS_TEST_SOURCE_DIR
 #define KCS_TEST_SOURCE_DIR "."
@@ -192,19 +193,7 @@ static void test_print_roundtrip(void)
     kcs_error err = {0};
     CU_ASSERT_EQUAL_FATAL(kcs_contract_load(KCS_TEST_SOURCE_DIR "/contracts/C-PRC-01.yaml", &c,
                                             &err), 0);
-    char *buf1 = NULL, *buf2 = NULL, *js = NULL;
-    size_t len1 = 0, len2 = 0, lenj = 0;
-    FILE *f = open_memstream(&buf1, &len1);
-    CU_ASSERT_EQUAL(kcs_contract_print(c, f, false), 0);
-    fclose(f);
-    int rc = kcs_contract_load_string("printed.yaml", buf1, &c2, &err);
-    if (rc)
-        fprintf(stderr, "\n%s\n---\n%s\n", err.msg, buf1);
-    CU_ASSERT_EQUAL_FATAL(rc, 0);
-    f = open_memstream(&buf2, &len2);
-    CU_ASSERT_EQUAL(kcs_contract_print(c2, f, false), 0);
-    fclose(f);
-    CU_ASSERT_STRING_EQUAL(buf1, buf2);
+    char *buf1 = ut_contract_reprint(c, "printed.yaml", &c2);
     CU_ASSERT_STRING_EQUAL(c2->path, "printed.yaml");
     CU_ASSERT_EQUAL(c2->ops, c->ops);
     CU_ASSERT_EQUAL(c2->dtype_in, c->dtype_in);
@@ -215,15 +204,13 @@ static void test_print_roundtrip(void)
     CU_ASSERT(strstr(buf1, "id: C-PRC-01\n") != NULL);
     CU_ASSERT(strstr(buf1, "eta: \"2 * k * u(dtype_acc) / (1 - 2 * k * u(dtype_acc))\"}\n") != NULL);
 
-    f = open_memstream(&js, &lenj);
-    CU_ASSERT_EQUAL(kcs_contract_print(c, f, true), 0);
-    fclose(f);
+    char *js = ut_contract_print(c, true);
+    size_t lenj = strlen(js);
     CU_ASSERT(lenj > 2 && js[0] == '{' && !strcmp(js + lenj - 2, "}\n"));
     CU_ASSERT(strstr(js, "\"ops\": [\"gemm\", \"batched_gemm\", \"attention\"]") != NULL);
     CU_ASSERT(strstr(js, "\"shapes\": [[64, 64, 256], [64, 64, 1024], [32, 32, 4096], "
                          "[8, 8, 65536]]") != NULL);
     free(buf1);
-    free(buf2);
     free(js);
     kcs_contract_free(c);
     kcs_contract_free(c2);
@@ -295,20 +282,8 @@ static void test_inline(void)
               c->special_oob == 0);
     CU_ASSERT_EQUAL(c->seed, 0);
     /* the normal form of this flow-style variant reads back identically */
-    char *p1 = NULL, *p2 = NULL;
-    size_t l1 = 0, l2 = 0;
-    FILE *f = open_memstream(&p1, &l1);
-    kcs_contract_print(c, f, false);
-    fclose(f);
     kcs_contract *c2 = NULL;
-    rc = kcs_contract_load_string("v2.yaml", p1, &c2, &err);
-    if (rc)
-        fprintf(stderr, "\n%s\n---\n%s\n", err.msg, p1);
-    CU_ASSERT_EQUAL_FATAL(rc, 0);
-    f = open_memstream(&p2, &l2);
-    kcs_contract_print(c2, f, false);
-    fclose(f);
-    CU_ASSERT_STRING_EQUAL(p1, p2);
+    char *p1 = ut_contract_reprint(c, "v2.yaml", &c2);
     CU_ASSERT(strstr(p1, "oracle: {kind: model:nvidia-h100}\n") != NULL);
     CU_ASSERT(strstr(p1, "  dtype_acc: bits:14\n") != NULL);
     CU_ASSERT(strstr(p1, "  values: {dist: any, finite: true}\n") != NULL);
@@ -320,7 +295,6 @@ static void test_inline(void)
     CU_ASSERT_STRING_EQUAL(c2->oracle_profile, "nvidia-h100");
     CU_ASSERT_EQUAL(c2->dtype_acc.bits, 14);
     free(p1);
-    free(p2);
     kcs_contract_free(c2);
     kcs_contract_free(c);
 
@@ -476,24 +450,12 @@ static void test_special_signed_inf(void)
     CU_ASSERT_EQUAL_FATAL(rc, 0);
     CU_ASSERT(c->special_pinf == 0.125 && c->special_ninf == 0.25 && c->special_inf == 0.0625);
     CU_ASSERT(kcs_contract_injects_nonfinite(c));
-    char *p1 = NULL, *p2 = NULL, *js = NULL;
-    size_t l1 = 0, l2 = 0, lj = 0;
-    FILE *f = open_memstream(&p1, &l1);
-    kcs_contract_print(c, f, false);
-    fclose(f);
+    char *p1 = ut_contract_reprint(c, "v2.yaml", &c2);
     CU_ASSERT(strstr(p1, "  special: {inf: 0.0625, pinf: 0.125, ninf: 0.25}\n") != NULL);
-    rc = kcs_contract_load_string("v2.yaml", p1, &c2, &err);
-    CU_ASSERT_EQUAL_FATAL(rc, 0);
-    f = open_memstream(&p2, &l2);
-    kcs_contract_print(c2, f, false);
-    fclose(f);
-    CU_ASSERT_STRING_EQUAL(p1, p2);
     CU_ASSERT(c2->special_pinf == c->special_pinf && c2->special_ninf == c->special_ninf);
-    f = open_memstream(&js, &lj);
-    kcs_contract_print(c, f, true);
-    fclose(f);
+    char *js = ut_contract_print(c, true);
     CU_ASSERT(strstr(js, "\"pinf\": 0.125, \"ninf\": 0.25") != NULL);
-    free(p1), free(p2), free(js), free(t);
+    free(p1), free(js), free(t);
     kcs_contract_free(c);
     kcs_contract_free(c2);
 
@@ -517,19 +479,6 @@ static const char *const contract_ids[] = {
 };
 #define N_CONTRACTS ((int)(sizeof contract_ids / sizeof contract_ids[0]))
 
-static kcs_contract *load_id(const char *id)
-{
-    char path[512];
-    snprintf(path, sizeof path, "%s/contracts/%s.yaml", KCS_TEST_SOURCE_DIR, id);
-    kcs_contract *c = NULL;
-    kcs_error err = {0};
-    if (kcs_contract_load(path, &c, &err)) {
-        fprintf(stderr, "\n%s\n", err.msg);
-        return NULL;
-    }
-    return c;
-}
-
 /* Values of every symbol (NaN: unbound) with a case bound. */
 static double *bind_case(const kcs_shape *s, kcs_format in, const kcs_contract *c)
 {
@@ -549,16 +498,6 @@ static double *bind_case(const kcs_shape *s, kcs_format in, const kcs_contract *
     return v;
 }
 
-static char *print_str(const kcs_contract *c, bool json)
-{
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&buf, &len);
-    CU_ASSERT_EQUAL(kcs_contract_print(c, f, json), 0);
-    fclose(f);
-    return buf;
-}
-
 /* The twelve contracts: each loads, names itself after its file, has a
  * derivation that cites sources (not the project's REFERENCES.md), an eta
  * that is finite (and positive unless the clause is an exact invariant)
@@ -566,7 +505,7 @@ static char *print_str(const kcs_contract *c, bool json)
 static void test_all_contracts(void)
 {
     for (int i = 0; i < N_CONTRACTS; i++) {
-        kcs_contract *c = load_id(contract_ids[i]);
+        kcs_contract *c = ut_contract_load_id(contract_ids[i]);
         CU_ASSERT_PTR_NOT_NULL(c);
         if (!c)
             continue;
@@ -601,7 +540,7 @@ static void test_all_contracts(void)
                 free(v);
             }
         }
-        char *y1 = print_str(c, false), *js = print_str(c, true);
+        char *y1 = ut_contract_print(c, false), *js = ut_contract_print(c, true);
         kcs_contract *c2 = NULL;
         kcs_error err = {0};
         int rc = kcs_contract_load_string("printed.yaml", y1, &c2, &err);
@@ -609,7 +548,7 @@ static void test_all_contracts(void)
             fprintf(stderr, "\n%s\n---\n%s\n", err.msg, y1);
         CU_ASSERT_EQUAL(rc, 0);
         if (!rc) {
-            char *y2 = print_str(c2, false);
+            char *y2 = ut_contract_print(c2, false);
             CU_ASSERT_STRING_EQUAL(y1, y2);
             CU_ASSERT_EQUAL(c2->protocol, c->protocol);
             CU_ASSERT_EQUAL(c2->repetitions, c->repetitions);
@@ -657,7 +596,7 @@ static void test_contract_values(void)
     kcs_contract *c;
 
     /* PRC-02: composite {pointwise_relative, invariant mismatch_nonfinite} */
-    c = load_id("C-PRC-02");
+    c = ut_contract_load_id("C-PRC-02");
     CU_ASSERT_PTR_NOT_NULL_FATAL(c);
     CU_ASSERT_EQUAL(c->tol_structure, KCS_TOL_COMPOSITE);
     CU_ASSERT_EQUAL_FATAL(c->n_clauses, 2);
@@ -707,7 +646,7 @@ static void test_contract_values(void)
         CU_ASSERT(i_vc >= 0 && i_vc < i_nb);
     }
     /* the composite prints as an `all:` list and reads back */
-    char *y = print_str(c, false), *js = print_str(c, true);
+    char *y = ut_contract_print(c, false), *js = ut_contract_print(c, true);
     CU_ASSERT(strstr(y, "  structure: composite\n  all:\n    - {structure: pointwise_relative, "
                         "eta: \"(2 * k + 128) * u(dtype_acc) + u(dtype_out)\"}\n    - "
                         "{structure: invariant, eta: \"0\", quantity: \"mismatch_nonfinite\"}\n"
@@ -720,7 +659,7 @@ static void test_contract_values(void)
     kcs_contract_free(c);
 
     /* PRC-03: tf32-sized errors name the 11-bit coercion, at k = 1 */
-    c = load_id("C-PRC-03");
+    c = ut_contract_load_id("C-PRC-03");
     CU_ASSERT_PTR_NOT_NULL_FATAL(c);
     {
         kcs_shape s1 = {64, 64, 1, 0};
@@ -748,7 +687,7 @@ static void test_contract_values(void)
     kcs_contract_free(c);
 
     /* PRC-04: declares subnormal=preserve, measures subnormal inputs */
-    c = load_id("C-PRC-04");
+    c = ut_contract_load_id("C-PRC-04");
     CU_ASSERT_PTR_NOT_NULL_FATAL(c);
     CU_ASSERT_STRING_EQUAL(c->attrs, "subnormal=preserve");
     CU_ASSERT_EQUAL(c->dists[0], KCS_DIST_SUBNORMAL);
@@ -767,7 +706,7 @@ static void test_contract_values(void)
     kcs_contract_free(c);
 
     /* ORD-01: eta = gamma_k(2u) = 2 k u / (1 - 2 k u) (rounding toward zero too) */
-    c = load_id("C-ORD-01");
+    c = ut_contract_load_id("C-ORD-01");
     CU_ASSERT_PTR_NOT_NULL_FATAL(c);
     {
         kcs_shape s = {16, 1, 512, 0};
@@ -777,7 +716,7 @@ static void test_contract_values(void)
     kcs_contract_free(c);
 
     /* ORD-02: repeat protocol, exact invariant on distinct digests */
-    c = load_id("C-ORD-02");
+    c = ut_contract_load_id("C-ORD-02");
     CU_ASSERT_PTR_NOT_NULL_FATAL(c);
     CU_ASSERT_EQUAL(c->protocol, KCS_PROTO_REPEAT);
     /* its derivation's power boundary: a reordering in one run of 8
@@ -798,7 +737,7 @@ static void test_contract_values(void)
     kcs_contract_free(c);
 
     /* ORD-03: batch invariance needs m >= 2 on every shape */
-    c = load_id("C-ORD-03");
+    c = ut_contract_load_id("C-ORD-03");
     CU_ASSERT_PTR_NOT_NULL_FATAL(c);
     CU_ASSERT_EQUAL(c->protocol, KCS_PROTO_BATCH_INVARIANCE);
     for (int i = 0; i < c->n_shapes; i++)
@@ -811,7 +750,7 @@ static void test_contract_values(void)
     /* PRC-06: (lambda sqrt(k) + 128) u + u(out), lambda = sqrt(2 ln(4 R 2^30))
      * for R = m * batch rows; it binds only kernels that round to nearest,
      * on random distributions, from 64 rows */
-    c = load_id("C-PRC-06");
+    c = ut_contract_load_id("C-PRC-06");
     CU_ASSERT_PTR_NOT_NULL_FATAL(c);
     CU_ASSERT_EQUAL(c->tol_structure, KCS_TOL_POINTWISE_RELATIVE);
     CU_ASSERT_EQUAL(c->declares, KCS_DECL_BIT(KCS_DECL_ROUND_NEAREST));
@@ -839,7 +778,7 @@ static void test_contract_values(void)
      * lambda = sqrt(2 ln(2 R 2^30)) for R = m * k * batch outputs (at least
      * 6, which the magnitude's W / 6 needs); attention kernels that round to
      * nearest, random distributions, n >= 16 */
-    c = load_id("C-PRC-07");
+    c = ut_contract_load_id("C-PRC-07");
     CU_ASSERT_PTR_NOT_NULL_FATAL(c);
     CU_ASSERT_EQUAL(c->tol_structure, KCS_TOL_POINTWISE_RELATIVE);
     CU_ASSERT_EQUAL(c->oracle, KCS_ORACLE_FP64);
@@ -869,13 +808,13 @@ static void test_contract_values(void)
     kcs_contract_free(c);
 
     /* CMP-01: (2k + 4n + 16) u + u(out) at [16, 64, 64] = 401 * 2^-24 */
-    c = load_id("C-CMP-01");
+    c = ut_contract_load_id("C-CMP-01");
     CU_ASSERT_PTR_NOT_NULL_FATAL(c);
     CU_ASSERT_EQUAL(eval_with(c->eta, c, &c->shapes[0], NULL, NULL, 0), 401 * u32);
     kcs_contract_free(c);
 
     /* CMP-02: errors in the remainder tiles vs wrong everywhere */
-    c = load_id("C-CMP-02");
+    c = ut_contract_load_id("C-CMP-02");
     CU_ASSERT_PTR_NOT_NULL_FATAL(c);
     {
         const char *nm[] = {"tau", "edge_share"};
@@ -894,7 +833,7 @@ static void test_contract_values(void)
     kcs_contract_free(c);
 
     /* CMP-03: held-out classes, replay */
-    c = load_id("C-CMP-03");
+    c = ut_contract_load_id("C-CMP-03");
     CU_ASSERT_PTR_NOT_NULL_FATAL(c);
     CU_ASSERT_EQUAL(c->n_held_out, 4);
     CU_ASSERT(c->held_out[1].m == 63 && c->held_out[1].n == 65 && c->held_out[1].k == 127);
@@ -916,7 +855,7 @@ static void test_contract_values(void)
     kcs_contract_free(c);
 
     /* EXC-01: NaN injected, declared propagate, exact invariant */
-    c = load_id("C-EXC-01");
+    c = ut_contract_load_id("C-EXC-01");
     CU_ASSERT_PTR_NOT_NULL_FATAL(c);
     CU_ASSERT_EQUAL(c->special_nan, 0.002);
     CU_ASSERT_FALSE(c->values_finite);
@@ -933,7 +872,7 @@ static void test_contract_values(void)
     kcs_contract_free(c);
 
     /* EXC-02: raise iff out of range */
-    c = load_id("C-EXC-02");
+    c = ut_contract_load_id("C-EXC-02");
     CU_ASSERT_PTR_NOT_NULL_FATAL(c);
     CU_ASSERT_STRING_EQUAL(c->attrs, "oob=raise");
     CU_ASSERT_EQUAL(c->special_oob, 0.05);
@@ -982,22 +921,15 @@ static void test_names_and_io(void)
     kcs_contract_free(NULL);
 }
 
-int main(void)
-{
-    if (CU_initialize_registry() != CUE_SUCCESS)
-        return 1;
-    CU_pSuite s = CU_add_suite("contract", NULL, NULL);
-    CU_add_test(s, "malformed contracts", test_bad_contracts);
-    CU_add_test(s, "C-PRC-01", test_prc01);
-    CU_add_test(s, "print round trip", test_print_roundtrip);
-    CU_add_test(s, "inline variants", test_inline);
-    CU_add_test(s, "special pinf and ninf", test_special_signed_inf);
-    CU_add_test(s, "the twelve contracts", test_all_contracts);
-    CU_add_test(s, "contract values", test_contract_values);
-    CU_add_test(s, "names and I/O", test_names_and_io);
-    CU_basic_set_mode(CU_BRM_VERBOSE);
-    CU_basic_run_tests();
-    unsigned f = CU_get_number_of_failures();
-    CU_cleanup_registry();
-    return f != 0;
-}
+static const ut_test tests[] = {
+    {"malformed contracts", test_bad_contracts},
+    {"C-PRC-01", test_prc01},
+    {"print round trip", test_print_roundtrip},
+    {"inline variants", test_inline},
+    {"special pinf and ninf", test_special_signed_inf},
+    {"the twelve contracts", test_all_contracts},
+    {"contract values", test_contract_values},
+    {"names and I/O", test_names_and_io},
+};
+
+UT_MAIN("contract", tests)

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "expr.h"
+#include "unit_helpers.h"
 
 enum { S_M, S_K, S_TAU, S_X, S_DTYPE_IN, S_DTYPE_ACC, S_FP32, S_BF16, S_FP16, S_N };
 
@@ -269,19 +270,12 @@ static void test_limits(void)
     fails(buf2, (int)(strrchr(buf2, '1') - buf2) + 1, "max() takes at most 32 arguments");
 }
 
-int main(void)
-{
-    if (CU_initialize_registry() != CUE_SUCCESS)
-        return 1;
-    CU_pSuite s = CU_add_suite("expr", NULL, NULL);
-    CU_add_test(s, "precedence", test_precedence);
-    CU_add_test(s, "numbers and functions", test_numbers_and_functions);
-    CU_add_test(s, "formats and symbols", test_formats_and_symbols);
-    CU_add_test(s, "errors", test_errors);
-    CU_add_test(s, "limits", test_limits);
-    CU_basic_set_mode(CU_BRM_VERBOSE);
-    CU_basic_run_tests();
-    unsigned f = CU_get_number_of_failures();
-    CU_cleanup_registry();
-    return f != 0;
-}
+static const ut_test tests[] = {
+    {"precedence", test_precedence},
+    {"numbers and functions", test_numbers_and_functions},
+    {"formats and symbols", test_formats_and_symbols},
+    {"errors", test_errors},
+    {"limits", test_limits},
+};
+
+UT_MAIN("expr", tests)

@@ -260,19 +260,12 @@ static void test_bad_contract_path(void)
     expect_error(&t, 0, NULL);
 }
 
-int main(void)
-{
-    static const ut_test tests[] = {
-        {"a valid study reads back", test_valid},
-        {"bad placement entries: file:line:col: field", test_bad_placements},
-        {"bad case entries: file:line:col: field", test_bad_cases},
-        {"several errors, in document order", test_errors_in_document_order},
-        {"bad contract path, bad top-level value", test_bad_contract_path},
-        {NULL, NULL},
-    };
-    if (setup())
-        return 1;
-    int rc = ut_run("study", tests);
-    teardown();
-    return rc;
-}
+static const ut_test tests[] = {
+    {"a valid study reads back", test_valid},
+    {"bad placement entries: file:line:col: field", test_bad_placements},
+    {"bad case entries: file:line:col: field", test_bad_cases},
+    {"several errors, in document order", test_errors_in_document_order},
+    {"bad contract path, bad top-level value", test_bad_contract_path},
+};
+
+UT_MAIN_FIXTURE("study", setup, teardown, tests)

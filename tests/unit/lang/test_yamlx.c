@@ -9,6 +9,7 @@
 
 #include "yamlx.h"
 #include "yamlx_limits.h"
+#include "unit_helpers.h"
 
 #define HAS(hay, needle) (strstr((hay), (needle)) != NULL)
 
@@ -328,21 +329,14 @@ static void test_limits(void)
     free(m);
 }
 
-int main(void)
-{
-    if (CU_initialize_registry() != CUE_SUCCESS)
-        return 1;
-    CU_pSuite s = CU_add_suite("yamlx", NULL, NULL);
-    CU_add_test(s, "open and positions", test_open_and_positions);
-    CU_add_test(s, "keys and missing", test_keys_and_missing);
-    CU_add_test(s, "scalars", test_scalars);
-    CU_add_test(s, "open errors", test_open_errors);
-    CU_add_test(s, "open file", test_open_file);
-    CU_add_test(s, "error cap", test_error_cap);
-    CU_add_test(s, "size limits", test_limits);
-    CU_basic_set_mode(CU_BRM_VERBOSE);
-    CU_basic_run_tests();
-    unsigned f = CU_get_number_of_failures();
-    CU_cleanup_registry();
-    return f != 0;
-}
+static const ut_test tests[] = {
+    {"open and positions", test_open_and_positions},
+    {"keys and missing", test_keys_and_missing},
+    {"scalars", test_scalars},
+    {"open errors", test_open_errors},
+    {"open file", test_open_file},
+    {"error cap", test_error_cap},
+    {"size limits", test_limits},
+};
+
+UT_MAIN("yamlx", tests)

@@ -10,22 +10,10 @@
 #include <stdlib.h>
 
 #include "acc.h"
+#include "exact_case.h"
 #include "inputs_exact.h"
 #include "precondition.h"
-
-static kcs_case mkcase(kcs_op op, kcs_format in, int64_t m, int64_t n, int64_t k)
-{
-    kcs_case c = {0};
-    c.op = op;
-    c.dtype_in = in;
-    c.dtype_out = KCS_FMT_FP32;
-    c.acc.fmt = KCS_FMT_FP32;
-    c.shape.m = m;
-    c.shape.n = n;
-    c.shape.k = k;
-    c.dist = KCS_DIST_EXACT;
-    return c;
-}
+#include "unit_helpers.h"
 
 /* Significant bits of a positive integer-valued double. */
 static int sig_bits(double x)
@@ -43,7 +31,7 @@ static int sig_bits(double x)
 
 static void check_gemm(kcs_format in, int64_t m, int64_t n, int64_t k)
 {
-    kcs_case cs = mkcase(KCS_OP_GEMM, in, m, n, k);
+    kcs_case cs = exact_case(KCS_OP_GEMM, in, m, n, k);
     kcs_error err = {0};
     double *A = malloc((size_t)(m * k) * sizeof *A), *B = malloc((size_t)(k * n) * sizeof *B);
     double *t = malloc((size_t)k * sizeof *t);
@@ -107,7 +95,7 @@ static void test_reduce_exact(void)
     static const int64_t ks[] = {2, 64, 4096, 1048576};
     for (size_t s = 0; s < sizeof ks / sizeof ks[0]; s++) {
         int64_t k = ks[s], m = 3;
-        kcs_case cs = mkcase(KCS_OP_REDUCE_SUM, KCS_FMT_FP32, m, 1, k);
+        kcs_case cs = exact_case(KCS_OP_REDUCE_SUM, KCS_FMT_FP32, m, 1, k);
         kcs_error err = {0};
         double *x = malloc((size_t)(m * k) * sizeof *x), *scratch = malloc((size_t)k * 8);
         CU_ASSERT_FATAL(x && scratch);
@@ -139,7 +127,7 @@ static void test_reduce_exact(void)
 static void test_reduce_exact_even_blocks(void)
 {
     int64_t k = (int64_t)1 << 20, m = 4, blk = 64;
-    kcs_case cs = mkcase(KCS_OP_REDUCE_SUM, KCS_FMT_BF16, m, 1, k);
+    kcs_case cs = exact_case(KCS_OP_REDUCE_SUM, KCS_FMT_BF16, m, 1, k);
     kcs_error err = {0};
     double *x = malloc((size_t)(m * k) * sizeof *x);
     CU_ASSERT_FATAL(x != NULL);
@@ -166,7 +154,7 @@ static void test_reduce_exact_fp16(void)
     static const int64_t ks[] = {8, 64, 1024};
     for (size_t s = 0; s < sizeof ks / sizeof ks[0]; s++) {
         int64_t k = ks[s], m = 16;
-        kcs_case cs = mkcase(KCS_OP_REDUCE_SUM, KCS_FMT_FP16, m, 1, k);
+        kcs_case cs = exact_case(KCS_OP_REDUCE_SUM, KCS_FMT_FP16, m, 1, k);
         kcs_error err = {0};
         double *x = malloc((size_t)(m * k) * sizeof *x), *scratch = malloc((size_t)k * 8);
         CU_ASSERT_FATAL(x && scratch);
@@ -199,7 +187,7 @@ static void test_allreduce_exact(void)
     static const int64_t ms[] = {2, 3, 8, 64};
     for (size_t s = 0; s < sizeof ms / sizeof ms[0]; s++) {
         int64_t P = ms[s], k = 257;
-        kcs_case cs = mkcase(KCS_OP_ALLREDUCE, KCS_FMT_FP32, P, 1, k);
+        kcs_case cs = exact_case(KCS_OP_ALLREDUCE, KCS_FMT_FP32, P, 1, k);
         kcs_error err = {0};
         double *x = malloc((size_t)(P * k) * sizeof *x), *t = malloc((size_t)P * 8);
         double *scratch = malloc((size_t)P * 8);
@@ -313,22 +301,15 @@ static void test_shape_and_precondition(void)
     CU_ASSERT_EQUAL(kcs_precondition_dtype(&c, KCS_FMT_FP32, &err), 0);
 }
 
-int main(void)
-{
-    CU_initialize_registry();
-    CU_pSuite s = CU_add_suite("exact-sum inputs", NULL, NULL);
-    CU_add_test(s, "gemm: exact in every order, wide entry, 14-bit inexact", test_gemm_exact);
-    CU_add_test(s, "reduce_sum: exact in every order, bf16 inexact", test_reduce_exact);
-    CU_add_test(s, "allreduce: exact in every order, 23-bit inexact", test_allreduce_exact);
-    CU_add_test(s, "fp16 reduce_sum: scaled into range, 18-bit inexact", test_reduce_exact_fp16);
-    CU_add_test(s, "reduce_sum: bf16 block partials inexact at k = 2^20",
-                test_reduce_exact_even_blocks);
-    CU_add_test(s, "refusals", test_exact_refusals);
-    CU_add_test(s, "round-toward-zero accumulators", test_rz_accumulator);
-    CU_add_test(s, "--shape and precondition checks", test_shape_and_precondition);
-    CU_basic_set_mode(CU_BRM_VERBOSE);
-    CU_basic_run_tests();
-    unsigned f = CU_get_number_of_failures();
-    CU_cleanup_registry();
-    return f != 0;
-}
+static const ut_test tests[] = {
+    {"gemm: exact in every order, wide entry, 14-bit inexact", test_gemm_exact},
+    {"reduce_sum: exact in every order, bf16 inexact", test_reduce_exact},
+    {"allreduce: exact in every order, 23-bit inexact", test_allreduce_exact},
+    {"fp16 reduce_sum: scaled into range, 18-bit inexact", test_reduce_exact_fp16},
+    {"reduce_sum: bf16 block partials inexact at k = 2^20", test_reduce_exact_even_blocks},
+    {"refusals", test_exact_refusals},
+    {"round-toward-zero accumulators", test_rz_accumulator},
+    {"--shape and precondition checks", test_shape_and_precondition},
+};
+
+UT_MAIN("exact-sum inputs", tests)

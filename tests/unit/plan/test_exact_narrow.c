@@ -23,21 +23,9 @@
 #include <stdlib.h>
 
 #include "acc.h"
+#include "exact_case.h"
 #include "inputs_exact.h"
-
-static kcs_case mkcase(kcs_op op, kcs_format in, int64_t m, int64_t n, int64_t k)
-{
-    kcs_case c = {0};
-    c.op = op;
-    c.dtype_in = in;
-    c.dtype_out = KCS_FMT_FP32;
-    c.acc.fmt = KCS_FMT_FP32;
-    c.shape.m = m;
-    c.shape.n = n;
-    c.shape.k = k;
-    c.dist = KCS_DIST_EXACT;
-    return c;
-}
+#include "unit_helpers.h"
 
 /* Significant bits of a finite nonzero double (its odd significand's width). */
 static int need_bits(double x)
@@ -127,7 +115,7 @@ static void test_allreduce_narrow(void)
     for (size_t f = 0; f < sizeof narrow_fmts / sizeof narrow_fmts[0]; f++)
         for (size_t s = 0; s < sizeof ms / sizeof ms[0]; s++) {
             int64_t P = ms[s], k = P >= 4096 ? 8 : 64;
-            kcs_case cs = mkcase(KCS_OP_ALLREDUCE, narrow_fmts[f], P, 1, k);
+            kcs_case cs = exact_case(KCS_OP_ALLREDUCE, narrow_fmts[f], P, 1, k);
             kcs_error err = {0};
             double *x = malloc((size_t)(P * k) * sizeof *x), *t = malloc((size_t)P * 8);
             double *scratch = malloc((size_t)P * 8);
@@ -156,7 +144,7 @@ static void test_reduce_narrow(void)
         for (size_t s = 0; s < sizeof ks / sizeof ks[0]; s++) {
             int64_t k = ks[s], m = k >= 8192 ? 4 : 32;
             /* fp8_e5m2 (range 2^16, 3 bits): sums of 23 bits only from k = 128 */
-            kcs_case cs = mkcase(KCS_OP_REDUCE_SUM, fmts[f], m, 1, k);
+            kcs_case cs = exact_case(KCS_OP_REDUCE_SUM, fmts[f], m, 1, k);
             kcs_error err = {0};
             double *x = malloc((size_t)(m * k) * sizeof *x), *scratch = malloc((size_t)k * 8);
             CU_ASSERT_FATAL(x && scratch);
@@ -182,7 +170,7 @@ static void test_gemm_narrow(void)
     for (size_t f = 0; f < sizeof fmts / sizeof fmts[0]; f++)
         for (size_t s = 0; s < sizeof ks / sizeof ks[0]; s++) {
             int64_t k = ks[s], m = k >= 4096 ? 4 : 16, n = m;
-            kcs_case cs = mkcase(KCS_OP_GEMM, fmts[f], m, n, k);
+            kcs_case cs = exact_case(KCS_OP_GEMM, fmts[f], m, n, k);
             kcs_error err = {0};
             double *A = malloc((size_t)(m * k) * sizeof *A), *B = malloc((size_t)(k * n) * 8);
             double *t = malloc((size_t)k * 8), *scratch = malloc((size_t)k * 8);
@@ -220,7 +208,7 @@ static void test_dot_narrow(void)
     for (size_t f = 0; f < sizeof narrow_fmts / sizeof narrow_fmts[0]; f++)
         for (size_t s = 0; s < sizeof ks / sizeof ks[0]; s++) {
             int64_t k = ks[s];
-            kcs_case cs = mkcase(KCS_OP_DOT, narrow_fmts[f], 1, 1, k);
+            kcs_case cs = exact_case(KCS_OP_DOT, narrow_fmts[f], 1, 1, k);
             kcs_error err = {0};
             double *x = malloc((size_t)k * 8), *y = malloc((size_t)k * 8);
             double *t = malloc((size_t)k * 8), *scratch = malloc((size_t)k * 8);
@@ -243,18 +231,11 @@ static void test_dot_narrow(void)
         }
 }
 
-int main(void)
-{
-    CU_initialize_registry();
-    CU_pSuite s = CU_add_suite("exact-sum inputs, narrow input formats", NULL, NULL);
-    CU_add_test(s, "allreduce, bf16/fp16: exact in fp32, sums need 23 bits", test_allreduce_narrow);
-    CU_add_test(s, "reduce_sum, bf16/fp16/fp8: exact in fp32, sums need 23 bits",
-                test_reduce_narrow);
-    CU_add_test(s, "gemm, bf16/fp16: exact in fp32, sums need 23 bits", test_gemm_narrow);
-    CU_add_test(s, "dot, bf16/fp16: exact in fp32, sums need 23 bits", test_dot_narrow);
-    CU_basic_set_mode(CU_BRM_VERBOSE);
-    CU_basic_run_tests();
-    unsigned f = CU_get_number_of_failures();
-    CU_cleanup_registry();
-    return f != 0;
-}
+static const ut_test tests[] = {
+    {"allreduce, bf16/fp16: exact in fp32, sums need 23 bits", test_allreduce_narrow},
+    {"reduce_sum, bf16/fp16/fp8: exact in fp32, sums need 23 bits", test_reduce_narrow},
+    {"gemm, bf16/fp16: exact in fp32, sums need 23 bits", test_gemm_narrow},
+    {"dot, bf16/fp16: exact in fp32, sums need 23 bits", test_dot_narrow},
+};
+
+UT_MAIN("exact-sum inputs, narrow input formats", tests)

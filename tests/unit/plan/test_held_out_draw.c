@@ -9,6 +9,7 @@
 #include "contract.h"
 #include "held_out_draw.h"
 #include "study.h"
+#include "unit_helpers.h"
 
 static kcs_contract *load_cmp03(void)
 {
@@ -92,16 +93,9 @@ static void test_plan_holds_draws(void)
     kcs_contract_free(c);
 }
 
-int main(void)
-{
-    if (CU_initialize_registry() != CUE_SUCCESS)
-        return 1;
-    CU_pSuite s = CU_add_suite("held_out_draw", NULL, NULL);
-    CU_add_test(s, "bounds, strata, seed", test_draw_bounds_and_reach);
-    CU_add_test(s, "plans hold the drawn shapes", test_plan_holds_draws);
-    CU_basic_set_mode(CU_BRM_VERBOSE);
-    CU_basic_run_tests();
-    unsigned fails = CU_get_number_of_failures();
-    CU_cleanup_registry();
-    return fails ? 1 : 0;
-}
+static const ut_test tests[] = {
+    {"bounds, strata, seed", test_draw_bounds_and_reach},
+    {"plans hold the drawn shapes", test_plan_holds_draws},
+};
+
+UT_MAIN("held_out_draw", tests)

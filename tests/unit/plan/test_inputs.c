@@ -524,19 +524,19 @@ static void test_lengths(void)
     kcs_inputs_free(&in);
 }
 
+static const ut_test tests[] = {
+    {"same key: same bits; other key: other values", test_regeneration},
+    {"distributions' properties", test_distributions},
+    {"spread inputs: a sum's bits depend on its order", test_spread_order_sensitive},
+    {"values exact in the declared format", test_exact_in_format},
+    {"special values in the first input", test_special_values},
+    {"+Inf and -Inf injected separately", test_signed_infinities},
+    {"gather indices and oob_count", test_gather_indices},
+    {"lengths per op", test_lengths},
+};
+
 int main(void)
 {
-    static const ut_test tests[] = {
-        {"same key: same bits; other key: other values", test_regeneration},
-        {"distributions' properties", test_distributions},
-        {"spread inputs: a sum's bits depend on its order", test_spread_order_sensitive},
-        {"values exact in the declared format", test_exact_in_format},
-        {"special values in the first input", test_special_values},
-        {"+Inf and -Inf injected separately", test_signed_infinities},
-        {"gather indices and oob_count", test_gather_indices},
-        {"lengths per op", test_lengths},
-        {NULL, NULL},
-    };
     ut_contract s = {.ops = "gemm, batched_gemm, reduce_sum, dot, layernorm",
                      .dtype_in = "[fp32, tf32, bf16, fp16, fp8_e4m3, fp8_e5m2]"};
     plain = ut_contract_load(&s);

@@ -267,19 +267,18 @@ static void test_refusals(void)
     kcs_study_free(s);
 }
 
-int main(void)
+static const ut_test tests[] = {
+    {"expansion: counts, order, inherited fields", test_expansion},
+    {"hash stable for the same study", test_hash_stable},
+    {"hash changes with each field", test_hash_changes},
+    {"case seeds", test_seeds},
+    {"refusals", test_refusals},
+};
+
+static int teardown(void)
 {
-    static const ut_test tests[] = {
-        {"expansion: counts, order, inherited fields", test_expansion},
-        {"hash stable for the same study", test_hash_stable},
-        {"hash changes with each field", test_hash_changes},
-        {"case seeds", test_seeds},
-        {"refusals", test_refusals},
-        {NULL, NULL},
-    };
-    if (setup())
-        return 1;
-    int rc = ut_run("plan", tests);
     ut_rmdir(dir);
-    return rc;
+    return 0;
 }
+
+UT_MAIN_FIXTURE("plan", setup, teardown, tests)

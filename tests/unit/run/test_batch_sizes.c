@@ -8,6 +8,7 @@
 #include <stdlib.h>
 
 #include "batch_sizes.h"
+#include "unit_helpers.h"
 
 static int has(const int64_t *bs, int n, int64_t b)
 {
@@ -133,19 +134,12 @@ static void test_log_uniform(void)
     free(d);
 }
 
-int main(void)
-{
-    if (CU_initialize_registry() != CUE_SUCCESS)
-        return 1;
-    CU_pSuite s = CU_add_suite("batch_sizes", NULL, NULL);
-    CU_add_test(s, "m <= 65: every b < m", test_small_m);
-    CU_add_test(s, "m > 65: sizes up to 64, powers of two, m - 1, drawn", test_large_m);
-    CU_add_test(s, "drawn from the seed", test_seeded);
-    CU_add_test(s, "rows through a partial tile of 8", test_partial_tile_rows);
-    CU_add_test(s, "drawn log-uniformly", test_log_uniform);
-    CU_basic_set_mode(CU_BRM_VERBOSE);
-    CU_basic_run_tests();
-    unsigned f = CU_get_number_of_failures();
-    CU_cleanup_registry();
-    return f != 0;
-}
+static const ut_test tests[] = {
+    {"m <= 65: every b < m", test_small_m},
+    {"m > 65: sizes up to 64, powers of two, m - 1, drawn", test_large_m},
+    {"drawn from the seed", test_seeded},
+    {"rows through a partial tile of 8", test_partial_tile_rows},
+    {"drawn log-uniformly", test_log_uniform},
+};
+
+UT_MAIN("batch_sizes", tests)

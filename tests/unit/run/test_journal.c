@@ -87,6 +87,13 @@ static void append(kcs_journal *j, int64_t ci, int v)
                     0);
 }
 
+/* Version 0 of each of the n cases, in order. */
+static void append_v0(kcs_journal *j, const int64_t *cases, int n)
+{
+    for (int i = 0; i < n; i++)
+        append(j, cases[i], 0);
+}
+
 /* Entries equal to content(ci, v). */
 static int entry_is(const kcs_journal_entry *e, int64_t ci, int v)
 {
@@ -143,9 +150,7 @@ static void test_round_trip(void)
 {
     kcs_journal j;
     create(&j);
-    append(&j, 0, 0);
-    append(&j, 2, 0);
-    append(&j, 4, 0);
+    append_v0(&j, (const int64_t[]){0, 2, 4}, 3);
     append(&j, 2, 1); /* case 2 again: the later record wins */
     kcs_journal_close(&j);
 
@@ -267,9 +272,7 @@ static void test_foreign_case(void)
 {
     kcs_journal j;
     create(&j);
-    append(&j, 1, 0);
-    append(&j, 5, 0);
-    append(&j, 0, 0);
+    append_v0(&j, (const int64_t[]){1, 5, 0}, 3);
     kcs_journal_close(&j);
     kcs_journal_entry *e = NULL;
     CU_ASSERT_EQUAL(resume(&e, 3), 1 << 1);
@@ -302,16 +305,16 @@ static void test_bad_header_and_missing(void)
     CU_ASSERT_EQUAL(kcs_journal_resume(&j, out, 7, &h, NULL, N_CASES, &err), KCS_E_IO);
 }
 
+static const ut_test tests[] = {
+    {"write, read back, append after resume", test_round_trip},
+    {"torn tail dropped, prefix kept", test_torn_tail},
+    {"corrupted record: checksum mismatch detected", test_corrupted_record},
+    {"record of a case outside the plan", test_foreign_case},
+    {"bad header, missing journal", test_bad_header_and_missing},
+};
+
 int main(void)
 {
-    static const ut_test tests[] = {
-        {"write, read back, append after resume", test_round_trip},
-        {"torn tail dropped, prefix kept", test_torn_tail},
-        {"corrupted record: checksum mismatch detected", test_corrupted_record},
-        {"record of a case outside the plan", test_foreign_case},
-        {"bad header, missing journal", test_bad_header_and_missing},
-        {NULL, NULL},
-    };
     ut_tmpdir(dir, sizeof dir, "journal");
     if (!dir[0])
         return 1;

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "placement.h"
+#include "unit_helpers.h"
 
 static void pick(const char *const *names, const int *counts, int nb, int local,
                  const char *want_backend, int want_device)
@@ -61,20 +62,10 @@ static void test_no_native(void)
     CU_ASSERT_EQUAL(p.device, 0);
 }
 
-int main(void)
-{
-    if (CU_initialize_registry() != CUE_SUCCESS)
-        return 1;
-    CU_pSuite s = CU_add_suite("placement_auto", NULL, NULL);
-    if (!s || !CU_add_test(s, "one GPU per rank", test_one_gpu_per_rank) ||
-        !CU_add_test(s, "several visible", test_several_visible) ||
-        !CU_add_test(s, "no native GPU", test_no_native)) {
-        CU_cleanup_registry();
-        return 1;
-    }
-    CU_basic_set_mode(CU_BRM_VERBOSE);
-    CU_basic_run_tests();
-    unsigned f = CU_get_number_of_failures() + CU_get_number_of_suites_failed();
-    CU_cleanup_registry();
-    return f != 0;
-}
+static const ut_test tests[] = {
+    {"one GPU per rank", test_one_gpu_per_rank},
+    {"several visible", test_several_visible},
+    {"no native GPU", test_no_native},
+};
+
+UT_MAIN("placement_auto", tests)

@@ -13,6 +13,7 @@
 
 #include "backend.h"
 #include "probe.h"
+#include "unit_helpers.h"
 
 static kcs_probe_step step_of(kcs_step_kind k)
 {
@@ -387,22 +388,15 @@ static void test_compare(void)
     CU_ASSERT_EQUAL(kcs_probe_compare(&r, mi250, diff, sizeof diff), 2);
 }
 
-int main(void)
-{
-    if (CU_initialize_registry() != CUE_SUCCESS)
-        return 1;
-    CU_pSuite s = CU_add_suite("probe", NULL, NULL);
-    CU_add_test(s, "compare", test_compare);
-    CU_add_test(s, "profiles round trip", test_profiles_round_trip);
-    CU_add_test(s, "tiles", test_tiles);
-    CU_add_test(s, "off-table models", test_off_table_models);
-    CU_add_test(s, "fma chains", test_fma_chains);
-    CU_add_test(s, "inconsistent boxes", test_inconsistent_boxes);
-    CU_add_test(s, "native cpu", test_native_cpu);
-    CU_add_test(s, "opencl", test_opencl);
-    CU_basic_set_mode(CU_BRM_VERBOSE);
-    CU_basic_run_tests();
-    unsigned f = CU_get_number_of_failures();
-    CU_cleanup_registry();
-    return f != 0;
-}
+static const ut_test tests[] = {
+    {"compare", test_compare},
+    {"profiles round trip", test_profiles_round_trip},
+    {"tiles", test_tiles},
+    {"off-table models", test_off_table_models},
+    {"fma chains", test_fma_chains},
+    {"inconsistent boxes", test_inconsistent_boxes},
+    {"native cpu", test_native_cpu},
+    {"opencl", test_opencl},
+};
+
+UT_MAIN("probe", tests)

@@ -78,6 +78,31 @@ static void show(const char *who, const kcs_result_rec *r)
                r->status, r->verdict, r->tau, r->eta, r->signature);
 }
 
+/* Run n trials of cs on the cpu kernel `variant` into r, shown. */
+static void run_variant(const kcs_contract *c, const kcs_case *cs, const char *variant, int n,
+                        kcs_result_rec *r)
+{
+    kcs_rank_binding b;
+    bind_cpu(&b, variant, NULL);
+    CU_ASSERT_EQUAL_FATAL(run_trials(c, cs, &b, n, r), 0);
+    for (int t = 0; t < n; t++)
+        show(variant, &r[t]);
+    kcs_binding_close(&b);
+}
+
+/* Each of the n kernels gives the same result every time: within
+ * tolerance, tau 0. */
+static void expect_exact(const kcs_contract *c, const kcs_case *cs, const char *const *kernels,
+                         int n)
+{
+    for (int i = 0; i < n; i++) {
+        kcs_result_rec r[1];
+        run_variant(c, cs, kernels[i], 1, r);
+        CU_ASSERT_STRING_EQUAL(r[0].verdict, "within_tolerance");
+        CU_ASSERT_EQUAL(r[0].tau, 0.0);
+    }
+}
+
 /* 16 x 16 x 512 gemm under 2 k u(dtype_acc), a narrow accumulator named */
 static const ut_contract narrow_acc_contract = {
     .shapes = "[[16, 16, 512]]",
@@ -274,22 +299,10 @@ static void test_repeat(void)
     CU_ASSERT_PTR_NOT_NULL_FATAL(c);
     kcs_case cs = mkcase(c, KCS_OP_GEMM, 1, (kcs_shape){4, 4, 256, 0});
     const char *conforming[] = {"native", "own", "calib:C-ORD-02:good"};
-    for (int i = 0; i < 3; i++) {
-        kcs_rank_binding b;
-        bind_cpu(&b, conforming[i], NULL);
-        kcs_result_rec r[1];
-        CU_ASSERT_EQUAL_FATAL(run_trials(c, &cs, &b, 1, r), 0);
-        show(conforming[i], &r[0]);
-        CU_ASSERT_STRING_EQUAL(r[0].verdict, "within_tolerance");
-        CU_ASSERT_EQUAL(r[0].tau, 0.0);
-        kcs_binding_close(&b);
-    }
-    kcs_rank_binding b;
-    bind_cpu(&b, "calib:C-ORD-02:bad", NULL);
+    expect_exact(c, &cs, conforming, 3);
     kcs_result_rec r[2];
-    CU_ASSERT_EQUAL_FATAL(run_trials(c, &cs, &b, 2, r), 0);
+    run_variant(c, &cs, "calib:C-ORD-02:bad", 2, r);
     for (int t = 0; t < 2; t++) {
-        show("calib:C-ORD-02:bad", &r[t]);
         CU_ASSERT_STRING_EQUAL(r[t].status, "ok");
         CU_ASSERT_STRING_EQUAL(r[t].verdict, "violation");
         /* 6 random orders of 256 products per output, 16 outputs: all 6
@@ -299,7 +312,6 @@ static void test_repeat(void)
         /* each run is an accurate fp32 sum: nothing else is wrong */
         CU_ASSERT(r[t].backward_err < 2.0 * 256 * ldexp(1.0, -24));
     }
-    kcs_binding_close(&b);
     kcs_contract_free(c);
 }
 
@@ -317,27 +329,14 @@ static void test_batch_invariance(void)
     CU_ASSERT_PTR_NOT_NULL_FATAL(c);
     kcs_case cs = mkcase(c, KCS_OP_GEMM, 2, (kcs_shape){8, 8, 1024, 0});
     const char *conforming[] = {"own", "calib:C-ORD-03:good"};
-    for (int i = 0; i < 2; i++) {
-        kcs_rank_binding b;
-        bind_cpu(&b, conforming[i], NULL);
-        kcs_result_rec r[1];
-        CU_ASSERT_EQUAL_FATAL(run_trials(c, &cs, &b, 1, r), 0);
-        show(conforming[i], &r[0]);
-        CU_ASSERT_STRING_EQUAL(r[0].verdict, "within_tolerance");
-        CU_ASSERT_EQUAL(r[0].tau, 0.0);
-        kcs_binding_close(&b);
-    }
-    kcs_rank_binding b;
-    bind_cpu(&b, "calib:C-ORD-03:bad", NULL);
+    expect_exact(c, &cs, conforming, 2);
     kcs_result_rec r[1];
-    CU_ASSERT_EQUAL_FATAL(run_trials(c, &cs, &b, 1, r), 0);
-    show("calib:C-ORD-03:bad", &r[0]);
+    run_variant(c, &cs, "calib:C-ORD-03:bad", 1, r);
     CU_ASSERT_STRING_EQUAL(r[0].verdict, "violation");
     CU_ASSERT_STRING_EQUAL(r[0].signature, "batch-dependent");
     CU_ASSERT(isinf(r[0].tau));
     /* the full product itself is right (m >= 4: sequential fp32) */
     CU_ASSERT_EQUAL(r[0].guard_ok, 1);
-    kcs_binding_close(&b);
     kcs_contract_free(c);
 }
 
@@ -487,18 +486,15 @@ static void test_not_run(void)
     kcs_contract_free(c);
 }
 
-int main(void)
-{
-    static const ut_test tests[] = {
-        {"oracle: conforming vs bf16 accumulator", test_oracle_good_and_bad},
-        {"verdict_only: deferred diagnostics, same verdicts", test_verdict_only},
-        {"inputs_cache: one generation, the same results", test_inputs_cache},
-        {"repeat: deterministic vs seed-ordered", test_repeat},
-        {"batch_invariance: m-independent vs split-K for m < 4", test_batch_invariance},
-        {"stale-result replay", test_replay},
-        {"raise on purpose vs answer", test_raised},
-        {"trials that do not run", test_not_run},
-        {NULL, NULL},
-    };
-    return ut_run("protocol", tests);
-}
+static const ut_test tests[] = {
+    {"oracle: conforming vs bf16 accumulator", test_oracle_good_and_bad},
+    {"verdict_only: deferred diagnostics, same verdicts", test_verdict_only},
+    {"inputs_cache: one generation, the same results", test_inputs_cache},
+    {"repeat: deterministic vs seed-ordered", test_repeat},
+    {"batch_invariance: m-independent vs split-K for m < 4", test_batch_invariance},
+    {"stale-result replay", test_replay},
+    {"raise on purpose vs answer", test_raised},
+    {"trials that do not run", test_not_run},
+};
+
+UT_MAIN("protocol", tests)

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "store_readback.h"
+#include "unit_helpers.h"
 
 /* mkdtemp() template: main() replaces the Xs with the directory it creates */
 static char dir[] = "/tmp/kcs-readback.XXXXXX";
@@ -81,23 +82,29 @@ static void test_progress_keeps_alive(void)
     CU_ASSERT(now_s() - t0 >= 2.0);
 }
 
+/* The child script NAME (BODY) reading /data/x.h5 row by row fails the
+ * read-back (KCS_E_IO) with a message naming want; returns the message. */
+static const char *child_fails(const char *name, const char *body, const char *want)
+{
+    static kcs_error err;
+    const char *exe = script(name, body);
+    kcs_readback_spec sp = spec("/data/x.h5", KCS_READBACK_ROWS);
+    memset(&err, 0, sizeof err);
+    CU_ASSERT_EQUAL(kcs_readback_spawn(exe, &sp, 5.0, &err), KCS_E_IO);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, want));
+    return err.msg;
+}
+
 static void test_killed_child(void)
 {
-    const char *exe = script("dies", "printf P; kill -SEGV $$");
-    kcs_readback_spec sp = spec("/data/x.h5", KCS_READBACK_ROWS);
-    kcs_error err = {0};
-    CU_ASSERT_EQUAL(kcs_readback_spawn(exe, &sp, 5.0, &err), KCS_E_IO);
-    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "killed the read-back process (signal 11"));
-    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "/data/x.h5"));
+    const char *msg =
+        child_fails("dies", "printf P; kill -SEGV $$", "killed the read-back process (signal 11");
+    CU_ASSERT_PTR_NOT_NULL(strstr(msg, "/data/x.h5"));
 }
 
 static void test_silent_child(void)
 {
-    const char *exe = script("silent", "exit 0");
-    kcs_readback_spec sp = spec("/data/x.h5", KCS_READBACK_ROWS);
-    kcs_error err = {0};
-    CU_ASSERT_EQUAL(kcs_readback_spawn(exe, &sp, 5.0, &err), KCS_E_IO);
-    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "ended without a result (exit 0)"));
+    child_fails("silent", "exit 0", "ended without a result (exit 0)");
 }
 
 static void test_cannot_start(void)
@@ -137,6 +144,16 @@ static void test_stall_env(void)
     CU_ASSERT_DOUBLE_EQUAL(kcs_readback_stall_s(), 60.0, 0.0);
 }
 
+static const ut_test tests[] = {
+    {"a child without progress is killed at the stall limit", test_stall_kills},
+    {"progress keeps a slow child alive", test_progress_keeps_alive},
+    {"a child killed by a signal is an error naming the file", test_killed_child},
+    {"a child that ends without a result", test_silent_child},
+    {"an executable that cannot start", test_cannot_start},
+    {"the real child's code and message come back", test_real_child_errors},
+    {"KCS_READBACK_STALL_S", test_stall_env},
+};
+
 int main(int argc, char **argv)
 {
     if (argc > 1 && strcmp(argv[1], "_readback") == 0)
@@ -145,20 +162,7 @@ int main(int argc, char **argv)
     if (n <= 0 || !mkdtemp(dir))
         return 1;
     self[n] = '\0';
-    if (CU_initialize_registry() != CUE_SUCCESS)
-        return 1;
-    CU_pSuite s = CU_add_suite("readback", NULL, NULL);
-    CU_add_test(s, "a child without progress is killed at the stall limit", test_stall_kills);
-    CU_add_test(s, "progress keeps a slow child alive", test_progress_keeps_alive);
-    CU_add_test(s, "a child killed by a signal is an error naming the file", test_killed_child);
-    CU_add_test(s, "a child that ends without a result", test_silent_child);
-    CU_add_test(s, "an executable that cannot start", test_cannot_start);
-    CU_add_test(s, "the real child's code and message come back", test_real_child_errors);
-    CU_add_test(s, "KCS_READBACK_STALL_S", test_stall_env);
-    CU_basic_set_mode(CU_BRM_VERBOSE);
-    CU_basic_run_tests();
-    unsigned failed = CU_get_number_of_failures() + CU_get_number_of_tests_failed();
-    CU_cleanup_registry();
+    unsigned failed = (unsigned)ut_run("readback", tests);
     char cmd[600];
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     if (system(cmd) != 0)

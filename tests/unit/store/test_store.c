@@ -16,16 +16,13 @@
 #include "store.h"
 #include "store_h5.h"
 #include "store_read.h"
+#include "unit_helpers.h"
 
 static char dir[256];
 
 static const char *tmp(const char *name)
 {
-    static char buf[8][512];
-    static int i;
-    i = (i + 1) % 8;
-    snprintf(buf[i], sizeof buf[i], "%s/%s", dir, name);
-    return buf[i];
+    return ut_path(dir, name);
 }
 
 /* --- the record types ---------------------------------------------------- */
@@ -439,6 +436,15 @@ static void remove_dir(const char *path)
     rmdir(path);
 }
 
+static const ut_test tests[] = {
+    {"result type", test_result_type},
+    {"case and rank types", test_case_and_rank_types},
+    {"read a valid file", test_read_valid},
+    {"reader errors", test_read_errors},
+    {"samples of schema 1 and 2", test_read_samples},
+    {"reader refuses bad tables", test_read_bad_tables},
+};
+
 int main(void)
 {
     const char *base = getenv("TMPDIR");
@@ -455,19 +461,7 @@ int main(void)
         return 1;
     }
     kcs_h5_quiet();
-    if (CU_initialize_registry() != CUE_SUCCESS)
-        return 1;
-    CU_pSuite s = CU_add_suite("store", NULL, NULL);
-    CU_add_test(s, "result type", test_result_type);
-    CU_add_test(s, "case and rank types", test_case_and_rank_types);
-    CU_add_test(s, "read a valid file", test_read_valid);
-    CU_add_test(s, "reader errors", test_read_errors);
-    CU_add_test(s, "samples of schema 1 and 2", test_read_samples);
-    CU_add_test(s, "reader refuses bad tables", test_read_bad_tables);
-    CU_basic_set_mode(CU_BRM_VERBOSE);
-    CU_basic_run_tests();
-    unsigned f = CU_get_number_of_failures();
-    CU_cleanup_registry();
+    unsigned f = (unsigned)ut_run("store", tests);
     if (f == 0)
         remove_dir(dir);
     else

@@ -14,6 +14,7 @@
 #include "store_describe.h"
 #include "store_h5.h"
 #include "store_read.h"
+#include "unit_helpers.h"
 
 static const char *tables[] = {"results", "cases", "ranks"};
 
@@ -59,14 +60,21 @@ static void test_every_field_documented(void)
     CU_ASSERT_PTR_NULL(kcs_store_field_doc("results", "no_such_field"));
 }
 
-static void test_attributes_read_back(void)
+/* A new HDF5 file TMPDIR/kcs_test_TAG.PID.h5 (its path into path). */
+static hid_t scratch_file(const char *tag, char *path, size_t len)
 {
-    char path[256];
     const char *base = getenv("TMPDIR");
-    snprintf(path, sizeof path, "%s/kcs_test_describe.%d.h5", base && base[0] ? base : "/tmp",
+    snprintf(path, len, "%s/kcs_test_%s.%d.h5", base && base[0] ? base : "/tmp", tag,
              (int)getpid());
     hid_t file = H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
     CU_ASSERT_TRUE_FATAL(file >= 0);
+    return file;
+}
+
+static void test_attributes_read_back(void)
+{
+    char path[256];
+    hid_t file = scratch_file("describe", path, sizeof path);
     hid_t t = kcs_h5_result_type();
     hsize_t one = 1;
     hid_t sp = H5Screate_simple(1, &one, NULL);
@@ -110,11 +118,7 @@ static void test_attributes_read_back(void)
 static void test_held_out_cases(void)
 {
     char path[256];
-    const char *base = getenv("TMPDIR");
-    snprintf(path, sizeof path, "%s/kcs_test_held_out.%d.h5", base && base[0] ? base : "/tmp",
-             (int)getpid());
-    hid_t file = H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
-    CU_ASSERT_TRUE_FATAL(file >= 0);
+    hid_t file = scratch_file("held_out", path, sizeof path);
     hid_t g1 = H5Gcreate2(file, "some", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
     hid_t g0 = H5Gcreate2(file, "none", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
     hid_t gx = H5Gcreate2(file, "many", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
@@ -166,18 +170,14 @@ static void test_held_out_cases(void)
     remove(path);
 }
 
+static const ut_test tests[] = {
+    {"every field documented", test_every_field_documented},
+    {"attributes read back", test_attributes_read_back},
+    {"held-out cases", test_held_out_cases},
+};
+
 int main(void)
 {
     kcs_h5_quiet();
-    if (CU_initialize_registry() != CUE_SUCCESS)
-        return 1;
-    CU_pSuite s = CU_add_suite("store_describe", NULL, NULL);
-    CU_add_test(s, "every field documented", test_every_field_documented);
-    CU_add_test(s, "attributes read back", test_attributes_read_back);
-    CU_add_test(s, "held-out cases", test_held_out_cases);
-    CU_basic_set_mode(CU_BRM_VERBOSE);
-    CU_basic_run_tests();
-    unsigned fails = CU_get_number_of_failures();
-    CU_cleanup_registry();
-    return fails != 0;
+    return ut_run("store_describe", tests);
 }

@@ -17,6 +17,7 @@
 #include "store.h"
 #include "store_h5.h"
 #include "store_read.h"
+#include "unit_helpers.h"
 
 enum { N_RANKS = 2, N_CASES = 2, N_TRIALS = 3, N_SAMPLES = 2 };
 
@@ -24,11 +25,7 @@ static char dir[256];
 
 static const char *tmp(const char *name)
 {
-    static char buf[8][512];
-    static int i;
-    i = (i + 1) % 8;
-    snprintf(buf[i], sizeof buf[i], "%s/%s", dir, name);
-    return buf[i];
+    return ut_path(dir, name);
 }
 
 static int64_t case_id(int c)
@@ -143,6 +140,17 @@ static void base_file(const char *path)
 }
 
 /* The valid file at name, open for a change. */
+/* Empty /cases and /results tables in f. */
+static void empty_case_tables(hid_t f)
+{
+    hid_t t = kcs_h5_case_type();
+    table(f, "/cases", t, 0, 0, NULL);
+    H5Tclose(t);
+    t = kcs_h5_result_type();
+    table(f, "/results", t, 0, 0, NULL);
+    H5Tclose(t);
+}
+
 static hid_t edit(const char *name, const char **path_p)
 {
     const char *p = tmp(name);
@@ -328,12 +336,7 @@ static void test_buffer_caps(void)
     t = kcs_h5_rank_type();
     table(f, "/provenance/ranks", t, ranks, 4096, NULL);
     H5Tclose(t);
-    t = kcs_h5_case_type();
-    table(f, "/cases", t, 0, 0, NULL);
-    H5Tclose(t);
-    t = kcs_h5_result_type();
-    table(f, "/results", t, 0, 0, NULL);
-    H5Tclose(t);
+    empty_case_tables(f);
     H5Fclose(f);
     CU_ASSERT_FATAL(ranks * sizeof(kcs_rank_rec) > ((hsize_t)256 << 20)); /* the cap */
     refused(p, KCS_E_INVAL, "/provenance/ranks", "more than kcs reads");
@@ -350,12 +353,7 @@ static void test_zero_length(void)
     const char *p;
     hid_t f = edit("no_cases.h5", &p);
     kcs_h5_put_i64(f, "n_cases", 0);
-    hid_t t = kcs_h5_case_type();
-    table(f, "/cases", t, 0, 0, NULL);
-    H5Tclose(t);
-    t = kcs_h5_result_type();
-    table(f, "/results", t, 0, 0, NULL);
-    H5Tclose(t);
+    empty_case_tables(f);
     H5Fclose(f);
     kcs_store_reader *r = opened(p);
     CU_ASSERT_EQUAL(kcs_store_reader_info(r)->n_cases, 0);
@@ -367,7 +365,7 @@ static void test_zero_length(void)
     kcs_store_reader_close(r);
 
     f = edit("no_ranks.h5", &p);
-    t = kcs_h5_rank_type();
+    hid_t t = kcs_h5_rank_type();
     table(f, "/provenance/ranks", t, 0, 0, NULL);
     H5Tclose(t);
     H5Fclose(f);
@@ -483,29 +481,26 @@ static void test_read_time(void)
     kcs_store_reader_close(r);
 }
 
+static const ut_test tests[] = {
+    {"the base file opens", test_base_opens},
+    {"root attributes out of range or of the wrong class", test_root_attributes},
+    {"results with a wrong member type", test_wrong_member_type},
+    {"2^40 rows declared", test_huge_dims},
+    {"n_cases x n_ranks overflow", test_row_overflow},
+    {"buffers beyond the cap", test_buffer_caps},
+    {"zero-length datasets", test_zero_length},
+    {"truncated at several offsets", test_truncated},
+    {"data stored in other files", test_elsewhere},
+    {"huge text, misshapen samples", test_read_time},
+};
+
 int main(void)
 {
     kcs_h5_quiet();
     snprintf(dir, sizeof dir, "/tmp/kcs_test_store_hostile.XXXXXX");
     if (!mkdtemp(dir))
         return 1;
-    if (CU_initialize_registry() != CUE_SUCCESS)
-        return 1;
-    CU_pSuite s = CU_add_suite("store_hostile", NULL, NULL);
-    CU_add_test(s, "the base file opens", test_base_opens);
-    CU_add_test(s, "root attributes out of range or of the wrong class", test_root_attributes);
-    CU_add_test(s, "results with a wrong member type", test_wrong_member_type);
-    CU_add_test(s, "2^40 rows declared", test_huge_dims);
-    CU_add_test(s, "n_cases x n_ranks overflow", test_row_overflow);
-    CU_add_test(s, "buffers beyond the cap", test_buffer_caps);
-    CU_add_test(s, "zero-length datasets", test_zero_length);
-    CU_add_test(s, "truncated at several offsets", test_truncated);
-    CU_add_test(s, "data stored in other files", test_elsewhere);
-    CU_add_test(s, "huge text, misshapen samples", test_read_time);
-    CU_basic_set_mode(CU_BRM_VERBOSE);
-    CU_basic_run_tests();
-    unsigned fails = CU_get_number_of_failures();
-    CU_cleanup_registry();
+    unsigned fails = (unsigned)ut_run("store_hostile", tests);
     if (fails == 0) {
         char cmd[300];
         snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
