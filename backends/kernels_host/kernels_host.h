@@ -75,10 +75,11 @@ typedef struct kcs_kh_built {
     int n;
 } kcs_kh_built;
 
-/* 1 with *handle_p: built before; 0: not yet (room to add it); -1: not
- * yet, and no room. */
+/* The handle built before for (file, ty) into *handle_p (NULL: not yet)
+ * and 0, or KCS_E_INTERNAL "<backend>: <what> cache full" when it was not
+ * and there is no room to add it. */
 int kcs_kh_built_find(const kcs_kh_built *b, const char *file, const kcs_kh_types *ty,
-                      void **handle_p);
+                      void **handle_p, const char *backend, const char *what, kcs_error *err);
 void kcs_kh_built_add(kcs_kh_built *b, const char *file, const kcs_kh_types *ty, void *handle);
 
 /* Output buffers hold common.cl's out_t: double when the input or the

@@ -102,15 +102,18 @@ long kcs_kh_set_args(void *kernel, kcs_kh_set_arg_fn set, const kcs_kh_launch *l
 }
 
 int kcs_kh_built_find(const kcs_kh_built *b, const char *file, const kcs_kh_types *ty,
-                      void **handle_p)
+                      void **handle_p, const char *backend, const char *what, kcs_error *err)
 {
+    *handle_p = NULL;
     for (int i = 0; i < b->n; i++)
         if (b->at[i].ty.tin == ty->tin && b->at[i].ty.tacc == ty->tacc &&
             strcmp(b->at[i].file, file) == 0) {
             *handle_p = b->at[i].handle;
-            return 1;
+            return 0;
         }
-    return b->n == KCS_KH_MAX_BUILT ? -1 : 0;
+    if (b->n == KCS_KH_MAX_BUILT)
+        return kcs_fail(err, KCS_E_INTERNAL, "%s: %s cache full", backend, what);
+    return 0;
 }
 
 void kcs_kh_built_add(kcs_kh_built *b, const char *file, const kcs_kh_types *ty, void *handle)

@@ -96,11 +96,11 @@ static int build_failed(ze_module_build_log_handle_t log, const char *file, ze_r
 static int module(kcs_backend_ctx *ctx, const char *file, const kcs_kh_types *ty,
                   ze_module_handle_t *mod_p, kcs_error *err)
 {
-    void *built = NULL;
-    int got = kcs_kh_built_find(&ctx->mods, file, ty, &built);
+    void *built;
+    int full = kcs_kh_built_find(&ctx->mods, file, ty, &built, "level_zero", "module", err);
     *mod_p = built;
-    if (got)
-        return got > 0 ? 0 : kcs_fail(err, KCS_E_INTERNAL, "level_zero: module cache full");
+    if (full || built)
+        return full;
     const kcs_l0_spirv *s = spirv_of(file, ty);
     if (!s)
         return kcs_fail(err, KCS_E_INTERNAL, "level_zero: no SPIR-V for %s (tin %d, tacc %d)",

@@ -130,11 +130,11 @@ static int build_failed(kcs_backend_ctx *ctx, cl_program prog, const char *file,
 static int program(kcs_backend_ctx *ctx, const char *file, const kcs_kh_types *ty,
                    cl_program *prog_p, kcs_error *err)
 {
-    void *built = NULL;
-    int got = kcs_kh_built_find(&ctx->progs, file, ty, &built);
+    void *built;
+    int full = kcs_kh_built_find(&ctx->progs, file, ty, &built, "opencl", "program", err);
     *prog_p = built;
-    if (got)
-        return got > 0 ? 0 : kcs_fail(err, KCS_E_INTERNAL, "opencl: program cache full");
+    if (full || built)
+        return full;
     const char *texts[2] = {source_text("common.cl"), source_text(file)};
     if (!texts[0] || !texts[1])
         return kcs_fail(err, KCS_E_INTERNAL, "opencl: kernel source %s not embedded", file);
