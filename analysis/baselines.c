@@ -1,6 +1,7 @@
 /* Divergence baselines: fits, recommended tolerances, torch comparison
  * (baselines.h). */
 #include "baselines.h"
+#include "grow.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -162,14 +163,8 @@ static group *find_group(kcs_baselines *b, const kcs_case_rec *c, int create)
             return &b->g[i];
     if (!create)
         return NULL;
-    if (b->ng == b->g_cap) {
-        int cap = b->g_cap ? 2 * b->g_cap : 8;
-        group *ng = realloc(b->g, (size_t)cap * sizeof *ng);
-        if (!ng)
-            return NULL;
-        b->g = ng;
-        b->g_cap = cap;
-    }
+    if (kcs_grow(&b->g, b->ng, &b->g_cap, sizeof *b->g, 8))
+        return NULL;
     group *g = &b->g[b->ng];
     memset(g, 0, sizeof *g);
     if (init_group(g, b->nr, b->npairs) < 0) {
@@ -195,14 +190,8 @@ static kstat *find_k(group *g, int64_t k, int nr, int create)
             return &g->ks[i];
     if (!create)
         return NULL;
-    if (g->nk == g->ks_cap) {
-        int cap = g->ks_cap ? 2 * g->ks_cap : 16;
-        kstat *n = realloc(g->ks, (size_t)cap * sizeof *n);
-        if (!n)
-            return NULL;
-        g->ks = n;
-        g->ks_cap = cap;
-    }
+    if (kcs_grow(&g->ks, g->nk, &g->ks_cap, sizeof *g->ks, 16))
+        return NULL;
     kstat *s = &g->ks[g->nk];
     memset(s, 0, sizeof *s);
     s->k = k;

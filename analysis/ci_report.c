@@ -1,5 +1,6 @@
 /* Machine-readable results for CI (ci_report.h). */
 #include "ci_report.h"
+#include "grow.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -36,14 +37,8 @@ static kcs_ci_row *row_for(kcs_ci *ci, int ds, const char *contract, int rank,
         if (r->dataset == ds && r->rank == rank && strcmp(r->contract, contract) == 0)
             return r;
     }
-    if (ci->n == ci->cap) {
-        int cap = ci->cap ? 2 * ci->cap : 16;
-        kcs_ci_row *rows = realloc(ci->rows, (size_t)cap * sizeof *rows);
-        if (!rows)
-            return NULL;
-        ci->rows = rows;
-        ci->cap = cap;
-    }
+    if (kcs_grow(&ci->rows, ci->n, &ci->cap, sizeof *ci->rows, 16))
+        return NULL;
     kcs_ci_row *r = &ci->rows[ci->n++];
     memset(r, 0, sizeof *r);
     r->dataset = ds;

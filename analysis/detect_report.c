@@ -54,23 +54,11 @@ static const kcs_field sum_fields[] = {
 const char *const kcs_detector_names[KCS_DETECTORS] = {
     "oracle", "digest", "torch", "freivalds-rig", "freivalds-prob", "freivalds-fixed"};
 
-const kcs_field *kcs_det_row_fields(int *n_p)
-{
-    *n_p = NF(det_fields);
-    return det_fields;
-}
+KCS_FIELD_TABLE(kcs_det_row_fields, det_fields)
 
-const kcs_field *kcs_fa_row_fields(int *n_p)
-{
-    *n_p = NF(fa_fields);
-    return fa_fields;
-}
+KCS_FIELD_TABLE(kcs_fa_row_fields, fa_fields)
 
-const kcs_field *kcs_det_summary_row_fields(int *n_p)
-{
-    *n_p = NF(sum_fields);
-    return sum_fields;
-}
+KCS_FIELD_TABLE(kcs_det_summary_row_fields, sum_fields)
 
 static void curves(FILE *f, const kcs_det_row *rows, int64_t n, int64_t case_id, const char *kind)
 {

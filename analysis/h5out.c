@@ -88,6 +88,29 @@ fail:
     return rc;
 }
 
+/* Close o's file, put the copy in place when rc is 0 (else remove it) and
+ * free o. Returns rc, or the failure that came up here. */
+static int finish(kcs_h5out *o, int rc, kcs_error *err)
+{
+    if (o->file >= 0 && H5Fclose(o->file) < 0 && !rc)
+        rc = kcs_h5_fail(err, KCS_E_IO, o->path, NULL, "cannot close (disk full?)");
+    if (o->tmp) {
+        int fd = rc ? -1 : open(o->tmp, O_RDONLY | O_CLOEXEC);
+        if (!rc && (fd < 0 || fsync(fd) != 0 || rename(o->tmp, o->path) != 0 ||
+                    kcs_fsync_parent(o->path) != 0))
+            rc = kcs_fail(err, KCS_E_IO, "%s: cannot put the reduced copy in place", o->path);
+        if (fd >= 0)
+            close(fd);
+        if (rc) /* the dataset is untouched; the copy goes */
+            unlink(o->tmp);
+        free(o->tmp);
+        kcs_h5out_pending[0] = '\0';
+    }
+    free(o->path);
+    free(o);
+    return rc;
+}
+
 int kcs_h5out_open_analysis(const char *path, kcs_h5out **o_p, kcs_error *err)
 {
     kcs_h5_quiet();
@@ -116,6 +139,7 @@ int kcs_h5out_open_analysis(const char *path, kcs_h5out **o_p, kcs_error *err)
     if ((rc = kcs_copy_file(path, o->tmp, err))) {
         free(o->tmp);
         o->tmp = NULL;
+        kcs_h5out_pending[0] = '\0';
         goto fail;
     }
     hid_t fapl;
@@ -148,15 +172,7 @@ int kcs_h5out_open_analysis(const char *path, kcs_h5out **o_p, kcs_error *err)
     *o_p = o;
     return 0;
 fail:
-    if (o->file >= 0)
-        H5Fclose(o->file);
-    if (o->tmp)
-        unlink(o->tmp);
-    free(o->tmp);
-    kcs_h5out_pending[0] = '\0';
-    free(o->path);
-    free(o);
-    return rc;
+    return finish(o, rc, err);
 }
 
 int kcs_h5out_close(kcs_h5out *o, kcs_error *err)
@@ -170,23 +186,7 @@ int kcs_h5out_close(kcs_h5out *o, kcs_error *err)
             (prev < 0 || (prev > 0 && H5Ldelete(o->file, PREVIOUS, H5P_DEFAULT) < 0)))
             rc = kcs_h5_fail(err, KCS_E_IO, o->path, PREVIOUS, "cannot remove");
     }
-    if (o->file >= 0 && H5Fclose(o->file) < 0 && !rc)
-        rc = kcs_h5_fail(err, KCS_E_IO, o->path, NULL, "cannot close (disk full?)");
-    if (o->tmp) {
-        int fd = rc ? -1 : open(o->tmp, O_RDONLY | O_CLOEXEC);
-        if (!rc && (fd < 0 || fsync(fd) != 0 || rename(o->tmp, o->path) != 0 ||
-                    kcs_fsync_parent(o->path) != 0))
-            rc = kcs_fail(err, KCS_E_IO, "%s: cannot put the reduced copy in place", o->path);
-        if (fd >= 0)
-            close(fd);
-        if (rc) /* the dataset is untouched; the copy goes */
-            unlink(o->tmp);
-        free(o->tmp);
-        kcs_h5out_pending[0] = '\0';
-    }
-    free(o->path);
-    free(o);
-    return rc;
+    return finish(o, rc, err);
 }
 
 void kcs_h5out_abort(kcs_h5out *o)
@@ -278,12 +278,7 @@ int kcs_h5out_text(kcs_h5out *o, const char *path, const char *text, kcs_error *
         (d = H5Dcreate2(o->file, path, type, sp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT)) < 0 ||
         H5Dwrite(d, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, t) < 0)
         rc = kcs_h5_fail(err, KCS_E_IO, o->path, path, "cannot write the text");
-    if (d >= 0)
-        H5Dclose(d);
-    if (sp >= 0)
-        H5Sclose(sp);
-    if (type >= 0)
-        H5Tclose(type);
+    KCS_H5_CLOSE(d, sp, type);
     return rc;
 }
 
@@ -299,10 +294,7 @@ int kcs_h5out_matrix(kcs_h5out *o, const char *path, int64_t rows, int64_t cols,
     if (d < 0 || (rows * cols > 0 &&
                   H5Dwrite(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, data) < 0))
         rc = kcs_h5_fail(err, KCS_E_IO, o->path, path, "cannot write");
-    if (d >= 0)
-        H5Dclose(d);
-    if (sp >= 0)
-        H5Sclose(sp);
+    KCS_H5_CLOSE(d, sp);
     return rc;
 }
 
@@ -346,10 +338,7 @@ int kcs_h5table_open(kcs_h5out *o, const char *path, const kcs_field *f, int nf,
     if (t->type < 0 || sp < 0 || dcpl < 0 || H5Pset_chunk(dcpl, 1, &chunk) < 0 ||
         (t->d = H5Dcreate2(o->file, path, t->type, sp, H5P_DEFAULT, dcpl, H5P_DEFAULT)) < 0)
         rc = kcs_h5_fail(err, KCS_E_IO, o->path, path, "cannot create the table");
-    if (dcpl >= 0)
-        H5Pclose(dcpl);
-    if (sp >= 0)
-        H5Sclose(sp);
+    KCS_H5_CLOSE(dcpl, sp);
     if (rc) {
         if (t->type >= 0)
             H5Tclose(t->type);
@@ -373,10 +362,7 @@ int kcs_h5table_append(kcs_h5table *t, const void *rows, int64_t n, kcs_error *e
         H5Dwrite(t->d, t->type, ms, fs, H5P_DEFAULT, rows) < 0)
         rc = kcs_h5_fail(err, KCS_E_IO, t->o->path, t->obj, "cannot append %lld rows",
                          (long long)n);
-    if (ms >= 0)
-        H5Sclose(ms);
-    if (fs >= 0)
-        H5Sclose(fs);
+    KCS_H5_CLOSE(ms, fs);
     if (!rc)
         t->n += n;
     return rc;
@@ -414,6 +400,19 @@ static hid_t open_ro(const char *path, kcs_error *err)
     if (f < 0)
         kcs_h5_fail(err, KCS_E_IO, path, NULL, "cannot open");
     return f;
+}
+
+/* Close a file open_ro opened; hand buf to *out_p (a pointer to buf's
+ * pointer type) when rc is 0, else free it. Returns rc. */
+static int close_ro(hid_t file, int rc, void *buf, void *out_p)
+{
+    H5Fclose(file);
+    H5Eclear2(H5E_DEFAULT);
+    if (rc)
+        free(buf);
+    else
+        memcpy(out_p, &buf, sizeof buf);
+    return rc;
 }
 
 int kcs_h5in_root_str(const char *path, const char *name, char **value_p, kcs_error *err)
@@ -472,21 +471,11 @@ int kcs_h5in_table(const char *path, const char *obj, const kcs_field *f, int nf
     }
     kcs_fields_terminate(f, nf, rows, rec_size, (size_t)n);
 out:
-    if (t >= 0)
-        H5Tclose(t);
-    if (sp >= 0)
-        H5Sclose(sp);
-    if (d >= 0)
-        H5Dclose(d);
-    H5Fclose(file);
-    H5Eclear2(H5E_DEFAULT);
-    if (rc) {
-        free(rows);
-        return rc;
-    }
-    *rows_p = rows;
-    *n_p = (int64_t)n;
-    return 0;
+    KCS_H5_CLOSE(t, sp, d);
+    rc = close_ro(file, rc, rows, rows_p);
+    if (!rc)
+        *n_p = (int64_t)n;
+    return rc;
 }
 
 int kcs_h5in_text(const char *path, const char *obj, char **text_p, kcs_error *err)
@@ -509,16 +498,6 @@ int kcs_h5in_text(const char *path, const char *obj, char **text_p, kcs_error *e
     else if (H5Dread(d, t, H5S_ALL, H5S_ALL, H5P_DEFAULT, s) < 0)
         rc = kcs_h5_fail(err, KCS_E_IO, path, obj, "cannot read");
 out:
-    if (t >= 0)
-        H5Tclose(t);
-    if (d >= 0)
-        H5Dclose(d);
-    H5Fclose(file);
-    H5Eclear2(H5E_DEFAULT);
-    if (rc) {
-        free(s);
-        return rc;
-    }
-    *text_p = s;
-    return 0;
+    KCS_H5_CLOSE(t, d);
+    return close_ro(file, rc, s, text_p);
 }

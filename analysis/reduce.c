@@ -63,28 +63,24 @@ typedef struct reduce_state {
 
 static int open_spools(reduce_state *s, kcs_error *err)
 {
-    int nf, rc;
-    const kcs_field *f;
-    f = kcs_verdict_row_fields(&nf);
-    if ((rc = kcs_spool_open(&s->sp[SP_VERDICTS], "verdicts", f, nf, sizeof(kcs_verdict_row),
-                             err)))
-        return rc;
-    s->sp_open = 1;
-    f = kcs_divergence_row_fields(&nf);
-    if ((rc = kcs_spool_open(&s->sp[SP_DIVERGENCE], "divergence", f, nf,
-                             sizeof(kcs_divergence_row), err)))
-        return rc;
-    s->sp_open = 2;
-    f = kcs_point_row_fields(&nf);
-    if ((rc = kcs_spool_open(&s->sp[SP_POINTS], "divergence_points", f, nf,
-                             sizeof(kcs_point_row), err)))
-        return rc;
-    s->sp_open = 3;
-    f = kcs_signature_row_fields(&nf);
-    if ((rc = kcs_spool_open(&s->sp[SP_SIGNATURES], "signatures", f, nf,
-                             sizeof(kcs_signature_row), err)))
-        return rc;
-    s->sp_open = 4;
+    static const struct {
+        const char *name;
+        const kcs_field *(*fields)(int *n_p);
+        size_t rec_size;
+    } spools[SP_N] = {
+        [SP_VERDICTS] = {"verdicts", kcs_verdict_row_fields, sizeof(kcs_verdict_row)},
+        [SP_DIVERGENCE] = {"divergence", kcs_divergence_row_fields, sizeof(kcs_divergence_row)},
+        [SP_POINTS] = {"divergence_points", kcs_point_row_fields, sizeof(kcs_point_row)},
+        [SP_SIGNATURES] = {"signatures", kcs_signature_row_fields, sizeof(kcs_signature_row)},
+    };
+    for (int i = 0; i < SP_N; i++) {
+        int nf;
+        const kcs_field *f = spools[i].fields(&nf);
+        int rc = kcs_spool_open(&s->sp[i], spools[i].name, f, nf, spools[i].rec_size, err);
+        if (rc)
+            return rc;
+        s->sp_open = i + 1;
+    }
     return 0;
 }
 
@@ -188,32 +184,25 @@ static int write_analysis(reduce_state *s, kcs_h5out *o, const char *dir, kcs_er
     int rc = 0, nf;
     for (int i = 0; i < SP_N && !rc; i++)
         rc = kcs_spool_flush(&s->sp[i], o, dir, err);
-    kcs_baseline_tables *t = &s->tables;
+    const kcs_baseline_tables *t = &s->tables;
+    const struct {
+        const char *name;
+        const kcs_field *(*fields)(int *n_p);
+        size_t rec_size;
+        const void *rows;
+        int64_t n;
+    } tables[] = {
+        {"baseline_groups", kcs_group_row_fields, sizeof *t->groups, t->groups, t->n_groups},
+        {"baseline_fits", kcs_fit_row_fields, sizeof *t->fits, t->fits, t->n_fits},
+        {"tolerances", kcs_tol_row_fields, sizeof *t->tols, t->tols, t->n_tols},
+        {"tolerance_flags", kcs_flag_row_fields, sizeof *t->flags, t->flags, t->n_flags},
+        {"torch_compare", kcs_torch_row_fields, sizeof *t->torch, t->torch, t->n_torch},
+    };
     const kcs_field *f;
-    if (!rc) {
-        f = kcs_group_row_fields(&nf);
-        rc = kcs_table_write(o, dir, "baseline_groups", f, nf, sizeof *t->groups, t->groups,
-                             t->n_groups, err);
-    }
-    if (!rc) {
-        f = kcs_fit_row_fields(&nf);
-        rc = kcs_table_write(o, dir, "baseline_fits", f, nf, sizeof *t->fits, t->fits, t->n_fits,
-                             err);
-    }
-    if (!rc) {
-        f = kcs_tol_row_fields(&nf);
-        rc = kcs_table_write(o, dir, "tolerances", f, nf, sizeof *t->tols, t->tols, t->n_tols,
-                             err);
-    }
-    if (!rc) {
-        f = kcs_flag_row_fields(&nf);
-        rc = kcs_table_write(o, dir, "tolerance_flags", f, nf, sizeof *t->flags, t->flags,
-                             t->n_flags, err);
-    }
-    if (!rc) {
-        f = kcs_torch_row_fields(&nf);
-        rc = kcs_table_write(o, dir, "torch_compare", f, nf, sizeof *t->torch, t->torch,
-                             t->n_torch, err);
+    for (size_t i = 0; i < sizeof tables / sizeof *tables && !rc; i++) {
+        f = tables[i].fields(&nf);
+        rc = kcs_table_write(o, dir, tables[i].name, f, nf, tables[i].rec_size, tables[i].rows,
+                             tables[i].n, err);
     }
     if (!rc) {
         kcs_source_row *src = calloc((size_t)s->v->n_src, sizeof *src);

@@ -163,11 +163,7 @@ void kcs_signatures_case(const kcs_case_rec *cs, int have_protocol, kcs_protocol
             fails |= strcmp(y->verdict, "within_tolerance") != 0;
             if ((kcs_status_of(y->status) != KCS_ST_OK))
                 continue;
-            int seen = 0;
-            for (int i = 0; i < nd; i++)
-                seen |= dig[i] == y->output_digest;
-            if (!seen && nd < 64)
-                dig[nd++] = y->output_digest;
+            kcs_digest_seen(dig, &nd, 64, y->output_digest);
         }
         x->distinct_digests = nd;
         /* the reference output: the modal one when several ranks share it,

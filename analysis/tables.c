@@ -23,11 +23,7 @@ static const kcs_field verdict_fields[] = {
     KCS_FIELD(kcs_verdict_row, distinct_digests, KCS_FIELD_I32),
 };
 
-const kcs_field *kcs_verdict_row_fields(int *n_p)
-{
-    *n_p = (int)(sizeof verdict_fields / sizeof verdict_fields[0]);
-    return verdict_fields;
-}
+KCS_FIELD_TABLE(kcs_verdict_row_fields, verdict_fields)
 
 static const kcs_field divergence_fields[] = {
     KCS_FIELD(kcs_divergence_row, case_id, KCS_FIELD_I64),
@@ -44,11 +40,7 @@ static const kcs_field divergence_fields[] = {
     KCS_FIELD(kcs_divergence_row, pattern, KCS_FIELD_STR),
 };
 
-const kcs_field *kcs_divergence_row_fields(int *n_p)
-{
-    *n_p = (int)(sizeof divergence_fields / sizeof divergence_fields[0]);
-    return divergence_fields;
-}
+KCS_FIELD_TABLE(kcs_divergence_row_fields, divergence_fields)
 
 static const kcs_field point_fields[] = {
     KCS_FIELD(kcs_point_row, case_id, KCS_FIELD_I64),
@@ -61,11 +53,7 @@ static const kcs_field point_fields[] = {
     KCS_FIELD(kcs_point_row, scaled_div, KCS_FIELD_F64),
 };
 
-const kcs_field *kcs_point_row_fields(int *n_p)
-{
-    *n_p = (int)(sizeof point_fields / sizeof point_fields[0]);
-    return point_fields;
-}
+KCS_FIELD_TABLE(kcs_point_row_fields, point_fields)
 
 static const kcs_field group_fields[] = {
     KCS_FIELD(kcs_group_row, group, KCS_FIELD_I32),
@@ -83,11 +71,7 @@ static const kcs_field group_fields[] = {
     KCS_FIELD(kcs_group_row, conforming, KCS_FIELD_STR),
 };
 
-const kcs_field *kcs_group_row_fields(int *n_p)
-{
-    *n_p = (int)(sizeof group_fields / sizeof group_fields[0]);
-    return group_fields;
-}
+KCS_FIELD_TABLE(kcs_group_row_fields, group_fields)
 
 static const kcs_field fit_fields[] = {
     KCS_FIELD(kcs_fit_row, group, KCS_FIELD_I32),
@@ -112,11 +96,7 @@ static const kcs_field fit_fields[] = {
     KCS_FIELD(kcs_fit_row, conforming_b, KCS_FIELD_I32),
 };
 
-const kcs_field *kcs_fit_row_fields(int *n_p)
-{
-    *n_p = (int)(sizeof fit_fields / sizeof fit_fields[0]);
-    return fit_fields;
-}
+KCS_FIELD_TABLE(kcs_fit_row_fields, fit_fields)
 
 static const kcs_field tol_fields[] = {
     KCS_FIELD(kcs_tol_row, group, KCS_FIELD_I32),
@@ -137,11 +117,7 @@ static const kcs_field tol_fields[] = {
     KCS_FIELD(kcs_tol_row, bad_flagged, KCS_FIELD_I64),
 };
 
-const kcs_field *kcs_tol_row_fields(int *n_p)
-{
-    *n_p = (int)(sizeof tol_fields / sizeof tol_fields[0]);
-    return tol_fields;
-}
+KCS_FIELD_TABLE(kcs_tol_row_fields, tol_fields)
 
 static const kcs_field flag_fields[] = {
     KCS_FIELD(kcs_flag_row, group, KCS_FIELD_I32),
@@ -157,11 +133,7 @@ static const kcs_field flag_fields[] = {
     KCS_FIELD(kcs_flag_row, torch_flagged, KCS_FIELD_I64),
 };
 
-const kcs_field *kcs_flag_row_fields(int *n_p)
-{
-    *n_p = (int)(sizeof flag_fields / sizeof flag_fields[0]);
-    return flag_fields;
-}
+KCS_FIELD_TABLE(kcs_flag_row_fields, flag_fields)
 
 static const kcs_field torch_fields[] = {
     KCS_FIELD(kcs_torch_row, group, KCS_FIELD_I32),
@@ -181,11 +153,7 @@ static const kcs_field torch_fields[] = {
     KCS_FIELD(kcs_torch_row, kcs_heldout_frac, KCS_FIELD_F64),
 };
 
-const kcs_field *kcs_torch_row_fields(int *n_p)
-{
-    *n_p = (int)(sizeof torch_fields / sizeof torch_fields[0]);
-    return torch_fields;
-}
+KCS_FIELD_TABLE(kcs_torch_row_fields, torch_fields)
 
 static const kcs_field signature_fields[] = {
     KCS_FIELD(kcs_signature_row, case_id, KCS_FIELD_I64),
@@ -206,11 +174,7 @@ static const kcs_field signature_fields[] = {
     KCS_FIELD(kcs_signature_row, klass, KCS_FIELD_STR),
 };
 
-const kcs_field *kcs_signature_row_fields(int *n_p)
-{
-    *n_p = (int)(sizeof signature_fields / sizeof signature_fields[0]);
-    return signature_fields;
-}
+KCS_FIELD_TABLE(kcs_signature_row_fields, signature_fields)
 
 static const kcs_field source_fields[] = {
     KCS_FIELD(kcs_source_row, index, KCS_FIELD_I32),
@@ -226,8 +190,4 @@ static const kcs_field source_fields[] = {
     KCS_FIELD(kcs_source_row, n_matched, KCS_FIELD_I64),
 };
 
-const kcs_field *kcs_source_row_fields(int *n_p)
-{
-    *n_p = (int)(sizeof source_fields / sizeof source_fields[0]);
-    return source_fields;
-}
+KCS_FIELD_TABLE(kcs_source_row_fields, source_fields)

@@ -3,6 +3,7 @@
  * (one per trial, ~64 bytes) are kept in memory: O(trials), a few MiB for
  * the largest datasets the reducer has been measured on. */
 #include "tolerances.h"
+#include "grow.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -135,14 +136,8 @@ static tkey *find_key(kcs_tolset *ts, const kcs_case_rec *cs)
             !strcmp(k->dtype_out, cs->dtype_out) && !strcmp(k->acc, cs->dtype_acc))
             return k;
     }
-    if (ts->nk == ts->cap) {
-        int cap = ts->cap ? 2 * ts->cap : 8;
-        tkey *n = realloc(ts->k, (size_t)cap * sizeof *n);
-        if (!n)
-            return NULL;
-        ts->k = n;
-        ts->cap = cap;
-    }
+    if (kcs_grow(&ts->k, ts->nk, &ts->cap, sizeof *ts->k, 8))
+        return NULL;
     tkey *k = &ts->k[ts->nk];
     memset(k, 0, sizeof *k);
     k->ran = calloc((size_t)ts->nr + 1, sizeof *k->ran);
@@ -216,14 +211,8 @@ int kcs_tolset_case(kcs_tolset *ts, const kcs_case_rec *cs, const kcs_result_rec
             k->nonconf[r] += strcmp(x->verdict, "within_tolerance") != 0;
             if (strcmp(x->status, "ok"))
                 continue;
-            if (k->n == k->cap) {
-                size_t cap = k->cap ? 2 * k->cap : 256;
-                tpt *n = realloc(k->pts, cap * sizeof *n);
-                if (!n)
-                    return kcs_fail(err, KCS_E_NOMEM, "out of memory (tolerance points)");
-                k->pts = n;
-                k->cap = cap;
-            }
+            if (kcs_grow_z(&k->pts, k->n, &k->cap, sizeof *k->pts, 256))
+                return kcs_fail(err, KCS_E_NOMEM, "out of memory (tolerance points)");
             tpt *p = &k->pts[k->n++];
             p->n = (double)cs->k;
             p->scaled = x->max_scaled;
@@ -505,6 +494,24 @@ static void jnum(FILE *f, double v)
         fprintf(f, "null");
 }
 
+/* text (no format), then the number v */
+static void jkv(FILE *f, const char *text, double v)
+{
+    fputs(text, f);
+    jnum(f, v);
+}
+
+/* text, then [[a0, b0], [a1, b1], ...] */
+static void jpairs(FILE *f, const char *text, const double *a, const double *b, int n)
+{
+    fputs(text, f);
+    for (int j = 0; j < n; j++) {
+        jkv(f, j ? ", [" : "[", a[j]);
+        jkv(f, ", ", b[j]);
+        fputs("]", f);
+    }
+}
+
 static void jcount(FILE *f, const cvcount *c)
 {
     double lo, hi;
@@ -512,10 +519,8 @@ static void jcount(FILE *f, const cvcount *c)
     fprintf(f, "{\"trials\": %lld, \"flagged\": %lld, \"rate\": ", (long long)c->trials,
             (long long)c->flagged);
     jnum(f, c->trials ? (double)c->flagged / (double)c->trials : NAN);
-    fprintf(f, ", \"ci95\": [");
-    jnum(f, lo);
-    fprintf(f, ", ");
-    jnum(f, hi);
+    jkv(f, ", \"ci95\": [", lo);
+    jkv(f, ", ", hi);
     fprintf(f, "], \"not_judged\": %lld}", (long long)c->not_judged);
 }
 
@@ -538,6 +543,19 @@ static const char *form_name(int form)
     return form == KCS_TOLFORM_POWER ? "power" : form == KCS_TOLFORM_ENVELOPE ? "envelope" : "none";
 }
 
+/* Opens one entry of a list: `{"op": ..., "dtype_in": ..., "dtype_out": ..., "acc": ...`. */
+static void json_key_open(FILE *f, const tkey *k, int first)
+{
+    fprintf(f, "%s\n  {\"op\": ", first ? "" : ",");
+    kcs_json_str(f, k->op);
+    fprintf(f, ", \"dtype_in\": ");
+    kcs_json_str(f, k->dtype_in);
+    fprintf(f, ", \"dtype_out\": ");
+    kcs_json_str(f, k->dtype_out);
+    fprintf(f, ", \"acc\": ");
+    kcs_json_str(f, k->acc);
+}
+
 int kcs_tolset_write_json(const kcs_tolset *ts, const char *path, const char *const *datasets,
                           int n_datasets, kcs_error *err)
 {
@@ -553,8 +571,7 @@ int kcs_tolset_write_json(const kcs_tolset *ts, const char *path, const char *co
         fprintf(f, "%s", i ? ", " : "");
         kcs_json_str(f, datasets[i]);
     }
-    fprintf(f, "],\n \"false_alarm_target\": ");
-    jnum(f, ts->p);
+    jkv(f, "],\n \"false_alarm_target\": ", ts->p);
     fprintf(f, ",\n \"minimum_data\": {\"implementations\": %d, \"n_values\": %d, "
                "\"trials\": %d},\n"
                " \"recommendations\": [",
@@ -565,74 +582,36 @@ int kcs_tolset_write_json(const kcs_tolset *ts, const char *path, const char *co
         const kcs_tolfit *x = &k->fit;
         if (x->form == KCS_TOLFORM_NONE)
             continue;
-        fprintf(f, "%s\n  {\"op\": ", first ? "" : ",");
+        json_key_open(f, k, first);
         first = 0;
-        kcs_json_str(f, k->op);
-        fprintf(f, ", \"dtype_in\": ");
-        kcs_json_str(f, k->dtype_in);
-        fprintf(f, ", \"dtype_out\": ");
-        kcs_json_str(f, k->dtype_out);
-        fprintf(f, ", \"acc\": ");
-        kcs_json_str(f, k->acc);
         fprintf(f, ", \"inputs\": ");
         kcs_json_str(f, k->inputs);
         fprintf(f, ",\n   \"metric\": \"%s\", \"form\": \"%s\", \"u\": ", metric_name[k->metric],
                 form_name(x->form));
         jnum(f, x->u);
-        fprintf(f, ", \"c\": ");
-        jnum(f, x->c);
+        jkv(f, ", \"c\": ", x->c);
         int pw = x->form == KCS_TOLFORM_POWER;
-        fprintf(f, ", \"alpha\": ");
-        jnum(f, pw ? x->power_alpha : x->alpha);
-        fprintf(f, ", \"alpha_ci\": [");
-        jnum(f, pw ? x->power_lo : x->alpha_lo);
-        fprintf(f, ", ");
-        jnum(f, pw ? x->power_hi : x->alpha_hi);
+        jkv(f, ", \"alpha\": ", pw ? x->power_alpha : x->alpha);
+        jkv(f, ", \"alpha_ci\": [", pw ? x->power_lo : x->alpha_lo);
+        jkv(f, ", ", pw ? x->power_hi : x->alpha_hi);
         fprintf(f, "], \"alpha_basis\": \"%s\",\n   \"alpha_pooled\": ",
                 pw && x->basis == KCS_TOLBASIS_ENVELOPE ? "envelope" : "pooled");
         jnum(f, x->alpha);
-        fprintf(f, ", \"alpha_pooled_ci\": [");
-        jnum(f, x->alpha_lo);
-        fprintf(f, ", ");
-        jnum(f, x->alpha_hi);
-        fprintf(f, "], \"alpha_pooled_se\": ");
-        jnum(f, x->alpha_se);
-        fprintf(f, ", \"alpha_envelope\": ");
-        jnum(f, x->alpha_env);
-        fprintf(f, ", \"alpha_envelope_ci\": [");
-        jnum(f, x->alpha_env_lo);
-        fprintf(f, ", ");
-        jnum(f, x->alpha_env_hi);
-        fprintf(f, "],\n   \"power_spread\": ");
-        jnum(f, x->spread);
-        fprintf(f, ", \"power_spread_envelope\": ");
-        jnum(f, x->spread_env);
-        fprintf(f, ", \"tail_margin\": ");
-        jnum(f, x->margin);
-        fprintf(f, ", \"extrapolation\": ");
-        jnum(f, x->extrapolate);
-        fprintf(f, ",\n   \"envelope\": [");
-        for (int j = 0; j < x->n_env; j++) {
-            fprintf(f, "%s[", j ? ", " : "");
-            jnum(f, x->env_n[j]);
-            fprintf(f, ", ");
-            jnum(f, x->env_eta[j]);
-            fprintf(f, "]");
-        }
-        fprintf(f, "],\n   \"observed_max\": [");
-        for (int j = 0; j < x->n_env; j++) {
-            fprintf(f, "%s[", j ? ", " : "");
-            jnum(f, x->env_n[j]);
-            fprintf(f, ", ");
-            jnum(f, x->env_u[j]);
-            fprintf(f, "]");
-        }
-        fprintf(f, "],\n   \"valid\": {\"n_min\": ");
-        jnum(f, x->n_min);
-        fprintf(f, ", \"n_max\": ");
-        jnum(f, x->n_max);
-        fprintf(f, ", \"outputs_fitted\": ");
-        jnum(f, x->outputs0);
+        jkv(f, ", \"alpha_pooled_ci\": [", x->alpha_lo);
+        jkv(f, ", ", x->alpha_hi);
+        jkv(f, "], \"alpha_pooled_se\": ", x->alpha_se);
+        jkv(f, ", \"alpha_envelope\": ", x->alpha_env);
+        jkv(f, ", \"alpha_envelope_ci\": [", x->alpha_env_lo);
+        jkv(f, ", ", x->alpha_env_hi);
+        jkv(f, "],\n   \"power_spread\": ", x->spread);
+        jkv(f, ", \"power_spread_envelope\": ", x->spread_env);
+        jkv(f, ", \"tail_margin\": ", x->margin);
+        jkv(f, ", \"extrapolation\": ", x->extrapolate);
+        jpairs(f, ",\n   \"envelope\": [", x->env_n, x->env_eta, x->n_env);
+        jpairs(f, "],\n   \"observed_max\": [", x->env_n, x->env_u, x->n_env);
+        jkv(f, "],\n   \"valid\": {\"n_min\": ", x->n_min);
+        jkv(f, ", \"n_max\": ", x->n_max);
+        jkv(f, ", \"outputs_fitted\": ", x->outputs0);
         fprintf(f, ", \"ranks\": %d, \"implementations\": %d, \"trials\": %lld, "
                    "\"trials_zero\": %lld},\n   \"outputs_rule\": \"sqrt_log\",\n",
                 k->n_conf_ranks, count_impls(ts, k), (long long)k->conf_trials,
@@ -645,14 +624,11 @@ int kcs_tolset_write_json(const kcs_tolset *ts, const char *path, const char *co
                     continue;
                 fprintf(f, "%s[", w++ ? ", " : "");
                 jnum(f, x->env_n[j]);
-                fprintf(f, ", ");
-                jnum(f, k->rtol_def);
-                fprintf(f, ", ");
-                jnum(f, k->torch_atol[j]);
+                jkv(f, ", ", k->rtol_def);
+                jkv(f, ", ", k->torch_atol[j]);
                 fprintf(f, "]");
             }
-            fprintf(f, "], \"outputs\": ");
-            jnum(f, x->outputs0);
+            jkv(f, "], \"outputs\": ", x->outputs0);
             fprintf(f, ", \"looseness_median\": [");
             w = 0;
             for (int j = 0; j < x->n_env; j++) {
@@ -686,15 +662,8 @@ int kcs_tolset_write_json(const kcs_tolset *ts, const char *path, const char *co
         const tkey *k = &ts->k[i];
         if (k->fit.form != KCS_TOLFORM_NONE)
             continue;
-        fprintf(f, "%s\n  {\"op\": ", first ? "" : ",");
+        json_key_open(f, k, first);
         first = 0;
-        kcs_json_str(f, k->op);
-        fprintf(f, ", \"dtype_in\": ");
-        kcs_json_str(f, k->dtype_in);
-        fprintf(f, ", \"dtype_out\": ");
-        kcs_json_str(f, k->dtype_out);
-        fprintf(f, ", \"acc\": ");
-        kcs_json_str(f, k->acc);
         fprintf(f, ", \"missing\": ");
         kcs_json_str(f, k->fit.missing);
         fprintf(f, "}");

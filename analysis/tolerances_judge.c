@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "json.h"
+#include "grow.h"
 #include "reduce.h"
 #include "tolerances.h"
 #include "view.h"
@@ -328,14 +329,8 @@ void kcs_toljudge_case(kcs_toljudge *j, const kcs_case_rec *cs, const kcs_result
         }
         if (!any)
             continue;
-        if (j->n_cases == j->cap_cases) {
-            size_t cap = j->cap_cases ? 2 * j->cap_cases : 256;
-            jcase *n = realloc(j->cases, cap * sizeof *n);
-            if (!n)
-                continue; /* the per-case CSV loses rows; the totals stay */
-            j->cases = n;
-            j->cap_cases = cap;
-        }
+        if (kcs_grow_z(&j->cases, j->n_cases, &j->cap_cases, sizeof *j->cases, 256))
+            continue; /* the per-case CSV loses rows; the totals stay */
         j->cases[j->n_cases++] = c;
     }
 }

@@ -54,13 +54,8 @@ void kcs_reduce_verdicts(const kcs_case_rec *cs, const kcs_result_rec *res,
                 row->max_backward_err = x->backward_err;
             if (!isnan(x->max_ulp) && !(x->max_ulp <= row->max_ulp))
                 row->max_ulp = x->max_ulp;
-            if (kcs_status_of(x->status) == KCS_ST_OK) {
-                int seen = 0;
-                for (int i = 0; i < nd; i++)
-                    seen |= digests[i] == x->output_digest;
-                if (!seen && nd < 64)
-                    digests[nd++] = x->output_digest;
-            }
+            if (kcs_status_of(x->status) == KCS_ST_OK)
+                kcs_digest_seen(digests, &nd, 64, x->output_digest);
         }
         row->distinct_digests = nd;
     }

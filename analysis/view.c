@@ -22,11 +22,7 @@ static const kcs_field origin_fields[] = {
     KCS_FIELD(kcs_origin_rec, seed_ok, KCS_FIELD_I32),
 };
 
-const kcs_field *kcs_origin_rec_fields(int *n_p)
-{
-    *n_p = (int)(sizeof origin_fields / sizeof origin_fields[0]);
-    return origin_fields;
-}
+KCS_FIELD_TABLE(kcs_origin_rec_fields, origin_fields)
 
 int kcs_view_row_ran(const kcs_result_rec *x)
 {

@@ -90,4 +90,14 @@ int kcs_view_row_ran(const kcs_result_rec *x);
  * absent). 0 or KCS_E_INVAL. */
 int kcs_view_study_seed(const char *text, uint64_t *seed_p, int *explicit_p, kcs_error *err);
 
+/* Count digest d among the distinct digests set[0..*n_p) (at most cap). */
+static inline void kcs_digest_seen(uint64_t *set, int *n_p, int cap, uint64_t d)
+{
+    int seen = 0;
+    for (int i = 0; i < *n_p; i++)
+        seen |= set[i] == d;
+    if (!seen && *n_p < cap)
+        set[(*n_p)++] = d;
+}
+
 #endif

@@ -26,16 +26,7 @@
 
 static kcs_gpu_dev blas_dev(kcs_backend_ctx *ctx)
 {
-    kcs_gpu_dev d = {
-        .name = "cuda",
-        .stream = ctx->stream,
-        .alloc = kcs_cuda_alloc,
-        .release = kcs_cuda_release,
-        .put = kcs_cuda_put,
-        .get = kcs_cuda_get,
-        .launched = NULL,
-    };
-    return d;
+    return kcs_cuda_dev(ctx->stream, 0);
 }
 
 static int unsupported(const kcs_call *c, const char *why, kcs_error *err)

@@ -32,10 +32,9 @@ int kcs_cublas_check(cublasStatus_t s, const char *call, kcs_error *err);
  * ctx is the kcs_backend_ctx. */
 int kcs_cuda_native_gemm(void *ctx, const kcs_call *c, kcs_error *err);
 
-/* cuda_backend.c: device memory for cuda_blas.c */
-int kcs_cuda_alloc(void **p_p, size_t bytes, kcs_error *err);
-void kcs_cuda_release(void *p);
-int kcs_cuda_put(void *stream, void *dst, const void *src, size_t bytes, kcs_error *err);
-int kcs_cuda_get(void *stream, void *dst, const void *src, size_t bytes, kcs_error *err);
+/* cuda_backend.c (gpu_backend.h): the device memory on stream for
+ * cuda_blas.c (with_launches 0: no kernels of kcs's own). */
+struct kcs_gpu_dev;
+struct kcs_gpu_dev kcs_cuda_dev(void *stream, int with_launches);
 
 #endif

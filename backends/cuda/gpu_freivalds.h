@@ -1,11 +1,7 @@
 /* gpu_freivalds.h: the host side of the device Freivalds check, one source
  * for CUDA (cuda_freivalds.c) and HIP (hip/hip_freivalds.c), whose runtime
- * APIs are name-parallel. The includer defines
- *   KCS_FV_RT(x)    the runtime's name for x: cuda##x or hip##x
- *   KCS_FV_NAME     "cuda" or "hip" (prefixes every message)
- *   KCS_FV_OOM      the runtime's out-of-memory error
- *   KCS_GPU_FN(x)   kcs_cuda_##x or kcs_hip_##x
- * and includes its runtime API header first. It defines
+ * APIs are name-parallel. The includer includes its runtime's names first
+ * (gpu_cuda.h or hip/gpu_hip.h: the macros of gpu_rt.h and KCS_GPU_FN). It defines
  * KCS_GPU_FN(freivalds_verify) (backends/freivalds_device.h).
  *
  * Steps: check the arguments (before any runtime call), check the device
@@ -21,6 +17,7 @@
 
 #include "freivalds.h"
 #include "freivalds_device.h"
+#include "gpu_rt.h"
 
 /* freivalds.cu / freivalds.hip (extern "C"). */
 int64_t KCS_GPU_FN(freivalds_work_doubles)(int64_t m, int64_t kk, int64_t n, int k);
@@ -29,25 +26,12 @@ int KCS_GPU_FN(freivalds_terms)(void *stream, const float *A, const float *B, co
                                 int64_t m, int64_t kk, int64_t n, int k, uint64_t seed,
                                 uint64_t probe_stream, double *work, double *terms);
 
-/* "<rt>: <call>: <message> (<name>)", as the backends' own translators. */
-static int fv_check(KCS_FV_RT(Error_t) e, const char *call, kcs_error *err)
-{
-    if (e == KCS_FV_RT(Success))
-        return 0;
-    (void)KCS_FV_RT(GetLastError)(); /* clear a non-sticky error */
-    return kcs_fail(err, e == KCS_FV_OOM ? KCS_E_NOMEM : KCS_E_DEVICE, "%s: %s: %s (%s)",
-                    KCS_FV_NAME, call, KCS_FV_RT(GetErrorString)(e), KCS_FV_RT(GetErrorName)(e));
-}
-
-/* FV_CALL(err, StreamCreate, (&s)): call the runtime, name it in the message. */
-#define FV_CALL(err, fn, args) fv_check(KCS_FV_RT(fn) args, KCS_FV_NAME #fn, (err))
-
 /* Bytes of `count` doubles (a count from the kernels' size helpers). */
 static int fv_bytes(int64_t count, size_t *bytes_p, const char *what, kcs_error *err)
 {
     if (count < 1 || (uint64_t)count > SIZE_MAX / sizeof(double))
         return kcs_fail(err, KCS_E_INTERNAL, "%s: freivalds: bad %s size (%lld doubles)",
-                        KCS_FV_NAME, what, (long long)count);
+                        KCS_GPU_NAME, what, (long long)count);
     *bytes_p = (size_t)count * sizeof(double);
     return 0;
 }
@@ -55,22 +39,14 @@ static int fv_bytes(int64_t count, size_t *bytes_p, const char *what, kcs_error 
 /* KCS_E_NODEV unless `device` exists, then make it current. */
 static int fv_select(int device, kcs_error *err)
 {
-    int n = 0;
-    KCS_FV_RT(Error_t) e = KCS_FV_RT(GetDeviceCount)(&n);
-    if (e != KCS_FV_RT(Success)) {
-        (void)KCS_FV_RT(GetLastError)();
-        return kcs_fail(err, KCS_E_NODEV, "%s: no device (%sGetDeviceCount: %s)", KCS_FV_NAME,
-                        KCS_FV_NAME, KCS_FV_RT(GetErrorString)(e));
-    }
-    if (device < 0 || device >= n)
-        return kcs_fail(err, KCS_E_NODEV, "%s: no device %d (%d found)", KCS_FV_NAME, device, n);
-    return FV_CALL(err, SetDevice, (device));
+    int rc = gpu_rt_exists(device, err);
+    return rc ? rc : GPU_RT_CALL(err, SetDevice, (device));
 }
 
 static void fv_free(void *p)
 {
     if (p)
-        (void)KCS_FV_RT(Free)(p);
+        (void)KCS_GPU_RT(Free)(p);
 }
 
 int KCS_GPU_FN(freivalds_verify)(int device, const float *A, const float *B, const float *C,
@@ -94,72 +70,72 @@ int KCS_GPU_FN(freivalds_verify)(int device, const float *A, const float *B, con
     size_t mk = (size_t)m * (size_t)k;
     if ((uint64_t)nterms != 2 * (uint64_t)mk + 4 * (uint64_t)m + 1) /* layout below */
         return kcs_fail(err, KCS_E_INTERNAL,
-                        "%s: freivalds: terms size %lld does not match its layout", KCS_FV_NAME,
+                        "%s: freivalds: terms size %lld does not match its layout", KCS_GPU_NAME,
                         (long long)nterms);
     rc = fv_select(device, err);
     if (rc)
         return rc;
 
-    KCS_FV_RT(Stream_t) s = NULL;
-    KCS_FV_RT(Event_t) ev0 = NULL, ev1 = NULL;
+    KCS_GPU_RT(Stream_t) s = NULL;
+    KCS_GPU_RT(Event_t) ev0 = NULL, ev1 = NULL;
     void *dA = NULL, *dB = NULL, *dC = NULL, *dwork = NULL, *dterms = NULL;
     double *terms = NULL;
     float ms = 0;
-    if ((rc = FV_CALL(err, StreamCreateWithFlags, (&s, KCS_FV_RT(StreamNonBlocking)))) != 0) {
+    if ((rc = GPU_RT_CALL(err, StreamCreateWithFlags, (&s, KCS_GPU_RT(StreamNonBlocking)))) != 0) {
         s = NULL;
         goto out;
     }
-    if ((rc = FV_CALL(err, EventCreate, (&ev0))) != 0) {
+    if ((rc = GPU_RT_CALL(err, EventCreate, (&ev0))) != 0) {
         ev0 = NULL;
         goto out;
     }
-    if ((rc = FV_CALL(err, EventCreate, (&ev1))) != 0) {
+    if ((rc = GPU_RT_CALL(err, EventCreate, (&ev1))) != 0) {
         ev1 = NULL;
         goto out;
     }
     terms = malloc(terms_bytes);
     if (!terms) {
         rc = kcs_fail(err, KCS_E_NOMEM, "%s: freivalds: out of memory (%zu bytes of terms)",
-                      KCS_FV_NAME, terms_bytes);
+                      KCS_GPU_NAME, terms_bytes);
         goto out;
     }
-    if ((rc = FV_CALL(err, Malloc, (&dA, na * sizeof(float)))) != 0 ||
-        (rc = FV_CALL(err, Malloc, (&dB, nb * sizeof(float)))) != 0 ||
-        (rc = FV_CALL(err, Malloc, (&dC, nc * sizeof(float)))) != 0 ||
-        (rc = FV_CALL(err, Malloc, (&dwork, work_bytes))) != 0 ||
-        (rc = FV_CALL(err, Malloc, (&dterms, terms_bytes))) != 0)
+    if ((rc = GPU_RT_CALL(err, Malloc, (&dA, na * sizeof(float)))) != 0 ||
+        (rc = GPU_RT_CALL(err, Malloc, (&dB, nb * sizeof(float)))) != 0 ||
+        (rc = GPU_RT_CALL(err, Malloc, (&dC, nc * sizeof(float)))) != 0 ||
+        (rc = GPU_RT_CALL(err, Malloc, (&dwork, work_bytes))) != 0 ||
+        (rc = GPU_RT_CALL(err, Malloc, (&dterms, terms_bytes))) != 0)
         goto out;
-    if ((rc = FV_CALL(err, MemcpyAsync,
-                      (dA, A, na * sizeof(float), KCS_FV_RT(MemcpyHostToDevice), s))) != 0 ||
-        (rc = FV_CALL(err, MemcpyAsync,
-                      (dB, B, nb * sizeof(float), KCS_FV_RT(MemcpyHostToDevice), s))) != 0 ||
-        (rc = FV_CALL(err, MemcpyAsync,
-                      (dC, C, nc * sizeof(float), KCS_FV_RT(MemcpyHostToDevice), s))) != 0)
+    if ((rc = GPU_RT_CALL(err, MemcpyAsync,
+                      (dA, A, na * sizeof(float), KCS_GPU_RT(MemcpyHostToDevice), s))) != 0 ||
+        (rc = GPU_RT_CALL(err, MemcpyAsync,
+                      (dB, B, nb * sizeof(float), KCS_GPU_RT(MemcpyHostToDevice), s))) != 0 ||
+        (rc = GPU_RT_CALL(err, MemcpyAsync,
+                      (dC, C, nc * sizeof(float), KCS_GPU_RT(MemcpyHostToDevice), s))) != 0)
         goto out;
 
-    (void)KCS_FV_RT(GetLastError)(); /* the launcher reports GetLastError: start clean */
-    if ((rc = FV_CALL(err, EventRecord, (ev0, s))) != 0)
+    (void)KCS_GPU_RT(GetLastError)(); /* the launcher reports GetLastError: start clean */
+    if ((rc = GPU_RT_CALL(err, EventRecord, (ev0, s))) != 0)
         goto out;
     int st = KCS_GPU_FN(freivalds_terms)(s, dA, dB, dC, m, kk, n, k, p->seed, p->stream, dwork,
                                          dterms);
     if (st < 0) {
         rc = kcs_fail(err, KCS_E_INVAL,
-                      "%s: freivalds_terms: bad arguments (%ldx%ld * %ldx%ld, k=%d)", KCS_FV_NAME,
+                      "%s: freivalds_terms: bad arguments (%ldx%ld * %ldx%ld, k=%d)", KCS_GPU_NAME,
                       m, kk, kk, n, k);
         goto out;
     }
     if (st != 0) {
-        rc = fv_check((KCS_FV_RT(Error_t))st, "launch freivalds_terms", err);
+        rc = gpu_rt_check((KCS_GPU_RT(Error_t))st, "launch freivalds_terms", err);
         goto out;
     }
-    if ((rc = FV_CALL(err, EventRecord, (ev1, s))) != 0)
+    if ((rc = GPU_RT_CALL(err, EventRecord, (ev1, s))) != 0)
         goto out;
     /* copy after the kernels on the same stream, then wait for it */
-    if ((rc = FV_CALL(err, MemcpyAsync,
-                      (terms, dterms, terms_bytes, KCS_FV_RT(MemcpyDeviceToHost), s))) != 0 ||
-        (rc = FV_CALL(err, StreamSynchronize, (s))) != 0 ||
-        (rc = FV_CALL(err, EventSynchronize, (ev1))) != 0 ||
-        (rc = FV_CALL(err, EventElapsedTime, (&ms, ev0, ev1))) != 0)
+    if ((rc = GPU_RT_CALL(err, MemcpyAsync,
+                      (terms, dterms, terms_bytes, KCS_GPU_RT(MemcpyDeviceToHost), s))) != 0 ||
+        (rc = GPU_RT_CALL(err, StreamSynchronize, (s))) != 0 ||
+        (rc = GPU_RT_CALL(err, EventSynchronize, (ev1))) != 0 ||
+        (rc = GPU_RT_CALL(err, EventElapsedTime, (&ms, ev0, ev1))) != 0)
         goto out;
 
     const double *ya = terms, *yc = ya + mk, *sab = yc + mk;
@@ -175,20 +151,20 @@ int KCS_GPU_FN(freivalds_verify)(int device, const float *A, const float *B, con
 
 out:
     if (s) /* no queued copy or kernel may still use the buffers */
-        (void)KCS_FV_RT(StreamSynchronize)(s);
+        (void)KCS_GPU_RT(StreamSynchronize)(s);
     fv_free(dterms);
     fv_free(dwork);
     fv_free(dC);
     fv_free(dB);
     fv_free(dA);
     if (ev1)
-        (void)KCS_FV_RT(EventDestroy)(ev1);
+        (void)KCS_GPU_RT(EventDestroy)(ev1);
     if (ev0)
-        (void)KCS_FV_RT(EventDestroy)(ev0);
+        (void)KCS_GPU_RT(EventDestroy)(ev0);
     if (s)
-        (void)KCS_FV_RT(StreamDestroy)(s);
+        (void)KCS_GPU_RT(StreamDestroy)(s);
     free(terms);
     if (rc)
-        (void)KCS_FV_RT(GetLastError)(); /* leave no non-sticky error behind */
+        (void)KCS_GPU_RT(GetLastError)(); /* leave no non-sticky error behind */
     return rc;
 }

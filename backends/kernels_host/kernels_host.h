@@ -63,6 +63,25 @@ typedef struct kcs_kh_types {
     int tacc;
 } kcs_kh_types;
 
+/* The programs (OpenCL) or modules (Level Zero) a backend has built, by
+ * kernel file and types. */
+#define KCS_KH_MAX_BUILT 48
+typedef struct kcs_kh_built {
+    struct {
+        const char *file; /* "gemm.cl", ... (static storage) */
+        kcs_kh_types ty;
+        void *handle;
+    } at[KCS_KH_MAX_BUILT];
+    int n;
+} kcs_kh_built;
+
+/* The handle built before for (file, ty) into *handle_p (NULL: not yet)
+ * and 0, or KCS_E_INTERNAL "<backend>: <what> cache full" when it was not
+ * and there is no room to add it. */
+int kcs_kh_built_find(const kcs_kh_built *b, const char *file, const kcs_kh_types *ty,
+                      void **handle_p, const char *backend, const char *what, kcs_error *err);
+void kcs_kh_built_add(kcs_kh_built *b, const char *file, const kcs_kh_types *ty, void *handle);
+
 /* Output buffers hold common.cl's out_t: double when the input or the
  * accumulator is double; val_t (the working format) likewise. */
 #define KCS_KH_OUT_DBL(ty) ((ty)->tin == KCS_KH_F64 || (ty)->tacc)
@@ -143,6 +162,14 @@ typedef struct kcs_kh_launch {
     size_t local[3];
 } kcs_kh_launch;
 
+/* Set every argument of l on kernel through set(kernel, index, size, value);
+ * a buffer argument passes a pointer to its handle, bufs + elem * (buffer
+ * index) (cl_mem, a device pointer). set returns 0 or its API's error code;
+ * the first error comes back, with what = "<api>(<kernel>, <index>)". */
+typedef long (*kcs_kh_set_arg_fn)(void *kernel, unsigned index, size_t size, const void *value);
+long kcs_kh_set_args(void *kernel, kcs_kh_set_arg_fn set, const kcs_kh_launch *l,
+                     const void *bufs, size_t elem, const char *api, char what[96]);
+
 typedef struct kcs_kh_plan {
     int nbufs;
     kcs_kh_buf bufs[KCS_KH_MAX_BUFS];
@@ -170,6 +197,29 @@ typedef int (*kcs_kh_exec_fn)(kcs_backend_ctx *ctx, const kcs_call *c, const kcs
 /* A backend's run(): check the call, plan it, execute the plan, free it. */
 int kcs_kh_run(const kcs_kh_device *dev, kcs_backend_ctx *ctx, const kcs_call *c,
                kcs_kh_exec_fn exec, kcs_error *err);
+/* A device API's buffers and launches, for kcs_kh_exec: a buffer is a
+ * pointer-sized handle (cl_mem, a device pointer; NULL: none). */
+typedef struct kcs_kh_exec_ops {
+    /* buffer i of the plan (p->bufs[i]) */
+    int (*make_buf)(kcs_backend_ctx *ctx, const kcs_call *c, const kcs_kh_types *ty,
+                    const kcs_kh_plan *p, int i, void **buf_p, kcs_error *err);
+    int (*launch)(kcs_backend_ctx *ctx, const kcs_kh_types *ty, const kcs_kh_launch *l,
+                  void *const *buf, kcs_error *err);
+    /* the flag buffer's int32 back to the host */
+    int (*read_flag)(kcs_backend_ctx *ctx, const kcs_call *c, void *buf, int32_t *bad_p,
+                     kcs_error *err);
+    int (*download)(kcs_backend_ctx *ctx, const void *buf, size_t n, int dbl, kcs_format fmt,
+                    double *out, kcs_error *err);
+    void (*release)(kcs_backend_ctx *ctx, void *buf); /* buf may be NULL */
+} kcs_kh_exec_ops;
+
+/* The executor (kcs_kh_exec_fn) over ops: creates the buffers in order,
+ * reports kcs_kh_late(), runs the launches in order, checks the flag
+ * (kcs_kh_flag_raised on dev), reads the output back, releases the buffers. */
+int kcs_kh_exec(kcs_backend_ctx *ctx, const kcs_kh_device *dev, const kcs_kh_exec_ops *ops,
+                const kcs_call *c, const kcs_kh_types *ty, const kcs_kh_plan *p,
+                kcs_error *err);
+
 /* The late error of a plan into err (and its code), or 0. */
 int kcs_kh_late(const kcs_kh_plan *plan, kcs_error *err);
 /* The flag read back: 0 when no index was out of range, else KCS_E_RAISED

@@ -14,6 +14,8 @@
  *   elementwise (rows.cl): one work-item per value, global (m*k); own and
  *     native differ in the formulas (rows.cl), not in the schedule */
 #include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
 
 #include "elementwise.h"
 
@@ -75,6 +77,51 @@ size_t kcs_kh_arg_value(const kcs_kh_arg *a, const void **value_p)
     case KCS_KH_ARG_LOCAL: *value_p = NULL; return a->v.local;
     default: *value_p = &a->v.buf; return sizeof a->v.buf; /* the backend maps buffers */
     }
+}
+
+long kcs_kh_set_args(void *kernel, kcs_kh_set_arg_fn set, const kcs_kh_launch *l,
+                     const void *bufs, size_t elem, const char *api, char what[96])
+{
+    for (int i = 0; i < l->nargs; i++) {
+        const kcs_kh_arg *a = &l->args[i];
+        const void *value;
+        size_t size;
+        if (a->kind == KCS_KH_ARG_BUF) {
+            value = (const char *)bufs + elem * (size_t)a->v.buf;
+            size = elem;
+        } else {
+            size = kcs_kh_arg_value(a, &value);
+        }
+        long r = set(kernel, (unsigned)i, size, value);
+        if (r) {
+            snprintf(what, 96, "%s(%s, %d)", api, l->name, i);
+            return r;
+        }
+    }
+    return 0;
+}
+
+int kcs_kh_built_find(const kcs_kh_built *b, const char *file, const kcs_kh_types *ty,
+                      void **handle_p, const char *backend, const char *what, kcs_error *err)
+{
+    *handle_p = NULL;
+    for (int i = 0; i < b->n; i++)
+        if (b->at[i].ty.tin == ty->tin && b->at[i].ty.tacc == ty->tacc &&
+            strcmp(b->at[i].file, file) == 0) {
+            *handle_p = b->at[i].handle;
+            return 0;
+        }
+    if (b->n == KCS_KH_MAX_BUILT)
+        return kcs_fail(err, KCS_E_INTERNAL, "%s: %s cache full", backend, what);
+    return 0;
+}
+
+void kcs_kh_built_add(kcs_kh_built *b, const char *file, const kcs_kh_types *ty, void *handle)
+{
+    b->at[b->n].file = file;
+    b->at[b->n].ty = *ty;
+    b->at[b->n].handle = handle;
+    b->n++;
 }
 
 int kcs_kh_late(const kcs_kh_plan *plan, kcs_error *err)
@@ -232,6 +279,31 @@ void kcs_kh_plan_free(kcs_kh_plan *plan)
 {
     free(plan->owned);
     plan->owned = NULL;
+}
+
+int kcs_kh_exec(kcs_backend_ctx *ctx, const kcs_kh_device *dev, const kcs_kh_exec_ops *ops,
+                const kcs_call *c, const kcs_kh_types *ty, const kcs_kh_plan *p,
+                kcs_error *err)
+{
+    void *buf[KCS_KH_MAX_BUFS] = {0};
+    int rc = 0;
+    for (int i = 0; !rc && i < p->nbufs; i++)
+        rc = ops->make_buf(ctx, c, ty, p, i, &buf[i], err);
+    if (!rc)
+        rc = kcs_kh_late(p, err);
+    for (int i = 0; !rc && i < p->nlaunch; i++)
+        rc = ops->launch(ctx, ty, &p->launch[i], buf, err);
+    if (!rc && p->flag >= 0) {
+        int32_t bad;
+        rc = ops->read_flag(ctx, c, buf[p->flag], &bad, err);
+        if (!rc)
+            rc = kcs_kh_flag_raised(dev, c, bad, err);
+    }
+    if (!rc && p->out >= 0)
+        rc = ops->download(ctx, buf[p->out], p->out_n, p->out_dbl, c->dtype_out, c->out, err);
+    for (int i = 0; i < KCS_KH_MAX_BUFS; i++)
+        ops->release(ctx, buf[i]);
+    return rc;
 }
 
 int kcs_kh_run(const kcs_kh_device *dev, kcs_backend_ctx *ctx, const kcs_call *c,

@@ -12,20 +12,31 @@
 
 #include "l0_internal.h"
 
-static int l0_discover(kcs_device_info *out, int max, int *count_p, kcs_error *err)
-{
+/* The drivers and devices of this node, in kcs's device order. */
+typedef struct l0_found {
     ze_driver_handle_t drv[KCS_MAX_DEVICES];
     ze_device_handle_t dev[KCS_MAX_DEVICES];
-    int n = 0;
-    int rc = kcs_l0_devices(drv, dev, KCS_MAX_DEVICES, &n, err);
+    int n;
+} l0_found;
+
+static int l0_enumerate(l0_found *f, kcs_error *err)
+{
+    f->n = 0;
+    return kcs_l0_devices(f->drv, f->dev, KCS_MAX_DEVICES, &f->n, err);
+}
+
+static int l0_discover(kcs_device_info *out, int max, int *count_p, kcs_error *err)
+{
+    l0_found f;
+    int rc = l0_enumerate(&f, err);
     if (rc)
         return rc;
-    for (int i = 0; i < n && i < max && i < KCS_MAX_DEVICES; i++) {
-        rc = kcs_l0_device_info(drv[i], dev[i], i, &out[i], NULL, NULL, NULL, err);
+    for (int i = 0; i < f.n && i < max && i < KCS_MAX_DEVICES; i++) {
+        rc = kcs_l0_device_info(f.drv[i], f.dev[i], i, &out[i], NULL, NULL, NULL, err);
         if (rc)
             return rc;
     }
-    *count_p = n;
+    *count_p = f.n;
     return 0;
 }
 
@@ -44,19 +55,18 @@ static void l0_close(kcs_backend_ctx *ctx)
 static int l0_open(int device_index, const kcs_backend_config *cfg, kcs_backend_ctx **ctx_p,
                    kcs_error *err)
 {
-    ze_driver_handle_t drv[KCS_MAX_DEVICES];
-    ze_device_handle_t dev[KCS_MAX_DEVICES];
-    int n = 0;
-    int rc = kcs_l0_devices(drv, dev, KCS_MAX_DEVICES, &n, err);
+    l0_found f;
+    int rc = l0_enumerate(&f, err);
     if (rc)
         return rc;
-    if (device_index < 0 || device_index >= n || device_index >= KCS_MAX_DEVICES)
-        return kcs_fail(err, KCS_E_NODEV, "level_zero: no device %d (%d found)", device_index, n);
+    if (device_index < 0 || device_index >= f.n || device_index >= KCS_MAX_DEVICES)
+        return kcs_fail(err, KCS_E_NODEV, "level_zero: no device %d (%d found)", device_index,
+                        f.n);
     kcs_backend_ctx *ctx = calloc(1, sizeof *ctx);
     if (!ctx)
         return kcs_fail(err, KCS_E_NOMEM, "level_zero: out of memory");
-    ctx->driver = drv[device_index];
-    ctx->device = dev[device_index];
+    ctx->driver = f.drv[device_index];
+    ctx->device = f.dev[device_index];
     ctx->verbose = cfg ? cfg->verbose : 0;
     if (cfg && cfg->options)
         snprintf(ctx->options, sizeof ctx->options, "%s", cfg->options);

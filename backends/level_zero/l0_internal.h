@@ -20,13 +20,6 @@
 #define KCS_L0_WPT 4
 #define KCS_L0_RWG 64
 #define KCS_L0_AWG 64
-#define KCS_L0_MAX_MODULES 48
-
-typedef struct kcs_l0_mod {
-    const char *file;
-    int tin, tacc;
-    ze_module_handle_t module;
-} kcs_l0_mod;
 
 struct kcs_backend_ctx {
     ze_driver_handle_t driver;
@@ -36,8 +29,7 @@ struct kcs_backend_ctx {
     kcs_device_info info;
     kcs_kh_device kh; /* fp64, work-group and local memory sizes, KCS_L0_TS... */
     char options[256]; /* module build flags (cfg->options) */
-    kcs_l0_mod mods[KCS_L0_MAX_MODULES];
-    int n_mods;
+    kcs_kh_built mods; /* ze_module_handle_t */
     int verbose;
 };
 

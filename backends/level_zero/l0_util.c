@@ -96,15 +96,11 @@ static int build_failed(ze_module_build_log_handle_t log, const char *file, ze_r
 static int module(kcs_backend_ctx *ctx, const char *file, const kcs_kh_types *ty,
                   ze_module_handle_t *mod_p, kcs_error *err)
 {
-    for (int i = 0; i < ctx->n_mods; i++) {
-        kcs_l0_mod *m = &ctx->mods[i];
-        if (m->tin == ty->tin && m->tacc == ty->tacc && strcmp(m->file, file) == 0) {
-            *mod_p = m->module;
-            return 0;
-        }
-    }
-    if (ctx->n_mods == KCS_L0_MAX_MODULES)
-        return kcs_fail(err, KCS_E_INTERNAL, "level_zero: module cache full");
+    void *built;
+    int full = kcs_kh_built_find(&ctx->mods, file, ty, &built, "level_zero", "module", err);
+    *mod_p = built;
+    if (full || built)
+        return full;
     const kcs_l0_spirv *s = spirv_of(file, ty);
     if (!s)
         return kcs_fail(err, KCS_E_INTERNAL, "level_zero: no SPIR-V for %s (tin %d, tacc %d)",
@@ -129,41 +125,31 @@ static int module(kcs_backend_ctx *ctx, const char *file, const kcs_kh_types *ty
     }
     if (log)
         zeModuleBuildLogDestroy(log);
-    ctx->mods[ctx->n_mods++] = (kcs_l0_mod){s->file, ty->tin, ty->tacc, mod};
+    kcs_kh_built_add(&ctx->mods, s->file, ty, mod);
     *mod_p = mod;
     return 0;
 }
 
 void kcs_l0_release_modules(kcs_backend_ctx *ctx)
 {
-    for (int i = 0; i < ctx->n_mods; i++)
-        zeModuleDestroy(ctx->mods[i].module);
-    ctx->n_mods = 0;
+    for (int i = 0; i < ctx->mods.n; i++)
+        zeModuleDestroy(ctx->mods.at[i].handle);
+    ctx->mods.n = 0;
 }
 
 /* ---- launches ------------------------------------------------------------------ */
 
+static long set_arg(void *k, unsigned i, size_t size, const void *value)
+{
+    return (long)zeKernelSetArgumentValue((ze_kernel_handle_t)k, (uint32_t)i, size, value);
+}
+
 static int set_args(ze_kernel_handle_t k, const kcs_kh_launch *l, void *const *buf,
                     kcs_error *err)
 {
-    for (int i = 0; i < l->nargs; i++) {
-        const kcs_kh_arg *a = &l->args[i];
-        const void *value;
-        size_t size;
-        if (a->kind == KCS_KH_ARG_BUF) {
-            value = &buf[a->v.buf];
-            size = sizeof buf[0];
-        } else {
-            size = kcs_kh_arg_value(a, &value);
-        }
-        ze_result_t r = zeKernelSetArgumentValue(k, (uint32_t)i, size, value);
-        if (r != ZE_RESULT_SUCCESS) {
-            char what[96];
-            snprintf(what, sizeof what, "zeKernelSetArgumentValue(%s, %d)", l->name, i);
-            return kcs_l0_fail(err, what, r);
-        }
-    }
-    return 0;
+    char what[96];
+    long r = kcs_kh_set_args(k, set_arg, l, buf, sizeof buf[0], "zeKernelSetArgumentValue", what);
+    return r ? kcs_l0_fail(err, what, (ze_result_t)r) : 0;
 }
 
 int kcs_l0_launch(kcs_backend_ctx *ctx, const kcs_kh_types *ty, const kcs_kh_launch *l,

@@ -12,14 +12,7 @@
 #include "backend.h"
 #include "kernels_host.h"
 
-#define KCS_OCL_MAX_PROGS 48
 #define KCS_OCL_OPTS_MAX 512
-
-typedef struct kcs_ocl_prog {
-    const char *file; /* "gemm.cl", ... (static storage) */
-    int tin, tacc;
-    cl_program prog;
-} kcs_ocl_prog;
 
 struct kcs_backend_ctx {
     cl_platform_id platform;
@@ -33,8 +26,7 @@ struct kcs_backend_ctx {
      * item block (wpt), row and attention groups (rwg, awg); gemm_vec:
      * native gemm uses gemm_vec (CPU devices), not gemm_tiled */
     kcs_kh_device kh;
-    kcs_ocl_prog progs[KCS_OCL_MAX_PROGS];
-    int n_progs;
+    kcs_kh_built progs; /* cl_program */
     int verbose;
 };
 
@@ -64,7 +56,6 @@ int kcs_ocl_alloc(kcs_backend_ctx *ctx, size_t n, size_t elem, cl_mem *buf_p, kc
  * fmt and store into out[0..n). */
 int kcs_ocl_download(kcs_backend_ctx *ctx, cl_mem buf, size_t n, int dbl, kcs_format fmt,
                      double *out, kcs_error *err);
-void kcs_ocl_release(cl_mem *bufs, int n);
 
 /* ocl_exec.c: run a plan of kernels_host (kcs_kh_exec_fn). */
 int kcs_ocl_exec(kcs_backend_ctx *ctx, const kcs_call *c, const kcs_kh_types *ty,

@@ -48,8 +48,8 @@ static void ocl_close(kcs_backend_ctx *ctx)
 {
     if (!ctx)
         return;
-    for (int i = 0; i < ctx->n_progs; i++)
-        clReleaseProgram(ctx->progs[i].prog);
+    for (int i = 0; i < ctx->progs.n; i++)
+        clReleaseProgram(ctx->progs.at[i].handle);
     if (ctx->queue)
         clReleaseCommandQueue(ctx->queue);
     if (ctx->context)

@@ -6,57 +6,54 @@
 
 #include "ocl.h"
 
-/* rw: the kernels write it (host data: the flag; others are read-only) */
 static int make_buf(kcs_backend_ctx *ctx, const kcs_call *c, const kcs_kh_types *ty,
-                    const kcs_kh_buf *b, int rw, cl_mem *buf_p, kcs_error *err)
+                    const kcs_kh_plan *p, int i, void **buf_p, kcs_error *err)
 {
+    const kcs_kh_buf *b = &p->bufs[i];
+    cl_mem m = NULL;
+    int rc = 0;
     switch (b->kind) {
     case KCS_KH_BUF_INPUT:
-        return kcs_ocl_upload(ctx, ty->tin, c->in[b->input], b->n, b->input, buf_p, err);
-    case KCS_KH_BUF_SCRATCH: return kcs_ocl_alloc(ctx, b->n, b->elem, buf_p, err);
+        rc = kcs_ocl_upload(ctx, ty->tin, c->in[b->input], b->n, b->input, &m, err);
+        break;
+    case KCS_KH_BUF_SCRATCH: rc = kcs_ocl_alloc(ctx, b->n, b->elem, &m, err); break;
     case KCS_KH_BUF_HOST: {
+        /* the kernels write the flag; other host data is read-only */
         cl_int cr;
-        cl_mem_flags f = (rw ? CL_MEM_READ_WRITE : CL_MEM_READ_ONLY) | CL_MEM_COPY_HOST_PTR;
-        cl_mem m = clCreateBuffer(ctx->context, f, (b->n ? b->n : 1) * b->elem, (void *)b->host,
-                                  &cr);
+        cl_mem_flags f =
+            (i == p->flag ? CL_MEM_READ_WRITE : CL_MEM_READ_ONLY) | CL_MEM_COPY_HOST_PTR;
+        m = clCreateBuffer(ctx->context, f, (b->n ? b->n : 1) * b->elem, (void *)b->host, &cr);
         if (cr != CL_SUCCESS) {
             char what[96];
             snprintf(what, sizeof what, "clCreateBuffer(%s)", kcs_op_name(c->op));
             return kcs_ocl_fail(err, what, cr);
         }
-        *buf_p = m;
-        return 0;
+        break;
     }
-    default: return 0; /* none: a NULL buffer */
+    default: break; /* none: a NULL buffer */
     }
+    *buf_p = m;
+    return rc;
 }
 
-static int set_args(cl_kernel k, const kcs_kh_launch *l, const cl_mem *buf, kcs_error *err)
+static long set_arg(void *k, unsigned i, size_t size, const void *value)
 {
-    for (int i = 0; i < l->nargs; i++) {
-        const kcs_kh_arg *a = &l->args[i];
-        const void *value;
-        size_t size;
-        if (a->kind == KCS_KH_ARG_BUF) {
-            value = &buf[a->v.buf];
-            size = sizeof buf[0];
-        } else {
-            size = kcs_kh_arg_value(a, &value);
-        }
-        cl_int rc = clSetKernelArg(k, (cl_uint)i, size, value);
-        if (rc != CL_SUCCESS) {
-            char what[96];
-            snprintf(what, sizeof what, "clSetKernelArg(%s, %d)", l->name, i);
-            return kcs_ocl_fail(err, what, rc);
-        }
-    }
-    return 0;
+    return clSetKernelArg((cl_kernel)k, (cl_uint)i, size, value);
+}
+
+_Static_assert(sizeof(cl_mem) == sizeof(void *), "buffers travel as void *");
+
+static int set_args(cl_kernel k, const kcs_kh_launch *l, void *const *buf, kcs_error *err)
+{
+    char what[96];
+    long rc = kcs_kh_set_args(k, set_arg, l, buf, sizeof(cl_mem), "clSetKernelArg", what);
+    return rc ? kcs_ocl_fail(err, what, (cl_int)rc) : 0;
 }
 
 /* Build the kernel, set its arguments, enqueue it over l->dims dimensions
  * and wait; nothing is enqueued when a global size is 0. */
 static int launch(kcs_backend_ctx *ctx, const kcs_kh_types *ty, const kcs_kh_launch *l,
-                  const cl_mem *buf, kcs_error *err)
+                  void *const *buf, kcs_error *err)
 {
     cl_kernel k;
     int rc = kcs_ocl_kernel(ctx, l->file, l->name, ty, &k, err);
@@ -82,32 +79,36 @@ static int launch(kcs_backend_ctx *ctx, const kcs_kh_types *ty, const kcs_kh_lau
     return rc;
 }
 
+static int read_flag(kcs_backend_ctx *ctx, const kcs_call *c, void *buf, int32_t *bad_p,
+                     kcs_error *err)
+{
+    _Static_assert(sizeof(cl_int) == sizeof(int32_t), "the flag is an int32");
+    cl_int cr = clEnqueueReadBuffer(ctx->queue, (cl_mem)buf, CL_TRUE, 0, sizeof *bad_p, bad_p, 0,
+                                    NULL, NULL);
+    if (cr == CL_SUCCESS)
+        return 0;
+    char what[96];
+    snprintf(what, sizeof what, "clEnqueueReadBuffer(%s flag)", kcs_op_name(c->op));
+    return kcs_ocl_fail(err, what, cr);
+}
+
+static int download(kcs_backend_ctx *ctx, const void *buf, size_t n, int dbl, kcs_format fmt,
+                    double *out, kcs_error *err)
+{
+    return kcs_ocl_download(ctx, (cl_mem)buf, n, dbl, fmt, out, err);
+}
+
+static void release(kcs_backend_ctx *ctx, void *buf)
+{
+    (void)ctx;
+    if (buf)
+        clReleaseMemObject((cl_mem)buf);
+}
+
+static const kcs_kh_exec_ops ocl_ops = {make_buf, launch, read_flag, download, release};
+
 int kcs_ocl_exec(kcs_backend_ctx *ctx, const kcs_call *c, const kcs_kh_types *ty,
                  const kcs_kh_plan *p, kcs_error *err)
 {
-    cl_mem buf[KCS_KH_MAX_BUFS] = {0};
-    int rc = 0;
-    for (int i = 0; !rc && i < p->nbufs; i++)
-        rc = make_buf(ctx, c, ty, &p->bufs[i], i == p->flag, &buf[i], err);
-    if (!rc)
-        rc = kcs_kh_late(p, err);
-    for (int i = 0; !rc && i < p->nlaunch; i++)
-        rc = launch(ctx, ty, &p->launch[i], buf, err);
-    if (!rc && p->flag >= 0) {
-        cl_int bad;
-        cl_int cr = clEnqueueReadBuffer(ctx->queue, buf[p->flag], CL_TRUE, 0, sizeof bad, &bad,
-                                        0, NULL, NULL);
-        if (cr != CL_SUCCESS) {
-            char what[96];
-            snprintf(what, sizeof what, "clEnqueueReadBuffer(%s flag)", kcs_op_name(c->op));
-            rc = kcs_ocl_fail(err, what, cr);
-        } else {
-            rc = kcs_kh_flag_raised(&ctx->kh, c, bad, err);
-        }
-    }
-    if (!rc && p->out >= 0)
-        rc = kcs_ocl_download(ctx, buf[p->out], p->out_n, p->out_dbl, c->dtype_out, c->out,
-                              err);
-    kcs_ocl_release(buf, KCS_KH_MAX_BUFS);
-    return rc;
+    return kcs_kh_exec(ctx, &ctx->kh, &ocl_ops, c, ty, p, err);
 }

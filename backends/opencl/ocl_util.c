@@ -130,15 +130,11 @@ static int build_failed(kcs_backend_ctx *ctx, cl_program prog, const char *file,
 static int program(kcs_backend_ctx *ctx, const char *file, const kcs_kh_types *ty,
                    cl_program *prog_p, kcs_error *err)
 {
-    for (int i = 0; i < ctx->n_progs; i++) {
-        kcs_ocl_prog *p = &ctx->progs[i];
-        if (p->tin == ty->tin && p->tacc == ty->tacc && strcmp(p->file, file) == 0) {
-            *prog_p = p->prog;
-            return 0;
-        }
-    }
-    if (ctx->n_progs == KCS_OCL_MAX_PROGS)
-        return kcs_fail(err, KCS_E_INTERNAL, "opencl: program cache full");
+    void *built;
+    int full = kcs_kh_built_find(&ctx->progs, file, ty, &built, "opencl", "program", err);
+    *prog_p = built;
+    if (full || built)
+        return full;
     const char *texts[2] = {source_text("common.cl"), source_text(file)};
     if (!texts[0] || !texts[1])
         return kcs_fail(err, KCS_E_INTERNAL, "opencl: kernel source %s not embedded", file);
@@ -158,7 +154,7 @@ static int program(kcs_backend_ctx *ctx, const char *file, const kcs_kh_types *t
         clReleaseProgram(prog);
         return err->code;
     }
-    ctx->progs[ctx->n_progs++] = (kcs_ocl_prog){file, ty->tin, ty->tacc, prog};
+    kcs_kh_built_add(&ctx->progs, file, ty, prog);
     *prog_p = prog;
     return 0;
 }
@@ -276,13 +272,4 @@ int kcs_ocl_download(kcs_backend_ctx *ctx, cl_mem buf, size_t n, int dbl, kcs_fo
     }
     free(host);
     return 0;
-}
-
-void kcs_ocl_release(cl_mem *bufs, int n)
-{
-    for (int i = 0; i < n; i++)
-        if (bufs[i]) {
-            clReleaseMemObject(bufs[i]);
-            bufs[i] = NULL;
-        }
 }

@@ -219,41 +219,49 @@ int plugin_discover(kcs_device_info *out, int max, int *count_p, kcs_error *err)
     return 0;
 }
 
-int kcs_plugin_ctx_new(int device_index, const kcs_backend_config *cfg, kcs_backend_ctx **c_p,
-                       kcs_error *err)
+kcs_backend_ctx *kcs_plugin_ctx_new(int device_index, const kcs_backend_config *cfg,
+                                    kcs_error *err)
 {
     const char *path = cfg ? cfg->path : NULL;
-    if (!path || !*path)
-        return kcs_fail(err, KCS_E_INVAL, "plugin: no library path (placement plugin:PATH or "
-                        "kcs run --plugin PATH)");
-    if (device_index != 0)
-        return kcs_fail(err, KCS_E_NODEV, "plugin %s: device %d does not exist (a plugin is "
-                        "device 0)", path, device_index);
+    if (!path || !*path) {
+        kcs_fail(err, KCS_E_INVAL, "plugin: no library path (placement plugin:PATH or "
+                 "kcs run --plugin PATH)");
+        return NULL;
+    }
+    if (device_index != 0) {
+        kcs_fail(err, KCS_E_NODEV, "plugin %s: device %d does not exist (a plugin is device 0)",
+                 path, device_index);
+        return NULL;
+    }
     kcs_backend_ctx *c = calloc(1, sizeof *c);
-    if (!c)
-        return kcs_fail(err, KCS_E_NOMEM, "plugin %s: out of memory", path);
+    if (!c) {
+        kcs_fail(err, KCS_E_NOMEM, "plugin %s: out of memory", path);
+        return NULL;
+    }
     snprintf(c->given, sizeof c->given, "%s", path);
-    *c_p = c;
-    return 0;
+    return c;
+}
+
+const char *kcs_plugin_path_hint(const char *path)
+{
+    return strchr(path, '/') ? ""
+                             : " (a name without '/' is searched on the library path; write "
+                               "./NAME for a file in the current directory)";
 }
 
 static int inproc_open(int device_index, const kcs_backend_config *cfg, kcs_backend_ctx **ctx_p,
                        kcs_error *err)
 {
-    kcs_backend_ctx *c = NULL;
-    int crc = kcs_plugin_ctx_new(device_index, cfg, &c, err);
-    if (crc)
-        return crc;
+    kcs_backend_ctx *c = kcs_plugin_ctx_new(device_index, cfg, err);
+    if (!c)
+        return err->code;
     const char *path = c->given;
     dlerror();
     c->dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
     if (!c->dl) {
         const char *why = dlerror();
         kcs_fail(err, KCS_E_NODEV, "plugin %s: cannot load the library: %s%s", path,
-                 why ? why : "unknown dlopen error",
-                 strchr(path, '/') ? ""
-                                   : " (a name without '/' is searched on the library path; "
-                                     "write ./NAME for a file in the current directory)");
+                 why ? why : "unknown dlopen error", kcs_plugin_path_hint(path));
         goto err_free;
     }
     dlerror();

@@ -57,9 +57,13 @@ uint32_t plugin_declares(kcs_backend_ctx *c, const kcs_call *call);
  * isolation`'s baseline only. */
 extern const kcs_backend_ops kcs_backend_plugin_inprocess;
 
-/* A fresh context for the library named in cfg (device 0 only), or the
- * reason there is none: what both ways of running a plugin start from. */
-int kcs_plugin_ctx_new(int device_index, const kcs_backend_config *cfg, kcs_backend_ctx **c_p,
-                       kcs_error *err);
+/* A fresh context for the library named in cfg (device 0 only), or NULL
+ * with the reason in err: what both ways of running a plugin start from. */
+kcs_backend_ctx *kcs_plugin_ctx_new(int device_index, const kcs_backend_config *cfg,
+                                    kcs_error *err);
+
+/* "" for a path with a '/', else the hint that a bare name is searched on
+ * the library path (appended to a failure to load it). */
+const char *kcs_plugin_path_hint(const char *path);
 
 #endif

@@ -61,20 +61,16 @@ static int start(kcs_backend_ctx *c, kcs_worker_info *info, kcs_error *err)
     const char *path = c->given;
     if (info->status == KCS_WORKER_LOAD_FAILED)
         return kcs_fail(err, KCS_E_NODEV, "plugin %s: %s%s", path, info->msg,
-                        strchr(path, '/') ? ""
-                                          : " (a name without '/' is searched on the library "
-                                            "path; write ./NAME for a file in the current "
-                                            "directory)");
+                        kcs_plugin_path_hint(path));
     return kcs_fail(err, KCS_E_INVAL, "plugin %s: %s", path, info->msg);
 }
 
 static int iso_open(int device_index, const kcs_backend_config *cfg, kcs_backend_ctx **ctx_p,
                     kcs_error *err)
 {
-    kcs_backend_ctx *c = NULL;
-    int crc = kcs_plugin_ctx_new(device_index, cfg, &c, err);
-    if (crc)
-        return crc;
+    kcs_backend_ctx *c = kcs_plugin_ctx_new(device_index, cfg, err);
+    if (!c)
+        return err->code;
     const char *path = c->given;
     int rc = kcs_worker_limits_env(&c->lim, err);
     if (rc)

@@ -8,6 +8,7 @@
  * of doubles that hold <= 11-bit significands, truncated to multiples of q
  * by power-of-two scaling), sums them exactly (128-bit fixed point when the
  * terms span <= 112 bits, MPFR otherwise) and rounds once. */
+#include "blockfma_impl.h"
 #include "profile.h"
 
 #include <float.h>
@@ -17,16 +18,6 @@
 #include <string.h>
 
 #define KCS_BLOCKFMA_MAX_TERMS 4096
-
-/* e(x) = max(floor(log2|x|), emin), x finite and non-zero. */
-static inline int exp_clamped(double x, int emin)
-{
-    uint64_t b;
-    memcpy(&b, &x, sizeof b);
-    int e = (int)((b >> 52) & 0x7FF);
-    e = e ? e - 1023 : ilogb(x);
-    return e < emin ? emin : e;
-}
 
 static inline double ftz32(double x)
 {
@@ -160,19 +151,27 @@ static double floor_to(double t, double q)
     return floor(t / q) * q;
 }
 
-static double step_global(const kcs_profile_params *p, double c, const double *a,
-                          const double *b, int n)
+/* The largest e(a_i) + e(b_i) over the non-zero products (the inputs'
+ * exponents clamped to the input format's emin); INT_MIN when none. */
+static int max_product_exp(const kcs_profile_params *p, const double *a, const double *b, int n)
 {
     int emin = kcs_format_get(p->in)->emin;
     int E = INT_MIN;
     for (int i = 0; i < n; i++) {
         if (a[i] * b[i] != 0.0) {
-            int e = exp_clamped(a[i], emin) + exp_clamped(b[i], emin);
+            int e = kcs_bfma_exp_clamped(a[i], emin) + kcs_bfma_exp_clamped(b[i], emin);
             E = e > E ? e : E;
         }
     }
+    return E;
+}
+
+static double step_global(const kcs_profile_params *p, double c, const double *a,
+                          const double *b, int n)
+{
+    int E = max_product_exp(p, a, b, n);
     if (c != 0.0) {
-        int e = exp_clamped(c, -126);
+        int e = kcs_bfma_exp_clamped(c, -126);
         E = e > E ? e : E;
     }
     if (E == INT_MIN)
@@ -190,14 +189,7 @@ static double step_global(const kcs_profile_params *p, double c, const double *a
 static double step_late_c(const kcs_profile_params *p, double c, const double *a,
                           const double *b, int n)
 {
-    int emin = kcs_format_get(p->in)->emin;
-    int Ep = INT_MIN;
-    for (int i = 0; i < n; i++) {
-        if (a[i] * b[i] != 0.0) {
-            int e = exp_clamped(a[i], emin) + exp_clamped(b[i], emin);
-            Ep = e > Ep ? e : Ep;
-        }
-    }
+    int Ep = max_product_exp(p, a, b, n);
     if (Ep == INT_MIN) /* no products: the adder passes c through */
         return c;
     double q = ldexp(1.0, Ep - 23 - p->neab);
@@ -209,7 +201,7 @@ static double step_late_c(const kcs_profile_params *p, double c, const double *a
     double P = 0.0;
     for (int i = 0; i < n; i++)
         P += t[i];
-    int ec = c != 0.0 ? exp_clamped(c, -126) : -126;
+    int ec = c != 0.0 ? kcs_bfma_exp_clamped(c, -126) : -126;
     double S;
     if (Ep > ec)
         S = P + floor_to(c, q);

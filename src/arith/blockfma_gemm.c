@@ -26,24 +26,6 @@
 
 #define NJ KCS_BFMA_NJ
 
-static inline double pow2i(int e) /* 2^e for -1022 <= e <= 1023 */
-{
-    uint64_t b = (uint64_t)(e + 1023) << 52;
-    double d;
-    memcpy(&d, &b, sizeof d);
-    return d;
-}
-
-/* e(x) = max(floor(log2|x|), emin), x finite and non-zero. */
-static inline int exp_clamped(double x, int emin)
-{
-    uint64_t b;
-    memcpy(&b, &x, sizeof b);
-    int e = (int)((b >> 52) & 0x7FF);
-    e = e ? e - 1023 : ilogb(x);
-    return e < emin ? emin : e;
-}
-
 /* Any profile, any F, and groups with NaN/Inf inputs: the reference step. */
 static void group_ref(const kcs_bfma_ctx *g, double *c, const double *a, const double *ia,
                       const double *b, const double *ib)
@@ -86,7 +68,7 @@ static inline bool prep1(double x, int emin, double tiny, bool flush, double *v,
         *is = INFINITY;
         return isfinite(x) != 0;
     }
-    *is = pow2i(-exp_clamped(x, emin));
+    *is = kcs_bfma_pow2i(-kcs_bfma_exp_clamped(x, emin));
     return true;
 }
 

@@ -1,13 +1,37 @@
 /* Internal to the CPU backend's block-FMA GEMM (not a public header):
- * shared by blockfma_gemm.c (the driver) and the vector kernels
+ * shared by blockfma.c (the reference step), blockfma_gemm.c (the driver)
+ * and the vector kernels
  * blockfma_sse2.c / blockfma_avx2.c, both instantiated from
  * blockfma_kern.h. */
 #ifndef KCS_CPU_BLOCKFMA_IMPL_H
 #define KCS_CPU_BLOCKFMA_IMPL_H
 
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
 #include "profile.h"
 
 #define KCS_BFMA_NJ 8 /* output columns (lanes) per group */
+
+/* 2^e for -1022 <= e <= 1023. */
+static inline double kcs_bfma_pow2i(int e)
+{
+    uint64_t b = (uint64_t)(e + 1023) << 52;
+    double d;
+    memcpy(&d, &b, sizeof d);
+    return d;
+}
+
+/* e(x) = max(floor(log2|x|), emin), x finite and non-zero. */
+static inline int kcs_bfma_exp_clamped(double x, int emin)
+{
+    uint64_t b;
+    memcpy(&b, &x, sizeof b);
+    int e = (int)((b >> 52) & 0x7FF);
+    e = e ? e - 1023 : ilogb(x);
+    return e < emin ? emin : e;
+}
 
 typedef struct kcs_bfma_ctx {
     const kcs_profile_params *p;

@@ -15,14 +15,6 @@
 
 #define NJ KCS_BFMA_NJ
 
-static inline double pow2i(int e) /* 2^e for -1022 <= e <= 1023 */
-{
-    uint64_t b = (uint64_t)(e + 1023) << 52;
-    double d;
-    memcpy(&d, &b, sizeof d);
-    return d;
-}
-
 #if defined(__GNUC__)
 #define HOT static inline __attribute__((always_inline))
 /* vectors never cross a call boundary (all helpers are always_inline) */
@@ -97,7 +89,7 @@ static double rz_bits1(double s, int p, double maxp)
         memcpy(&s, &b, sizeof s);
         return fabs(s) > maxp ? copysign(INFINITY, s) : s;
     }
-    double sc = pow2i(p - 1 + 126); /* subnormal quantum 2^(-126-p+1) */
+    double sc = kcs_bfma_pow2i(p - 1 + 126); /* subnormal quantum 2^(-126-p+1) */
     return copysign((double)(int64_t)(s * sc) / sc, s); /* -0 stays -0 */
 }
 

@@ -34,24 +34,18 @@ static void show(kcs_progress *p, double x)
         int due = x >= total || x - p->last_x >= step || (t - p->last >= 10.0 && x > p->last_x);
         if (!due || x == p->last_x)
             return;
-        p->last = t;
         p->last_x = x;
-        double el = t - p->t0;
-        double eta = x > 0 ? el * (total - x) / x : 0.0;
-        fprintf(stderr, "kcs: %s %.*f/%lld (%.0f%%), elapsed %.1f s, ETA %.1f s\n", p->what,
-                whole ? 0 : 1, x, (long long)p->total, total > 0 ? 100.0 * x / total : 100.0, el,
-                eta);
-        fflush(stderr);
+    } else if (t - p->last < 0.2 && x < total) {
         return;
     }
-    if (t - p->last < 0.2 && x < total)
-        return;
     p->last = t;
     double el = t - p->t0;
     double eta = x > 0 ? el * (total - x) / x : 0.0;
-    fprintf(stderr, "\r%s %.*f/%lld (%3.0f%%)  %.1fs elapsed, ~%.1fs left   ", p->what,
-            whole ? 0 : 1, x, (long long)p->total, total > 0 ? 100.0 * x / total : 100.0, el,
-            eta);
+    fprintf(stderr,
+            p->tty ? "\r%s %.*f/%lld (%3.0f%%)  %.1fs elapsed, ~%.1fs left   "
+                   : "kcs: %s %.*f/%lld (%.0f%%), elapsed %.1f s, ETA %.1f s\n",
+            p->what, whole ? 0 : 1, x, (long long)p->total, total > 0 ? 100.0 * x / total : 100.0,
+            el, eta);
     fflush(stderr);
 }
 

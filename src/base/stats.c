@@ -61,36 +61,35 @@ int kcs_fit_solve(const kcs_fit_acc *a, double conf, kcs_fit *f)
     return 0;
 }
 
+#define LENTZ_TINY 1e-300
+
+/* One modified-Lentz step with the coefficient aa: updates c and d and
+ * returns the factor d * c of the convergent. */
+static double lentz_step(double aa, double *c, double *d)
+{
+    *d = 1.0 + aa * *d;
+    if (fabs(*d) < LENTZ_TINY)
+        *d = LENTZ_TINY;
+    *c = 1.0 + aa / *c;
+    if (fabs(*c) < LENTZ_TINY)
+        *c = LENTZ_TINY;
+    *d = 1.0 / *d;
+    return *d * *c;
+}
+
 /* Continued fraction of the incomplete beta (modified Lentz). */
 static double betacf(double a, double b, double x)
 {
-    const double tiny = 1e-300;
     double qab = a + b, qap = a + 1.0, qam = a - 1.0;
     double c = 1.0, d = 1.0 - qab * x / qap;
-    if (fabs(d) < tiny)
-        d = tiny;
+    if (fabs(d) < LENTZ_TINY)
+        d = LENTZ_TINY;
     d = 1.0 / d;
     double h = d;
     for (int m = 1; m <= 500; m++) {
         int m2 = 2 * m;
-        double aa = m * (b - m) * x / ((qam + m2) * (a + m2));
-        d = 1.0 + aa * d;
-        if (fabs(d) < tiny)
-            d = tiny;
-        c = 1.0 + aa / c;
-        if (fabs(c) < tiny)
-            c = tiny;
-        d = 1.0 / d;
-        h *= d * c;
-        aa = -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2));
-        d = 1.0 + aa * d;
-        if (fabs(d) < tiny)
-            d = tiny;
-        c = 1.0 + aa / c;
-        if (fabs(c) < tiny)
-            c = tiny;
-        d = 1.0 / d;
-        double del = d * c;
+        h *= lentz_step(m * (b - m) * x / ((qam + m2) * (a + m2)), &c, &d);
+        double del = lentz_step(-(a + m) * (qab + m) * x / ((a + m2) * (qap + m2)), &c, &d);
         h *= del;
         if (fabs(del - 1.0) < 1e-15)
             break;

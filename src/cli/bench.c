@@ -131,10 +131,9 @@ static int bench_arith(int argc, char **argv)
         {0, "profile", KCS_OPT_STR, &only, "P", "only the rows of this profile"},
         {0},
     };
-    int npos = 0;
-    int rc = kcs_cli_parse(&doc, opts, argc, argv, &npos);
-    if (rc)
-        return rc == 1 ? 0 : 2;
+    int npos = 0, rc = 0;
+    if (kcs_cli_parse(&doc, opts, argc, argv, &npos, &rc))
+        return rc;
     if (npos != 0 || size < 1 || size > 8192 || reps < 1 || reps > 1000) {
         fprintf(stderr, "kcs bench arith: --size in [1, 8192], --reps in [1, 1000], no "
                         "positional arguments\n");

@@ -17,11 +17,6 @@
 #include "freivalds.h"
 #include "rng.h"
 
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 11
-#define BF_CLONES __attribute__((target_clones("default", "arch=x86-64-v3", "arch=x86-64-v4")))
-#else
-#define BF_CLONES
-#endif
 
 typedef double bf_vd __attribute__((vector_size(64)));
 typedef float bf_vf __attribute__((vector_size(64)));
@@ -70,29 +65,7 @@ typedef struct bw_ctx {
     double sum[64];
 } bw_ctx;
 
-BF_CLONES static double bw_sum(const float *x, size_t len)
-{
-    bf_vf a0 = {0}, a1 = {0}, a2 = {0}, a3 = {0};
-    size_t i = 0, w = sizeof(bf_vf) / sizeof(float);
-    for (; i + 4 * w <= len; i += 4 * w) {
-        bf_vf v0, v1, v2, v3;
-        memcpy(&v0, x + i, sizeof v0);
-        memcpy(&v1, x + i + w, sizeof v1);
-        memcpy(&v2, x + i + 2 * w, sizeof v2);
-        memcpy(&v3, x + i + 3 * w, sizeof v3);
-        a0 += v0;
-        a1 += v1;
-        a2 += v2;
-        a3 += v3;
-    }
-    a0 += a1 + a2 + a3;
-    double s = 0;
-    for (size_t v = 0; v < w; v++)
-        s += a0[v];
-    for (; i < len; i++)
-        s += x[i];
-    return s;
-}
+KCS_BENCH_STREAM_SUM(bw_sum, float, bf_vf)
 
 static void bw_fill(void *p, int t, int nt)
 {
@@ -111,7 +84,7 @@ static void bw_run(void *p, int t, int nt)
     c->sum[t] = bw_sum(c->buf + lo, hi - lo);
 }
 
-BF_CLONES static double peak_kernel(long iters, double x)
+KCS_BENCH_CLONES static double peak_kernel(long iters, double x)
 {
     bf_vd a[12], m, y;
     for (int v = 0; v < 8; v++) {
@@ -410,6 +383,43 @@ static int bench_cost(const long *sizes, int ns, const long *ks, int nk, int nt,
 
 /* ---- 2. false alarms ----------------------------------------------------- */
 
+/* The buffers one n x n product and its Freivalds check need, with k probes. */
+typedef struct bf_ws {
+    float *A, *B, *C;
+    double *rt, *pt, *rm, *rowmax, *res, *cr;
+    kcs_fv_detail d;
+} bf_ws;
+
+static void ws_free(bf_ws *w)
+{
+    free(w->A);
+    free(w->B);
+    free(w->C);
+    free(w->rt);
+    free(w->pt);
+    free(w->rm);
+    free(w->rowmax);
+    free(w->res);
+    free(w->cr);
+}
+
+/* 0, or 1 (all freed) when memory ran out. */
+static int ws_alloc(bf_ws *w, long n, int k)
+{
+    size_t nn = (size_t)(n * n), nk = (size_t)(n * k), sd = sizeof(double);
+    *w = (bf_ws){.A = malloc(sizeof(float) * nn), .B = malloc(sizeof(float) * nn),
+                 .C = malloc(sizeof(float) * nn), .rt = malloc(sd * (size_t)n),
+                 .pt = malloc(sd * (size_t)n), .rm = malloc(sd * (size_t)n),
+                 .rowmax = malloc(sd * (size_t)n), .res = malloc(sd * nk), .cr = malloc(sd * nk)};
+    if (!w->A || !w->B || !w->C || !w->rt || !w->pt || !w->rm || !w->rowmax || !w->res || !w->cr) {
+        ws_free(w);
+        return 1;
+    }
+    w->d = (kcs_fv_detail){.row_thresh_rig = w->rt, .row_thresh_prob = w->pt,
+                           .row_resid = w->rm, .resid = w->res, .cr = w->cr};
+    return 0;
+}
+
 static const kcs_format bf_fmts[] = {KCS_FMT_FP32, KCS_FMT_BF16, KCS_FMT_FP16};
 
 static int bench_false_alarms(const long *sizes, int ns, long trials, long fresh_max,
@@ -427,17 +437,12 @@ static int bench_false_alarms(const long *sizes, int ns, long trials, long fresh
     for (int si = 0; si < ns; si++) {
         long n = sizes[si];
         long G = n <= fresh_max ? trials : gemms_big, D = (trials + G - 1) / G;
-        float *A = malloc(sizeof(float) * (size_t)(n * n));
-        float *B = malloc(sizeof(float) * (size_t)(n * n));
-        float *C = malloc(sizeof(float) * (size_t)(n * n));
-        double *rt = malloc(sizeof(double) * (size_t)n), *pt = malloc(sizeof(double) * (size_t)n);
-        double *rm = malloc(sizeof(double) * (size_t)n);
-        double *res_ = malloc(sizeof(double) * (size_t)(n * k));
-        double *cr = malloc(sizeof(double) * (size_t)(n * k));
-        if (!A || !B || !C || !rt || !pt || !rm || !res_ || !cr)
+        bf_ws w;
+        if (ws_alloc(&w, n, k))
             return 1;
-        kcs_fv_detail d = {.row_thresh_rig = rt, .row_thresh_prob = pt, .row_resid = rm,
-                           .resid = res_, .cr = cr};
+        float *A = w.A, *B = w.B, *C = w.C;
+        double *rt = w.rt, *pt = w.pt, *rm = w.rm, *res_ = w.res, *cr = w.cr;
+        kcs_fv_detail d = w.d;
         for (int fi = 0; fi < 3; fi++)
             for (int kind = 0; kind < 2; kind++) {
                 kcs_format f = bf_fmts[fi];
@@ -482,14 +487,7 @@ static int bench_false_alarms(const long *sizes, int ns, long trials, long fresh
                        fa_f, mt_r, mt_p, mr_f);
                 fflush(stdout);
             }
-        free(A);
-        free(B);
-        free(C);
-        free(rt);
-        free(pt);
-        free(rm);
-        free(res_);
-        free(cr);
+        ws_free(&w);
     }
     return 0;
 }
@@ -507,16 +505,12 @@ static int bench_detection(long n, long trials, const kcs_format *fmts, int nf, 
            "above; scale = max_l |C_il| (row) or max |C| (global)\n");
     printf("%5s %7s %6s %11s %11s %11s %9s %9s\n", "dtype", "inputs", "scale", "rho100_fix",
            "rho100_rig", "rho100_prob", "fix/prob", "fix/rig");
-    size_t nn = (size_t)(n * n), nk = (size_t)(n * k);
-    float *A = malloc(sizeof(float) * nn), *B = malloc(sizeof(float) * nn);
-    float *C = malloc(sizeof(float) * nn);
-    double *rt = malloc(sizeof(double) * (size_t)n), *pt = malloc(sizeof(double) * (size_t)n);
-    double *rm = malloc(sizeof(double) * (size_t)n), *rowmax = malloc(sizeof(double) * (size_t)n);
-    double *res_ = malloc(sizeof(double) * nk), *cr = malloc(sizeof(double) * nk);
-    if (!A || !B || !C || !rt || !pt || !rm || !rowmax || !res_ || !cr)
+    bf_ws w;
+    if (ws_alloc(&w, n, k))
         return 1;
-    kcs_fv_detail d = {.row_thresh_rig = rt, .row_thresh_prob = pt, .row_resid = rm,
-                       .resid = res_, .cr = cr};
+    float *A = w.A, *B = w.B, *C = w.C;
+    double *rt = w.rt, *pt = w.pt, *rm = w.rm, *rowmax = w.rowmax, *res_ = w.res, *cr = w.cr;
+    kcs_fv_detail d = w.d;
     for (int fi = 0; fi < nf; fi++)
         for (int kind = 0; kind < 2; kind++)
             for (int glob = 0; glob < 2; glob++) {
@@ -592,15 +586,7 @@ static int bench_detection(long n, long trials, const kcs_format *fmts, int nf, 
                        txt[2], rho[0] / rho[2], rho[0] / rho[1]);
                 fflush(stdout);
             }
-    free(A);
-    free(B);
-    free(C);
-    free(rt);
-    free(pt);
-    free(rm);
-    free(rowmax);
-    free(res_);
-    free(cr);
+    ws_free(&w);
     return 0;
 }
 
@@ -648,10 +634,9 @@ int kcs_bench_freivalds(int argc, char **argv)
         "bandwidth,\nflops / measured fp64 rate; x_floor = time / max(memfl, arifl); %bw "
         "above 100:\nthe matrices fit in the last-level cache. False-alarm grid: conforming "
         "checks that\nfailed, and the largest residual / threshold seen (maxtau)."};
-    int npos = 0;
-    int rc = kcs_cli_parse(&doc, opts, argc, argv, &npos);
-    if (rc)
-        return rc == 1 ? 0 : 2;
+    int npos = 0, rc = 0;
+    if (kcs_cli_parse(&doc, opts, argc, argv, &npos, &rc))
+        return rc;
     long sizes[32], ks[32], fas[32];
     int ns = parse_list(sizes_s, sizes, 32), nk = parse_list(probes_s, ks, 32);
     int nfa = parse_list(fa_sizes_s, fas, 32);

@@ -244,10 +244,9 @@ int kcs_bench_hdf5(int argc, char **argv)
         {0, "dir", KCS_OPT_STR, &dir, "DIR", "directory of the files (default $TMPDIR or /tmp)"},
         {0},
     };
-    int npos = 0;
-    int rc = kcs_cli_parse(&doc, opts, argc, argv, &npos);
-    if (rc)
-        return rc == 1 ? 0 : 2;
+    int npos = 0, rc = 0;
+    if (kcs_cli_parse(&doc, opts, argc, argv, &npos, &rc))
+        return rc;
     if (npos != 0 || cases < 1 || cases > 100000000 || trials < 1 || trials > 10000 ||
         samples > 100000 || reps < 1 || reps > 100) {
         fprintf(stderr, "kcs bench hdf5: --cases in [1, 1e8], --trials in [1, 10000], "

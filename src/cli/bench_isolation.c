@@ -83,10 +83,9 @@ int kcs_bench_isolation(int argc, char **argv)
         {0, "reps", KCS_OPT_INT, &reps, "R", "repetitions per size and path (default 101)"},
         {0},
     };
-    int npos = 0;
-    int rc = kcs_cli_parse(&doc, opts, argc, argv, &npos);
-    if (rc)
-        return rc == 1 ? 0 : 2;
+    int npos = 0, rc = 0;
+    if (kcs_cli_parse(&doc, opts, argc, argv, &npos, &rc))
+        return rc;
     if (!lib)
         lib = getenv("KCS_BENCH_PLUGIN");
 #ifdef KCS_BENCH_PLUGIN_PATH

@@ -20,12 +20,6 @@
 
 int kcs_bench_metrics(int argc, char **argv);
 
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 11
-#define BM_CLONES __attribute__((target_clones("default", "arch=x86-64-v3", "arch=x86-64-v4")))
-#else
-#define BM_CLONES
-#endif
-
 typedef double bm_vd __attribute__((vector_size(32)));
 
 #define BM_MAX_SIZES 16
@@ -35,29 +29,7 @@ typedef double bm_vd __attribute__((vector_size(32)));
 static volatile double bm_sink;
 
 /* The floor: sum of x[0..n) with independent vector accumulators. */
-BM_CLONES static double stream_sum(const double *x, size_t n)
-{
-    bm_vd a0 = {0}, a1 = {0}, a2 = {0}, a3 = {0};
-    size_t i = 0, w = sizeof(bm_vd) / sizeof(double);
-    for (; i + 4 * w <= n; i += 4 * w) {
-        bm_vd v0, v1, v2, v3;
-        memcpy(&v0, x + i, sizeof v0);
-        memcpy(&v1, x + i + w, sizeof v1);
-        memcpy(&v2, x + i + 2 * w, sizeof v2);
-        memcpy(&v3, x + i + 3 * w, sizeof v3);
-        a0 += v0;
-        a1 += v1;
-        a2 += v2;
-        a3 += v3;
-    }
-    a0 += a1 + a2 + a3;
-    double s = 0;
-    for (size_t v = 0; v < w; v++)
-        s += a0[v];
-    for (; i < n; i++)
-        s += x[i];
-    return s;
-}
+KCS_BENCH_STREAM_SUM(stream_sum, double, bm_vd)
 
 /* A comma-separated list of counts, each a number or 2^N; -1 if malformed. */
 static int parse_sizes(const char *s, long long *out, int max)
@@ -187,10 +159,9 @@ int kcs_bench_metrics(int argc, char **argv)
         {0, "bw-mib", KCS_OPT_INT, &bw_mib, "MIB", "buffer of the bandwidth line (default 256)"},
         {0},
     };
-    int npos = 0;
-    int rc = kcs_cli_parse(&doc, opts, argc, argv, &npos);
-    if (rc)
-        return rc == 1 ? 0 : 2;
+    int npos = 0, rc = 0;
+    if (kcs_cli_parse(&doc, opts, argc, argv, &npos, &rc))
+        return rc;
     long long sizes[BM_MAX_SIZES];
     int ns = parse_sizes(sizes_s, sizes, BM_MAX_SIZES);
     kcs_format fmts[BM_MAX_FMTS];

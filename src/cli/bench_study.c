@@ -143,10 +143,9 @@ int kcs_bench_study(int argc, char **argv)
         {0, "python", KCS_OPT_STR, &python, "PATH", "interpreter for --numpy (default /usr/bin/python3)"},
         {0},
     };
-    int npos = 0;
-    int rc = kcs_cli_parse(&doc, opts, argc, argv, &npos);
-    if (rc)
-        return rc == 1 ? 0 : 2;
+    int npos = 0, rc = 0;
+    if (kcs_cli_parse(&doc, opts, argc, argv, &npos, &rc))
+        return rc;
     if (npos > 1 || reps < 1 || reps > 100) {
         fprintf(stderr, "kcs bench study: at most one STUDY.yaml; --reps in [1, 100]\n");
         return 2;

@@ -47,10 +47,3 @@ void kcs_json_row_members(FILE *f, const kcs_calib_row *r)
     fputs(", \"detail\": ", f);
     kcs_json_str(f, r->detail);
 }
-
-void kcs_cli_command_line(int argc, char **argv, char *buf, size_t len)
-{
-    size_t used = (size_t)snprintf(buf, len, "kcs");
-    for (int i = 0; i < argc && used < len; i++)
-        used += (size_t)snprintf(buf + used, len - used, " %s", argv[i]);
-}

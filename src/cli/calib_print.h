@@ -17,7 +17,4 @@ void kcs_json_num(FILE *f, double x);
  * "detail". */
 void kcs_json_row_members(FILE *f, const kcs_calib_row *r);
 
-/* The command line as one string, for provenance. */
-void kcs_cli_command_line(int argc, char **argv, char *buf, size_t len);
-
 #endif

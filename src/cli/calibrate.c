@@ -213,11 +213,9 @@ int kcs_cmd_calibrate(int argc, char **argv)
         {0},
     };
     char cmdline[2048];
-    kcs_cli_command_line(argc, argv, cmdline, sizeof cmdline);
-    int npos = 0;
-    int rc = kcs_cli_parse(&doc, opts, argc, argv, &npos);
-    if (rc)
-        return rc == 1 ? 0 : 2;
+    int npos = 0, rc = 0;
+    if (kcs_cli_parse_recorded(&doc, opts, argc, argv, &npos, &rc, cmdline, sizeof cmdline))
+        return rc;
     if (out && access(out, F_OK) == 0) {
         fprintf(stderr, "kcs calibrate: %s: exists; refusing to overwrite\n", out);
         return 2;

@@ -31,10 +31,9 @@ int kcs_cmd_check(int argc, char **argv)
          "a backend or device missing here is a problem"},
         {0},
     };
-    int npos = 0;
-    int rc = kcs_cli_parse(&doc, opts, argc, argv, &npos);
-    if (rc)
-        return rc == 1 ? 0 : 2;
+    int npos = 0, rc = 0;
+    if (kcs_cli_parse(&doc, opts, argc, argv, &npos, &rc))
+        return rc;
     if (npos != 1 || n < 0 || n > 1000000) {
         fprintf(stderr, "kcs check: need one STUDY file and -n >= 1 (see kcs check --help)\n");
         return 2;

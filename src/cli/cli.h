@@ -3,6 +3,7 @@
 #ifndef KCS_CLI_H
 #define KCS_CLI_H
 
+#include <stddef.h>
 #include <stdio.h>
 
 typedef enum kcs_opt_kind { KCS_OPT_FLAG, KCS_OPT_STR, KCS_OPT_INT } kcs_opt_kind;
@@ -24,9 +25,15 @@ typedef struct kcs_cmd_doc {
 } kcs_cmd_doc;
 
 /* Parse argv[1..] (argv[0] is the subcommand). Positional arguments are
- * moved to the front of argv: on return argv[0..*npos) are they. Returns
- * 0, 1 when --help was printed, or 2 after printing a usage error. */
-int kcs_cli_parse(const kcs_cmd_doc *doc, const kcs_opt *opts, int argc, char **argv, int *npos);
+ * moved to the front of argv: on return argv[0..*npos) are they. Returns 0
+ * to go on (*status_p = 0), or 1 when the command is done: --help was
+ * printed (*status_p = 0) or a usage error (*status_p = 2). */
+int kcs_cli_parse(const kcs_cmd_doc *doc, const kcs_opt *opts, int argc, char **argv, int *npos,
+                  int *status_p);
+/* kcs_cli_parse, first writing the command line as one string into
+ * cmdline (for provenance: "kcs <argv[0]> ..." as given). */
+int kcs_cli_parse_recorded(const kcs_cmd_doc *doc, const kcs_opt *opts, int argc, char **argv,
+                           int *npos, int *status_p, char *cmdline, size_t len);
 void kcs_cli_help(FILE *f, const kcs_cmd_doc *doc, const kcs_opt *opts);
 
 /* Subcommands. */
@@ -43,9 +50,18 @@ int kcs_cmd_version(int argc, char **argv);
 int kcs_cmd_calibrate(int argc, char **argv);
 int kcs_cmd_grade(int argc, char **argv);
 
+/* The backend named (--backend), opened on device with the profile and
+ * options: 0 with *ops_p and *ctx_p set, or an error (KCS_E_NODEV for a
+ * backend unavailable here). */
+struct kcs_backend_ops;
+struct kcs_backend_ctx;
+struct kcs_error;
+int kcs_cli_open_backend(const char *backend, int device, const char *profile,
+                         const char *options, const struct kcs_backend_ops **ops_p,
+                         struct kcs_backend_ctx **ctx_p, struct kcs_error *err);
+
 /* kcs grade --backend cpu (grade_cpu.c): bind the CPU backend's kernels. */
 struct kcs_rank_binding;
-struct kcs_error;
 int kcs_grade_bind_cpu(const char *variant, const char *acc, const char *schedule,
                        const char *profile, struct kcs_rank_binding *b, struct kcs_error *err);
 

@@ -46,10 +46,9 @@ int kcs_cmd_detect(int argc, char **argv)
         {'q', "quiet", KCS_OPT_FLAG, &quiet, NULL, "no progress or summary"},
         {0},
     };
-    int npos = 0;
-    int rc = kcs_cli_parse(&doc, opts, argc, argv, &npos);
-    if (rc)
-        return rc == 1 ? 0 : 2;
+    int npos = 0, rc = 0;
+    if (kcs_cli_parse(&doc, opts, argc, argv, &npos, &rc))
+        return rc;
     if (npos != 1 || !out) {
         fprintf(stderr, "kcs detect: need one STUDY.yaml and -o DET.h5 (see kcs detect --help)\n");
         return 2;

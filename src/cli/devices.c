@@ -16,10 +16,9 @@ int kcs_cmd_devices(int argc, char **argv)
         "KCS_BACKENDS=cpu,opencl selects only those."};
     int json = 0;
     const kcs_opt opts[] = {{0, "json", KCS_OPT_FLAG, &json, NULL, "print JSON"}, {0}};
-    int npos = 0;
-    int rc = kcs_cli_parse(&doc, opts, argc, argv, &npos);
-    if (rc)
-        return rc == 1 ? 0 : 2;
+    int npos = 0, rc = 0;
+    if (kcs_cli_parse(&doc, opts, argc, argv, &npos, &rc))
+        return rc;
     if (json)
         printf("[");
     int first = 1;

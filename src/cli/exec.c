@@ -134,10 +134,9 @@ int kcs_cmd_exec(int argc, char **argv)
          "BLAS threads of the cpu native kernels (a rank's /provenance/ranks blas_threads)"},
         {0},
     };
-    int npos = 0;
-    int rc = kcs_cli_parse(&doc, opts, argc, argv, &npos);
-    if (rc)
-        return rc == 1 ? 0 : 2;
+    int npos = 0, rc = 0;
+    if (kcs_cli_parse(&doc, opts, argc, argv, &npos, &rc))
+        return rc;
     kcs_error err = {0};
     kcs_call call = {0};
     double *in[3] = {0};
@@ -204,15 +203,7 @@ int kcs_cmd_exec(int argc, char **argv)
         call.in[i] = in[i];
         call.in_len[i] = len;
     }
-    ops = kcs_backend_find(backend);
-    if (!ops) {
-        const char *why = kcs_backend_why(backend);
-        rc = kcs_fail(&err, strncmp(why, "unavailable", 11) == 0 ? KCS_E_NODEV : KCS_E_INVAL,
-                      "--backend: '%s' is %s", backend, why);
-        goto out;
-    }
-    kcs_backend_config cfg = {.profile = profile, .options = options};
-    if ((rc = ops->open((int)device, &cfg, &ctx, &err)))
+    if ((rc = kcs_cli_open_backend(backend, (int)device, profile, options, &ops, &ctx, &err)))
         goto out;
     call.out_len = kcs_op_out_len(&call);
     kcs_tensor t;

@@ -117,10 +117,9 @@ int kcs_cmd_grade(int argc, char **argv)
          "the worker's stdout/stderr (default $TMPDIR/kcs-worker-PID.log)"},
         {0},
     };
-    int npos = 0;
-    int rc = kcs_cli_parse(&doc, opts, argc, argv, &npos);
-    if (rc)
-        return rc == 1 ? 0 : 2;
+    int npos = 0, rc = 0;
+    if (kcs_cli_parse(&doc, opts, argc, argv, &npos, &rc))
+        return rc;
     if ((wmem && setenv("KCS_WORKER_MEM", wmem, 1)) || (wcpu && setenv("KCS_WORKER_CPU", wcpu, 1)) ||
         (wlog && setenv("KCS_WORKER_LOG", wlog, 1))) {
         fprintf(stderr, "kcs grade: cannot set the worker's limits\n");

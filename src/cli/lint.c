@@ -19,10 +19,9 @@ int kcs_cmd_lint(int argc, char **argv)
         {'q', "quiet", KCS_OPT_FLAG, &quiet, NULL, "print diagnostics only"},
         {0},
     };
-    int npos = 0;
-    int rc = kcs_cli_parse(&doc, opts, argc, argv, &npos);
-    if (rc)
-        return rc == 1 ? 0 : 2;
+    int npos = 0, rc = 0;
+    if (kcs_cli_parse(&doc, opts, argc, argv, &npos, &rc))
+        return rc;
     if (npos == 0) {
         fprintf(stderr, "kcs lint: need at least one contract file\n");
         return 2;

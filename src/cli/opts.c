@@ -56,7 +56,7 @@ static int set_value(const kcs_cmd_doc *doc, const kcs_opt *o, const char *val)
     return 0;
 }
 
-int kcs_cli_parse(const kcs_cmd_doc *doc, const kcs_opt *opts, int argc, char **argv, int *npos)
+static int parse(const kcs_cmd_doc *doc, const kcs_opt *opts, int argc, char **argv, int *npos)
 {
     int np = 0;
     for (int i = 1; i < argc; i++) {
@@ -111,4 +111,21 @@ int kcs_cli_parse(const kcs_cmd_doc *doc, const kcs_opt *opts, int argc, char **
     }
     *npos = np;
     return 0;
+}
+
+int kcs_cli_parse(const kcs_cmd_doc *doc, const kcs_opt *opts, int argc, char **argv, int *npos,
+                  int *status_p)
+{
+    int rc = parse(doc, opts, argc, argv, npos);
+    *status_p = rc == 1 ? 0 : rc ? 2 : 0;
+    return rc != 0;
+}
+
+int kcs_cli_parse_recorded(const kcs_cmd_doc *doc, const kcs_opt *opts, int argc, char **argv,
+                           int *npos, int *status_p, char *cmdline, size_t len)
+{
+    size_t used = (size_t)snprintf(cmdline, len, "kcs");
+    for (int i = 0; i < argc && used < len; i++)
+        used += (size_t)snprintf(cmdline + used, len - used, " %s", argv[i]);
+    return kcs_cli_parse(doc, opts, argc, argv, npos, status_p);
 }

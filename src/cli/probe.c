@@ -151,10 +151,9 @@ int kcs_cmd_probe(int argc, char **argv)
         {0, "json", KCS_OPT_FLAG, &json, NULL, "print the result as JSON"},
         {0},
     };
-    int npos = 0;
-    int rc = kcs_cli_parse(&doc, opts, argc, argv, &npos);
-    if (rc)
-        return rc == 1 ? 0 : 2;
+    int npos = 0, rc = 0;
+    if (kcs_cli_parse(&doc, opts, argc, argv, &npos, &rc))
+        return rc;
     kcs_error err = {0};
     kcs_backend_ctx *ctx = NULL;
     const kcs_backend_ops *ops = NULL;
@@ -194,15 +193,7 @@ int kcs_cmd_probe(int argc, char **argv)
     } else {
         fmts[nf++] = KCS_FMT_FP32;
     }
-    ops = kcs_backend_find(backend);
-    if (!ops) {
-        const char *why = kcs_backend_why(backend);
-        rc = kcs_fail(&err, strncmp(why, "unavailable", 11) == 0 ? KCS_E_NODEV : KCS_E_INVAL,
-                      "--backend: '%s' is %s", backend, why);
-        goto out;
-    }
-    kcs_backend_config cfg = {.profile = profile, .options = options};
-    if ((rc = ops->open((int)device, &cfg, &ctx, &err)))
+    if ((rc = kcs_cli_open_backend(backend, (int)device, profile, options, &ops, &ctx, &err)))
         goto out;
     kcs_device_info info;
     memset(&info, 0, sizeof info);

@@ -8,7 +8,6 @@
 #include "cli.h"
 #include "h5out.h"
 #include "reduce.h"
-#include "calib_print.h" /* kcs_cli_command_line */
 
 /* Last resort against damaged files: HDF5 1.10 crashes on some damaged
  * metadata (found by test_reduce_corrupt: H5Aexists on a damaged attribute
@@ -105,11 +104,9 @@ int kcs_cmd_reduce(int argc, char **argv)
         {0},
     };
     char cmdline[2048];
-    kcs_cli_command_line(argc, argv, cmdline, sizeof cmdline);
-    int npos = 0;
-    int rc = kcs_cli_parse(&doc, opts, argc, argv, &npos);
-    if (rc)
-        return rc == 1 ? 0 : 2;
+    int npos = 0, rc = 0;
+    if (kcs_cli_parse_recorded(&doc, opts, argc, argv, &npos, &rc, cmdline, sizeof cmdline))
+        return rc;
     if (fail_on_s && kcs_ci_parse_fail_on(fail_on_s, &fail_on)) {
         fprintf(stderr, "kcs reduce: --fail-on %s: expected violation, error or "
                 "violation,error\n", fail_on_s);

@@ -55,15 +55,10 @@ int kcs_cmd_run(int argc, char **argv)
          "violation, error or violation,error: exit 5 / 6 when the dataset has them"},
         {0},
     };
-    /* Build the command line for provenance before argv is reordered. */
-    char cmdline[2048] = "kcs";
-    size_t used = 3;
-    for (int i = 0; i < argc && used < sizeof cmdline; i++)
-        used += (size_t)snprintf(cmdline + used, sizeof cmdline - used, " %s", argv[i]);
-    int npos = 0;
-    int rc = kcs_cli_parse(&doc, opts, argc, argv, &npos);
-    if (rc)
-        return rc == 1 ? 0 : 2;
+    char cmdline[2048]; /* for provenance, recorded before argv is reordered */
+    int npos = 0, rc = 0;
+    if (kcs_cli_parse_recorded(&doc, opts, argc, argv, &npos, &rc, cmdline, sizeof cmdline))
+        return rc;
     if (resume && out && strcmp(resume, out) != 0) {
         fprintf(stderr, "kcs run: --resume %s and -o %s name different outputs\n", resume, out);
         return 2;

@@ -10,10 +10,9 @@ int kcs_cmd_version(int argc, char **argv)
     static const kcs_cmd_doc doc = {"version", "", "Print the version and build provenance.",
                                     NULL};
     const kcs_opt opts[] = {{0}};
-    int npos = 0;
-    int rc = kcs_cli_parse(&doc, opts, argc, argv, &npos);
-    if (rc)
-        return rc == 1 ? 0 : 2;
+    int npos = 0, rc = 0;
+    if (kcs_cli_parse(&doc, opts, argc, argv, &npos, &rc))
+        return rc;
     printf("kcs %s (git %s)\n", KCS_VERSION, KCS_GIT_HASH);
     printf("compiler: %s, %s\n", KCS_COMPILER, KCS_BUILD_TYPE);
     printf("HDF5: %s (parallel), MPI: %s\n", KCS_HDF5_VERSION, KCS_MPI_VERSION);

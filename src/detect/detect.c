@@ -224,6 +224,24 @@ static int free_input(det_input *d)
 
 /* One case: every input set, the placements' own outputs, then the
  * injections. */
+/* A detection row's key columns: the case, the detector and the kind. */
+static void row_head(kcs_det_row *row, const kcs_case *cs, const kcs_contract *c,
+                     kcs_tol_structure st, double eta, const char *detector, const char *kind)
+{
+    memset(row, 0, sizeof *row);
+    row->case_id = cs->id;
+    row->m = cs->shape.m;
+    row->n = cs->shape.n;
+    row->k = cs->shape.k;
+    row->eta = eta;
+    snprintf(row->contract, sizeof row->contract, "%s", c->id);
+    snprintf(row->op, sizeof row->op, "%s", kcs_op_name(cs->op));
+    snprintf(row->dtype_in, sizeof row->dtype_in, "%s", kcs_format_name(cs->dtype_in));
+    snprintf(row->structure, sizeof row->structure, "%s", kcs_tol_structure_name(st));
+    snprintf(row->detector, sizeof row->detector, "%s", detector);
+    snprintf(row->kind, sizeof row->kind, "%s", kind);
+}
+
 static int detect_case(det_ctx *x, const kcs_case *cs, kcs_error *err)
 {
     const kcs_detect_opts *o = x->o;
@@ -420,19 +438,9 @@ static int detect_case(det_ctx *x, const kcs_case *cs, kcs_error *err)
         for (int mech = 0; mech < N_MECH && !rc; mech++) {
             if (mtri[mech] == 0)
                 continue;
-            kcs_det_row row = {0};
-            row.case_id = cs->id;
-            snprintf(row.contract, sizeof row.contract, "%s", c->id);
-            snprintf(row.op, sizeof row.op, "%s", kcs_op_name(cs->op));
-            snprintf(row.dtype_in, sizeof row.dtype_in, "%s", kcs_format_name(cs->dtype_in));
-            row.m = cs->shape.m;
-            row.n = cs->shape.n;
-            row.k = cs->shape.k;
-            snprintf(row.structure, sizeof row.structure, "%s",
-                     kcs_tol_structure_name(c->tol_structure));
-            row.eta = eta_first;
-            snprintf(row.detector, sizeof row.detector, "%s", kcs_detector_names[k]);
-            snprintf(row.kind, sizeof row.kind, "%s", mech_names[mech]);
+            kcs_det_row row;
+            row_head(&row, cs, c, c->tol_structure, eta_first, kcs_detector_names[k],
+                     mech_names[mech]);
             row.magnitude = NAN;
             row.trials = mtri[mech];
             row.detected = mdet[mech][k];
@@ -455,19 +463,9 @@ static int detect_case(det_ctx *x, const kcs_case *cs, kcs_error *err)
                 double mag = nm == 1 ? o->mag_min
                                      : o->mag_min * pow(o->mag_max / o->mag_min,
                                                         (double)mi / (double)(nm - 1));
-                kcs_det_row row = {0};
-                row.case_id = cs->id;
-                snprintf(row.contract, sizeof row.contract, "%s", c->id);
-                snprintf(row.op, sizeof row.op, "%s", kcs_op_name(cs->op));
-                snprintf(row.dtype_in, sizeof row.dtype_in, "%s", kcs_format_name(cs->dtype_in));
-                row.m = cs->shape.m;
-                row.n = cs->shape.n;
-                row.k = cs->shape.k;
-                snprintf(row.structure, sizeof row.structure, "%s",
-                         kcs_tol_structure_name(mag_structure(c)));
-                row.eta = eta_first;
-                snprintf(row.detector, sizeof row.detector, "%s", kcs_detector_names[k]);
-                snprintf(row.kind, sizeof row.kind, "%s", kind_names[kind]);
+                kcs_det_row row;
+                row_head(&row, cs, c, mag_structure(c), eta_first, kcs_detector_names[k],
+                         kind_names[kind]);
                 row.magnitude = mag;
                 row.trials = tri[kind][mi];
                 row.detected = det[kind][mi][k];

@@ -19,4 +19,9 @@ int kcs_oracle_run(kcs_oracle_kind kind, const char *profile, const kcs_call *ca
 int kcs_oracle_magnitude(kcs_magnitude mag, const kcs_call *call, const double *ref,
                          double *absref, kcs_error *err);
 
+/* Scratch of per_key doubles per key of an attention call (c->n keys,
+ * oracle_attention.c): NULL with err set when there are no keys or no
+ * memory. free() it. */
+double *kcs_oracle_attn_scratch(const kcs_call *c, int per_key, kcs_error *err);
+
 #endif

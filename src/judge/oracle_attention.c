@@ -11,6 +11,7 @@
 #include <math.h>
 #include <stdlib.h>
 
+#include "oracle.h"
 #include "oracle_ops.h"
 
 double kcs_oracle_attention_row(const double *q, const double *K, size_t n, size_t k, double *S,
@@ -37,16 +38,27 @@ double kcs_oracle_attention_row(const double *q, const double *K, size_t n, size
     return smax;
 }
 
+double *kcs_oracle_attn_scratch(const kcs_call *c, int per_key, kcs_error *err)
+{
+    size_t n = (size_t)c->n;
+    if (n < 1) {
+        kcs_fail(err, KCS_E_INVAL, "oracle attention: needs n >= 1 keys");
+        return NULL;
+    }
+    double *P = malloc((size_t)per_key * n * sizeof *P);
+    if (!P)
+        kcs_fail(err, KCS_E_NOMEM, "oracle attention: out of memory");
+    return P;
+}
+
 int kcs_oracle_attention(const kcs_call *c, double *ref, double *absref, double *scale_p,
                          kcs_error *err)
 {
     size_t m = (size_t)c->m, n = (size_t)c->n, k = (size_t)c->k;
     size_t nb = c->batch > 0 ? (size_t)c->batch : 1;
-    if (n < 1)
-        return kcs_fail(err, KCS_E_INVAL, "oracle attention: needs n >= 1 keys");
-    double *P = malloc(3 * n * sizeof *P);
+    double *P = kcs_oracle_attn_scratch(c, 3, err);
     if (!P)
-        return kcs_fail(err, KCS_E_NOMEM, "oracle attention: out of memory");
+        return err->code;
     double *A = P + n, *S = A + n, ss = 0.0;
     for (size_t b = 0; b < nb; b++) {
         const double *K = c->in[1] + b * n * k, *V = c->in[2] + b * n * k;

@@ -127,11 +127,9 @@ static int attention(const kcs_call *c, const double *ref, double *mag, kcs_erro
 {
     size_t m = (size_t)c->m, n = (size_t)c->n, k = (size_t)c->k;
     size_t nb = c->batch > 0 ? (size_t)c->batch : 1;
-    if (n < 1)
-        return kcs_fail(err, KCS_E_INVAL, "oracle attention: needs n >= 1 keys");
-    double *P = malloc(4 * n * sizeof *P);
+    double *P = kcs_oracle_attn_scratch(c, 4, err);
     if (!P)
-        return kcs_fail(err, KCS_E_NOMEM, "oracle attention: out of memory");
+        return err->code;
     double *A = P + n, *S = A + n, *T = S + n;
     double kk = (double)k + 4.0;
     for (size_t b = 0; b < nb; b++) {

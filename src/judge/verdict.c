@@ -2,6 +2,8 @@
 #include "verdict.h"
 
 #include <math.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -14,6 +16,53 @@ static const char *const verdict_names[] = {
 const char *kcs_verdict_name(kcs_verdict_kind v)
 {
     return (v >= 0 && v <= KCS_VERDICT_NOT_CLAIMED) ? verdict_names[v] : "?";
+}
+
+/* The metrics each symbol binds to: a double, int64_t ('l') or int ('i')
+ * member of kcs_metrics. */
+#define MSYM(sym, member, kind) {KCS_SYM_##sym, offsetof(kcs_metrics, member), kind}
+static const struct {
+    int sym;
+    size_t offset;
+    char kind;
+} metric_syms[] = {
+    MSYM(MAX_ABS, max_abs, 'd'),
+    MSYM(MAX_REL, max_rel, 'd'),
+    MSYM(MAX_ULP, max_ulp, 'd'),
+    MSYM(MEAN_ULP, mean_ulp, 'd'),
+    MSYM(BACKWARD_ERR, backward_err, 'd'),
+    MSYM(MAX_SCALED, max_scaled, 'd'),
+    MSYM(RMS_SCALED, rms_scaled, 'd'),
+    MSYM(EFFECTIVE_ACC_BITS, effective_acc_bits, 'd'),
+    MSYM(INPUT_BITS, input_bits, 'i'),
+    MSYM(ZERO_FRAC, zero_frac, 'd'),
+    MSYM(REF_CORR, ref_corr, 'd'),
+    MSYM(PEAK_SHARE, peak_share, 'd'),
+    MSYM(SCALE_FIT, scale_fit, 'd'),
+    MSYM(EDGE_SHARE, edge_share, 'd'),
+    MSYM(REF_SCALE, ref_scale, 'd'),
+    MSYM(MIXED_SIGNS, mixed_signs, 'd'),
+    MSYM(P_BITS, p_bits, 'i'),
+    MSYM(CANCEL_BITS, cancel_bits, 'd'),
+    MSYM(ROW_SCALE_FIT, row_scale_fit, 'd'),
+    MSYM(NAN_COUNT, nan_count, 'l'),
+    MSYM(INF_COUNT, inf_count, 'l'),
+    MSYM(SENTINEL_COUNT, sentinel_count, 'l'),
+    MSYM(MISMATCH_NONFINITE, mismatch_nonfinite, 'l'),
+};
+#undef MSYM
+
+static double metric_value(const kcs_metrics *m, size_t i)
+{
+    const char *p = (const char *)m + metric_syms[i].offset;
+    double d;
+    int64_t l;
+    int n;
+    switch (metric_syms[i].kind) {
+    case 'l': memcpy(&l, p, sizeof l); return (double)l;
+    case 'i': memcpy(&n, p, sizeof n); return (double)n;
+    default: memcpy(&d, p, sizeof d); return d;
+    }
 }
 
 void kcs_verdict_bind(const kcs_case *cs, const kcs_observation *o, double tau, double eta,
@@ -36,30 +85,8 @@ void kcs_verdict_bind(const kcs_case *cs, const kcs_observation *o, double tau, 
     v[KCS_SYM_HELD_OUT] = cs->held_out ? 1.0 : 0.0;
     v[KCS_SYM_EXACT_INPUTS] = cs->dist == KCS_DIST_EXACT ? 1.0 : 0.0;
     if (o) {
-        const kcs_metrics *m = &o->m;
-        v[KCS_SYM_MAX_ABS] = m->max_abs;
-        v[KCS_SYM_MAX_REL] = m->max_rel;
-        v[KCS_SYM_MAX_ULP] = m->max_ulp;
-        v[KCS_SYM_MEAN_ULP] = m->mean_ulp;
-        v[KCS_SYM_BACKWARD_ERR] = m->backward_err;
-        v[KCS_SYM_MAX_SCALED] = m->max_scaled;
-        v[KCS_SYM_RMS_SCALED] = m->rms_scaled;
-        v[KCS_SYM_EFFECTIVE_ACC_BITS] = m->effective_acc_bits;
-        v[KCS_SYM_INPUT_BITS] = (double)m->input_bits;
-        v[KCS_SYM_ZERO_FRAC] = m->zero_frac;
-        v[KCS_SYM_REF_CORR] = m->ref_corr;
-        v[KCS_SYM_PEAK_SHARE] = m->peak_share;
-        v[KCS_SYM_SCALE_FIT] = m->scale_fit;
-        v[KCS_SYM_EDGE_SHARE] = m->edge_share;
-        v[KCS_SYM_REF_SCALE] = m->ref_scale;
-        v[KCS_SYM_MIXED_SIGNS] = m->mixed_signs;
-        v[KCS_SYM_P_BITS] = (double)m->p_bits;
-        v[KCS_SYM_CANCEL_BITS] = m->cancel_bits;
-        v[KCS_SYM_ROW_SCALE_FIT] = m->row_scale_fit;
-        v[KCS_SYM_NAN_COUNT] = (double)m->nan_count;
-        v[KCS_SYM_INF_COUNT] = (double)m->inf_count;
-        v[KCS_SYM_SENTINEL_COUNT] = (double)m->sentinel_count;
-        v[KCS_SYM_MISMATCH_NONFINITE] = (double)m->mismatch_nonfinite;
+        for (size_t i = 0; i < sizeof metric_syms / sizeof *metric_syms; i++)
+            v[metric_syms[i].sym] = metric_value(&o->m, i);
         v[KCS_SYM_GUARD_OK] = o->guard_ok ? 1.0 : 0.0;
         v[KCS_SYM_RAISED] = o->raised ? 1.0 : 0.0;
         v[KCS_SYM_OOB_COUNT] = (double)o->oob_count;

@@ -16,6 +16,7 @@
  * - Limits: KCS_EXPR_MAX_LEN characters, KCS_EXPR_MAX_DEPTH nested
  *   operators/parentheses, KCS_EXPR_MAX_ARGS arguments of min/max. */
 #include "expr.h"
+#include "grow.h"
 
 #include <ctype.h>
 #include <math.h>
@@ -180,14 +181,8 @@ static bool lex(parser *p)
 
 static bool emit(parser *p, op o, int arg, double num, int pops, int pushes)
 {
-    if (p->n == p->cap) {
-        int ncap = p->cap ? p->cap * 2 : 16;
-        ins *nc = realloc(p->code, (size_t)ncap * sizeof *nc);
-        if (!nc)
-            return failf(p, p->t.pos, "out of memory");
-        p->code = nc;
-        p->cap = ncap;
-    }
+    if (kcs_grow(&p->code, p->n, &p->cap, sizeof *p->code, 16))
+        return failf(p, p->t.pos, "out of memory");
     p->code[p->n++] = (ins){o, arg, num};
     p->sp += pushes - pops;
     if (p->sp > p->max_sp)

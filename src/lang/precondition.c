@@ -61,32 +61,34 @@ int64_t kcs_precondition_fit(const kcs_contract *c, int d, int64_t v)
     return down >= lo ? down : 0;
 }
 
-int kcs_precondition_dist(const kcs_contract *c, kcs_dist d, kcs_error *err)
+/* 0 when bit v of mask is set, else KCS_E_INVAL naming the admitted ones:
+ * input distributions (formats 0) or input formats (formats 1). */
+static int admitted(const kcs_contract *c, uint32_t mask, int formats, int v, kcs_error *err)
 {
-    if (c->value_dists & (1u << d))
+    if (mask & (1u << v))
         return 0;
     char list[256] = "";
     size_t used = 0;
-    for (int i = 0; i < KCS_DIST_COUNT && used < sizeof list; i++)
-        if (c->value_dists & (1u << i))
+    for (int i = 0; i < (formats ? KCS_FMT_COUNT : KCS_DIST_COUNT) && used < sizeof list; i++)
+        if (mask & (1u << i))
             used += (size_t)snprintf(list + used, sizeof list - used, "%s%s", used ? " " : "",
-                                     kcs_dist_name((kcs_dist)i));
+                                     formats ? kcs_format_name((kcs_format)i)
+                                             : kcs_dist_name((kcs_dist)i));
+    if (formats)
+        return kcs_fail(err, KCS_E_INVAL, "dtype_in %s is not admitted by %s's precondition "
+                        "(dtype_in: %s)", kcs_format_name((kcs_format)v), c->id, list);
     return kcs_fail(err, KCS_E_INVAL, "input distribution %s is not admitted by %s's "
-                    "precondition (values.dist: %s)", kcs_dist_name(d), c->id, list);
+                    "precondition (values.dist: %s)", kcs_dist_name((kcs_dist)v), c->id, list);
+}
+
+int kcs_precondition_dist(const kcs_contract *c, kcs_dist d, kcs_error *err)
+{
+    return admitted(c, c->value_dists, 0, (int)d, err);
 }
 
 int kcs_precondition_dtype(const kcs_contract *c, kcs_format f, kcs_error *err)
 {
-    if (c->dtype_in & (1u << f))
-        return 0;
-    char list[256] = "";
-    size_t used = 0;
-    for (int i = 0; i < KCS_FMT_COUNT && used < sizeof list; i++)
-        if (c->dtype_in & (1u << i))
-            used += (size_t)snprintf(list + used, sizeof list - used, "%s%s", used ? " " : "",
-                                     kcs_format_name((kcs_format)i));
-    return kcs_fail(err, KCS_E_INVAL, "dtype_in %s is not admitted by %s's precondition "
-                    "(dtype_in: %s)", kcs_format_name(f), c->id, list);
+    return admitted(c, c->dtype_in, 1, (int)f, err);
 }
 
 int kcs_shape_parse_text(const char *text, kcs_shape *s)

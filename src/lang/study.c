@@ -118,6 +118,25 @@ const char *kcs_placement_str(const kcs_placement *p, char *buf, size_t len)
     return buf;
 }
 
+/* The value of key in the mapping n, or NULL; f = its field name,
+ * "<field>.<key>". */
+static struct fy_node *entry_get(kcs_yctx *y, struct fy_node *n, const char *field,
+                                 const char *key, bool required, char *f, size_t flen)
+{
+    snprintf(f, flen, "%s.%s", field, key);
+    return kcs_yaml_get(y, n, key, required, field);
+}
+
+/* A string value of key in the mapping n into dst (left as it is when absent). */
+static void entry_str(kcs_yctx *y, struct fy_node *n, const char *field, const char *key,
+                      bool required, char *dst, size_t len)
+{
+    char f[96];
+    struct fy_node *v = entry_get(y, n, field, key, required, f, sizeof f);
+    if (v)
+        kcs_yaml_str(y, v, f, dst, len);
+}
+
 static void load_placement_entry(kcs_yctx *y, struct fy_node *n, const char *field,
                                  kcs_placement *p)
 {
@@ -131,44 +150,30 @@ static void load_placement_entry(kcs_yctx *y, struct fy_node *n, const char *fie
         kcs_yaml_check_keys(y, n, field, placement_keys);
         char f[96], buf[256];
         struct fy_node *v;
-        snprintf(f, sizeof f, "%s.backend", field);
-        if ((v = kcs_yaml_get(y, n, "backend", true, field)))
-            kcs_yaml_str(y, v, f, p->backend, sizeof p->backend);
-        snprintf(f, sizeof f, "%s.device", field);
-        if ((v = kcs_yaml_get(y, n, "device", false, field))) {
+        entry_str(y, n, field, "backend", true, p->backend, sizeof p->backend);
+        if ((v = entry_get(y, n, field, "device", false, f, sizeof f))) {
             int64_t d;
             if (kcs_yaml_int(y, v, f, 0, KCS_MAX_DEVICES - 1, &d))
                 p->device = (int)d;
         }
-        snprintf(f, sizeof f, "%s.profile", field);
-        if ((v = kcs_yaml_get(y, n, "profile", false, field)))
-            kcs_yaml_str(y, v, f, p->profile, sizeof p->profile);
-        snprintf(f, sizeof f, "%s.variant", field);
-        if ((v = kcs_yaml_get(y, n, "variant", false, field)))
-            kcs_yaml_str(y, v, f, p->variant, sizeof p->variant);
-        snprintf(f, sizeof f, "%s.schedule", field);
-        if ((v = kcs_yaml_get(y, n, "schedule", false, field)) &&
+        entry_str(y, n, field, "profile", false, p->profile, sizeof p->profile);
+        entry_str(y, n, field, "variant", false, p->variant, sizeof p->variant);
+        if ((v = entry_get(y, n, field, "schedule", false, f, sizeof f)) &&
             kcs_yaml_str(y, v, f, buf, sizeof buf) && kcs_schedule_parse(buf, &p->schedule))
             kcs_yaml_error(y, v, f,
                            "unknown schedule '%s' (sequential, pairwise, blocked:B, splitk:S, "
                            "atomic)",
                            buf);
-        snprintf(f, sizeof f, "%s.acc", field);
-        if ((v = kcs_yaml_get(y, n, "acc", false, field)) &&
+        if ((v = entry_get(y, n, field, "acc", false, f, sizeof f)) &&
             kcs_yaml_str(y, v, f, buf, sizeof buf)) {
             if (kcs_acc_parse(buf, &p->acc))
                 kcs_yaml_error(y, v, f, "unknown accumulator '%s' (a format or bits:N)", buf);
             else
                 p->acc_set = 1;
         }
-        snprintf(f, sizeof f, "%s.options", field);
-        if ((v = kcs_yaml_get(y, n, "options", false, field)))
-            kcs_yaml_str(y, v, f, p->options, sizeof p->options);
-        snprintf(f, sizeof f, "%s.plugin", field);
-        if ((v = kcs_yaml_get(y, n, "plugin", false, field)))
-            kcs_yaml_str(y, v, f, p->path, sizeof p->path);
-        snprintf(f, sizeof f, "%s.declares", field);
-        if ((v = kcs_yaml_get(y, n, "declares", false, field)) &&
+        entry_str(y, n, field, "options", false, p->options, sizeof p->options);
+        entry_str(y, n, field, "plugin", false, p->path, sizeof p->path);
+        if ((v = entry_get(y, n, field, "declares", false, f, sizeof f)) &&
             kcs_yaml_str(y, v, f, buf, sizeof buf)) {
             char bad[64];
             if (kcs_decls_parse(buf, &p->declares, bad, sizeof bad))
@@ -350,8 +355,7 @@ static void load_case(kcs_yctx *y, struct fy_node *n, const char *field, kcs_stu
     char f[96], buf[64];
     struct fy_node *v;
     kcs_error pe = {0};
-    snprintf(f, sizeof f, "%s.contract", field);
-    if ((v = kcs_yaml_get(y, n, "contract", true, field)) &&
+    if ((v = entry_get(y, n, field, "contract", true, f, sizeof f)) &&
         kcs_yaml_str(y, v, f, buf, sizeof buf)) {
         w->contract = find_contract(s, buf);
         if (w->contract < 0)
@@ -369,8 +373,7 @@ static void load_case(kcs_yctx *y, struct fy_node *n, const char *field, kcs_stu
             op_ok = c != NULL;
     }
     w->dtype_in = KCS_FMT_FP32;
-    snprintf(f, sizeof f, "%s.dtype_in", field);
-    if ((v = kcs_yaml_get(y, n, "dtype_in", false, field)) &&
+    if ((v = entry_get(y, n, field, "dtype_in", false, f, sizeof f)) &&
         kcs_yaml_str(y, v, f, buf, sizeof buf)) {
         if (kcs_format_parse(buf, &w->dtype_in))
             kcs_yaml_error(y, v, f, "unknown format '%s'", buf);
@@ -380,13 +383,11 @@ static void load_case(kcs_yctx *y, struct fy_node *n, const char *field, kcs_stu
             kcs_yaml_error(y, v, f, "%s", pe.msg);
     }
     w->dtype_out = c ? c->dtype_out : KCS_FMT_FP32;
-    snprintf(f, sizeof f, "%s.dtype_out", field);
-    if ((v = kcs_yaml_get(y, n, "dtype_out", false, field)) &&
+    if ((v = entry_get(y, n, field, "dtype_out", false, f, sizeof f)) &&
         kcs_yaml_str(y, v, f, buf, sizeof buf) &&
         kcs_format_parse(buf, &w->dtype_out))
         kcs_yaml_error(y, v, f, "unknown format '%s'", buf);
-    snprintf(f, sizeof f, "%s.shapes", field);
-    if ((v = kcs_yaml_get(y, n, "shapes", false, field))) {
+    if ((v = entry_get(y, n, field, "shapes", false, f, sizeof f))) {
         load_shapes(y, v, f, w->shapes, &w->n_shapes);
         /* every shape inside the contract's precondition.shape ranges */
         for (int i = 0; c && i < w->n_shapes && fy_node_is_sequence(v); i++) {
@@ -398,8 +399,7 @@ static void load_case(kcs_yctx *y, struct fy_node *n, const char *field, kcs_stu
             }
         }
     }
-    snprintf(f, sizeof f, "%s.inputs", field);
-    if ((v = kcs_yaml_get(y, n, "inputs", false, field))) {
+    if ((v = entry_get(y, n, field, "inputs", false, f, sizeof f))) {
         void *it = NULL;
         struct fy_node *e;
         if (!fy_node_is_sequence(v))
@@ -414,8 +414,7 @@ static void load_case(kcs_yctx *y, struct fy_node *n, const char *field, kcs_stu
                     kcs_yaml_error(y, e, f, "%s", pe.msg);
             }
     }
-    snprintf(f, sizeof f, "%s.trials", field);
-    if ((v = kcs_yaml_get(y, n, "trials", false, field))) {
+    if ((v = entry_get(y, n, field, "trials", false, f, sizeof f))) {
         int64_t t;
         if (kcs_yaml_int(y, v, f, 1, 10000, &t))
             w->trials = (int)t;

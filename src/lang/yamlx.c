@@ -204,18 +204,12 @@ int kcs_yaml_finish(kcs_yctx *y, kcs_error *err)
  * reports them with positions. */
 static int count_documents(const char *text, size_t len, int *line_p)
 {
-    struct fy_diag_cfg dcfg;
-    fy_diag_cfg_default(&dcfg);
-    dcfg.fp = NULL;
-    dcfg.level = FYET_ERROR;
-    struct fy_diag *diag = fy_diag_create(&dcfg);
-    if (!diag)
+    struct fy_parser *fyp;
+    struct fy_diag *diag;
+    if (kcs_yaml_events_open(text, len, &fyp, &diag))
         return -1;
-    fy_diag_set_collect_errors(diag, true);
-    struct fy_parse_cfg cfg = {.flags = FYPCF_QUIET | FYPCF_JSON_NONE, .diag = diag};
-    struct fy_parser *fyp = fy_parser_create(&cfg);
     int docs = 0;
-    if (fyp && fy_parser_set_string(fyp, text, len) == 0) {
+    if (fyp) {
         struct fy_event *ev;
         while (docs < 2 && (ev = fy_parser_parse(fyp))) {
             if (ev->type == FYET_DOCUMENT_START) {
@@ -226,9 +220,7 @@ static int count_documents(const char *text, size_t len, int *line_p)
             fy_parser_event_free(fyp, ev);
         }
     }
-    if (fyp)
-        fy_parser_destroy(fyp);
-    fy_diag_destroy(diag);
+    kcs_yaml_events_close(fyp, diag);
     return docs;
 }
 
@@ -238,31 +230,29 @@ static int count_documents(const char *text, size_t len, int *line_p)
  * bytes in a directive line (found by fuzzing, e.g. "%\xff\n"). */
 static long bad_utf8(const unsigned char *s, size_t len)
 {
+    /* lead bytes first..last take n continuation bytes, the first of them in
+     * [lo, hi] after the lead lo_at / hi_at (else [0x80, 0xBF]) */
+    static const struct {
+        unsigned char first, last, n, lo_at, lo, hi_at, hi;
+    } leads[] = {{0xC2, 0xDF, 1, 0, 0x80, 0, 0xBF},
+                 {0xE0, 0xEF, 2, 0xE0, 0xA0, 0xED, 0x9F},
+                 {0xF0, 0xF4, 3, 0xF0, 0x90, 0xF4, 0x8F}};
     size_t i = 0;
     while (i < len) {
         unsigned char c = s[i];
-        size_t n;
-        unsigned char lo = 0x80, hi = 0xBF;
         if (c < 0x80) {
             i++;
             continue;
-        } else if (c >= 0xC2 && c <= 0xDF) {
-            n = 1;
-        } else if (c >= 0xE0 && c <= 0xEF) {
-            n = 2;
-            if (c == 0xE0)
-                lo = 0xA0;
-            else if (c == 0xED)
-                hi = 0x9F;
-        } else if (c >= 0xF0 && c <= 0xF4) {
-            n = 3;
-            if (c == 0xF0)
-                lo = 0x90;
-            else if (c == 0xF4)
-                hi = 0x8F;
-        } else {
-            return (long)i;
         }
+        int r = -1;
+        for (int k = 0; k < 3; k++)
+            if (c >= leads[k].first && c <= leads[k].last)
+                r = k;
+        if (r < 0)
+            return (long)i;
+        size_t n = leads[r].n;
+        unsigned char lo = c == leads[r].lo_at ? leads[r].lo : 0x80;
+        unsigned char hi = c == leads[r].hi_at ? leads[r].hi : 0xBF;
         if (i + n >= len)
             return (long)i;
         if (s[i + 1] < lo || s[i + 1] > hi)
@@ -351,15 +341,10 @@ static int parse_text(kcs_yctx *y, kcs_error *err)
                   hit.msg);
         return kcs_yaml_finish(y, err);
     }
-    struct fy_diag_cfg dcfg;
-    fy_diag_cfg_default(&dcfg);
-    dcfg.fp = NULL;
-    dcfg.level = FYET_ERROR;
-    struct fy_diag *diag = fy_diag_create(&dcfg);
+    struct fy_diag *diag = kcs_yaml_quiet_diag();
     if (!diag)
         return kcs_fail(err, KCS_E_NOMEM, "%s: cannot create YAML diagnostics", y->path);
-    fy_diag_set_collect_errors(diag, true);
-    struct fy_parse_cfg cfg = {.flags = FYPCF_QUIET | FYPCF_JSON_NONE, .diag = diag};
+    struct fy_parse_cfg cfg = KCS_YAML_PARSE_CFG(diag);
     y->doc = fy_document_build_from_string(&cfg, y->text, len);
     if (!y->doc || fy_diag_got_error(diag)) {
         void *it = NULL;

@@ -21,24 +21,54 @@ static void hit_at(kcs_yaml_limit_hit *hit, const struct fy_mark *m, const char 
     snprintf(hit->msg, sizeof hit->msg, fmt, a);
 }
 
-int kcs_yaml_prescan(const char *text, size_t len, kcs_yaml_limit_hit *hit)
+struct fy_diag *kcs_yaml_quiet_diag(void)
 {
-    memset(hit, 0, sizeof *hit);
     struct fy_diag_cfg dcfg;
     fy_diag_cfg_default(&dcfg);
     dcfg.fp = NULL;
     dcfg.level = FYET_ERROR;
     struct fy_diag *diag = fy_diag_create(&dcfg);
+    if (diag)
+        fy_diag_set_collect_errors(diag, true);
+    return diag;
+}
+
+int kcs_yaml_events_open(const char *text, size_t len, struct fy_parser **fyp_p,
+                         struct fy_diag **diag_p)
+{
+    struct fy_diag *diag = kcs_yaml_quiet_diag();
     if (!diag)
         return -1;
-    fy_diag_set_collect_errors(diag, true);
-    struct fy_parse_cfg cfg = {.flags = FYPCF_QUIET | FYPCF_JSON_NONE, .diag = diag};
+    struct fy_parse_cfg cfg = KCS_YAML_PARSE_CFG(diag);
     struct fy_parser *fyp = fy_parser_create(&cfg);
+    if (fyp && fy_parser_set_string(fyp, text, len) != 0) {
+        fy_parser_destroy(fyp);
+        fyp = NULL;
+    }
+    *fyp_p = fyp;
+    *diag_p = diag;
+    return 0;
+}
+
+void kcs_yaml_events_close(struct fy_parser *fyp, struct fy_diag *diag)
+{
+    if (fyp)
+        fy_parser_destroy(fyp);
+    fy_diag_destroy(diag);
+}
+
+int kcs_yaml_prescan(const char *text, size_t len, kcs_yaml_limit_hit *hit)
+{
+    memset(hit, 0, sizeof *hit);
+    struct fy_parser *fyp;
+    struct fy_diag *diag;
+    if (kcs_yaml_events_open(text, len, &fyp, &diag))
+        return -1;
     frame stack[KCS_YAML_MAX_DEPTH + 1];
     int depth = 0, found = 0;
     long nodes = 0;
     double key_work = 0.0; /* sum over mappings of keys^2 / 2: the builder's comparisons */
-    if (fyp && fy_parser_set_string(fyp, text, len) == 0) {
+    if (fyp) {
         struct fy_event *ev;
         while (!found && (ev = fy_parser_parse(fyp))) {
             int t = ev->type;
@@ -85,8 +115,6 @@ int kcs_yaml_prescan(const char *text, size_t len, kcs_yaml_limit_hit *hit)
             fy_parser_event_free(fyp, ev);
         }
     }
-    if (fyp)
-        fy_parser_destroy(fyp);
-    fy_diag_destroy(diag);
+    kcs_yaml_events_close(fyp, diag);
     return found;
 }

@@ -20,6 +20,18 @@ typedef struct kcs_yaml_limit_hit {
     char msg[160];
 } kcs_yaml_limit_hit;
 
+/* A diagnostics object that collects errors and prints none (NULL: out of
+ * memory); the parse configuration kcs uses with it. */
+struct fy_diag *kcs_yaml_quiet_diag(void);
+#define KCS_YAML_PARSE_CFG(diag) {.flags = FYPCF_QUIET | FYPCF_JSON_NONE, .diag = (diag)}
+
+/* A quiet event parser over text[0..len) (errors collected, none printed):
+ * 0 with *fyp_p (NULL when libfyaml could not start one) and *diag_p set,
+ * or -1 out of memory. kcs_yaml_events_close() them. */
+int kcs_yaml_events_open(const char *text, size_t len, struct fy_parser **fyp_p,
+                         struct fy_diag **diag_p);
+void kcs_yaml_events_close(struct fy_parser *fyp, struct fy_diag *diag);
+
 /* One linear pass over text's events. 1: a limit is exceeded (hit says
  * where and which); 0: within the limits, or a syntax error (left to the
  * tree builder, which reports it with its position); -1: out of memory. */

@@ -20,31 +20,36 @@ typedef struct checker {
     kcs_error *err;
 } checker;
 
+/* A problem (is_problem, the first also the error) or a warning, printed
+ * on the report as "<kind>: <message>". */
+static void note(checker *k, int is_problem, const char *fmt, va_list ap)
+{
+    char msg[1024];
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    if (is_problem && k->problems++ == 0)
+        kcs_fail(k->err, KCS_E_INVAL, "%s", msg);
+    if (!is_problem)
+        k->warnings++;
+    if (k->o->report)
+        fprintf(k->o->report, "%s: %s\n", is_problem ? "problem" : "warning", msg);
+}
+
 static void problem(checker *k, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void problem(checker *k, const char *fmt, ...)
 {
-    char msg[1024];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
+    note(k, 1, fmt, ap);
     va_end(ap);
-    if (k->problems++ == 0)
-        kcs_fail(k->err, KCS_E_INVAL, "%s", msg);
-    if (k->o->report)
-        fprintf(k->o->report, "problem: %s\n", msg);
 }
 
 static void warning(checker *k, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void warning(checker *k, const char *fmt, ...)
 {
-    char msg[1024];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
+    note(k, 0, fmt, ap);
     va_end(ap);
-    k->warnings++;
-    if (k->o->report)
-        fprintf(k->o->report, "warning: %s\n", msg);
 }
 
 double kcs_case_work(const kcs_case *c)

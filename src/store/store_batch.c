@@ -170,10 +170,7 @@ static int write_results(kcs_store *st, kcs_error *err)
         rc = kcs_h5_fail(err, KCS_E_IO, st->path, "/results", "cannot select rows");
     else if (H5Dwrite(st->results, st->result_t, ms, fs, st->dxpl, st->batch_rows) < 0)
         rc = kcs_h5_fail(err, KCS_E_IO, st->path, "/results", "write failed");
-    if (ms >= 0)
-        H5Sclose(ms);
-    if (fs >= 0)
-        H5Sclose(fs);
+    KCS_H5_CLOSE(ms, fs);
     return rc;
 }
 
@@ -193,10 +190,7 @@ static int write_samples(kcs_store *st, kcs_error *err)
         rc = kcs_h5_fail(err, KCS_E_IO, st->path, "/samples", "cannot select rows");
     else if (H5Dwrite(st->samples, H5T_NATIVE_DOUBLE, ms, fs, st->dxpl, st->batch_samples) < 0)
         rc = kcs_h5_fail(err, KCS_E_IO, st->path, "/samples", "write failed");
-    if (ms >= 0)
-        H5Sclose(ms);
-    if (fs >= 0)
-        H5Sclose(fs);
+    KCS_H5_CLOSE(ms, fs);
     return rc;
 }
 

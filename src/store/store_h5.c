@@ -16,6 +16,31 @@ void kcs_h5_quiet(void)
     H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
 }
 
+/* Any other id: drop the reference kcs holds. */
+static herr_t dec_ref(hid_t id)
+{
+    return H5Idec_ref(id) < 0 ? -1 : 0;
+}
+
+void kcs_h5_close_ids(const hid_t *ids, int n)
+{
+    static const struct {
+        H5I_type_t type;
+        herr_t (*close)(hid_t);
+    } closers[] = {{H5I_DATASET, H5Dclose},   {H5I_DATASPACE, H5Sclose}, {H5I_DATATYPE, H5Tclose},
+                   {H5I_GENPROP_LST, H5Pclose}, {H5I_ATTR, H5Aclose},     {H5I_GROUP, H5Gclose}};
+    for (int i = 0; i < n; i++) {
+        if (ids[i] < 0)
+            continue;
+        H5I_type_t type = H5Iget_type(ids[i]);
+        herr_t (*close)(hid_t) = dec_ref;
+        for (size_t c = 0; c < sizeof closers / sizeof *closers; c++)
+            if (closers[c].type == type)
+                close = closers[c].close;
+        close(ids[i]);
+    }
+}
+
 /* Walking the stack downward, the last entry is the innermost (the one
  * that says what went wrong, e.g. "truncated file: eof = ..."). */
 static herr_t innermost(unsigned n, const H5E_error2_t *e, void *data)

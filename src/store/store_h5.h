@@ -18,6 +18,13 @@ void kcs_h5_quiet(void);
 int kcs_h5_fail(kcs_error *err, int code, const char *file, const char *object, const char *fmt,
                 ...) __attribute__((format(printf, 5, 6)));
 
+/* Close each id that is >= 0: datasets, dataspaces, datatypes, property
+ * lists, attributes, groups (not files: H5Fclose those). */
+void kcs_h5_close_ids(const hid_t *ids, int n);
+#define KCS_H5_CLOSE(...)                                                                          \
+    kcs_h5_close_ids((const hid_t[]){__VA_ARGS__},                                                 \
+                     (int)(sizeof((hid_t[]){__VA_ARGS__}) / sizeof(hid_t)))
+
 /* A compound type with the record's memory layout (also used in the file,
  * so writes need no conversion and stay collective). H5Tclose it. */
 hid_t kcs_h5_compound(const kcs_field *f, int n, size_t rec_size);

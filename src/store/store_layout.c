@@ -71,10 +71,7 @@ int kcs_store_write_whole(kcs_store *st, hid_t dset, hid_t type, int writer, con
     if (H5Dwrite(dset, type, ms, fs, st->dxpl, writer ? buf : &dummy) < 0)
         rc = kcs_h5_fail(err, KCS_E_IO, st->path, obj, "write failed");
 out:
-    if (ms >= 0)
-        H5Sclose(ms);
-    if (fs >= 0)
-        H5Sclose(fs);
+    KCS_H5_CLOSE(ms, fs);
     return rc;
 }
 
@@ -100,10 +97,7 @@ static int write_text(kcs_store *st, hid_t loc, const char *name, const char *ob
 out:
     if (d >= 0 && H5Dclose(d) < 0 && !rc)
         rc = kcs_h5_fail(err, KCS_E_IO, st->path, obj, "cannot close");
-    if (sp >= 0)
-        H5Sclose(sp);
-    if (type >= 0)
-        H5Tclose(type);
+    KCS_H5_CLOSE(sp, type);
     return rc;
 }
 
@@ -119,10 +113,7 @@ static hid_t make_table(kcs_store *st, const char *name, hid_t type, hsize_t n, 
         (chunk == 0 || n == 0 || H5Pset_chunk(dcpl, 1, &chunk) >= 0))
         d = H5Dcreate2(st->file, name, type, sp, H5P_DEFAULT, dcpl, H5P_DEFAULT);
     hid_t es = H5Eget_current_stack(); /* keep the failure's stack past the closes */
-    if (dcpl >= 0)
-        H5Pclose(dcpl);
-    if (sp >= 0)
-        H5Sclose(sp);
+    KCS_H5_CLOSE(dcpl, sp);
     if (es >= 0)
         H5Eset_current_stack(es);
     return d;
@@ -141,10 +132,7 @@ static hid_t make_samples(kcs_store *st)
         d = H5Dcreate2(st->file, "samples", H5T_NATIVE_DOUBLE, sp, H5P_DEFAULT, dcpl,
                        H5P_DEFAULT);
     hid_t es = H5Eget_current_stack();
-    if (dcpl >= 0)
-        H5Pclose(dcpl);
-    if (sp >= 0)
-        H5Sclose(sp);
+    KCS_H5_CLOSE(dcpl, sp);
     if (es >= 0)
         H5Eset_current_stack(es);
     return d;
@@ -248,9 +236,6 @@ int kcs_store_create_layout(kcs_store *st, const kcs_store_meta *m, char *const 
     else if (kcs_store_describe_samples(st->samples) < 0)
         rc = kcs_h5_fail(err, KCS_E_IO, st->path, "/samples", "cannot write its description");
 out_groups:
-    if (build >= 0)
-        H5Gclose(build);
-    if (prov >= 0)
-        H5Gclose(prov);
+    KCS_H5_CLOSE(build, prov);
     return rc;
 }

@@ -188,12 +188,7 @@ static int check_stored(kcs_store_reader *r, hid_t d, const char *obj, int64_t r
                       "%s: %s: %" PRId64 " rows declared but only %" PRId64
                       " stored (damaged or forged table)",
                       r->path, obj, rows, held);
-    if (sp >= 0)
-        H5Sclose(sp);
-    if (t >= 0)
-        H5Tclose(t);
-    if (dcpl >= 0)
-        H5Pclose(dcpl);
+    KCS_H5_CLOSE(sp, t, dcpl);
     return rc;
 }
 
@@ -419,10 +414,7 @@ static int read_rows(kcs_store_reader *r, hid_t d, hid_t type, const kcs_field *
     else if (H5Dread(d, type, ms, fs, H5P_DEFAULT, out) < 0)
         rc = kcs_h5_fail(err, KCS_E_IO, r->path, obj, "cannot read rows [%" PRId64 ", %" PRId64 ")",
                          first, first + count);
-    if (ms >= 0)
-        H5Sclose(ms);
-    if (fs >= 0)
-        H5Sclose(fs);
+    KCS_H5_CLOSE(ms, fs);
     if (!rc)
         kcs_fields_terminate(f, nf, out, rec_size, (size_t)count);
     return rc;
@@ -515,10 +507,7 @@ static int open_samples(kcs_store_reader *r, kcs_error *err)
         rc = kcs_fail(err, KCS_E_INVAL,
                       "%s: %s: not a float [%" PRId64 ", %d, %d] samples dataset", r->path, obj,
                       r->info.n_cases, r->info.n_ranks, r->info.n_samples);
-    if (t >= 0)
-        H5Tclose(t);
-    if (sp >= 0)
-        H5Sclose(sp);
+    KCS_H5_CLOSE(t, sp);
     if (rc) {
         if (d >= 0)
             H5Dclose(d);
@@ -556,10 +545,7 @@ static int read_samples_row(kcs_store_reader *r, int64_t case_id, double *out, i
             H5Sselect_hyperslab(fs, H5S_SELECT_SET, start, NULL, count, NULL) < 0 ||
             H5Dread(r->samples, H5T_NATIVE_DOUBLE, ms, fs, H5P_DEFAULT, out) < 0)
             rc = kcs_h5_fail(err, KCS_E_IO, r->path, "/samples", "cannot read row %" PRId64, row);
-        if (ms >= 0)
-            H5Sclose(ms);
-        if (fs >= 0)
-            H5Sclose(fs);
+        KCS_H5_CLOSE(ms, fs);
         if (rc)
             return rc;
     }
@@ -616,12 +602,7 @@ int kcs_store_read_samples(kcs_store_reader *r, int64_t case_id, double *out, in
     }
     *found_p = 1;
 out:
-    if (t >= 0)
-        H5Tclose(t);
-    if (sp >= 0)
-        H5Sclose(sp);
-    if (d >= 0)
-        H5Dclose(d);
+    KCS_H5_CLOSE(t, sp, d);
     return rc;
 }
 
@@ -676,14 +657,7 @@ int kcs_store_read_text(kcs_store_reader *r, const char *object, char **text_p, 
     if (!s)
         rc = kcs_fail(err, KCS_E_NOMEM, "%s: %s: out of memory", r->path, object);
 out:
-    if (mt >= 0)
-        H5Tclose(mt);
-    if (t >= 0)
-        H5Tclose(t);
-    if (sp >= 0)
-        H5Sclose(sp);
-    if (d >= 0)
-        H5Dclose(d);
+    KCS_H5_CLOSE(mt, t, sp, d);
     if (rc) {
         free(s);
         return rc;

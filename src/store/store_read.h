@@ -38,6 +38,16 @@ typedef struct kcs_field {
     { #member, kind, offsetof(type, member), sizeof(((type *)0)->member) }
 /* clang-format on */
 
+/* KCS_FIELD_TABLE(kcs_thing_fields, thing_fields) defines the getter
+ * `const kcs_field *kcs_thing_fields(int *n_p)` of the static table
+ * thing_fields (*n_p: its length): every record's table has one. */
+#define KCS_FIELD_TABLE(getter, table)                                                          \
+    const kcs_field *getter(int *n_p)                                                           \
+    {                                                                                           \
+        *n_p = (int)(sizeof table / sizeof table[0]);                                           \
+        return table;                                                                           \
+    }
+
 /* The field tables of the schema's records (store_types.c). */
 const kcs_field *kcs_store_result_fields(int *n_p);
 const kcs_field *kcs_store_case_fields(int *n_p);

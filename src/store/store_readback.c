@@ -31,13 +31,6 @@ double kcs_readback_stall_s(void)
 
 /* ------------------------------------------------------------ the parent */
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 static int send_spec(int fd, const kcs_readback_spec *sp)
 {
     wire_head h = {.magic = MAGIC, .path_len = (uint32_t)strlen(sp->path), .mode = sp->mode,
@@ -45,18 +38,18 @@ static int send_spec(int fd, const kcs_readback_spec *sp)
                    .n_samples = sp->n_samples, .n_cases = sp->n_cases};
     snprintf(h.plan_hash, sizeof h.plan_hash, "%s", sp->plan_hash);
     size_t n = (size_t)sp->n_cases;
-    return send_all(fd, &h, sizeof h) || send_all(fd, sp->path, h.path_len) ||
-           send_all(fd, sp->case_ids, n * sizeof *sp->case_ids) ||
-           send_all(fd, sp->digests, n * sizeof *sp->digests);
+    return kcs_fd_write_all(fd, &h, sizeof h) || kcs_fd_write_all(fd, sp->path, h.path_len) ||
+           kcs_fd_write_all(fd, sp->case_ids, n * sizeof *sp->case_ids) ||
+           kcs_fd_write_all(fd, sp->digests, n * sizeof *sp->digests);
 }
 
 /* Read the child's answer: 1 with code/msg set, 0 when it closed without
  * one, -1 when it stalled. */
 static int await_result(int fd, double stall_s, int32_t *code, char *msg, size_t msg_len)
 {
-    double last = now_s();
+    double last = kcs_fd_now();
     for (;;) {
-        int wait_ms = (int)((last + stall_s - now_s()) * 1000.0) + 1;
+        int wait_ms = (int)((last + stall_s - kcs_fd_now()) * 1000.0) + 1;
         if (wait_ms <= 0)
             return -1;
         struct pollfd pf = {fd, POLLIN, 0};
@@ -73,19 +66,19 @@ static int await_result(int fd, double stall_s, int32_t *code, char *msg, size_t
             continue;
         if (r <= 0)
             return 0;
-        last = now_s();
+        last = kcs_fd_now();
         if (c == 'P')
             continue;
         uint32_t len = 0;
-        if (c != 'R' || recv_all(fd, code, sizeof *code) != 0 ||
-            recv_all(fd, &len, sizeof len) != 0)
+        if (c != 'R' || kcs_fd_read_all(fd, code, sizeof *code, -1.0) != 0 ||
+            kcs_fd_read_all(fd, &len, sizeof len, -1.0) != 0)
             return 0;
         size_t keep = len < msg_len ? len : msg_len - 1;
-        if (recv_all(fd, msg, keep) != 0)
+        if (kcs_fd_read_all(fd, msg, keep, -1.0) != 0)
             return 0;
         msg[keep] = '\0';
         for (uint32_t i = (uint32_t)keep; i < len; i++)
-            if (recv_all(fd, &c, 1) != 0)
+            if (kcs_fd_read_all(fd, &c, 1, -1.0) != 0)
                 break;
         return 1;
     }

@@ -14,23 +14,23 @@ static void tick_out(void *ctx)
 {
     int fd = *(int *)ctx;
     char c = 'P';
-    send_all(fd, &c, 1);
+    kcs_fd_write_all(fd, &c, 1);
 }
 
 int kcs_readback_child_main(int in, int out)
 {
     wire_head h;
-    if (recv_all(in, &h, sizeof h) != 0 || h.magic != MAGIC || h.path_len > 1 << 20 ||
-        h.n_cases < 0 || h.n_cases > ((int64_t)1 << 32)) {
+    if (kcs_fd_read_all(in, &h, sizeof h, -1.0) != 0 || h.magic != MAGIC ||
+        h.path_len > 1 << 20 || h.n_cases < 0 || h.n_cases > ((int64_t)1 << 32)) {
         fprintf(stderr, "kcs _readback: internal command of kcs run (bad or missing request)\n");
         return 2;
     }
     char *path = calloc(h.path_len + 1, 1);
     int64_t *ids = malloc(((size_t)h.n_cases + 1) * sizeof *ids);
     uint64_t *digests = malloc(((size_t)h.n_cases + 1) * sizeof *digests);
-    if (!path || !ids || !digests || recv_all(in, path, h.path_len) != 0 ||
-        recv_all(in, ids, (size_t)h.n_cases * sizeof *ids) != 0 ||
-        recv_all(in, digests, (size_t)h.n_cases * sizeof *digests) != 0) {
+    if (!path || !ids || !digests || kcs_fd_read_all(in, path, h.path_len, -1.0) != 0 ||
+        kcs_fd_read_all(in, ids, (size_t)h.n_cases * sizeof *ids, -1.0) != 0 ||
+        kcs_fd_read_all(in, digests, (size_t)h.n_cases * sizeof *digests, -1.0) != 0) {
         free(path);
         free(ids);
         free(digests);
@@ -47,8 +47,10 @@ int kcs_readback_child_main(int in, int out)
     int32_t code = rc ? (int32_t)err.code : 0;
     uint32_t len = rc ? (uint32_t)strlen(err.msg) : 0;
     char r = 'R';
-    int sent = send_all(out, &r, 1) == 0 && send_all(out, &code, sizeof code) == 0 &&
-               send_all(out, &len, sizeof len) == 0 && send_all(out, err.msg, len) == 0;
+    int sent = kcs_fd_write_all(out, &r, 1) == 0 &&
+               kcs_fd_write_all(out, &code, sizeof code) == 0 &&
+               kcs_fd_write_all(out, &len, sizeof len) == 0 &&
+               kcs_fd_write_all(out, err.msg, len) == 0;
     free(path);
     free(ids);
     free(digests);

@@ -6,10 +6,9 @@
 #ifndef KCS_STORE_READBACK_WIRE_H
 #define KCS_STORE_READBACK_WIRE_H
 
-#include <errno.h>
 #include <stdint.h>
-#include <sys/socket.h>
-#include <unistd.h>
+
+#include "fdio.h"
 
 #define MAGIC 0x3142524bu /* "KRB1" */
 
@@ -19,35 +18,5 @@ typedef struct wire_head {
     int64_t n_cases;
     char plan_hash[32];
 } wire_head;
-
-static inline int send_all(int fd, const void *buf, size_t n)
-{
-    const char *p = buf;
-    while (n > 0) {
-        ssize_t w = send(fd, p, n, MSG_NOSIGNAL);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            return -1;
-        p += w;
-        n -= (size_t)w;
-    }
-    return 0;
-}
-
-static inline int recv_all(int fd, void *buf, size_t n)
-{
-    char *p = buf;
-    while (n > 0) {
-        ssize_t r = read(fd, p, n);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r <= 0)
-            return -1;
-        p += r;
-        n -= (size_t)r;
-    }
-    return 0;
-}
 
 #endif

@@ -81,23 +81,11 @@ static const kcs_field rank_fields[] = {
 
 #define N_OF(a) ((int)(sizeof(a) / sizeof((a)[0])))
 
-const kcs_field *kcs_store_result_fields(int *n_p)
-{
-    *n_p = N_OF(result_fields);
-    return result_fields;
-}
+KCS_FIELD_TABLE(kcs_store_result_fields, result_fields)
 
-const kcs_field *kcs_store_case_fields(int *n_p)
-{
-    *n_p = N_OF(case_fields);
-    return case_fields;
-}
+KCS_FIELD_TABLE(kcs_store_case_fields, case_fields)
 
-const kcs_field *kcs_store_rank_fields(int *n_p)
-{
-    *n_p = N_OF(rank_fields);
-    return rank_fields;
-}
+KCS_FIELD_TABLE(kcs_store_rank_fields, rank_fields)
 
 hid_t kcs_h5_str_type(size_t size, H5T_str_t pad)
 {

@@ -13,7 +13,6 @@
 #define _GNU_SOURCE
 
 #include <errno.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -22,11 +21,11 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <mpi.h>
 
+#include "fdio.h"
 #include "store_h5.h"
 
 #define CHILD_HEADROOM ((rlim_t)768 << 20) /* bytes of address space beyond the parent's */
@@ -42,51 +41,6 @@ static int read_direct(hid_t obj, int is_attr, hid_t mt, char **out)
     if (v)
         H5free_memory(v);
     return *out ? 0 : -2;
-}
-
-static int write_all(int fd, const void *buf, size_t n)
-{
-    const char *p = buf;
-    while (n > 0) {
-        ssize_t w = write(fd, p, n);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            return -1;
-        p += w;
-        n -= (size_t)w;
-    }
-    return 0;
-}
-
-/* Read n bytes, waiting at most until deadline (CLOCK_MONOTONIC s): a child
- * looping inside HDF5 on a damaged file must not hang kcs. */
-static int read_all_by(int fd, void *buf, size_t n, double deadline)
-{
-    char *p = buf;
-    while (n > 0) {
-        struct timespec now;
-        clock_gettime(CLOCK_MONOTONIC, &now);
-        double left = deadline - ((double)now.tv_sec + 1e-9 * (double)now.tv_nsec);
-        if (left <= 0)
-            return -2;
-        struct pollfd pf = {fd, POLLIN, 0};
-        int pr = poll(&pf, 1, (int)(left * 1000.0) + 1);
-        if (pr < 0 && errno == EINTR)
-            continue;
-        if (pr == 0)
-            return -2;
-        if (pr < 0)
-            return -1;
-        ssize_t r = read(fd, p, n);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r <= 0)
-            return -1;
-        p += r;
-        n -= (size_t)r;
-    }
-    return 0;
 }
 
 static rlim_t current_vsize(void)
@@ -148,18 +102,16 @@ int kcs_h5_read_vlen_str(hid_t obj, int is_attr, hid_t mt, size_t cap, char **ou
         int rc = read_direct(obj, is_attr, mt, &v);
         uint64_t len = rc ? UINT64_MAX : (uint64_t)strlen(v);
         uint64_t code = rc == -2 ? 2 : rc ? 1 : 0;
-        int ok = write_all(p[1], &code, sizeof code) == 0 && write_all(p[1], &len, sizeof len) == 0;
+        int ok = kcs_fd_write_all(p[1], &code, sizeof code) == 0 && kcs_fd_write_all(p[1], &len, sizeof len) == 0;
         if (ok && !rc && len <= cap)
-            write_all(p[1], v, (size_t)len);
+            kcs_fd_write_all(p[1], v, (size_t)len);
         _exit(0);
     }
     close(p[1]);
-    struct timespec t0;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
-    double deadline = (double)t0.tv_sec + 1e-9 * (double)t0.tv_nsec + CHILD_SECONDS;
+    double deadline = kcs_fd_now() + CHILD_SECONDS;
     uint64_t code = 1, len = 0;
-    int r1 = read_all_by(p[0], &code, sizeof code, deadline);
-    int r2 = r1 ? r1 : read_all_by(p[0], &len, sizeof len, deadline);
+    int r1 = kcs_fd_read_all(p[0], &code, sizeof code, deadline);
+    int r2 = r1 ? r1 : kcs_fd_read_all(p[0], &len, sizeof len, deadline);
     int got = r1 == 0 && r2 == 0;
     int rc = 0;
     if (r1 == -2 || r2 == -2) {
@@ -173,7 +125,7 @@ int kcs_h5_read_vlen_str(hid_t obj, int is_attr, hid_t mt, size_t cap, char **ou
     }
     if (got && code == 0 && len <= cap) {
         char *s = malloc((size_t)len + 1);
-        if (!s || read_all_by(p[0], s, (size_t)len, deadline + CHILD_SECONDS) != 0) {
+        if (!s || kcs_fd_read_all(p[0], s, (size_t)len, deadline + CHILD_SECONDS) != 0) {
             free(s);
             snprintf(why, why_len, "%s", s ? "short read from the reader process" : "out of memory");
             rc = -1;
