@@ -1,7 +1,9 @@
 /* The norm op (y_i = ||x_i||_2 per row): its table entries, the fp64
  * oracle, the CPU kernels (native: OpenBLAS snrm2; own: the sum of squares
  * under the declared accumulator and schedule) on exact cases and against
- * the oracle within C-PRC-08's bound.
+ * the oracle within C-PRC-08's bound, and C-PRC-08's calibration kernels
+ * (bad passes the plain allclose test at small k and breaks the bound at
+ * the contract's k; good keeps it).
  *
  * The bound (contracts/C-PRC-08/C-PRC-08.yaml): every rounding |delta| <
  * 2u, u = 2^-24; k squares summed in any order, then one sqrt:
@@ -14,6 +16,8 @@
 #include <string.h>
 
 #include "backend.h"
+#include "calib_wrap.h"
+#include "calibrate.h"
 #include "oracle.h"
 #include "tensor.h"
 
@@ -173,6 +177,64 @@ static void test_random(void)
     }
 }
 
+/* C-PRC-08's calibration kernels, the plain test a kernel author writes:
+ * x = torch.randn(8, 64), assert_close(kernel(x), x.norm(dim=1)) at fp32
+ * defaults (rtol 1.3e-6, atol 1e-5): bad and good pass, baseline (which
+ * writes nothing) fails. At the contract's k = 256 and 4096, bad breaks
+ * the bound on every row set, good keeps it. */
+static void check_calib(const kcs_backend_ops *ops, kcs_backend_ctx *bctx, const char *who)
+{
+    enum { M = 8 };
+    const int64_t ks[] = {64, 256, 4096};
+    for (size_t ki = 0; ki < sizeof ks / sizeof ks[0]; ki++) {
+        int64_t k = ks[ki];
+        double *x = malloc((size_t)(M * k) * sizeof *x), y[M], ref[M], absref[M];
+        kcs_fill(x, (size_t)(M * k), KCS_DIST_NORMAL, KCS_FMT_FP32, 2026, 9, (uint64_t)k);
+        kcs_call c = mk("calib:C-PRC-08:good", NULL, NULL, M, k, x);
+        oracle(&c, ref, absref);
+        CU_ASSERT_EQUAL(run_on(ops, bctx, &c, y), 0);
+        double rg = max_rel(y, ref, M);
+        CU_ASSERT(rg <= eta(k));
+        c.variant = "calib:C-PRC-08:bad";
+        CU_ASSERT_EQUAL(run_on(ops, bctx, &c, y), 0);
+        double rb = max_rel(y, ref, M);
+        size_t not_close = 0;
+        for (int i = 0; i < M; i++)
+            not_close += !(fabs(y[i] - ref[i]) <= 1e-5 + 1.3e-6 * fabs(ref[i]));
+        if (k == 64) {
+            CU_ASSERT_EQUAL(not_close, 0); /* the plain test passes */
+        } else {
+            CU_ASSERT(rb > eta(k)); /* the contract does not */
+        }
+        c.variant = "calib:C-PRC-08:baseline";
+        CU_ASSERT_EQUAL(run_on(ops, bctx, &c, y), 0);
+        CU_ASSERT(max_rel(y, ref, M) > 1e-3); /* the plain test has teeth */
+        printf("\n  %s k=%-5lld eta %.3g: good %.3g, bad %.3g (%zu of %d not allclose)", who,
+               (long long)k, eta(k), rg, rb, not_close, M);
+        free(x);
+    }
+}
+
+static void test_calib_cpu(void)
+{
+    check_calib(&kcs_backend_cpu, ctx, "cpu");
+}
+
+/* The wrapper around the CPU's native kernels (calib_wrap_norm.c); it
+ * finds C-PRC-08 through the calibration catalogue. */
+static void test_calib_wrapped(void)
+{
+    if (!kcs_calib_find("C-PRC-08")) {
+        printf("\n  C-PRC-08 is not in the calibration catalogue: wrapper not checked");
+        return;
+    }
+    kcs_backend_ctx *w = NULL;
+    kcs_error err = {0};
+    CU_ASSERT_EQUAL_FATAL(kcs_calib_wrap_open(&kcs_backend_cpu, 0, NULL, &w, &err), 0);
+    check_calib(&kcs_calib_wrap_ops, w, "wrapped");
+    kcs_calib_wrap_ops.close(w);
+}
+
 int main(void)
 {
     kcs_error err = {0};
@@ -185,6 +247,8 @@ int main(void)
     CU_add_test(s, "op table", test_table);
     CU_add_test(s, "exact cases, zeros, k = 1", test_exact);
     CU_add_test(s, "random rows within C-PRC-08's bound", test_random);
+    CU_add_test(s, "C-PRC-08 calibration kernels (cpu)", test_calib_cpu);
+    CU_add_test(s, "C-PRC-08 calibration kernels (wrapped)", test_calib_wrapped);
     CU_basic_set_mode(CU_BRM_VERBOSE);
     CU_basic_run_tests();
     unsigned f = CU_get_number_of_failures();
