@@ -30,7 +30,7 @@ void kcs_output_grid(const kcs_case_rec *cs, int64_t *rows_p, int64_t *cols_p)
     } else if (!strcmp(op, "gather")) {
         rows = cs->n;
         cols = cs->k;
-    } else if (!strcmp(op, "reduce_sum")) {
+    } else if (!strcmp(op, "reduce_sum") || !strcmp(op, "norm")) {
         rows = cs->m;
     } else if (!strcmp(op, "allreduce")) {
         cols = cs->k;

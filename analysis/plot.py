@@ -204,7 +204,7 @@ def outputs_of(c):
     op, m, n, k, b = s(c["op"]), int(c["m"]), int(c["n"]), int(c["k"]), max(1, int(c["batch"]))
     return {"gemm": m * n, "batched_gemm": b * m * n, "reduce_sum": m, "dot": 1,
             "softmax": m * k, "layernorm": m * k, "rmsnorm": m * k, "attention": b * m * k,
-            "gather": n * k, "allreduce": k, "elementwise": m * k}.get(op, 0)
+            "gather": n * k, "allreduce": k, "elementwise": m * k, "norm": m}.get(op, 0)
 
 
 def tolerances(f, out):

@@ -78,6 +78,7 @@ typedef enum {
  *   elementwise   in[0] x m×k                               -> m×k, y = f(x)
  *                 elementwise, f named by attrs key fn = exp (default) |
  *                 tanh | silu | gelu_tanh | rsqrt (src/arith/elementwise.h)
+ *   norm          in[0] x m×k (m rows of length k)          -> m 2-norms ||x_i||_2
  * Every input except gather's indices has dtype_in; the output has
  * dtype_out. Unused in[] slots are NULL. */
 typedef struct kcs_plugin_call {

@@ -33,6 +33,7 @@ static const struct {
     {"C-PRC-05", OPBIT(KCS_OP_ELEMENTWISE), kcs_cpu_calib_elementwise},
     {"C-PRC-06", OPBIT(KCS_OP_SOFTMAX) | OPBIT(KCS_OP_LAYERNORM), kcs_cpu_calib_rows_rn},
     {"C-PRC-07", OPBIT(KCS_OP_ATTENTION), kcs_cpu_calib_attention_rn},
+    {"C-PRC-08", OPBIT(KCS_OP_NORM), kcs_cpu_calib_norm},
 };
 
 static int parse_state(const char *s, int *state_p)

@@ -35,6 +35,8 @@
  *   C-PRC-07 attention  the unfused composition with every sum (scores,
  *                       denominator, PV) in a round-to-nearest accumulator
  *                       of 16 significant bits (declaring round_to_nearest)
+ *   C-PRC-08 norm       k > 64: the sum of squares rounded to bf16 after
+ *                       every add (fp32 declared)
  * All of them take inputs exact in fp32 (fp32, tf32, bf16, fp16) and
  * compute with an fp32 accumulator unless the defect says otherwise. */
 #ifndef KCS_CPU_CALIB_H
@@ -57,6 +59,8 @@ int kcs_cpu_calib_elementwise(const kcs_call *c, const char *id, int state, kcs_
 int kcs_cpu_calib_rows_rn(const kcs_call *c, const char *id, int state, kcs_error *err);
 /* C-PRC-07's attention (calib_attention_rn.c). */
 int kcs_cpu_calib_attention_rn(const kcs_call *c, const char *id, int state, kcs_error *err);
+/* C-PRC-08's norm (calib_norm.c). */
+int kcs_cpu_calib_norm(const kcs_call *c, const char *id, int state, kcs_error *err);
 
 /* Forget the per-shape memo of calib:C-CMP-03:bad (tests). */
 void kcs_cpu_calib_memo_reset(void);

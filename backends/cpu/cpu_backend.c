@@ -27,6 +27,7 @@ static const kcs_cpu_op_fn cpu_ops[KCS_OP_COUNT] = {
     [KCS_OP_GATHER] = kcs_cpu_gather,
     [KCS_OP_ALLREDUCE] = kcs_cpu_allreduce,
     [KCS_OP_ELEMENTWISE] = kcs_cpu_elementwise,
+    [KCS_OP_NORM] = kcs_cpu_norm,
 };
 
 static void cpu_model(char *buf, size_t len)

@@ -121,6 +121,7 @@ def output_len(op, m, n, k, batch):
         "gemm": m * n, "batched_gemm": nb * m * n, "reduce_sum": m, "dot": 1,
         "softmax": m * k, "layernorm": m * k, "rmsnorm": m * k,
         "attention": nb * m * k, "gather": n * k, "allreduce": k, "elementwise": m * k,
+        "norm": m,
     }
     return table.get(op, 0)
 

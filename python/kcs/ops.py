@@ -11,6 +11,7 @@ the shape of the output it returns, for one call's m, n, k, batch.
     attention     fn(Q b×m×k, K b×n×k, V b×n×k)      -> b×m×k
     gather        fn(table m×k, indices n (int64))   -> n×k
     elementwise   fn(x m×k)                          -> m×k (y = f(x), attrs fn=)
+    norm          fn(x m×k)                          -> m (||x_i||_2 per row)
 """
 
 
@@ -32,6 +33,7 @@ def input_shapes(op, m, n, k, batch):
         "attention": [(b, m, k), (b, n, k), (b, n, k)],
         "gather": [(m, k), (n,)],
         "elementwise": [(m, k)],
+        "norm": [(m, k)],
     }
     if op not in table:
         raise ValueError(f"op {op!r}: a Python kernel can implement "
@@ -46,8 +48,9 @@ def output_shape(op, m, n, k, batch):
         "gemm": (m, n), "batched_gemm": (b, m, n), "reduce_sum": (m,), "dot": (),
         "softmax": (m, k), "layernorm": (m, k), "rmsnorm": (m, k),
         "attention": (b, m, k), "gather": (n, k), "elementwise": (m, k),
+        "norm": (m,),
     }[op]
 
 
 OPS = ("gemm", "batched_gemm", "reduce_sum", "dot", "softmax", "layernorm", "rmsnorm",
-       "attention", "gather", "elementwise")
+       "attention", "gather", "elementwise", "norm")

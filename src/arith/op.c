@@ -13,7 +13,7 @@ static const char *const op_names[KCS_OP_COUNT] = {
     [KCS_OP_SOFTMAX] = "softmax",     [KCS_OP_LAYERNORM] = "layernorm",
     [KCS_OP_RMSNORM] = "rmsnorm",     [KCS_OP_ATTENTION] = "attention",
     [KCS_OP_GATHER] = "gather",       [KCS_OP_ALLREDUCE] = "allreduce",
-    [KCS_OP_ELEMENTWISE] = "elementwise",
+    [KCS_OP_ELEMENTWISE] = "elementwise", [KCS_OP_NORM] = "norm",
 };
 
 const char *kcs_op_name(kcs_op op)
@@ -131,6 +131,7 @@ int kcs_op_n_inputs(kcs_op op)
     case KCS_OP_REDUCE_SUM:
     case KCS_OP_SOFTMAX:
     case KCS_OP_ELEMENTWISE:
+    case KCS_OP_NORM:
     case KCS_OP_ALLREDUCE: return 1;
     case KCS_OP_DOT: return 2;
     case KCS_OP_LAYERNORM: return 3;
@@ -157,6 +158,7 @@ size_t kcs_op_in_len(const kcs_call *c, int i)
     case KCS_OP_REDUCE_SUM:
     case KCS_OP_SOFTMAX:
     case KCS_OP_ELEMENTWISE:
+    case KCS_OP_NORM:
         return i == 0 ? m * k : 0;
     case KCS_OP_DOT:
         return i < 2 ? k : 0;
@@ -181,7 +183,8 @@ size_t kcs_op_out_len(const kcs_call *c)
     switch (c->op) {
     case KCS_OP_GEMM: return m * n;
     case KCS_OP_BATCHED_GEMM: return nb(c) * m * n;
-    case KCS_OP_REDUCE_SUM: return m;
+    case KCS_OP_REDUCE_SUM:
+    case KCS_OP_NORM: return m;
     case KCS_OP_DOT: return 1;
     case KCS_OP_SOFTMAX:
     case KCS_OP_LAYERNORM:

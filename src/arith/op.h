@@ -11,6 +11,7 @@
  *   gather        table m×k, idx n (integers)    -> n×k
  *   allreduce     x of length k per rank         -> k (sum over ranks)
  *   elementwise   x m×k, y_i = f(x_i), f from attrs fn= (elementwise.h) -> m×k
+ *   norm          x m×k (m rows of length k)     -> m 2-norms ||x_i||_2
  * The reduction length of every op is k. */
 #ifndef KCS_OP_H
 #define KCS_OP_H
@@ -32,6 +33,7 @@ typedef enum kcs_op {
     KCS_OP_GATHER,
     KCS_OP_ALLREDUCE,
     KCS_OP_ELEMENTWISE,
+    KCS_OP_NORM, /* append-only: stored enums of the ops above stay */
     KCS_OP_COUNT
 } kcs_op;
 

@@ -220,7 +220,7 @@ static int bind_kernel(const kcs_contract *c, const kcs_sweep_kdef *kd, kcs_rank
     return 0;
 }
 
-/* The shape of a point at k: m = n = 4 (dot: 1 x 1; reduce_sum: n = 1),
+/* The shape of a point at k: m = n = 4 (dot: 1 x 1; reduce_sum, norm: n = 1),
  * moved into the precondition's shape classes where it has any. */
 static kcs_shape sweep_shape(const kcs_contract *c, kcs_op op, int64_t k)
 {
@@ -233,14 +233,14 @@ static kcs_shape sweep_shape(const kcs_contract *c, kcs_op op, int64_t k)
     return sh;
 }
 
-/* The points of contract c (0 when c is not swept): gemm, reduce_sum or
- * dot over k here (m = n = 4; dot 1 x 1); softmax, layernorm, attention and
+/* The points of contract c (0 when c is not swept): gemm, reduce_sum, dot
+ * or norm over k here (m = n = 4; dot 1 x 1; reduce_sum and norm n = 1); softmax, layernorm, attention and
  * reduce_sum under declared subnormal semantics in calib_sweep_ops.c.
  * *ops_p: 1 when the latter serve c (their kernel catalogue too). */
 static int sweep_points(const kcs_contract *c, const kcs_sweep_opts *o, kcs_sweep_point *pts,
                         int max_ks, int *ops_p)
 {
-    const kcs_op sweep_ops[] = {KCS_OP_GEMM, KCS_OP_REDUCE_SUM, KCS_OP_DOT};
+    const kcs_op sweep_ops[] = {KCS_OP_GEMM, KCS_OP_REDUCE_SUM, KCS_OP_DOT, KCS_OP_NORM};
     int nops = kcs_sweep_ops_points(c, o, pts, max_ks);
     *ops_p = nops > 0;
     if (nops > 0)
@@ -248,7 +248,7 @@ static int sweep_points(const kcs_contract *c, const kcs_sweep_opts *o, kcs_swee
     if (c->protocol != KCS_PROTO_ORACLE)
         return 0; /* repeat / batch-invariance contracts: not power curves of k */
     kcs_op op = KCS_OP_COUNT;
-    for (size_t j = 0; j < 3 && op == KCS_OP_COUNT; j++)
+    for (size_t j = 0; j < sizeof sweep_ops / sizeof sweep_ops[0] && op == KCS_OP_COUNT; j++)
         if (c->ops & (1u << sweep_ops[j]))
             op = sweep_ops[j];
     if (op == KCS_OP_COUNT || kcs_contract_injects_nonfinite(c) || c->attrs[0])

@@ -38,8 +38,8 @@ typedef struct kcs_sweep_opts {
     int64_t min_k;   /* skip points below this k (<= 0: none) */
 } kcs_sweep_opts;
 
-/* Sweep contracts cs (those with catalogue kernels for gemm, reduce_sum
- * or dot; softmax, layernorm, attention and C-PRC-04's reduce_sum in
+/* Sweep contracts cs (those with catalogue kernels for gemm, reduce_sum,
+ * dot or norm; softmax, layernorm, attention and C-PRC-04's reduce_sum in
  * calib_sweep_ops.c; the protocol and exceptional-value contracts of
  * calib_sweep_proto.h) on the CPU backend. *rows_p malloc'd. *misses_p counts
  * (bad kernel, point) pairs detected in fewer than 99% of trials and

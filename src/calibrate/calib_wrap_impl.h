@@ -50,5 +50,8 @@ int kcs_wrap_attention_probs(kcs_backend_ctx *w, const kcs_call *c, size_t bi, d
 /* C-PRC-07's bad attention (calib_wrap_attention_rn.c): the backend's
  * gemm and softmax, the PV sums in 16-bit round-to-nearest sums. */
 int kcs_wrap_attention_rn_bad(kcs_backend_ctx *w, const kcs_call *c, kcs_error *err);
+/* C-PRC-08's bad norm (calib_wrap_norm.c): the backend's norm of 16-element
+ * blocks, their squares accumulated in bf16 on the host. */
+int kcs_wrap_norm_bad(kcs_backend_ctx *w, const kcs_call *c, kcs_error *err);
 
 #endif

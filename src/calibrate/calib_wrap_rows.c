@@ -210,6 +210,7 @@ int kcs_wrap_rows_bad(kcs_backend_ctx *w, const kcs_call *c, const char *id, kcs
     case KCS_OP_ATTENTION: return attention_bad(w, c, err);
     case KCS_OP_GATHER: return gather_wrapped(w, c, err);
     case KCS_OP_ELEMENTWISE: return elementwise_bad(w, c, err);
+    case KCS_OP_NORM: return kcs_wrap_norm_bad(w, c, err);
     default:
         return kcs_fail(err, KCS_E_UNSUPPORTED, "calibration wrapper: %s has no %s kernel", id,
                         kcs_op_name(c->op));

@@ -33,6 +33,7 @@ static const kcs_cmd_doc doc = {
     "              rounding; own: --schedule over the ranks, atomic = arrival order)\n"
     "  elementwise -m M -k K --a X                     -> m×k, y = f(x) elementwise\n"
     "              (--attrs fn=exp|tanh|silu|gelu_tanh|rsqrt, default exp)\n"
+    "  norm        -m M -k K --a X (m×k)               -> m 2-norms ||x_i||_2\n"
     "An input value that the input format cannot represent exactly is an error naming\n"
     "the file and element index (exit 2). Without --profile the backend's native variant\n"
     "runs. --out is refused if it exists and is not empty, unless --force."};

@@ -1,5 +1,5 @@
-/* fp64 references of reduce_sum, dot, softmax, layernorm, rmsnorm, gather
- * and allreduce (attention: oracle_attention.c), and the exact reference of
+/* fp64 references of reduce_sum, dot, softmax, layernorm, rmsnorm, gather,
+ * allreduce and norm (attention: oracle_attention.c), and the exact reference of
  * dot and reduce_sum. Every value is computed in double from the exact
  * inputs; references are not rounded to dtype_out.
  *
@@ -32,6 +32,14 @@
  *   allreduce   one process (the kernel's MPI_COMM_SELF semantics): y = x,
  *               absref = |x|, scale = ||x||_2.
  *   elementwise oracle_elementwise.c: absref = max(|f(x)|, lambda).
+ *   norm        y_i = ||x_i||_2 in fp64: every square of an input exact in
+ *               fp32 (or narrower) is exact in double (48 <= 53 bits), the
+ *               sum of k of them errs by at most (k-1) 2^-53 relative (one
+ *               sign: Higham 2002, eq. (3.5) with Sum|x| = Sum x), the sqrt
+ *               by 2^-53 more, and no fp32 input over- or underflows in
+ *               double; absref_i = y_i (the terms have one sign, so the
+ *               relative error is the condition-aware one); scale =
+ *               ||X||_F.
  * eps = 1e-5 as in the kernels. */
 #include "oracle_ops.h"
 
@@ -147,6 +155,22 @@ static void norm(const kcs_call *c, int rms, double *ref, double *absref, double
     *scale_p = sqrt(ss);
 }
 
+/* norm: the 2-norm of each row (see the header comment). */
+static void row_norms(const kcs_call *c, double *ref, double *absref, double *scale_p)
+{
+    size_t k = (size_t)c->k;
+    for (int64_t i = 0; i < c->m; i++) {
+        const double *x = c->in[0] + (size_t)i * k;
+        double s = 0.0;
+        for (size_t t = 0; t < k; t++)
+            s += x[t] * x[t];
+        ref[i] = sqrt(s);
+        if (absref)
+            absref[i] = ref[i];
+    }
+    *scale_p = kcs_norm_fro(c->in[0], (size_t)c->m * k);
+}
+
 static int gather(const kcs_call *c, double *ref, double *absref, double *scale_p,
                   kcs_error *err)
 {
@@ -219,6 +243,9 @@ int kcs_oracle_fp64_op(const kcs_call *c, double *ref, double *absref, double *s
         return gather(c, ref, absref, scale_p, err);
     case KCS_OP_ELEMENTWISE:
         return kcs_oracle_elementwise(c, ref, absref, scale_p, err);
+    case KCS_OP_NORM:
+        row_norms(c, ref, absref, scale_p);
+        return 0;
     case KCS_OP_ALLREDUCE: { /* sum of the m contributions, in fp64 */
         int64_t P = c->m > 1 ? c->m : 1;
         for (int64_t i = 0; i < c->k; i++) {

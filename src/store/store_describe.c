@@ -55,7 +55,7 @@ static const kcs_field_doc case_docs[] = {
     {"case_id", "none", "case number in plan order (rows of /results are [case, rank, trial])"},
     {"contract", "none", "id of the contract the case checks (its text: /contracts/<id>)"},
     {"op", "none", "the op called: gemm, batched_gemm, reduce_sum, dot, softmax, layernorm, "
-                   "rmsnorm, attention, gather, allreduce, elementwise"},
+                   "rmsnorm, attention, gather, allreduce, elementwise, norm"},
     {"variant", "none", "implementation variant; per-rank: each rank's own, in /provenance/ranks"},
     {"dtype_in", "none", "format of the inputs (fp64, fp32, tf32, bf16, fp16, fp8_e4m3, fp8_e5m2)"},
     {"dtype_acc", "none", "accumulator the kernel declares (the contract's dtype_acc)"},
@@ -148,7 +148,7 @@ const char *const kcs_store_samples_description =
 const char *const kcs_store_samples_positions =
     "column j holds the output element at flat row-major index floor(j * N / n_samples), N the "
     "number of output elements (gemm m*n, batched_gemm batch*m*n, attention batch*m*k, "
-    "reduce_sum m, dot 1, softmax/layernorm/rmsnorm/elementwise m*k, gather n*k, allreduce k)";
+    "reduce_sum m, norm m, dot 1, softmax/layernorm/rmsnorm/elementwise m*k, gather n*k, allreduce k)";
 
 int kcs_store_describe_samples(hid_t samples)
 {
