@@ -258,7 +258,7 @@ static inline int ut_run_suite(const char *suite, CU_InitializeFunc init, CU_Cle
         CU_cleanup_registry();
         return 1;
     }
-    for (size_t i = 0; i < n; i++)
+    for (size_t i = 0; i < n && tests[i].name; i++) /* a {NULL, NULL} entry ends it too */
         if (!CU_add_test(s, tests[i].name, tests[i].fn)) {
             CU_cleanup_registry();
             return 1;
