@@ -85,14 +85,8 @@ int kcs_baselines_new(int n_ranks, const kcs_rank_rec *ranks, kcs_baselines **b_
 
 static void free_kstat(kstat *k)
 {
-    free(k->torch_n);
-    free(k->torch_flag);
-    free(k->elems);
-    free(k->elems_flag);
-    free(k->contract0);
-    free(k->kcs_n0);
-    free(k->kcs_flag0);
-    free(k->kcs_held0);
+    KCS_FREE(k->torch_n, k->torch_flag, k->elems, k->elems_flag, k->contract0, k->kcs_n0,
+             k->kcs_flag0, k->kcs_held0);
 }
 
 static void free_group(group *g)
@@ -100,18 +94,10 @@ static void free_group(group *g)
     free(g->ran);
     free(g->nonconf);
     for (int m = 0; m < 2; m++) {
-        free(g->fo[m]);
-        free(g->fo_cmax[m]);
-        free(g->fo_zero[m]);
-        free(g->fp[m]);
-        free(g->fp_cmax[m]);
-        free(g->fp_zero[m]);
+        KCS_FREE(g->fo[m], g->fo_cmax[m], g->fo_zero[m], g->fp[m], g->fp_cmax[m], g->fp_zero[m]);
     }
     for (int m = 0; m < N_METRICS; m++) {
-        free(g->hist[m]);
-        free(g->hist_odd[m]);
-        free(g->flag_max[m]);
-        free(g->flag_q99[m]);
+        KCS_FREE(g->hist[m], g->hist_odd[m], g->flag_max[m], g->flag_q99[m]);
     }
     free(g->conf);
     free(g->ntr);
@@ -535,10 +521,6 @@ int kcs_baselines_tables(kcs_baselines *b, kcs_baseline_tables *t, kcs_error *er
 
 void kcs_baseline_tables_free(kcs_baseline_tables *t)
 {
-    free(t->groups);
-    free(t->fits);
-    free(t->tols);
-    free(t->flags);
-    free(t->torch);
+    KCS_FREE(t->groups, t->fits, t->tols, t->flags, t->torch);
     memset(t, 0, sizeof *t);
 }

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "detect_data.h"
+#include "grow.h"
 #include "h5out.h"
 #include "report.h"
 #include "spool.h"
@@ -244,9 +245,6 @@ int kcs_detect_report(const kcs_reduce_opts *o, kcs_error *err)
         printf("kcs reduce: %s: detection curves of %lld rows -> %s\n", path, (long long)n,
                report);
 out:
-    free(rows);
-    free(fa);
-    free(sm);
-    free(name);
+    KCS_FREE(rows, fa, sm, name);
     return rc;
 }

@@ -39,6 +39,14 @@ def s(x):
     return x.decode() if isinstance(x, bytes) else str(x)
 
 
+def save(fig, out, name, made):
+    """lay out, write out/name (110 dpi), close, and note it in made"""
+    fig.tight_layout()
+    fig.savefig(os.path.join(out, name), dpi=110)
+    plt.close(fig)
+    made.append(name)
+
+
 def divergence(f, out):
     groups = f["analysis/baseline_groups"][:]
     pts = f["analysis/divergence_points"][:]
@@ -92,11 +100,7 @@ def divergence(f, out):
         fig.suptitle("group %d: %s %s→%s acc %s, %s inputs (u = %.3g)"
                      % (gid, s(g["op"]), s(g["dtype_in"]), s(g["dtype_out"]), s(g["dtype_acc"]),
                         s(g["input_dist"]), u))
-        fig.tight_layout()
-        name = "fig_divergence_g%d.png" % gid
-        fig.savefig(os.path.join(out, name), dpi=110)
-        plt.close(fig)
-        made.append(name)
+        save(fig, out, "fig_divergence_g%d.png" % gid, made)
         t = f["analysis/torch_compare"][:]
         t = t[t["group"] == gid]
         if len(t) and np.any(t["n_trials"] > 0):
@@ -111,11 +115,7 @@ def divergence(f, out):
             ax.set_ylabel("fraction of conforming outputs flagged")
             ax.grid(True, alpha=0.3)
             ax.legend(fontsize=7)
-            fig.tight_layout()
-            name = "fig_torch_g%d.png" % gid
-            fig.savefig(os.path.join(out, name), dpi=110)
-            plt.close(fig)
-            made.append(name)
+            save(fig, out, "fig_torch_g%d.png" % gid, made)
     return made
 
 
@@ -152,10 +152,9 @@ def signatures(f, out):
     ax.set_xticks(range(0, len(cases), step))
     ax.set_xticklabels([str(c) for c in cases[::step]], fontsize=7)
     ax.set_title("ordering signatures")
-    fig.tight_layout()
-    fig.savefig(os.path.join(out, "fig_signatures.png"), dpi=110)
-    plt.close(fig)
-    return ["fig_signatures.png"]
+    made = []
+    save(fig, out, "fig_signatures.png", made)
+    return made
 
 
 def detection(f, out):
@@ -191,11 +190,7 @@ def detection(f, out):
         fig.suptitle("case %d: %s %s %dx%dx%d (%s, η = %.3g)"
                      % (c, s(x["contract"]), s(x["dtype_in"]), x["m"], x["n"], x["k"],
                         s(x["structure"]), x["eta"]))
-        fig.tight_layout()
-        name = "fig_detection_c%d.png" % c
-        fig.savefig(os.path.join(out, name), dpi=110)
-        plt.close(fig)
-        made.append(name)
+        save(fig, out, "fig_detection_c%d.png" % c, made)
     return made
 
 
@@ -270,11 +265,7 @@ def tolerances(f, out):
                         h["ci95"][0], h["ci95"][1], tol["false_alarm_target"]), fontsize=9)
         ax.grid(True, which="both", alpha=0.3)
         ax.legend(fontsize=6)
-        fig.tight_layout()
-        name = "fig_tolerance_%d.png" % i
-        fig.savefig(os.path.join(out, name), dpi=110)
-        plt.close(fig)
-        made.append(name)
+        save(fig, out, "fig_tolerance_%d.png" % i, made)
     return made
 
 

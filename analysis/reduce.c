@@ -6,6 +6,7 @@
  * tolerances flag. Nothing is ever loaded whole: the rows of the /analysis
  * tables wait in temporary files (spool.h). */
 #include "reduce.h"
+#include "grow.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -250,14 +251,7 @@ static void free_state(reduce_state *s)
     kcs_recompute_free(s->rc);
     kcs_merge_out_abort(s->merge);
     kcs_view_close(s->v);
-    free(s->res);
-    free(s->samples);
-    free(s->ref);
-    free(s->absref);
-    free(s->vrows);
-    free(s->drows);
-    free(s->srows);
-    free(s->twins);
+    KCS_FREE(s->res, s->samples, s->ref, s->absref, s->vrows, s->drows, s->srows, s->twins);
 }
 
 static char *join_command(const kcs_reduce_opts *o)

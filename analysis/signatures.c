@@ -1,5 +1,6 @@
 /* Ordering signatures (signatures.h). */
 #include "signatures.h"
+#include "grow.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -43,16 +44,8 @@ int kcs_sig_summary_init(kcs_sig_summary *s, int nr)
 
 void kcs_sig_summary_free(kcs_sig_summary *s)
 {
-    free(s->count);
-    free(s->repeat_cases);
-    free(s->repeat_fail);
-    free(s->batch_cases);
-    free(s->batch_fail);
-    free(s->max_ulp);
-    free(s->pattern_rows);
-    free(s->pattern_tiles);
-    free(s->pattern_everywhere);
-    free(s->pattern_scattered);
+    KCS_FREE(s->count, s->repeat_cases, s->repeat_fail, s->batch_cases, s->batch_fail, s->max_ulp,
+             s->pattern_rows, s->pattern_tiles, s->pattern_everywhere, s->pattern_scattered);
     memset(s, 0, sizeof *s);
 }
 

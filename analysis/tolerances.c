@@ -115,12 +115,7 @@ void kcs_tolset_free(kcs_tolset *ts)
         return;
     for (int i = 0; i < ts->nk; i++) {
         tkey *k = &ts->k[i];
-        free(k->pts);
-        free(k->ran);
-        free(k->nonconf);
-        free(k->conf);
-        free(k->torch_atol);
-        free(k->torch_loose);
+        KCS_FREE(k->pts, k->ran, k->nonconf, k->conf, k->torch_atol, k->torch_loose);
         kcs_tolfit_free(&k->fit);
     }
     free(ts->k);

@@ -46,16 +46,8 @@ void kcs_toljudge_free(kcs_toljudge *j)
         return;
     for (int i = 0; i < j->n_rec; i++)
         kcs_tolfit_free(&j->rec[i].fit);
-    free(j->rec);
-    free(j->path);
-    free(j->trials);
-    free(j->flagged);
-    free(j->no_rec);
-    free(j->out_of_range);
-    free(j->not_run);
-    free(j->extrapolated);
-    free(j->cases);
-    free(j);
+    KCS_FREE(j->rec, j->path, j->trials, j->flagged, j->no_rec, j->out_of_range, j->not_run,
+             j->extrapolated, j->cases, j);
 }
 
 static int is_null(struct fy_node *n)

@@ -1,5 +1,6 @@
 /* The merged view of one or several datasets (view.h). */
 #include "view.h"
+#include "grow.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -295,12 +296,7 @@ void kcs_view_close(kcs_view *v)
         free(v->src[s].info.command_line);
         free(v->src[s].study_text);
     }
-    free(v->ranks);
-    free(v->rank_src);
-    free(v->cases);
-    free(v->scratch_res);
-    free(v->scratch_samples);
-    free(v);
+    KCS_FREE(v->ranks, v->rank_src, v->cases, v->scratch_res, v->scratch_samples, v);
 }
 
 static void blank_row(kcs_result_rec *x, int64_t case_id, int rank, int trial, kcs_status status)

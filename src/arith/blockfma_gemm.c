@@ -18,6 +18,7 @@
  * kernel (blockfma_kern.h). Every fast path is checked bit
  * for bit against kcs_blockfma_step by tests/unit/arith/test_blockfma.c. */
 #include "blockfma_impl.h"
+#include "grow.h"
 
 #include <float.h>
 #include <math.h>
@@ -138,9 +139,6 @@ int kcs_emulated_gemm(const kcs_profile_params *p, int64_t m, int64_t n, int64_t
     }
     rc = 0;
 out:
-    free(av);
-    free(bv);
-    free(abad);
-    free(gbad);
+    KCS_FREE(av, bv, abad, gbad);
     return rc;
 }

@@ -86,6 +86,7 @@
  * same result. The binary runs on any x86-64: variants for x86-64-v3/v4
  * are picked at run time. */
 #include "freivalds.h"
+#include "grow.h"
 
 #include <math.h>
 #include <pthread.h>
@@ -759,12 +760,7 @@ int kcs_freivalds_verify(const float *A, const float *B, const float *C, long m,
     res.seconds = fv_now() - t0;
     *res_p = res;
 out:
-    free(Rt);
-    free(c.BRt);
-    free(c.beta);
-    free(c.sqB);
-    free(c.wprobe);
-    free(ratio_own);
+    KCS_FREE(Rt, c.BRt, c.beta, c.sqB, c.wprobe, ratio_own);
     return rc;
 }
 

@@ -1,5 +1,6 @@
 /* Growing a malloc'd array by doubling, for the tables kcs builds row by
- * row. Header-only (the sources are also built alone into fuzz targets). */
+ * row, and freeing several at once. Header-only (the sources are also
+ * built alone into fuzz targets). */
 #ifndef KCS_GROW_H
 #define KCS_GROW_H
 
@@ -32,5 +33,15 @@ static inline int kcs_grow(void *arr_p, int n, int *cap_p, size_t elem, int firs
     *cap_p = (int)cap;
     return rc;
 }
+
+/* free() each of the n pointers; KCS_FREE(a, b, ...) for a list. */
+static inline void kcs_free_n(void *const *p, int n)
+{
+    for (int i = 0; i < n; i++)
+        free(p[i]);
+}
+#define KCS_FREE(...)                                                                              \
+    kcs_free_n((void *const[]){__VA_ARGS__},                                                       \
+               (int)(sizeof((void *const[]){__VA_ARGS__}) / sizeof(void *)))
 
 #endif

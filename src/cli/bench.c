@@ -21,6 +21,7 @@
 #include <time.h>
 
 #include "bench_util.h"
+#include "grow.h"
 #include "cli.h"
 #include "freivalds.h"
 #include "backend.h"
@@ -236,14 +237,7 @@ static int bench_arith(int argc, char **argv)
                flops / rows[i].seconds / 1e9, flops / rows[i].best / 1e9,
                rows[0].seconds / rows[i].seconds, rows[1].seconds / rows[i].seconds);
 out:
-    free(s.A);
-    free(s.B);
-    free(s.D);
-    free(s.fa);
-    free(s.fb);
-    free(s.fd);
-    free(rows);
-    free(t);
+    KCS_FREE(s.A, s.B, s.D, s.fa, s.fb, s.fd, rows, t);
     return rc ? 1 : 0;
 }
 

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "bench_util.h"
+#include "grow.h"
 #include "cli.h"
 #include "format.h"
 #include "freivalds.h"
@@ -371,10 +372,7 @@ static int bench_cost(const long *sizes, int ns, const long *ks, int nk, int nt,
             free(tr);
             free(tp);
         }
-        free(tg);
-        free(A);
-        free(B);
-        free(C);
+        KCS_FREE(tg, A, B, C);
     }
     if (ns > 1)
         machine_print("fastest seen in this run, the floors above use it as it stood then", mach);
@@ -392,15 +390,7 @@ typedef struct bf_ws {
 
 static void ws_free(bf_ws *w)
 {
-    free(w->A);
-    free(w->B);
-    free(w->C);
-    free(w->rt);
-    free(w->pt);
-    free(w->rm);
-    free(w->rowmax);
-    free(w->res);
-    free(w->cr);
+    KCS_FREE(w->A, w->B, w->C, w->rt, w->pt, w->rm, w->rowmax, w->res, w->cr);
 }
 
 /* 0, or 1 (all freed) when memory ran out. */

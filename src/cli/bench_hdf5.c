@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "bench_util.h"
+#include "grow.h"
 #include "cli.h"
 #include "contract.h"
 #include "rng.h"
@@ -316,11 +317,7 @@ int kcs_bench_hdf5(int argc, char **argv)
                    rows / med[w], c.payload / med[w] / 1e6, med[0] / med[w]);
         }
     }
-    free(plan.cases);
-    free(c.recs);
-    free(c.smp);
-    free(c.case_recs);
-    free(t);
+    KCS_FREE(plan.cases, c.recs, c.smp, c.case_recs, t);
     if (!inited)
         MPI_Finalize();
     return rc ? 1 : 0;

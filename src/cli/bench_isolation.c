@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "bench_util.h"
+#include "grow.h"
 #include "callguard.h"
 #include "cli.h"
 #include "format.h"
@@ -181,13 +182,7 @@ int kcs_bench_isolation(int argc, char **argv)
                 fflush(stdout);
             }
         }
-        free(A);
-        free(B);
-        free(D);
-        free(fa);
-        free(fb);
-        free(fd);
-        free(t);
+        KCS_FREE(A, B, D, fa, fb, fd, t);
     }
     kcs_backend_plugin_inprocess.close(paths[0].ctx);
     kcs_backend_plugin.close(paths[1].ctx);

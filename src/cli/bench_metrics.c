@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "bench_util.h"
+#include "grow.h"
 #include "cli.h"
 #include "format.h"
 #include "metrics.h"
@@ -225,9 +226,6 @@ int kcs_bench_metrics(int argc, char **argv)
             fflush(stdout);
         }
 out:
-    free(y);
-    free(ref);
-    free(absref);
-    free(t);
+    KCS_FREE(y, ref, absref, t);
     return rc;
 }

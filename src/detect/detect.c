@@ -2,6 +2,7 @@
 #define _POSIX_C_SOURCE 200809L
 
 #include "detect.h"
+#include "grow.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -211,14 +212,7 @@ typedef struct det_ctx {
 
 static int free_input(det_input *d)
 {
-    free(d->ref);
-    free(d->absref);
-    free(d->ref_out);
-    free(d->A);
-    free(d->B);
-    free(d->C);
-    free(d->resid);
-    free(d->cr);
+    KCS_FREE(d->ref, d->absref, d->ref_out, d->A, d->B, d->C, d->resid, d->cr);
     return 0;
 }
 

@@ -1,6 +1,7 @@
 /* Study YAML loading. Contracts are named by path relative to the study
  * file; cases reference contracts by id. */
 #include "study.h"
+#include "grow.h"
 #include "precondition.h"
 
 #include <libgen.h>
@@ -506,10 +507,7 @@ void kcs_study_free(kcs_study *s)
         return;
     for (int i = 0; i < s->n_contracts; i++)
         kcs_contract_free(s->contracts[i]);
-    free(s->sweeps);
-    free(s->path);
-    free(s->text);
-    free(s);
+    KCS_FREE(s->sweeps, s->path, s->text, s);
 }
 
 const kcs_placement *kcs_study_placement(const kcs_study *s, int rank)

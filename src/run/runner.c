@@ -2,6 +2,7 @@
  * implementation; results are handed to the store per case (it writes them
  * collectively, a batch of cases at a time). */
 #include "runner.h"
+#include "grow.h"
 
 #include "check.h"
 
@@ -603,10 +604,7 @@ out_abort:
     cleanup_failed(&s);
 out_bind:
     kcs_binding_close(&s.bind);
-    free(s.case_recs);
-    free(s.recs);
-    free(s.samples);
-    free(s.digests);
+    KCS_FREE(s.case_recs, s.recs, s.samples, s.digests);
 out_journal:
     if (rc < 0 && !s.cleaned)
         cleanup_failed(&s);

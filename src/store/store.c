@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "store.h"
+#include "grow.h"
 #include "store_verify.h"
 #include "store_writer.h"
 
@@ -135,10 +136,7 @@ static void free_store(kcs_store *st)
 {
     if (st->comm != MPI_COMM_NULL)
         MPI_Comm_free(&st->comm);
-    free(st->path);
-    free(st->case_ids);
-    free(st->rows);
-    free(st->nan_row);
+    KCS_FREE(st->path, st->case_ids, st->rows, st->nan_row);
     kcs_store_batch_free(st);
     free(st);
 }
