@@ -15,6 +15,20 @@
 #include "calibrate.h"
 #include "yamlx.h"
 
+/* Whether the comma-separated list holds name (calibrate.h). */
+int kcs_calib_has_sig(const char *list, const char *name)
+{
+    size_t len = strlen(name);
+    for (const char *p = list; p && *p;) {
+        const char *end = strchr(p, ',');
+        size_t n = end ? (size_t)(end - p) : strlen(p);
+        if (n == len && strncmp(p, name, len) == 0)
+            return 1;
+        p = end ? end + 1 : NULL;
+    }
+    return 0;
+}
+
 void kcs_calib_entry_free(kcs_calib_entry *e)
 {
     if (!e)

@@ -49,19 +49,6 @@ kcs_format kcs_calib_dtype(const kcs_contract *c)
     return KCS_FMT_FP32;
 }
 
-int kcs_calib_has_sig(const char *list, const char *name)
-{
-    size_t len = strlen(name);
-    for (const char *p = list; p && *p;) {
-        const char *end = strchr(p, ',');
-        size_t n = end ? (size_t)(end - p) : strlen(p);
-        if (n == len && strncmp(p, name, len) == 0)
-            return 1;
-        p = end ? end + 1 : NULL;
-    }
-    return 0;
-}
-
 static void add_name(char *list, size_t cap, const char *name, size_t len)
 {
     char tmp[96];
