@@ -59,7 +59,7 @@ int kcs_cpu_calib_elementwise(const kcs_call *c, const char *id, int state, kcs_
 int kcs_cpu_calib_rows_rn(const kcs_call *c, const char *id, int state, kcs_error *err);
 /* C-PRC-07's attention (calib_attention_rn.c). */
 int kcs_cpu_calib_attention_rn(const kcs_call *c, const char *id, int state, kcs_error *err);
-/* C-PRC-08's norm (calib_norm.c). */
+/* C-PRC-08's norm (calib_rows.c). */
 int kcs_cpu_calib_norm(const kcs_call *c, const char *id, int state, kcs_error *err);
 
 /* Forget the per-shape memo of calib:C-CMP-03:bad (tests). */

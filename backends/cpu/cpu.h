@@ -86,7 +86,7 @@ int kcs_cpu_layernorm(kcs_backend_ctx *ctx, const kcs_call *call, kcs_error *err
 int kcs_cpu_rmsnorm(kcs_backend_ctx *ctx, const kcs_call *call, kcs_error *err);
 int kcs_cpu_attention(kcs_backend_ctx *ctx, const kcs_call *call, kcs_error *err);
 int kcs_cpu_gather(kcs_backend_ctx *ctx, const kcs_call *call, kcs_error *err);
-/* vnorm.c: the 2-norm of each row */
+/* reduce.c: the 2-norm of each row */
 int kcs_cpu_norm(kcs_backend_ctx *ctx, const kcs_call *call, kcs_error *err);
 /* elementwise.c; one element: f (elementwise.h) in working format w, own = the stable forms */
 int kcs_cpu_elementwise(kcs_backend_ctx *ctx, const kcs_call *call, kcs_error *err);
