@@ -1,8 +1,9 @@
-/* The reducer's serial HDF5 writer and the few reads the store's reader
- * does not offer. Streaming: tables grow by appended rows (chunked,
- * unlimited), so no table is ever held whole in memory. The only file of
- * analysis/ that includes hdf5.h (like the store, it keeps HDF5 behind
- * kcs_error). */
+/* The store's serial HDF5 writer (the reducer's /analysis, calibration and
+ * detection files) and the few reads the store's reader does not offer.
+ * Streaming: tables grow by appended rows (chunked, unlimited), so no
+ * table is ever held whole in memory. Every HDF5 write of kcs goes through
+ * the store: its parallel writer (store.h) or this one; HDF5 stays behind
+ * kcs_error. */
 #ifndef KCS_H5OUT_H
 #define KCS_H5OUT_H
 
