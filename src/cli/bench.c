@@ -28,12 +28,6 @@
 #include "profile.h"
 #include "rng.h"
 
-typedef struct kcs_bench {
-    const char *name;
-    int (*fn)(int argc, char **argv);
-    const char *help;
-} kcs_bench;
-
 static void fill_fmt(double *x, size_t n, kcs_format f, uint64_t stream)
 {
     kcs_rng r;
@@ -243,7 +237,7 @@ out:
 
 /* ---- the sub-benchmark table ------------------------------------------------ */
 
-static const kcs_bench benches[] = {
+static const kcs_subcmd benches[] = {
     {"arith", bench_arith, "GFLOP/s: emulated matrix units vs OpenBLAS sgemm vs own kernel"},
     {"freivalds", kcs_bench_freivalds,
      "Freivalds verification vs OpenBLAS sgemm (--false-alarms, --detection)"},
@@ -254,28 +248,10 @@ static const kcs_bench benches[] = {
      "per-call cost of a plugin in its worker process vs loaded into kcs (fp32 GEMMs)"},
 };
 
-static void bench_usage(FILE *f)
-{
-    fprintf(f, "usage: kcs bench <benchmark> [options]  (kcs bench <benchmark> --help)\n\n"
-               "benchmarks:\n");
-    for (size_t i = 0; i < sizeof benches / sizeof benches[0]; i++)
-        fprintf(f, "  %-10s %s\n", benches[i].name, benches[i].help);
-}
-
 int kcs_cmd_bench(int argc, char **argv)
 {
-    if (argc < 2) {
-        bench_usage(stderr);
-        return 2;
-    }
-    if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
-        bench_usage(stdout);
-        return 0;
-    }
-    for (size_t i = 0; i < sizeof benches / sizeof benches[0]; i++)
-        if (strcmp(argv[1], benches[i].name) == 0)
-            return benches[i].fn(argc - 1, argv + 1);
-    fprintf(stderr, "kcs bench: unknown benchmark '%s'\n", argv[1]);
-    bench_usage(stderr);
-    return 2;
+    return kcs_cli_dispatch("kcs bench", "benchmark",
+                            "usage: kcs bench <benchmark> [options]  (kcs bench <benchmark> "
+                            "--help)\n\nbenchmarks:\n",
+                            benches, sizeof benches / sizeof benches[0], argc, argv);
 }

@@ -37,18 +37,39 @@ int kcs_cli_parse_recorded(const kcs_cmd_doc *doc, const kcs_opt *opts, int argc
 void kcs_cli_help(FILE *f, const kcs_cmd_doc *doc, const kcs_opt *opts);
 
 /* Subcommands. */
-int kcs_cmd_run(int argc, char **argv);
-int kcs_cmd_check(int argc, char **argv);
-int kcs_cmd_reduce(int argc, char **argv);
-int kcs_cmd_detect(int argc, char **argv);
-int kcs_cmd_lint(int argc, char **argv);
-int kcs_cmd_exec(int argc, char **argv);
-int kcs_cmd_devices(int argc, char **argv);
-int kcs_cmd_bench(int argc, char **argv);
-int kcs_cmd_probe(int argc, char **argv);
-int kcs_cmd_version(int argc, char **argv);
-int kcs_cmd_calibrate(int argc, char **argv);
-int kcs_cmd_grade(int argc, char **argv);
+/* The commands, in `kcs --help`'s order: X(name, summary) declares
+ * kcs_cmd_<name> (src/cli/<name>.c) and gives main.c's table. A new
+ * command is one line here and its file. */
+#define KCS_CLI_COMMANDS(X)                                                                     \
+    X(run, "run a study under MPI and write its HDF5 dataset")                                \
+    X(check, "check a study without running it and print its plan")                           \
+    X(reduce, "analyse datasets: verdicts, baselines, signatures, merge, report")             \
+    X(detect, "detection curves: inject errors, judge them with every detector")              \
+    X(lint, "validate contract files and print them normalized")                              \
+    X(exec, "run one op on one backend with inputs from files")                               \
+    X(bench, "performance: emulated matrix units vs native and own kernels")                  \
+    X(probe, "infer a gemm path's arithmetic and name the nearest profile")                   \
+    X(calibrate, "three-state calibration: does each contract separate bad from good?")       \
+    X(grade, "grade a plugin kernel library against every contract in scope")                 \
+    X(devices, "list backends compiled in and the devices they find")                         \
+    X(version, "print version and build provenance")
+#define KCS_CLI_DECLARE(name, summary) int kcs_cmd_##name(int argc, char **argv);
+KCS_CLI_COMMANDS(KCS_CLI_DECLARE)
+#undef KCS_CLI_DECLARE
+
+/* A table of subcommands (kcs's commands, kcs bench's benchmarks) and the
+ * one dispatcher of both: `PROG NAME ARGS...` runs NAME's function with
+ * argv from NAME on (WHAT names an entry in the error message); -h/--help/help print the usage (HEADER, then a line
+ * per entry) on stdout (exit 0); no name or an unknown one print it on
+ * stderr (exit 2). */
+typedef struct kcs_subcmd {
+    const char *name;
+    int (*fn)(int argc, char **argv);
+    const char *summary;
+} kcs_subcmd;
+void kcs_cli_subcmd_usage(FILE *f, const char *header, const kcs_subcmd *t, size_t n);
+int kcs_cli_dispatch(const char *prog, const char *what, const char *header,
+                     const kcs_subcmd *t, size_t n, int argc, char **argv);
 
 /* The backend named (--backend), opened on device with the profile and
  * options: 0 with *ops_p and *ctx_p set, or an error (KCS_E_NODEV for a
@@ -74,6 +95,7 @@ int kcs_calibrate_sweep_cmd(struct kcs_contract **cs, int n, const struct kcs_ca
                             const char *cmdline, int *rc_p, struct kcs_error *err);
 
 /* kcs bench sub-benchmarks (bench.c's table; bench_<name>.c). */
+int kcs_bench_freivalds(int argc, char **argv);
 int kcs_bench_metrics(int argc, char **argv);
 int kcs_bench_hdf5(int argc, char **argv);
 int kcs_bench_study(int argc, char **argv);

@@ -129,3 +129,30 @@ int kcs_cli_parse_recorded(const kcs_cmd_doc *doc, const kcs_opt *opts, int argc
         used += (size_t)snprintf(cmdline + used, len - used, " %s", argv[i]);
     return kcs_cli_parse(doc, opts, argc, argv, npos, status_p);
 }
+
+void kcs_cli_subcmd_usage(FILE *f, const char *header, const kcs_subcmd *t, size_t n)
+{
+    fputs(header, f);
+    for (size_t i = 0; i < n; i++)
+        fprintf(f, "  %-10s %s\n", t[i].name, t[i].summary);
+}
+
+int kcs_cli_dispatch(const char *prog, const char *what, const char *header,
+                     const kcs_subcmd *t, size_t n, int argc, char **argv)
+{
+    if (argc < 2) {
+        kcs_cli_subcmd_usage(stderr, header, t, n);
+        return 2;
+    }
+    if (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0 ||
+        strcmp(argv[1], "help") == 0) {
+        kcs_cli_subcmd_usage(stdout, header, t, n);
+        return 0;
+    }
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(argv[1], t[i].name) == 0)
+            return t[i].fn(argc - 1, argv + 1);
+    fprintf(stderr, "%s: unknown %s '%s'\n", prog, what, argv[1]);
+    kcs_cli_subcmd_usage(stderr, header, t, n);
+    return 2;
+}
