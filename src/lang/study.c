@@ -1,6 +1,7 @@
 /* Study YAML loading. Contracts are named by path relative to the study
  * file; cases reference contracts by id. */
 #include "study.h"
+#include "backend_names.h"
 #include "grow.h"
 #include "precondition.h"
 
@@ -32,8 +33,9 @@ static void placement_defaults(kcs_placement *p)
  * GPU cluster still loads on a laptop, where those ranks are unavailable.
  * (Which of them this build and node can open is the registry's business,
  * backends/registry.c; a placement is checked against it when run.) */
-static const char *const known_backend_names[] = {"cpu", "opencl", "cuda", "hip", "level_zero",
-                                                  "plugin"};
+#define KCS_BACKEND_NAME(name, kind, gpu) #name,
+static const char *const known_backend_names[] = {KCS_BACKEND_LIST(KCS_BACKEND_NAME)};
+#undef KCS_BACKEND_NAME
 #define N_KNOWN_BACKENDS (sizeof known_backend_names / sizeof known_backend_names[0])
 
 int kcs_study_backend_known(const char *name)

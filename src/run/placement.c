@@ -1,3 +1,4 @@
+#include "backend_names.h"
 #include "placement.h"
 
 #include <stdio.h>
@@ -15,8 +16,12 @@
  * devices (OpenCL before the CPU). */
 static int is_native_gpu(const char *name)
 {
-    return strcmp(name, "cuda") == 0 || strcmp(name, "hip") == 0 ||
-           strcmp(name, "level_zero") == 0;
+#define KCS_BACKEND_GPU(n, kind, gpu)                                                          \
+    if (gpu && strcmp(name, #n) == 0)                                                          \
+        return 1;
+    KCS_BACKEND_LIST(KCS_BACKEND_GPU)
+#undef KCS_BACKEND_GPU
+    return 0;
 }
 
 int kcs_placement_auto_pick(const char *const *backends, const int *counts, int nb, int local,
