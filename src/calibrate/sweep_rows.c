@@ -11,6 +11,27 @@
 #include "protocol.h"
 #include "stats.h"
 
+int kcs_sweep_out_alloc(kcs_sweep_out *o, int64_t n_dist, int T)
+{
+    size_t cells = (size_t)(n_dist * T) + 1;
+    o->n_dist = n_dist;
+    o->T = T;
+    o->ok = calloc(cells, 1);
+    o->flag = calloc(cells, 1);
+    o->unclaimed = calloc(cells, 1);
+    o->dig = calloc(cells, sizeof *o->dig);
+    return o->ok && o->flag && o->unclaimed && o->dig;
+}
+
+void kcs_sweep_out_free(kcs_sweep_out *o)
+{
+    free(o->ok);
+    free(o->flag);
+    free(o->unclaimed);
+    free(o->dig);
+    memset(o, 0, sizeof *o);
+}
+
 int kcs_sweep_rows_room(kcs_sweep_row **rows, int *nr, int *cap, kcs_error *err)
 {
     if (*nr < *cap)
