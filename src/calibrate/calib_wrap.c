@@ -344,8 +344,8 @@ static int wrap_discover(kcs_device_info *out, int max, int *count_p, kcs_error 
     return 0;
 }
 
-static int wrap_open_slot(int device, const kcs_backend_config *cfg, kcs_backend_ctx **ctx_p,
-                          kcs_error *err)
+static int wrap_open(int device, const kcs_backend_config *cfg, kcs_backend_ctx **ctx_p,
+                     kcs_error *err)
 {
     (void)device;
     (void)cfg;
@@ -386,13 +386,7 @@ static uint32_t wrap_declares(kcs_backend_ctx *w, const kcs_call *c)
 }
 
 const kcs_backend_ops kcs_calib_wrap_ops = {
-    .abi = KCS_BACKEND_ABI,
-    .name = "calib-wrap",
-    .discover = wrap_discover,
-    .open = wrap_open_slot,
-    .run = wrap_run,
-    .describe = wrap_describe,
-    .close = wrap_close,
+    KCS_BACKEND_OPS(wrap, "calib-wrap"),
     .declares = wrap_declares,
 };
 
