@@ -139,19 +139,13 @@ static int sum_own(const kcs_call *c, kcs_error *err)
 int kcs_cpu_reduce_sum(kcs_backend_ctx *ctx, const kcs_call *c, kcs_error *err)
 {
     (void)ctx;
-    int v = kcs_cpu_variant(c, 0, err);
-    if (v < 0)
-        return v;
-    return v == 0 ? reduce_native(c, err) : sum_own(c, err);
+    return kcs_cpu_by_variant(c, reduce_native, sum_own, err);
 }
 
 int kcs_cpu_dot(kcs_backend_ctx *ctx, const kcs_call *c, kcs_error *err)
 {
     (void)ctx;
-    int v = kcs_cpu_variant(c, 0, err);
-    if (v < 0)
-        return v;
-    return v == 0 ? dot_native(c, err) : sum_own(c, err);
+    return kcs_cpu_by_variant(c, dot_native, sum_own, err);
 }
 
 /* fp64 sums of each element's contributions in rank order, row by row

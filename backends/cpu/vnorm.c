@@ -65,8 +65,5 @@ static int norm_own(const kcs_call *c, kcs_error *err)
 int kcs_cpu_norm(kcs_backend_ctx *ctx, const kcs_call *c, kcs_error *err)
 {
     (void)ctx;
-    int v = kcs_cpu_variant(c, 0, err);
-    if (v < 0)
-        return v;
-    return v == 0 ? norm_native(c, err) : norm_own(c, err);
+    return kcs_cpu_by_variant(c, norm_native, norm_own, err);
 }

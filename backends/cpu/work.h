@@ -51,6 +51,19 @@ static inline int kcs_cpu_variant(const kcs_call *c, int allow_fused, kcs_error 
                     kcs_op_name(c->op), v, allow_fused ? ", fused" : "");
 }
 
+/* An op's kernel for one variant. */
+typedef int (*kcs_cpu_variant_fn)(const kcs_call *c, kcs_error *err);
+
+/* Run c by its variant: native or own (fused is not offered). */
+static inline int kcs_cpu_by_variant(const kcs_call *c, kcs_cpu_variant_fn native,
+                                     kcs_cpu_variant_fn own, kcs_error *err)
+{
+    int v = kcs_cpu_variant(c, 0, err);
+    if (v < 0)
+        return v;
+    return v == 0 ? native(c, err) : own(c, err);
+}
+
 static inline double kcs_cpu_out(const kcs_call *c, double x)
 {
     if (c->dtype_out == KCS_FMT_FP32) /* the common case, inline */
