@@ -183,15 +183,7 @@ static int bind_kernel(const kcs_contract *c, const kcs_sweep_kdef *kd, kcs_rank
         snprintf(name, name_len, "%s", b->pl.variant);
         return 0;
     }
-    snprintf(b->pl.variant, sizeof b->pl.variant, "%s", kd->variant);
-    if (kd->acc) {
-        kcs_acc_parse(kd->acc, &b->pl.acc);
-        b->pl.acc_set = 1;
-    }
-    if (kd->schedule)
-        kcs_schedule_parse(kd->schedule, &b->pl.schedule);
-    snprintf(name, name_len, "%s%s%s%s%s", kd->variant, kd->acc ? " " : "",
-             kd->acc ? kd->acc : "", kd->schedule ? " " : "", kd->schedule ? kd->schedule : "");
+    kcs_sweep_bind_kernel(b, kd->variant, kd->acc, kd->schedule, name, name_len);
     return 0;
 }
 

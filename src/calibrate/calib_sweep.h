@@ -95,6 +95,12 @@ int kcs_sweep_out_alloc(kcs_sweep_out *o, int64_t n_dist, int T);
 /* Free o's arrays and zero it. */
 void kcs_sweep_out_free(kcs_sweep_out *o);
 
+/* Bind b (a CPU binding) to kernel variant with accumulator acc and
+ * schedule (either NULL: the contract's, sequential), and name it
+ * "variant[ acc][ schedule]" into name. */
+void kcs_sweep_bind_kernel(kcs_rank_binding *b, const char *variant, const char *acc,
+                           const char *schedule, char *name, size_t len);
+
 /* One table row: its names, the point (op, input format, shape) and the
  * counts, with rate = flagged / trials and its Clopper-Pearson 95%
  * interval (NaN when no trial counts). */

@@ -167,15 +167,7 @@ static int bind(const kcs_contract *c, const pkern *pk, kcs_rank_binding *b, cha
         snprintf(name, len, "%s", b->pl.variant);
         return 0;
     }
-    snprintf(b->pl.variant, sizeof b->pl.variant, "%s", pk->variant);
-    if (pk->acc) {
-        kcs_acc_parse(pk->acc, &b->pl.acc);
-        b->pl.acc_set = 1;
-    }
-    if (pk->schedule)
-        kcs_schedule_parse(pk->schedule, &b->pl.schedule);
-    snprintf(name, len, "%s%s%s%s%s", pk->variant, pk->acc ? " " : "", pk->acc ? pk->acc : "",
-             pk->schedule ? " " : "", pk->schedule ? pk->schedule : "");
+    kcs_sweep_bind_kernel(b, pk->variant, pk->acc, pk->schedule, name, len);
     return 0;
 }
 

@@ -11,6 +11,20 @@
 #include "protocol.h"
 #include "stats.h"
 
+void kcs_sweep_bind_kernel(kcs_rank_binding *b, const char *variant, const char *acc,
+                           const char *schedule, char *name, size_t len)
+{
+    snprintf(b->pl.variant, sizeof b->pl.variant, "%s", variant);
+    if (acc) {
+        kcs_acc_parse(acc, &b->pl.acc);
+        b->pl.acc_set = 1;
+    }
+    if (schedule)
+        kcs_schedule_parse(schedule, &b->pl.schedule);
+    snprintf(name, len, "%s%s%s%s%s", variant, acc ? " " : "", acc ? acc : "",
+             schedule ? " " : "", schedule ? schedule : "");
+}
+
 int kcs_sweep_out_alloc(kcs_sweep_out *o, int64_t n_dist, int T)
 {
     size_t cells = (size_t)(n_dist * T) + 1;
