@@ -25,12 +25,22 @@
 #define CMP02_TILE 32
 #define CMP03_CLASS 64
 
-/* The whole call, forwarded with variant native. */
-static int forward(kcs_backend_ctx *w, const kcs_call *c, kcs_error *err)
+int kcs_wrap_forward(kcs_backend_ctx *w, const kcs_call *c, const double *in0,
+                     const double *in1, kcs_error *err)
 {
     kcs_call f = *c;
     f.variant = "native";
+    if (in0)
+        f.in[0] = in0;
+    if (in1)
+        f.in[1] = in1;
     return w->inner->run(w->ictx, &f, err);
+}
+
+/* The whole call, forwarded with variant native. */
+static int forward(kcs_backend_ctx *w, const kcs_call *c, kcs_error *err)
+{
+    return kcs_wrap_forward(w, c, NULL, NULL, err);
 }
 
 /* ---- gemm family: one gemm per batch on host slices ------------------- */
@@ -142,11 +152,7 @@ static int gemm_tf32(kcs_backend_ctx *w, const kcs_call *c, kcs_error *err)
     int rc = coerce_inputs(c, KCS_FMT_TF32, &A, &B, err);
     if (rc)
         return rc;
-    kcs_call f = *c;
-    f.variant = "native";
-    f.in[0] = A;
-    f.in[1] = B;
-    rc = w->inner->run(w->ictx, &f, err);
+    rc = kcs_wrap_forward(w, c, A, B, err);
     free(A);
     free(B);
     return rc;

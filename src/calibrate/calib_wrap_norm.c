@@ -13,11 +13,8 @@
 
 int kcs_wrap_norm_bad(kcs_backend_ctx *w, const kcs_call *c, kcs_error *err)
 {
-    if (c->k <= PRC08_K_FAST) {
-        kcs_call f = *c;
-        f.variant = "native";
-        return w->inner->run(w->ictx, &f, err);
-    }
+    if (c->k <= PRC08_K_FAST)
+        return kcs_wrap_forward(w, c, NULL, NULL, err);
     size_t m = (size_t)c->m, k = (size_t)c->k, nb = (k + PRC08_BLOCK - 1) / PRC08_BLOCK;
     double *x = kcs_wrap_alloc(m * nb * PRC08_BLOCK, err), *p = kcs_wrap_alloc(m * nb, err);
     int rc = !x || !p ? KCS_E_NOMEM : 0;
