@@ -100,22 +100,15 @@ static int reduce_blocked(kcs_backend_ctx *w, const kcs_call *c, kcs_error *err)
 {
     if (c->k <= ORD01_K_BLOCKED)
         return kcs_wrap_forward(w, c, NULL, NULL, err);
-    size_t m = (size_t)c->m, k = (size_t)c->k, nb = (k + ORD01_BLOCK - 1) / ORD01_BLOCK;
-    double *x = kcs_wrap_alloc(m * nb * ORD01_BLOCK, err), *p = kcs_wrap_alloc(m * nb, err);
-    int rc = !x || !p ? KCS_E_NOMEM : 0;
-    for (size_t i = 0; !rc && i < m; i++)
-        for (size_t t = 0; t < nb * ORD01_BLOCK; t++) /* zero padding is exact */
-            x[i * nb * ORD01_BLOCK + t] = t < k ? c->in[0][i * k + t] : 0.0;
-    if (!rc)
-        rc = kcs_wrap_native(w, c, KCS_OP_REDUCE_SUM, (int64_t)(m * nb), 0, ORD01_BLOCK, 0,
-                             c->dtype_in, KCS_FMT_FP32, x, NULL, NULL, p, err);
+    size_t m = (size_t)c->m, nb;
+    double *p;
+    int rc = kcs_wrap_blocks(w, c, KCS_OP_REDUCE_SUM, ORD01_BLOCK, &p, &nb, err);
     for (size_t i = 0; !rc && i < m; i++) {
         float total = 0.0f;
         for (size_t b = 0; b < nb; b++)
             total += (float)kcs_wrap_round(KCS_FMT_BF16, p[i * nb + b]);
         c->out[i] = out_round(c, total);
     }
-    free(x);
     free(p);
     return rc;
 }
