@@ -25,12 +25,9 @@ int kcs_cpu_calib_norm(const kcs_call *c, const char *id, int state, kcs_error *
     const kcs_acc fp32 = {KCS_FMT_FP32, 0, 0}, bf16 = {KCS_FMT_BF16, 0, 0};
     const kcs_acc *acc = state == KCS_CALIB_BAD && c->k > PRC08_K_FAST ? &bf16 : &fp32;
     size_t k = (size_t)c->k;
-    double *sq = malloc((k + 1) * sizeof *sq), *scratch = malloc((k + 1) * sizeof *scratch);
-    if (!sq || !scratch) {
-        free(sq);
-        free(scratch);
+    double *sq, *scratch;
+    if (kcs_cpu_alloc2(k, &sq, &scratch))
         return kcs_fail(err, KCS_E_NOMEM, "cpu: %s norm: out of memory (k=%zu)", id, k);
-    }
     for (int64_t i = 0; i < c->m; i++) {
         const double *x = c->in[0] + (size_t)i * k;
         for (size_t t = 0; t < k; t++)

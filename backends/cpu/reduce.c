@@ -112,12 +112,9 @@ static int dot_native(const kcs_call *c, kcs_error *err)
 static int sum_own(const kcs_call *c, kcs_error *err)
 {
     size_t k = (size_t)c->k;
-    double *terms = malloc((k + 1) * sizeof *terms), *scratch = malloc((k + 1) * sizeof *scratch);
-    if (!terms || !scratch) {
-        free(terms);
-        free(scratch);
+    double *terms, *scratch;
+    if (kcs_cpu_alloc2(k, &terms, &scratch))
         return kcs_fail(err, KCS_E_NOMEM, "cpu %s: out of memory (k=%zu)", kcs_op_name(c->op), k);
-    }
     if (c->op == KCS_OP_DOT) {
         for (size_t t = 0; t < k; t++)
             terms[t] = c->in[0][t] * c->in[1][t];
@@ -212,13 +209,9 @@ int kcs_cpu_allreduce(kcs_backend_ctx *ctx, const kcs_call *c, kcs_error *err)
         return allreduce_fp64_rows(c, P, 0, err);
     if (allreduce_fast(c, P))
         return 0;
-    double *terms = malloc(((size_t)P + 1) * sizeof *terms);
-    double *scratch = malloc(((size_t)P + 1) * sizeof *scratch);
-    if (!terms || !scratch) {
-        free(terms);
-        free(scratch);
+    double *terms, *scratch;
+    if (kcs_cpu_alloc2((size_t)P, &terms, &scratch))
         return kcs_fail(err, KCS_E_NOMEM, "cpu allreduce: out of memory (m=%lld)", (long long)P);
-    }
     /* atomic: each element's order drawn in bulk (kcs_atomic_order, the
      * same swaps as kcs_cpu_sum's shuffle), then summed sequentially */
     int atomic = c->schedule.kind == KCS_SCHED_ATOMIC;

@@ -43,12 +43,9 @@ static int norm_own(const kcs_call *c, kcs_error *err)
 {
     size_t k = (size_t)c->k;
     kcs_format w = kcs_cpu_work_fmt(c->dtype_in);
-    double *sq = malloc((k + 1) * sizeof *sq), *scratch = malloc((k + 1) * sizeof *scratch);
-    if (!sq || !scratch) {
-        free(sq);
-        free(scratch);
+    double *sq, *scratch;
+    if (kcs_cpu_alloc2(k, &sq, &scratch))
         return kcs_fail(err, KCS_E_NOMEM, "cpu norm: out of memory (k=%zu)", k);
-    }
     for (int64_t i = 0; i < c->m; i++) {
         const double *x = c->in[0] + (size_t)i * k;
         for (size_t t = 0; t < k; t++)
