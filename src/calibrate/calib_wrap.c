@@ -25,18 +25,6 @@
 #define CMP02_TILE 32
 #define CMP03_CLASS 64
 
-int kcs_wrap_forward(kcs_backend_ctx *w, const kcs_call *c, const double *in0,
-                     const double *in1, kcs_error *err)
-{
-    kcs_call f = *c;
-    f.variant = "native";
-    if (in0)
-        f.in[0] = in0;
-    if (in1)
-        f.in[1] = in1;
-    return w->inner->run(w->ictx, &f, err);
-}
-
 /* The whole call, forwarded with variant native. */
 static int forward(kcs_backend_ctx *w, const kcs_call *c, kcs_error *err)
 {

@@ -7,6 +7,18 @@
 
 #include "calib_wrap_impl.h"
 
+int kcs_wrap_forward(kcs_backend_ctx *w, const kcs_call *c, const double *in0,
+                     const double *in1, kcs_error *err)
+{
+    kcs_call f = *c;
+    f.variant = "native";
+    if (in0)
+        f.in[0] = in0;
+    if (in1)
+        f.in[1] = in1;
+    return w->inner->run(w->ictx, &f, err);
+}
+
 int kcs_wrap_native(kcs_backend_ctx *w, const kcs_call *tmpl, kcs_op op, int64_t m, int64_t n,
                     int64_t k, int64_t batch, kcs_format din, kcs_format dout, const double *in0,
                     const double *in1, const double *in2, double *out, kcs_error *err)
