@@ -66,6 +66,17 @@ typedef struct kcs_backend_ops {
     uint32_t (*declares)(kcs_backend_ctx *ctx, const kcs_call *call);
 } kcs_backend_ops;
 
+/* The first members of the ops of a backend whose entry points are named
+ * P_discover, P_open, P_run, P_describe and P_close; the optional ones
+ * follow, e.g.
+ *   const kcs_backend_ops kcs_backend_cpu = {
+ *       KCS_BACKEND_OPS(cpu, "cpu"),
+ *       .declares = cpu_declares,
+ *   }; */
+#define KCS_BACKEND_OPS(P, NAME)                                                             \
+    .abi = KCS_BACKEND_ABI, .name = NAME, .discover = P##_discover, .open = P##_open,         \
+    .run = P##_run, .describe = P##_describe, .close = P##_close
+
 /* The registry (backends/registry.c), the one list of backends. cpu and
  * plugin are part of libkcs; the vendor backends (opencl, cuda, hip,
  * level_zero) are modules, libkcs_backend_<name>.so in the kcs/ folder next

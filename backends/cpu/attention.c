@@ -33,6 +33,8 @@
 
 #define ATTN_BLOCK_DEFAULT 64
 
+/* A row's work buffers, one block: terms and scratch of max(n, k) + 1
+ * values, s, p and e of n + 1, o of k + 1. */
 typedef struct attn_bufs {
     double *terms, *scratch, *s, *p, *e, *o;
 } attn_bufs;
@@ -40,26 +42,19 @@ typedef struct attn_bufs {
 static void bufs_free(attn_bufs *b)
 {
     free(b->terms);
-    free(b->scratch);
-    free(b->s);
-    free(b->p);
-    free(b->e);
-    free(b->o);
 }
 
 static int bufs_alloc(attn_bufs *b, size_t n, size_t k)
 {
     size_t nk = (n > k ? n : k) + 1;
-    b->terms = malloc(nk * sizeof *b->terms);
-    b->scratch = malloc(nk * sizeof *b->scratch);
-    b->s = malloc((n + 1) * sizeof *b->s);
-    b->p = malloc((n + 1) * sizeof *b->p);
-    b->e = malloc((n + 1) * sizeof *b->e);
-    b->o = malloc((k + 1) * sizeof *b->o);
-    if (!b->terms || !b->scratch || !b->s || !b->p || !b->e || !b->o) {
-        bufs_free(b);
+    b->terms = malloc((2 * nk + 3 * (n + 1) + k + 1) * sizeof *b->terms);
+    if (!b->terms)
         return -1;
-    }
+    b->scratch = b->terms + nk;
+    b->s = b->scratch + nk;
+    b->p = b->s + n + 1;
+    b->e = b->p + n + 1;
+    b->o = b->e + n + 1;
     return 0;
 }
 

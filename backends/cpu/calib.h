@@ -62,6 +62,18 @@ int kcs_cpu_calib_attention_rn(const kcs_call *c, const char *id, int state, kcs
 /* C-PRC-08's norm (calib_rows.c). */
 int kcs_cpu_calib_norm(const kcs_call *c, const char *id, int state, kcs_error *err);
 
+/* One row of a row-wise calibration kernel: the c->k values x into y. */
+typedef void (*kcs_cpu_calib_row_fn)(const kcs_call *c, const double *x, double *y,
+                                     const void *arg);
+/* fn(c, row, y, arg) on each of c's m rows of k inputs (c->in[0]), every
+ * value of y rounded to c->dtype_out into the row's output (calib_rows.c). */
+int kcs_cpu_calib_each_row(const kcs_call *c, kcs_cpu_calib_row_fn fn, const void *arg,
+                           kcs_error *err);
+/* Layernorm's last step in fp32: y[t] = ((float)x[t] - mu) / den, times
+ * g[t], plus b[t] (g, b may be NULL). */
+void kcs_cpu_calib_ln_scale(const double *x, const double *g, const double *b, int64_t k,
+                            float mu, float den, double *y);
+
 /* Forget the per-shape memo of calib:C-CMP-03:bad (tests). */
 void kcs_cpu_calib_memo_reset(void);
 

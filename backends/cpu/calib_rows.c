@@ -64,7 +64,20 @@ static void layernorm_row(const double *x, const double *g, const double *b, int
             q = fmaf((float)x[t], (float)x[t], q);
         var = q / kk - mu * mu;
     }
-    float den = sqrtf(var + LN_EPS);
+    kcs_cpu_calib_ln_scale(x, g, b, k, mu, sqrtf(var + LN_EPS), y);
+}
+
+static void rows_row(const kcs_call *c, const double *x, double *y, const void *stable)
+{
+    if (c->op == KCS_OP_SOFTMAX)
+        softmax_row(x, c->k, *(const int *)stable, y);
+    else
+        layernorm_row(x, c->in[1], c->in[2], c->k, *(const int *)stable, y);
+}
+
+void kcs_cpu_calib_ln_scale(const double *x, const double *g, const double *b, int64_t k,
+                            float mu, float den, double *y)
+{
     for (int64_t t = 0; t < k; t++) {
         float z = ((float)x[t] - mu) / den;
         if (g)
@@ -75,18 +88,15 @@ static void layernorm_row(const double *x, const double *g, const double *b, int
     }
 }
 
-static int rows_op(const kcs_call *c, int stable, kcs_error *err)
+int kcs_cpu_calib_each_row(const kcs_call *c, kcs_cpu_calib_row_fn fn, const void *arg,
+                           kcs_error *err)
 {
     size_t k = (size_t)c->k;
     double *y = malloc((k + 1) * sizeof *y);
     if (!y)
         return kcs_fail(err, KCS_E_NOMEM, "cpu calib %s: out of memory", kcs_op_name(c->op));
     for (int64_t i = 0; i < c->m; i++) {
-        const double *x = c->in[0] + (size_t)i * k;
-        if (c->op == KCS_OP_SOFTMAX)
-            softmax_row(x, c->k, stable, y);
-        else
-            layernorm_row(x, c->in[1], c->in[2], c->k, stable, y);
+        fn(c, c->in[0] + (size_t)i * k, y, arg);
         for (size_t t = 0; t < k; t++)
             c->out[(size_t)i * k + t] = out_round(c, y[t]);
     }
@@ -239,7 +249,7 @@ int kcs_cpu_calib_rows(const kcs_call *c, const char *id, int state, kcs_error *
     switch (c->op) {
     case KCS_OP_SOFTMAX:
     case KCS_OP_LAYERNORM:
-        return rows_op(c, good, err);
+        return kcs_cpu_calib_each_row(c, rows_row, &good, err);
     case KCS_OP_REDUCE_SUM:
         if (good)
             return reduce_op(c, R_GOOD);
@@ -283,12 +293,9 @@ int kcs_cpu_calib_norm(const kcs_call *c, const char *id, int state, kcs_error *
     const kcs_acc fp32 = {KCS_FMT_FP32, 0, 0}, bf16 = {KCS_FMT_BF16, 0, 0};
     const kcs_acc *acc = state == KCS_CALIB_BAD && c->k > PRC08_K_FAST ? &bf16 : &fp32;
     size_t k = (size_t)c->k;
-    double *sq = malloc((k + 1) * sizeof *sq), *scratch = malloc((k + 1) * sizeof *scratch);
-    if (!sq || !scratch) {
-        free(sq);
-        free(scratch);
+    double *sq, *scratch;
+    if (kcs_cpu_alloc2(k, &sq, &scratch))
         return kcs_fail(err, KCS_E_NOMEM, "cpu: %s norm: out of memory (k=%zu)", id, k);
-    }
     for (int64_t i = 0; i < c->m; i++) {
         const double *x = c->in[0] + (size_t)i * k;
         for (size_t t = 0; t < k; t++)

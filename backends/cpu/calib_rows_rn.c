@@ -13,7 +13,6 @@
  *         allclose at rtol 1e-3 and C-PRC-02's worst-case bound, and is
  *         several times the random-walk bound of C-PRC-06. */
 #include <math.h>
-#include <stdlib.h>
 
 #include "cpu.h"
 #include "calib.h"
@@ -46,14 +45,15 @@ static void layernorm_row(const double *x, const double *g, const double *b, int
 {
     float mu, den;
     kcs_acc_moments(x, k, acc, LN_EPS, &mu, &den);
-    for (int64_t t = 0; t < k; t++) {
-        float z = ((float)x[t] - mu) / den;
-        if (g)
-            z = z * (float)g[t];
-        if (b)
-            z = z + (float)b[t];
-        y[t] = z;
-    }
+    kcs_cpu_calib_ln_scale(x, g, b, k, mu, den, y);
+}
+
+static void rn_row(const kcs_call *c, const double *x, double *y, const void *acc)
+{
+    if (c->op == KCS_OP_SOFTMAX)
+        softmax_row(x, c->k, acc, y);
+    else
+        layernorm_row(x, c->in[1], c->in[2], c->k, acc, y);
 }
 
 int kcs_cpu_calib_rows_rn(const kcs_call *c, const char *id, int state, kcs_error *err)
@@ -64,19 +64,5 @@ int kcs_cpu_calib_rows_rn(const kcs_call *c, const char *id, int state, kcs_erro
     kcs_acc acc = {KCS_FMT_FP32, 0, 0};
     if (state == KCS_CALIB_BAD)
         acc.bits = RN_SUM_BITS;
-    size_t k = (size_t)c->k;
-    double *y = malloc((k + 1) * sizeof *y);
-    if (!y)
-        return kcs_fail(err, KCS_E_NOMEM, "cpu calib %s: out of memory", kcs_op_name(c->op));
-    for (int64_t i = 0; i < c->m; i++) {
-        const double *x = c->in[0] + (size_t)i * k;
-        if (c->op == KCS_OP_SOFTMAX)
-            softmax_row(x, c->k, &acc, y);
-        else
-            layernorm_row(x, c->in[1], c->in[2], c->k, &acc, y);
-        for (size_t t = 0; t < k; t++)
-            c->out[(size_t)i * k + t] = kcs_format_round(c->dtype_out, y[t], KCS_ROUND_DEFAULT);
-    }
-    free(y);
-    return 0;
+    return kcs_cpu_calib_each_row(c, rn_row, &acc, err);
 }

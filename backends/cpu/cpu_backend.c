@@ -203,12 +203,6 @@ static uint32_t cpu_declares(kcs_backend_ctx *ctx, const kcs_call *call)
 }
 
 const kcs_backend_ops kcs_backend_cpu = {
-    .abi = KCS_BACKEND_ABI,
-    .name = "cpu",
-    .discover = cpu_discover,
-    .open = cpu_open,
-    .run = cpu_run,
-    .describe = cpu_describe,
-    .close = cpu_close,
+    KCS_BACKEND_OPS(cpu, "cpu"),
     .declares = cpu_declares,
 };

@@ -202,13 +202,9 @@ static int sum_defect(const kcs_call *c, const char *d, int fast, kcs_error *err
     int64_t nb = c->op == KCS_OP_BATCHED_GEMM && c->batch > 0 ? c->batch : 1;
     if (fast && order_defect_fast(c, d))
         return 0;
-    double *terms = malloc(((size_t)len + 1) * sizeof *terms);
-    double *scratch = malloc(((size_t)len + 1) * sizeof *scratch);
-    if (!terms || !scratch) {
-        free(terms);
-        free(scratch);
+    double *terms, *scratch;
+    if (kcs_cpu_alloc2((size_t)len, &terms, &scratch))
         return kcs_fail(err, KCS_E_NOMEM, "cpu %s: out of memory", c->variant);
-    }
     const kcs_acc fp32 = {KCS_FMT_FP32, 0, 0};
     /* the variant's name is compared once per call, not per term */
     int nansum = !strcmp(d, "nansum"), naninf = !strcmp(d, "nan-inf");

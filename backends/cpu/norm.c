@@ -20,6 +20,8 @@
 
 #define NORM_EPS 1e-5
 
+/* A row's work buffers, one block: t, scratch and d in double, f, g and
+ * ones in float, k + 1 values each. */
 typedef struct norm_bufs {
     double *t, *scratch, *d;
     float *f, *g, *ones;
@@ -28,26 +30,19 @@ typedef struct norm_bufs {
 static void norm_free(norm_bufs *b)
 {
     free(b->t);
-    free(b->scratch);
-    free(b->d);
-    free(b->f);
-    free(b->g);
-    free(b->ones);
 }
 
 static int norm_alloc(norm_bufs *b, size_t k)
 {
-    *b = (norm_bufs){0};
-    b->t = malloc((k + 1) * sizeof *b->t);
-    b->scratch = malloc((k + 1) * sizeof *b->scratch);
-    b->d = malloc((k + 1) * sizeof *b->d);
-    b->f = malloc((k + 1) * sizeof *b->f);
-    b->g = malloc((k + 1) * sizeof *b->g);
-    b->ones = malloc((k + 1) * sizeof *b->ones);
-    if (!b->t || !b->scratch || !b->d || !b->f || !b->g || !b->ones) {
-        norm_free(b);
+    size_t n = k + 1;
+    b->t = malloc(3 * n * (sizeof(double) + sizeof(float)));
+    if (!b->t)
         return -1;
-    }
+    b->scratch = b->t + n;
+    b->d = b->scratch + n;
+    b->f = (float *)(b->d + n);
+    b->g = b->f + n;
+    b->ones = b->g + n;
     return 0;
 }
 

@@ -122,12 +122,9 @@ static int dot_native(const kcs_call *c, kcs_error *err)
 static int sum_own(const kcs_call *c, kcs_error *err)
 {
     size_t k = (size_t)c->k;
-    double *terms = malloc((k + 1) * sizeof *terms), *scratch = malloc((k + 1) * sizeof *scratch);
-    if (!terms || !scratch) {
-        free(terms);
-        free(scratch);
+    double *terms, *scratch;
+    if (kcs_cpu_alloc2(k, &terms, &scratch))
         return kcs_fail(err, KCS_E_NOMEM, "cpu %s: out of memory (k=%zu)", kcs_op_name(c->op), k);
-    }
     if (c->op == KCS_OP_DOT) {
         for (size_t t = 0; t < k; t++)
             terms[t] = c->in[0][t] * c->in[1][t];
@@ -149,19 +146,13 @@ static int sum_own(const kcs_call *c, kcs_error *err)
 int kcs_cpu_reduce_sum(kcs_backend_ctx *ctx, const kcs_call *c, kcs_error *err)
 {
     (void)ctx;
-    int v = kcs_cpu_variant(c, 0, err);
-    if (v < 0)
-        return v;
-    return v == 0 ? reduce_native(c, err) : sum_own(c, err);
+    return kcs_cpu_by_variant(c, reduce_native, sum_own, err);
 }
 
 int kcs_cpu_dot(kcs_backend_ctx *ctx, const kcs_call *c, kcs_error *err)
 {
     (void)ctx;
-    int v = kcs_cpu_variant(c, 0, err);
-    if (v < 0)
-        return v;
-    return v == 0 ? dot_native(c, err) : sum_own(c, err);
+    return kcs_cpu_by_variant(c, dot_native, sum_own, err);
 }
 
 /* fp64 sums of each element's contributions in rank order, row by row
@@ -228,13 +219,9 @@ int kcs_cpu_allreduce(kcs_backend_ctx *ctx, const kcs_call *c, kcs_error *err)
         return allreduce_fp64_rows(c, P, 0, err);
     if (allreduce_fast(c, P))
         return 0;
-    double *terms = malloc(((size_t)P + 1) * sizeof *terms);
-    double *scratch = malloc(((size_t)P + 1) * sizeof *scratch);
-    if (!terms || !scratch) {
-        free(terms);
-        free(scratch);
+    double *terms, *scratch;
+    if (kcs_cpu_alloc2((size_t)P, &terms, &scratch))
         return kcs_fail(err, KCS_E_NOMEM, "cpu allreduce: out of memory (m=%lld)", (long long)P);
-    }
     /* atomic: each element's order drawn in bulk (kcs_atomic_order, the
      * same swaps as kcs_cpu_sum's shuffle), then summed sequentially */
     int atomic = c->schedule.kind == KCS_SCHED_ATOMIC;
@@ -290,12 +277,9 @@ static int norm_own(const kcs_call *c, kcs_error *err)
 {
     size_t k = (size_t)c->k;
     kcs_format w = kcs_cpu_work_fmt(c->dtype_in);
-    double *sq = malloc((k + 1) * sizeof *sq), *scratch = malloc((k + 1) * sizeof *scratch);
-    if (!sq || !scratch) {
-        free(sq);
-        free(scratch);
+    double *sq, *scratch;
+    if (kcs_cpu_alloc2(k, &sq, &scratch))
         return kcs_fail(err, KCS_E_NOMEM, "cpu norm: out of memory (k=%zu)", k);
-    }
     for (int64_t i = 0; i < c->m; i++) {
         const double *x = c->in[0] + (size_t)i * k;
         for (size_t t = 0; t < k; t++)
@@ -312,8 +296,5 @@ static int norm_own(const kcs_call *c, kcs_error *err)
 int kcs_cpu_norm(kcs_backend_ctx *ctx, const kcs_call *c, kcs_error *err)
 {
     (void)ctx;
-    int v = kcs_cpu_variant(c, 0, err);
-    if (v < 0)
-        return v;
-    return v == 0 ? norm_native(c, err) : norm_own(c, err);
+    return kcs_cpu_by_variant(c, norm_native, norm_own, err);
 }

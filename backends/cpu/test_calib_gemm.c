@@ -15,6 +15,7 @@
 #include "calib.h"
 #include "cpu.h"
 #include "rng.h"
+#include "unit_helpers.h"
 
 /* A with wide magnitudes (sums cancel), B normal, both in format f. */
 static void operands(double *A, size_t la, double *B, size_t lb, kcs_format f, kcs_rng *r)
@@ -151,16 +152,9 @@ static void order_defects_fast_equals_model(void)
     CU_ASSERT_EQUAL(bad, 0);
 }
 
-int main(void)
-{
-    if (CU_initialize_registry() != CUE_SUCCESS)
-        return 1;
-    CU_pSuite s = CU_add_suite("cpu calibration gemm kernels", NULL, NULL);
-    CU_add_test(s, "C-ORD-02 bad: the drawn order equals the atomic model", random_order_equals_model);
-    CU_add_test(s, "order-only defects: fast kernels equal the model", order_defects_fast_equals_model);
-    CU_basic_set_mode(CU_BRM_VERBOSE);
-    CU_basic_run_tests();
-    unsigned fails = CU_get_number_of_failures();
-    CU_cleanup_registry();
-    return fails ? 1 : 0;
-}
+static const ut_test tests[] = {
+    {"C-ORD-02 bad: the drawn order equals the atomic model", random_order_equals_model},
+    {"order-only defects: fast kernels equal the model", order_defects_fast_equals_model},
+};
+
+UT_MAIN("cpu calibration gemm kernels", tests)

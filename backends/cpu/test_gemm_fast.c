@@ -15,6 +15,7 @@
 
 #include "cpu.h"
 #include "rng.h"
+#include "unit_helpers.h"
 
 static int same(double a, double b)
 {
@@ -155,15 +156,8 @@ static void test_fast_equals_model(void)
 /* An own sequential gemm of m x n outputs over k = 2 terms, fp32 out. */
 static kcs_call two_term_call(kcs_format in, kcs_acc acc, int64_t m, int64_t n)
 {
-    kcs_call c = {0};
-    c.op = KCS_OP_GEMM;
-    c.variant = "own";
-    c.dtype_in = in;
-    c.dtype_out = KCS_FMT_FP32;
+    kcs_call c = own_call(in, KCS_FMT_FP32, m, n, 2);
     c.acc = acc;
-    c.m = m;
-    c.n = n;
-    c.k = 2;
     return c;
 }
 
@@ -439,21 +433,14 @@ static void test_atomic_order(void)
     CU_ASSERT_NOT_EQUAL(kcs_cpu_gemm_tile_seed(5, 0, 0), kcs_cpu_gemm_tile_seed(5, 0, 16));
 }
 
-int main(void)
-{
-    if (CU_initialize_registry() != CUE_SUCCESS)
-        return 1;
-    CU_pSuite s = CU_add_suite("gemm_fast", NULL, NULL);
-    CU_add_test(s, "fast paths equal the accumulator model", test_fast_equals_model);
-    CU_add_test(s, "near-midpoint sums (the model's nudge)", test_double_rounding_cases);
-    CU_add_test(s, "sums near midpoints (rounded to odd)", test_odd_sums);
-    CU_add_test(s, "float lanes at fp32's edges", test_float_lane_edges);
-    CU_add_test(s, "fast path declines what it does not model", test_declines);
-    CU_add_test(s, "fp64 sequential equals the model", test_fp64_sequential);
-    CU_add_test(s, "the atomic order", test_atomic_order);
-    CU_basic_set_mode(CU_BRM_VERBOSE);
-    CU_basic_run_tests();
-    unsigned fails = CU_get_number_of_failures();
-    CU_cleanup_registry();
-    return fails ? 1 : 0;
-}
+static const ut_test tests[] = {
+    {"fast paths equal the accumulator model", test_fast_equals_model},
+    {"near-midpoint sums (the model's nudge)", test_double_rounding_cases},
+    {"sums near midpoints (rounded to odd)", test_odd_sums},
+    {"float lanes at fp32's edges", test_float_lane_edges},
+    {"fast path declines what it does not model", test_declines},
+    {"fp64 sequential equals the model", test_fp64_sequential},
+    {"the atomic order", test_atomic_order},
+};
+
+UT_MAIN("gemm_fast", tests)

@@ -11,6 +11,7 @@
 #define KCS_CPU_WORK_H
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cpu.h"
@@ -49,6 +50,33 @@ static inline int kcs_cpu_variant(const kcs_call *c, int allow_fused, kcs_error 
         return 2;
     return kcs_fail(err, KCS_E_UNSUPPORTED, "cpu: %s has no variant '%s' (native, own%s)",
                     kcs_op_name(c->op), v, allow_fused ? ", fused" : "");
+}
+
+/* Two arrays of n + 1 doubles (a kcs_cpu_sum's terms and its scratch):
+ * 0, or -1 with neither allocated. */
+static inline int kcs_cpu_alloc2(size_t n, double **a_p, double **b_p)
+{
+    *a_p = malloc((n + 1) * sizeof **a_p);
+    *b_p = malloc((n + 1) * sizeof **b_p);
+    if (*a_p && *b_p)
+        return 0;
+    free(*a_p);
+    free(*b_p);
+    *a_p = *b_p = NULL;
+    return -1;
+}
+
+/* An op's kernel for one variant. */
+typedef int (*kcs_cpu_variant_fn)(const kcs_call *c, kcs_error *err);
+
+/* Run c by its variant: native or own (fused is not offered). */
+static inline int kcs_cpu_by_variant(const kcs_call *c, kcs_cpu_variant_fn native,
+                                     kcs_cpu_variant_fn own, kcs_error *err)
+{
+    int v = kcs_cpu_variant(c, 0, err);
+    if (v < 0)
+        return v;
+    return v == 0 ? native(c, err) : own(c, err);
 }
 
 static inline double kcs_cpu_out(const kcs_call *c, double x)

@@ -266,7 +266,9 @@ double kcs_round_bits_ref(double x, int p, kcs_rounding r)
     return neg ? -v : v;
 }
 
-bool kcs_format_exact(kcs_format f, double x)
+/* Whether x is exact in f, the finite in-range values rounded by ff's
+ * table (ff NULL: the generic path). */
+static bool exact_by(kcs_format f, double x, const kcs_fmt_fast *ff)
 {
     if (!valid(f))
         return false;
@@ -277,11 +279,20 @@ bool kcs_format_exact(kcs_format f, double x)
         return fi->has_inf;
     if (fabs(x) > fi->max_finite)
         return false;
-    const kcs_fmt_fast *ff = kcs_fmt_fast_get(f);
     if (ff)
         return kcs_ff_round(ff, x) == x;
     /* -0 of a format without -0 is the value 0, which is exact. */
-    return kcs_format_round(f, x, KCS_ROUND_DEFAULT) == x;
+    return kcs_format_round_ref(f, x, KCS_ROUND_DEFAULT) == x;
+}
+
+bool kcs_format_exact(kcs_format f, double x)
+{
+    return exact_by(f, x, kcs_fmt_fast_get(f));
+}
+
+bool kcs_format_exact_ref(kcs_format f, double x)
+{
+    return exact_by(f, x, NULL);
 }
 
 static uint64_t nan_pattern(kcs_format f)

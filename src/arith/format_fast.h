@@ -56,6 +56,7 @@ typedef struct kcs_fmt_fast {
  * exists for the format and mode, these never. */
 double kcs_format_round_ref(kcs_format f, double x, kcs_round_mode mode);
 uint64_t kcs_format_encode_ref(kcs_format f, double x);
+bool kcs_format_exact_ref(kcs_format f, double x);
 
 /* NULL for fp64 and invalid formats. */
 const kcs_fmt_fast *kcs_fmt_fast_get(kcs_format f);

@@ -73,27 +73,6 @@ static int counted_bad(const kcs_contract *c, const kcs_sweep_kdef *kd)
     return kd->bad == 1 && (!strcmp(c->family, "PRC") || !strcmp(c->family, "ORD"));
 }
 
-/* One point: the contract's protocol at shape sh, dtype f, op, T trials
- * over every distribution it measures. ok[t]: trial t ran (status ok or
- * raised) for every distribution; flag[t]: some distribution's call was
- * not within tolerance; dig[i * T + t]: the output digest of distribution
- * i's call in trial t (*n_dist_p distributions). */
-typedef struct point_out {
-    unsigned char *ok, *flag;
-    unsigned char *unclaimed; /* trial t judged not_claimed for every distribution */
-    uint64_t *dig;
-    int64_t n_dist;
-} point_out;
-
-static void point_free(point_out *po)
-{
-    free(po->ok);
-    free(po->flag);
-    free(po->unclaimed);
-    free(po->dig);
-    memset(po, 0, sizeof *po);
-}
-
 /* One point for nk kernels (bindings bs): the contract's protocol at
  * shape sh, dtype f, op, T trials over every distribution it measures,
  * trial by trial, each trial's inputs generated once and handed (a fresh
@@ -102,8 +81,8 @@ static void point_free(point_out *po)
  * distribution's call was not within tolerance; dig[i * T + t]: the
  * output digest of distribution i's call in trial t. */
 static int point(const kcs_contract *c, kcs_op op, kcs_format f, kcs_shape sh,
-                 kcs_rank_binding *bs, int nk, const kcs_calib_run *run, int T, point_out *pos,
-                 kcs_progress *prog, int64_t done, kcs_error *err)
+                 kcs_rank_binding *bs, int nk, const kcs_calib_run *run, int T,
+                 kcs_sweep_out *pos, kcs_progress *prog, int64_t done, kcs_error *err)
 {
     kcs_plan plan;
     int rc = kcs_sweep_point_plan(c, op, f, sh, run, T, &plan, err);
@@ -116,13 +95,8 @@ static int point(const kcs_contract *c, kcs_op op, kcs_format f, kcs_shape sh,
     kcs_case_memory *mem = calloc((size_t)nk, sizeof *mem);
     rc = mem ? 0 : kcs_fail(err, KCS_E_NOMEM, "out of memory");
     for (int j = 0; j < nk && !rc; j++) {
-        point_out *po = &pos[j];
-        po->n_dist = plan.n_cases;
-        po->flag = calloc((size_t)T, 1);
-        po->ok = malloc((size_t)T);
-        po->unclaimed = malloc((size_t)T);
-        po->dig = calloc((size_t)(plan.n_cases * T) + 1, sizeof *po->dig);
-        if (!po->flag || !po->ok || !po->unclaimed || !po->dig) {
+        kcs_sweep_out *po = &pos[j];
+        if (!kcs_sweep_out_alloc(po, plan.n_cases, T)) {
             rc = kcs_fail(err, KCS_E_NOMEM, "out of memory");
             break;
         }
@@ -140,7 +114,7 @@ static int point(const kcs_contract *c, kcs_op op, kcs_format f, kcs_shape sh,
         for (int t = 0; t < T && !rc; t++, step++) {
             kcs_progress_part(prog, done, (double)step / (double)(steps > 0 ? steps : 1));
             for (int j = 0; j < nk && !rc; j++) {
-                point_out *po = &pos[j];
+                kcs_sweep_out *po = &pos[j];
                 kcs_result_rec rec;
                 if (t >= cs->trials) {
                     po->ok[t] = 0;
@@ -170,7 +144,7 @@ static int point(const kcs_contract *c, kcs_op op, kcs_format f, kcs_shape sh,
     kcs_plan_free(&plan);
     if (rc)
         for (int j = 0; j < nk; j++)
-            point_free(&pos[j]);
+            kcs_sweep_out_free(&pos[j]);
     return rc;
 }
 
@@ -178,7 +152,8 @@ static int point(const kcs_contract *c, kcs_op op, kcs_format f, kcs_shape sh,
  * from every conforming kernel's output of the same inputs? A bad kernel
  * whose output is bit for bit a conforming kernel's cannot be told apart
  * by any check, and need not be: there it computed a conforming result. */
-static int manifest(const point_out *bad, const point_out *conf, int n_conf, int T, int t)
+static int manifest(const kcs_sweep_out *bad, const kcs_sweep_out *conf, int n_conf, int T,
+                    int t)
 {
     for (int64_t i = 0; i < bad->n_dist; i++) {
         int same = 0;
@@ -208,15 +183,7 @@ static int bind_kernel(const kcs_contract *c, const kcs_sweep_kdef *kd, kcs_rank
         snprintf(name, name_len, "%s", b->pl.variant);
         return 0;
     }
-    snprintf(b->pl.variant, sizeof b->pl.variant, "%s", kd->variant);
-    if (kd->acc) {
-        kcs_acc_parse(kd->acc, &b->pl.acc);
-        b->pl.acc_set = 1;
-    }
-    if (kd->schedule)
-        kcs_schedule_parse(kd->schedule, &b->pl.schedule);
-    snprintf(name, name_len, "%s%s%s%s%s", kd->variant, kd->acc ? " " : "",
-             kd->acc ? kd->acc : "", kd->schedule ? " " : "", kd->schedule ? kd->schedule : "");
+    kcs_sweep_bind_kernel(b, kd->variant, kd->acc, kd->schedule, name, name_len);
     return 0;
 }
 
@@ -329,7 +296,7 @@ int kcs_calib_sweep(kcs_contract *const *cs, int n, const kcs_calib_run *run,
             for (int f = 0; f < KCS_FMT_COUNT && !rc; f++) {
                 if (!(kcs_precondition_op_dtypes(c, op) & (1u << f)))
                     continue;
-                point_out conf[MAX_SWEEP_KERNELS], pos[MAX_SWEEP_KERNELS];
+                kcs_sweep_out conf[MAX_SWEEP_KERNELS], pos[MAX_SWEEP_KERNELS];
                 kcs_rank_binding bs[MAX_SWEEP_KERNELS];
                 const kcs_sweep_kdef *kds[MAX_SWEEP_KERNELS];
                 char names[MAX_SWEEP_KERNELS][40];
@@ -356,7 +323,7 @@ int kcs_calib_sweep(kcs_contract *const *cs, int n, const kcs_calib_run *run,
                  * (the conforming ones come first in every catalogue) */
                 for (int j = 0; j < nb && !rc; j++) {
                     const kcs_sweep_kdef *kd = kds[j];
-                    point_out po = pos[j];
+                    kcs_sweep_out po = pos[j];
                     memset(&pos[j], 0, sizeof pos[j]);
                     int ran = 0, fl = 0, inert = 0, uncl = 0;
                     for (int t = 0; t < T; t++) {
@@ -371,7 +338,7 @@ int kcs_calib_sweep(kcs_contract *const *cs, int n, const kcs_calib_run *run,
                         fl += po.flag[t];
                     }
                     if (kd->bad)
-                        point_free(&po);
+                        kcs_sweep_out_free(&po);
                     else
                         conf[n_conf++] = po;
                     if (ran + inert == 0 || (rc = kcs_sweep_rows_room(&rows, &nr, &cap, err)))
@@ -392,9 +359,9 @@ int kcs_calib_sweep(kcs_contract *const *cs, int n, const kcs_calib_run *run,
                     misses += kcs_sweep_row_missed(r);
                 }
                 for (int j = 0; j < nb; j++)
-                    point_free(&pos[j]);
+                    kcs_sweep_out_free(&pos[j]);
                 for (int j = 0; j < n_conf; j++)
-                    point_free(&conf[j]);
+                    kcs_sweep_out_free(&conf[j]);
                 kcs_progress_step(&prog, ++done);
             }
         }

@@ -77,6 +77,30 @@ int kcs_sweep_point_calls(const kcs_contract *c, const kcs_plan *plan, kcs_rank_
                           unsigned char *flag, unsigned char *unclaimed, uint64_t *dig,
                           kcs_error *err);
 
+/* One kernel's outcome at a point: per cell i * T + t (distribution i,
+ * trial t) whether the call ran (ok), was flagged, was judged not_claimed,
+ * and its output digest (0 when it raised), as kcs_sweep_point_calls fills
+ * them. calib_sweep.c keeps one cell per trial t in ok, flag and unclaimed
+ * (for every distribution) and dig per cell. */
+typedef struct kcs_sweep_out {
+    int64_t n_dist;
+    int T;
+    unsigned char *ok, *flag, *unclaimed;
+    uint64_t *dig;
+} kcs_sweep_out;
+
+/* Allocate o's arrays, n_dist * T cells each, zeroed: 1, or 0 when out of
+ * memory (what was allocated stays for kcs_sweep_out_free). */
+int kcs_sweep_out_alloc(kcs_sweep_out *o, int64_t n_dist, int T);
+/* Free o's arrays and zero it. */
+void kcs_sweep_out_free(kcs_sweep_out *o);
+
+/* Bind b (a CPU binding) to kernel variant with accumulator acc and
+ * schedule (either NULL: the contract's, sequential), and name it
+ * "variant[ acc][ schedule]" into name. */
+void kcs_sweep_bind_kernel(kcs_rank_binding *b, const char *variant, const char *acc,
+                           const char *schedule, char *name, size_t len);
+
 /* One table row: its names, the point (op, input format, shape) and the
  * counts, with rate = flagged / trials and its Clopper-Pearson 95%
  * interval (NaN when no trial counts). */

@@ -92,23 +92,6 @@ static int plan_point(const kcs_contract *c, kcs_format f, kcs_shape sh, const k
     return kcs_sweep_point_plan_dists(c, KCS_OP_ELEMENTWISE, f, sh, d, nd, run, T, plan, err);
 }
 
-/* One kernel on every case (distribution) of the point's plan: per
- * (distribution i, trial t) whether the call ran, was flagged, and its
- * output digest. */
-typedef struct eout {
-    int64_t n_dist;
-    unsigned char *ok, *flag;
-    uint64_t *dig;
-} eout;
-
-static void eout_free(eout *p)
-{
-    free(p->ok);
-    free(p->flag);
-    free(p->dig);
-    memset(p, 0, sizeof *p);
-}
-
 static int bind(const kcs_contract *c, const ekern *ek, kcs_rank_binding *b, kcs_error *err)
 {
     int rc = kcs_calib_bind("cpu", 0, NULL, 0, b, NULL, err);
@@ -121,27 +104,25 @@ static int bind(const kcs_contract *c, const ekern *ek, kcs_rank_binding *b, kcs
     return 0;
 }
 
+/* One kernel on every case (distribution) of the point's plan: per
+ * (distribution i, trial t) whether the call ran, was flagged, and its
+ * output digest. */
 static int run_kernel(const kcs_contract *c, const kcs_plan *plan, kcs_rank_binding *b,
-                      const kcs_calib_run *run, int T, eout *po, kcs_error *err)
+                      const kcs_calib_run *run, int T, kcs_sweep_out *po, kcs_error *err)
 {
-    size_t cells = (size_t)(plan->n_cases * T) + 1;
-    po->n_dist = plan->n_cases;
-    po->ok = calloc(cells, 1);
-    po->flag = calloc(cells, 1);
-    po->dig = calloc(cells, sizeof *po->dig);
-    if (!po->ok || !po->flag || !po->dig) {
-        eout_free(po);
+    if (!kcs_sweep_out_alloc(po, plan->n_cases, T)) {
+        kcs_sweep_out_free(po);
         return kcs_fail(err, KCS_E_NOMEM, "out of memory");
     }
     int rc = kcs_sweep_point_calls(c, plan, b, run, T, po->ok, po->flag, NULL, po->dig, err);
     if (rc)
-        eout_free(po);
+        kcs_sweep_out_free(po);
     return rc;
 }
 
 /* Kernel ek's row at the point (conf: the conforming kernels run so far). */
 static int kernel_row(const kcs_contract *c, const ekern *ek, kcs_format f, kcs_shape sh,
-                      const kcs_plan *plan, const kcs_calib_run *run, int T, eout *conf,
+                      const kcs_plan *plan, const kcs_calib_run *run, int T, kcs_sweep_out *conf,
                       int *n_conf, kcs_sweep_row *r, int *have_row, kcs_error *err)
 {
     kcs_rank_binding b;
@@ -151,7 +132,7 @@ static int kernel_row(const kcs_contract *c, const ekern *ek, kcs_format f, kcs_
         return rc;
     char name[40];
     snprintf(name, sizeof name, "%s", b.pl.variant);
-    eout po = {0};
+    kcs_sweep_out po = {0};
     rc = run_kernel(c, plan, &b, run, T, &po, err);
     kcs_binding_close(&b);
     if (rc)
@@ -179,7 +160,7 @@ static int kernel_row(const kcs_contract *c, const ekern *ek, kcs_format f, kcs_
         fl += flag;
     }
     if (ek->bad)
-        eout_free(&po);
+        kcs_sweep_out_free(&po);
     else
         conf[(*n_conf)++] = po;
     if (ran + inert == 0)
@@ -204,7 +185,7 @@ int kcs_sweep_elem_run(const kcs_contract *c, const kcs_calib_run *run, const kc
             kcs_plan plan;
             if ((rc = plan_point(c, (kcs_format)f, pts[pi], run, T, &plan, err)))
                 break;
-            eout conf[N_EK];
+            kcs_sweep_out conf[N_EK];
             int n_conf = 0;
             for (int kk = 0; kk < N_EK && !rc; kk++) {
                 const ekern *ek = &kernels[kk];
@@ -223,7 +204,7 @@ int kcs_sweep_elem_run(const kcs_contract *c, const kcs_calib_run *run, const kc
                 (*rows_p)[(*n_rows_p)++] = r;
             }
             for (int j = 0; j < n_conf; j++)
-                eout_free(&conf[j]);
+                kcs_sweep_out_free(&conf[j]);
             kcs_plan_free(&plan);
             kcs_progress_step(progress, ++*done_p);
         }

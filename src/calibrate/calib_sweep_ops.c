@@ -7,6 +7,15 @@
 #include "attrs.h"
 #include "precondition.h"
 
+/* The own kernels' conforming fp32 sums, in the orders of the gemm
+ * catalogue, that every catalogue below opens with. */
+#define OWN_FP32_SUMS                           \
+    {"own", "fp32", "sequential", 0, NULL},     \
+        {"own", "fp32", "pairwise", 0, NULL},   \
+        {"own", "fp32", "blocked:64", 0, NULL}, \
+        {"own", "fp32", "splitk:4", 0, NULL},   \
+        {"own", "fp32:rz", "sequential", 0, NULL}
+
 /* softmax and layernorm: every reduction of the own kernels goes through
  * call->acc under call->schedule (cpu/softmax.c, cpu/norm.c), so the
  * accumulators and orders are those of the gemm catalogue; the narrow
@@ -20,11 +29,7 @@
  * kernel is the softmax without max-subtraction and the E[x^2] - E[x]^2
  * layernorm. */
 static const kcs_sweep_kdef rows_kernels[] = {
-    {"own", "fp32", "sequential", 0, NULL},
-    {"own", "fp32", "pairwise", 0, NULL},
-    {"own", "fp32", "blocked:64", 0, NULL},
-    {"own", "fp32", "splitk:4", 0, NULL},
-    {"own", "fp32:rz", "sequential", 0, NULL},
+    OWN_FP32_SUMS,
     {"own", "fp32:rz", "pairwise", 0, NULL},
     {"own", "fp64", "sequential", 0, NULL},
     {"native", NULL, NULL, 0, NULL},
@@ -50,11 +55,7 @@ static const kcs_sweep_kdef rows_kernels[] = {
  * random_walk magnitude sees them at every n to 4096, is theirs: under
  * C-CMP-01 they are reported off-target. */
 static const kcs_sweep_kdef attention_kernels[] = {
-    {"own", "fp32", "sequential", 0, NULL},
-    {"own", "fp32", "pairwise", 0, NULL},
-    {"own", "fp32", "blocked:64", 0, NULL},
-    {"own", "fp32", "splitk:4", 0, NULL},
-    {"own", "fp32:rz", "sequential", 0, NULL},
+    OWN_FP32_SUMS,
     {"own", "fp64", "sequential", 0, NULL},
     {"fused", "fp32", "sequential", 0, NULL},
     {"fused", "fp32:rz", "sequential", 0, NULL},
@@ -79,11 +80,7 @@ static const kcs_sweep_kdef attention_kernels[] = {
  * fp32's exponent range and lose precision, not subnormals: C-ORD-01's
  * mechanism on reduce_sum, reported off-target here. */
 static const kcs_sweep_kdef reduce_kernels[] = {
-    {"own", "fp32", "sequential", 0, NULL},
-    {"own", "fp32", "pairwise", 0, NULL},
-    {"own", "fp32", "blocked:64", 0, NULL},
-    {"own", "fp32", "splitk:4", 0, NULL},
-    {"own", "fp32:rz", "sequential", 0, NULL},
+    OWN_FP32_SUMS,
     {"own", "fp32:rz", "pairwise", 0, NULL},
     {"own", "fp64", "sequential", 0, NULL},
     {"native", NULL, NULL, 0, NULL},

@@ -156,24 +156,6 @@ int kcs_sweep_proto_points(const kcs_contract *c, const kcs_sweep_opts *o, kcs_s
     return n;
 }
 
-/* One kernel at one point: per (distribution i, trial t) whether the call
- * ran (ok), its verdict class and its output digest (0 when it raised). */
-typedef struct pout {
-    int64_t n_dist;
-    int T;
-    unsigned char *ok, *flag, *unclaimed;
-    uint64_t *dig;
-} pout;
-
-static void pout_free(pout *p)
-{
-    free(p->ok);
-    free(p->flag);
-    free(p->unclaimed);
-    free(p->dig);
-    memset(p, 0, sizeof *p);
-}
-
 static int bind(const kcs_contract *c, const pkern *pk, kcs_rank_binding *b, char *name,
                 size_t len, kcs_error *err)
 {
@@ -185,15 +167,7 @@ static int bind(const kcs_contract *c, const pkern *pk, kcs_rank_binding *b, cha
         snprintf(name, len, "%s", b->pl.variant);
         return 0;
     }
-    snprintf(b->pl.variant, sizeof b->pl.variant, "%s", pk->variant);
-    if (pk->acc) {
-        kcs_acc_parse(pk->acc, &b->pl.acc);
-        b->pl.acc_set = 1;
-    }
-    if (pk->schedule)
-        kcs_schedule_parse(pk->schedule, &b->pl.schedule);
-    snprintf(name, len, "%s%s%s%s%s", pk->variant, pk->acc ? " " : "", pk->acc ? pk->acc : "",
-             pk->schedule ? " " : "", pk->schedule ? pk->schedule : "");
+    kcs_sweep_bind_kernel(b, pk->variant, pk->acc, pk->schedule, name, len);
     return 0;
 }
 
@@ -203,32 +177,20 @@ static int plan_point(const kcs_contract *c, const pspec *p, kcs_format f, kcs_s
     return kcs_sweep_point_plan(c, p->op, f, sh, run, T, plan, err);
 }
 
-static int pout_alloc(pout *po, int64_t nd, int T)
-{
-    size_t cells = (size_t)(nd * T) + 1;
-    po->n_dist = nd;
-    po->T = T;
-    po->ok = calloc(cells, 1);
-    po->flag = calloc(cells, 1);
-    po->unclaimed = calloc(cells, 1);
-    po->dig = calloc(cells, sizeof *po->dig);
-    return po->ok && po->flag && po->unclaimed && po->dig;
-}
-
 /* Every kernel of a point on each trial's inputs, generated once (the
  * trial's inputs and reference cached, a fresh copy per call): per
  * distribution, trial and kernel, as the gemm sweep (calib_sweep.c). Each
  * kernel keeps one replay memory for the point's distributions and sees
  * its calls in the same order as when it ran alone. */
 static int run_point_all(const kcs_contract *c, const kcs_plan *plan, kcs_rank_binding *bs,
-                         int nk, const kcs_calib_run *run, int T, pout *po,
+                         int nk, const kcs_calib_run *run, int T, kcs_sweep_out *po,
                          kcs_progress *prog, int64_t done, kcs_error *err)
 {
     int64_t nd = plan->n_cases;
     kcs_case_memory *mem = calloc((size_t)nk + 1, sizeof *mem);
     int rc = mem ? 0 : kcs_fail(err, KCS_E_NOMEM, "out of memory");
     for (int j = 0; j < nk && !rc; j++)
-        if (!pout_alloc(&po[j], nd, T))
+        if (!kcs_sweep_out_alloc(&po[j], nd, T))
             rc = kcs_fail(err, KCS_E_NOMEM, "out of memory");
     kcs_inputs_cache cache = {0};
     int64_t steps = nd * T, step = 0;
@@ -261,7 +223,7 @@ static int run_point_all(const kcs_contract *c, const kcs_plan *plan, kcs_rank_b
     free(mem);
     if (rc)
         for (int j = 0; j < nk; j++)
-            pout_free(&po[j]);
+            kcs_sweep_out_free(&po[j]);
     return rc;
 }
 
@@ -367,10 +329,10 @@ out:
  * before it (the value rule compares against them). */
 static int kernel_row(const kcs_contract *c, const pspec *p, const pkern *pk, const char *name,
                       kcs_rank_binding *bp, kcs_format f, kcs_shape sh, const kcs_plan *plan,
-                      const kcs_calib_run *run, int T, pout *pop, pout *conf, int *n_conf,
-                      kcs_sweep_row *r, int *have_row, kcs_error *err)
+                      const kcs_calib_run *run, int T, kcs_sweep_out *pop, kcs_sweep_out *conf,
+                      int *n_conf, kcs_sweep_row *r, int *have_row, kcs_error *err)
 {
-    pout po = *pop;
+    kcs_sweep_out po = *pop;
     memset(pop, 0, sizeof *pop); /* owned here now */
     *have_row = 0;
     int rc = 0;
@@ -414,13 +376,13 @@ static int kernel_row(const kcs_contract *c, const pspec *p, const pkern *pk, co
         unclaimed += unc;
     }
     if (rc) {
-        pout_free(&po);
+        kcs_sweep_out_free(&po);
         return rc;
     }
     if (pk->bad == K_CONF)
         conf[(*n_conf)++] = po;
     else
-        pout_free(&po);
+        kcs_sweep_out_free(&po);
     if (ran + inert == 0)
         return 0;
     /* a conforming kernel the contract does not bind (it declares no
@@ -452,7 +414,7 @@ static int spec_run(const pspec *p, const kcs_contract *c, const kcs_calib_run *
                 break;
             enum { MAX_KERN = 32 };
             _Static_assert(sizeof ord04 / sizeof ord04[0] <= MAX_KERN, "catalogue too long");
-            pout conf[MAX_KERN], po[MAX_KERN];
+            kcs_sweep_out conf[MAX_KERN], po[MAX_KERN];
             kcs_rank_binding bs[MAX_KERN];
             char names[MAX_KERN][40];
             const pkern *pks[MAX_KERN];
@@ -483,11 +445,11 @@ static int spec_run(const pspec *p, const kcs_contract *c, const kcs_calib_run *
                 (*rows_p)[(*n_rows_p)++] = r;
             }
             for (int j = 0; j < nk; j++) {
-                pout_free(&po[j]);
+                kcs_sweep_out_free(&po[j]);
                 kcs_binding_close(&bs[j]);
             }
             for (int j = 0; j < n_conf; j++)
-                pout_free(&conf[j]);
+                kcs_sweep_out_free(&conf[j]);
             kcs_plan_free(&plan);
             kcs_progress_step(progress, ++*done_p);
         }

@@ -28,9 +28,7 @@
 /* The whole call, forwarded with variant native. */
 static int forward(kcs_backend_ctx *w, const kcs_call *c, kcs_error *err)
 {
-    kcs_call f = *c;
-    f.variant = "native";
-    return w->inner->run(w->ictx, &f, err);
+    return kcs_wrap_forward(w, c, NULL, NULL, err);
 }
 
 /* ---- gemm family: one gemm per batch on host slices ------------------- */
@@ -142,11 +140,7 @@ static int gemm_tf32(kcs_backend_ctx *w, const kcs_call *c, kcs_error *err)
     int rc = coerce_inputs(c, KCS_FMT_TF32, &A, &B, err);
     if (rc)
         return rc;
-    kcs_call f = *c;
-    f.variant = "native";
-    f.in[0] = A;
-    f.in[1] = B;
-    rc = w->inner->run(w->ictx, &f, err);
+    rc = kcs_wrap_forward(w, c, A, B, err);
     free(A);
     free(B);
     return rc;
@@ -344,8 +338,8 @@ static int wrap_discover(kcs_device_info *out, int max, int *count_p, kcs_error 
     return 0;
 }
 
-static int wrap_open_slot(int device, const kcs_backend_config *cfg, kcs_backend_ctx **ctx_p,
-                          kcs_error *err)
+static int wrap_open(int device, const kcs_backend_config *cfg, kcs_backend_ctx **ctx_p,
+                     kcs_error *err)
 {
     (void)device;
     (void)cfg;
@@ -386,13 +380,7 @@ static uint32_t wrap_declares(kcs_backend_ctx *w, const kcs_call *c)
 }
 
 const kcs_backend_ops kcs_calib_wrap_ops = {
-    .abi = KCS_BACKEND_ABI,
-    .name = "calib-wrap",
-    .discover = wrap_discover,
-    .open = wrap_open_slot,
-    .run = wrap_run,
-    .describe = wrap_describe,
-    .close = wrap_close,
+    KCS_BACKEND_OPS(wrap, "calib-wrap"),
     .declares = wrap_declares,
 };
 

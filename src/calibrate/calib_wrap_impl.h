@@ -32,6 +32,16 @@ struct kcs_backend_ctx {
 int kcs_wrap_native(kcs_backend_ctx *w, const kcs_call *tmpl, kcs_op op, int64_t m, int64_t n,
                     int64_t k, int64_t batch, kcs_format din, kcs_format dout, const double *in0,
                     const double *in1, const double *in2, double *out, kcs_error *err);
+/* The call c run by the inner backend's native variant, its first and
+ * second inputs replaced by in0 and in1 where these are not NULL. */
+int kcs_wrap_forward(kcs_backend_ctx *w, const kcs_call *c, const double *in0,
+                     const double *in1, kcs_error *err);
+/* The inner backend's native op (reduce_sum or norm: one value per row)
+ * of every block of `block` elements of each of c's m rows of k inputs,
+ * the last block zero-padded (exact for both): *p_p, m * *nb_p values in
+ * fp32 (free it; NULL on failure), *nb_p = ceil(k / block) per row. */
+int kcs_wrap_blocks(kcs_backend_ctx *w, const kcs_call *c, kcs_op op, size_t block,
+                    double **p_p, size_t *nb_p, kcs_error *err);
 /* malloc of n doubles (+1), failing with KCS_E_NOMEM in err. */
 double *kcs_wrap_alloc(size_t n, kcs_error *err);
 double kcs_wrap_round(kcs_format f, double x);

@@ -13,20 +13,11 @@
 
 int kcs_wrap_norm_bad(kcs_backend_ctx *w, const kcs_call *c, kcs_error *err)
 {
-    if (c->k <= PRC08_K_FAST) {
-        kcs_call f = *c;
-        f.variant = "native";
-        return w->inner->run(w->ictx, &f, err);
-    }
-    size_t m = (size_t)c->m, k = (size_t)c->k, nb = (k + PRC08_BLOCK - 1) / PRC08_BLOCK;
-    double *x = kcs_wrap_alloc(m * nb * PRC08_BLOCK, err), *p = kcs_wrap_alloc(m * nb, err);
-    int rc = !x || !p ? KCS_E_NOMEM : 0;
-    for (size_t i = 0; !rc && i < m; i++)
-        for (size_t t = 0; t < nb * PRC08_BLOCK; t++)
-            x[i * nb * PRC08_BLOCK + t] = t < k ? c->in[0][i * k + t] : 0.0;
-    if (!rc)
-        rc = kcs_wrap_native(w, c, KCS_OP_NORM, (int64_t)(m * nb), 0, PRC08_BLOCK, 0,
-                             c->dtype_in, KCS_FMT_FP32, x, NULL, NULL, p, err);
+    if (c->k <= PRC08_K_FAST)
+        return kcs_wrap_forward(w, c, NULL, NULL, err);
+    size_t m = (size_t)c->m, nb;
+    double *p;
+    int rc = kcs_wrap_blocks(w, c, KCS_OP_NORM, PRC08_BLOCK, &p, &nb, err);
     for (size_t i = 0; !rc && i < m; i++) {
         double s = 0.0; /* a bf16 value */
         for (size_t b = 0; b < nb; b++) {
@@ -35,7 +26,6 @@ int kcs_wrap_norm_bad(kcs_backend_ctx *w, const kcs_call *c, kcs_error *err)
         }
         c->out[i] = kcs_wrap_round(c->dtype_out, sqrtf((float)s));
     }
-    free(x);
     free(p);
     return rc;
 }

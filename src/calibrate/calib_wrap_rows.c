@@ -22,9 +22,7 @@ static double out_round(const kcs_call *c, double x)
  * e_j / Inf: NaN where e_j is Inf, 0 elsewhere (emulated on the host). */
 static int softmax_bad(kcs_backend_ctx *w, const kcs_call *c, kcs_error *err)
 {
-    kcs_call f = *c;
-    f.variant = "native";
-    int rc = w->inner->run(w->ictx, &f, err);
+    int rc = kcs_wrap_forward(w, c, NULL, NULL, err);
     size_t k = (size_t)c->k;
     for (int64_t i = 0; !rc && i < c->m; i++) {
         const double *x = c->in[0] + (size_t)i * k;
@@ -89,10 +87,7 @@ static int reduce_ftz(kcs_backend_ctx *w, const kcs_call *c, kcs_error *err)
         return KCS_E_NOMEM;
     for (size_t i = 0; i < len; i++)
         x[i] = ftz(c->in[0][i]);
-    kcs_call f = *c;
-    f.variant = "native";
-    f.in[0] = x;
-    int rc = w->inner->run(w->ictx, &f, err);
+    int rc = kcs_wrap_forward(w, c, x, NULL, err);
     for (size_t i = 0; !rc && i < c->out_len; i++)
         c->out[i] = out_round(c, ftz(c->out[i]));
     free(x);
@@ -103,26 +98,17 @@ static int reduce_ftz(kcs_backend_ctx *w, const kcs_call *c, kcs_error *err)
  * in bf16, added in fp32 on the host. */
 static int reduce_blocked(kcs_backend_ctx *w, const kcs_call *c, kcs_error *err)
 {
-    kcs_call f = *c;
-    f.variant = "native";
     if (c->k <= ORD01_K_BLOCKED)
-        return w->inner->run(w->ictx, &f, err);
-    size_t m = (size_t)c->m, k = (size_t)c->k, nb = (k + ORD01_BLOCK - 1) / ORD01_BLOCK;
-    double *x = kcs_wrap_alloc(m * nb * ORD01_BLOCK, err), *p = kcs_wrap_alloc(m * nb, err);
-    int rc = !x || !p ? KCS_E_NOMEM : 0;
-    for (size_t i = 0; !rc && i < m; i++)
-        for (size_t t = 0; t < nb * ORD01_BLOCK; t++) /* zero padding is exact */
-            x[i * nb * ORD01_BLOCK + t] = t < k ? c->in[0][i * k + t] : 0.0;
-    if (!rc)
-        rc = kcs_wrap_native(w, c, KCS_OP_REDUCE_SUM, (int64_t)(m * nb), 0, ORD01_BLOCK, 0,
-                             c->dtype_in, KCS_FMT_FP32, x, NULL, NULL, p, err);
+        return kcs_wrap_forward(w, c, NULL, NULL, err);
+    size_t m = (size_t)c->m, nb;
+    double *p;
+    int rc = kcs_wrap_blocks(w, c, KCS_OP_REDUCE_SUM, ORD01_BLOCK, &p, &nb, err);
     for (size_t i = 0; !rc && i < m; i++) {
         float total = 0.0f;
         for (size_t b = 0; b < nb; b++)
             total += (float)kcs_wrap_round(KCS_FMT_BF16, p[i * nb + b]);
         c->out[i] = out_round(c, total);
     }
-    free(x);
     free(p);
     return rc;
 }
@@ -169,10 +155,7 @@ static int gather_wrapped(kcs_backend_ctx *w, const kcs_call *c, kcs_error *err)
         double v = isfinite(x) ? fmod(x, (double)c->m) : x;
         idx[r] = v < 0 ? v + (double)c->m : v;
     }
-    kcs_call f = *c;
-    f.variant = "native";
-    f.in[1] = idx;
-    int rc = w->inner->run(w->ictx, &f, err);
+    int rc = kcs_wrap_forward(w, c, NULL, idx, err);
     free(idx);
     return rc;
 }
@@ -188,10 +171,7 @@ static int elementwise_bad(kcs_backend_ctx *w, const kcs_call *c, kcs_error *err
         return KCS_E_NOMEM;
     for (size_t i = 0; i < n; i++)
         x[i] = (float)((float)c->in[0][i] * 1.44269504088896340736f) * 0.693147180559945309f;
-    kcs_call f = *c;
-    f.variant = "native";
-    f.in[0] = x;
-    int rc = w->inner->run(w->ictx, &f, err);
+    int rc = kcs_wrap_forward(w, c, x, NULL, err);
     free(x);
     return rc;
 }

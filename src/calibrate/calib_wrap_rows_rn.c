@@ -45,9 +45,7 @@ int kcs_wrap_rows_rn_bad(kcs_backend_ctx *w, const kcs_call *c, kcs_error *err)
     if (c->op != KCS_OP_SOFTMAX && c->op != KCS_OP_LAYERNORM)
         return kcs_fail(err, KCS_E_UNSUPPORTED, "calibration wrapper: C-PRC-06 has no %s kernel",
                         kcs_op_name(c->op));
-    kcs_call f = *c;
-    f.variant = "native";
-    int rc = w->inner->run(w->ictx, &f, err);
+    int rc = kcs_wrap_forward(w, c, NULL, NULL, err);
     if (rc)
         return rc;
     size_t k = (size_t)c->k;

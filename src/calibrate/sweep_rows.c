@@ -11,6 +11,41 @@
 #include "protocol.h"
 #include "stats.h"
 
+void kcs_sweep_bind_kernel(kcs_rank_binding *b, const char *variant, const char *acc,
+                           const char *schedule, char *name, size_t len)
+{
+    snprintf(b->pl.variant, sizeof b->pl.variant, "%s", variant);
+    if (acc) {
+        kcs_acc_parse(acc, &b->pl.acc);
+        b->pl.acc_set = 1;
+    }
+    if (schedule)
+        kcs_schedule_parse(schedule, &b->pl.schedule);
+    snprintf(name, len, "%s%s%s%s%s", variant, acc ? " " : "", acc ? acc : "",
+             schedule ? " " : "", schedule ? schedule : "");
+}
+
+int kcs_sweep_out_alloc(kcs_sweep_out *o, int64_t n_dist, int T)
+{
+    size_t cells = (size_t)(n_dist * T) + 1;
+    o->n_dist = n_dist;
+    o->T = T;
+    o->ok = calloc(cells, 1);
+    o->flag = calloc(cells, 1);
+    o->unclaimed = calloc(cells, 1);
+    o->dig = calloc(cells, sizeof *o->dig);
+    return o->ok && o->flag && o->unclaimed && o->dig;
+}
+
+void kcs_sweep_out_free(kcs_sweep_out *o)
+{
+    free(o->ok);
+    free(o->flag);
+    free(o->unclaimed);
+    free(o->dig);
+    memset(o, 0, sizeof *o);
+}
+
 int kcs_sweep_rows_room(kcs_sweep_row **rows, int *nr, int *cap, kcs_error *err)
 {
     if (*nr < *cap)
