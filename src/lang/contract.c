@@ -313,23 +313,16 @@ static bool in_range(int64_t v, int64_t lo, int64_t hi)
 
 /* Measured shapes (held-out ones too) lie inside the precondition; eta's
  * checks are in contract_tolerance.c, the protocol's in contract_measure.c. */
-static void cross_check(loader *L, struct fy_node *root)
+static void in_precondition(loader *L, const kcs_shape *s, struct fy_node *n, const char *f)
 {
-    kcs_contract *c = L->c;
-    if (!L->shapes_ok || !L->pre_ok)
-        return;
-    for (int i = 0; i < c->n_shapes + c->n_held_out; i++) {
-        struct fy_node *n;
-        char f[40];
-        const kcs_shape *s = kcs_contract_measured_shape(L, root, i, &n, f, sizeof f);
-        const char *dim = !in_range(s->m, c->m_min, c->m_max)   ? "m"
-                          : !in_range(s->n, c->n_min, c->n_max) ? "n"
-                          : !in_range(s->k, c->k_min, c->k_max) ? "k"
-                          : (s->batch && !in_range(s->batch, c->batch_min, c->batch_max)) ? "batch"
-                                                                                          : NULL;
-        if (dim)
-            kcs_yaml_error(L->y, n, f, "%s is outside precondition.shape.%s", dim, dim);
-    }
+    const kcs_contract *c = L->c;
+    const char *dim = !in_range(s->m, c->m_min, c->m_max)   ? "m"
+                      : !in_range(s->n, c->n_min, c->n_max) ? "n"
+                      : !in_range(s->k, c->k_min, c->k_max) ? "k"
+                      : (s->batch && !in_range(s->batch, c->batch_min, c->batch_max)) ? "batch"
+                                                                                      : NULL;
+    if (dim)
+        kcs_yaml_error(L->y, n, f, "%s is outside precondition.shape.%s", dim, dim);
 }
 
 /* ---- entry points ------------------------------------------------------- */
@@ -360,8 +353,8 @@ static int load(kcs_yctx *y, kcs_contract **c_p, kcs_error *err)
     load_oracle(&L, root);
     kcs_contract_load_measurement(&L, root);
     load_signatures(&L, root);
-    cross_check(&L, root);
-    kcs_contract_check_shape_class(&L, root);
+    kcs_contract_check_measured_shapes(&L, root, in_precondition);
+    kcs_contract_check_measured_shapes(&L, root, kcs_contract_check_shape_class);
     kcs_contract_check_per_op(&L, root);
     kcs_contract_check_measurement(&L, root);
     kcs_contract_check_eta(&L, root);

@@ -44,6 +44,11 @@ bool kcs_contract_parse_name(loader *L, struct fy_node *n, const char *field, co
  * the node and field name of shape i (i < c->n_shapes + c->n_held_out). */
 const kcs_shape *kcs_contract_measured_shape(loader *L, struct fy_node *root, int i,
                                              struct fy_node **node_p, char *field, size_t len);
+/* check(L, shape, its node, its field path) for every measured shape,
+ * held-out ones too, once the shapes and the precondition have loaded. */
+typedef void (*kcs_shape_check_fn)(loader *L, const kcs_shape *s, struct fy_node *n,
+                                   const char *field);
+void kcs_contract_check_measured_shapes(loader *L, struct fy_node *root, kcs_shape_check_fn check);
 
 /* A [lo, hi] integer range, 1 <= lo <= hi (contract_parse.c). */
 bool kcs_contract_load_range(loader *L, struct fy_node *n, const char *field, int64_t *lo_p,
@@ -62,7 +67,7 @@ void kcs_contract_free_tolerance(kcs_contract *c);
 /* contract_shape_class.c: precondition.shape.multiple_of (after the
  * ranges), and the measured shapes against it */
 void kcs_contract_load_shape_class(loader *L, struct fy_node *shape);
-void kcs_contract_check_shape_class(loader *L, struct fy_node *root);
+void kcs_contract_check_shape_class(loader *L, const kcs_shape *s, struct fy_node *n, const char *f);
 
 /* contract_measure.c */
 void kcs_contract_load_measurement(loader *L, struct fy_node *root);

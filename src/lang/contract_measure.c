@@ -90,6 +90,19 @@ const kcs_shape *kcs_contract_measured_shape(loader *L, struct fy_node *root, in
     return held ? &c->held_out[j] : &c->shapes[j];
 }
 
+void kcs_contract_check_measured_shapes(loader *L, struct fy_node *root, kcs_shape_check_fn check)
+{
+    kcs_contract *c = L->c;
+    if (!L->shapes_ok || !L->pre_ok)
+        return;
+    for (int i = 0; i < c->n_shapes + c->n_held_out; i++) {
+        struct fy_node *n;
+        char f[40];
+        const kcs_shape *s = kcs_contract_measured_shape(L, root, i, &n, f, sizeof f);
+        check(L, s, n, f);
+    }
+}
+
 /* attrs: "key=value;..." with known keys and values, stored canonical
  * (no spaces, one ';' between pairs, in the order written). */
 static void load_attrs(loader *L, struct fy_node *n)

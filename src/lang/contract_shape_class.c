@@ -66,20 +66,12 @@ const char *kcs_contract_shape_class_miss(const kcs_contract *c, const kcs_shape
     return NULL;
 }
 
-/* Every measured shape, held-out ones too, lies in the class. */
-void kcs_contract_check_shape_class(loader *L, struct fy_node *root)
+/* A measured shape lies in the class. */
+void kcs_contract_check_shape_class(loader *L, const kcs_shape *s, struct fy_node *n, const char *f)
 {
-    kcs_contract *c = L->c;
-    if (!L->shapes_ok || !L->pre_ok)
-        return;
-    for (int i = 0; i < c->n_shapes + c->n_held_out; i++) {
-        struct fy_node *n;
-        char f[40];
-        int64_t v, mult;
-        const kcs_shape *s = kcs_contract_measured_shape(L, root, i, &n, f, sizeof f);
-        const char *dim = kcs_contract_shape_class_miss(c, s, &v, &mult);
-        if (dim)
-            kcs_yaml_error(L->y, n, f, "%s = %" PRId64 " is not a multiple of %" PRId64
-                           " (precondition.shape.multiple_of.%s)", dim, v, mult, dim);
-    }
+    int64_t v, mult;
+    const char *dim = kcs_contract_shape_class_miss(L->c, s, &v, &mult);
+    if (dim)
+        kcs_yaml_error(L->y, n, f, "%s = %" PRId64 " is not a multiple of %" PRId64
+                       " (precondition.shape.multiple_of.%s)", dim, v, mult, dim);
 }
