@@ -114,6 +114,9 @@ static int finish(kcs_h5out *o, int rc, kcs_error *err)
 int kcs_h5out_open_analysis(const char *path, kcs_h5out **o_p, kcs_error *err)
 {
     kcs_h5_quiet();
+    int rc0 = kcs_h5_input_regular(path, err);
+    if (rc0)
+        return rc0;
     if (H5Fis_hdf5(path) <= 0) {
         H5Eclear2(H5E_DEFAULT);
         return kcs_fail(err, KCS_E_INVAL, /* a missing or foreign input: bad input */
@@ -384,6 +387,8 @@ int kcs_h5table_close(kcs_h5table *t, kcs_error *err)
 static hid_t open_ro(const char *path, kcs_error *err)
 {
     kcs_h5_quiet();
+    if (kcs_h5_input_regular(path, err))
+        return -1;
     if (H5Fis_hdf5(path) <= 0) {
         H5Eclear2(H5E_DEFAULT);
         kcs_fail(err, KCS_E_INVAL, /* a missing or foreign input: bad input */

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include "build_info.h"
@@ -14,6 +15,16 @@
 void kcs_h5_quiet(void)
 {
     H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+}
+
+int kcs_h5_input_regular(const char *path, kcs_error *err)
+{
+    struct stat st;
+    if (stat(path, &st) != 0 || S_ISREG(st.st_mode))
+        return 0; /* a missing file: the caller's own message */
+    return kcs_fail(err, KCS_E_INVAL,
+                    "%s: not a regular file (a FIFO, device or directory is not a dataset)",
+                    path);
 }
 
 /* Any other id: drop the reference kcs holds. */

@@ -12,6 +12,10 @@
 
 /* Turn off HDF5's automatic error printing (errors become kcs_error). */
 void kcs_h5_quiet(void);
+/* 0, or KCS_E_INVAL when path exists but is not a regular file: a dataset
+ * to read is never opened from a FIFO (HDF5 would block on it), a device
+ * or a directory. */
+int kcs_h5_input_regular(const char *path, kcs_error *err);
 
 /* Fail with "<file>: <object>: <message>[ (<innermost HDF5 error>)]" and
  * clear the HDF5 error stack. object may be NULL. */

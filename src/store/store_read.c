@@ -312,6 +312,9 @@ int kcs_store_open_read(const char *path, kcs_store_reader **r_p, kcs_error *err
     if (access(path, R_OK) != 0) /* a missing input is bad input; a failing disk is not */
         return kcs_fail(err, errno == EIO ? KCS_E_IO : KCS_E_INVAL, "%s: %s", path,
                         strerror(errno));
+    int rc0 = kcs_h5_input_regular(path, err);
+    if (rc0)
+        return rc0;
     htri_t is = H5Fis_hdf5(path);
     if (is == 0)
         return kcs_fail(err, KCS_E_INVAL, "%s: not an HDF5 file", path);

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # `kcs reduce` on randomly corrupted datasets: byte flips, overwritten
-# blocks, truncations and zeroed ranges of a real dataset. Every run must end
+# blocks, truncations and zeroed ranges of a real dataset, and on paths that
+# are not files (a FIFO, a directory, a device: refused at once). Every run must end
 # by itself (no hang: 60 s limit) with exit 0, 1 or 2 -- never a signal --
 # within an address-space limit (ulimit -v 3 GiB) and with a bounded peak
 # RSS (reported; 1 GiB at most). --recompute-max 100000000 bounds the inputs a
@@ -27,6 +28,16 @@ for f in "$KCS_SRC"/tests/fuzz/regress_reduce/*.h5; do
   [ "$r" -eq 1 ] || [ "$r" -eq 2 ] || fail "$(basename "$f"): exit $r, expected 1 or 2: $(cat "$T/regress.err")"
   ! grep -qE "Sanitizer|runtime error:" "$T/regress.err" || fail "$(basename "$f"): $(cat "$T/regress.err")"
   cmp -s "$f" "$T/regress.h5" || fail "$(basename "$f"): a failed reduce changed its input"
+done
+# not a file at all: a FIFO (HDF5 would block reading it), a directory, a
+# device: exit 2 at once, naming the path, and no report
+mkfifo "$T/fifo.h5"
+mkdir "$T/dir.h5"
+for f in "$T/fifo.h5" "$T/dir.h5" /dev/zero; do
+  set +e; timeout 20 "$KCS" reduce "$f" -o "$T/nf-report" --no-plots -q 2> "$T/nf.err"; r=$?; set -e
+  [ "$r" -eq 2 ] || fail "reduce $f: exit $r, expected 2 (124: it hung): $(cat "$T/nf.err")"
+  grep -qF "$f: not a regular file" "$T/nf.err" || fail "reduce $f: $(cat "$T/nf.err")"
+  [ ! -e "$T/nf-report" ] || fail "reduce $f left a report"
 done
 "$PYTHON" - "$KCS" "$T" "${KCS_CORRUPT_COUNT:-300}" <<'PY'
 import os, random, resource, shutil, subprocess, sys
