@@ -85,10 +85,31 @@ int kcs_journal_read_header(const char *out_path, int rank, kcs_journal_header *
     char path[4096];
     kcs_journal_file(out_path, rank, path, sizeof path);
     FILE *f = fopen(path, "rb");
-    if (!f) /* e.g. resumed with more ranks than the run had */
-        return kcs_fail(err, errno == ENOENT ? KCS_E_INVAL : KCS_E_IO,
-                        "%s: no journal to resume from (%s): resume with the same -n", path,
-                        strerror(errno));
+    if (!f && errno != ENOENT)
+        return kcs_fail(err, KCS_E_IO, "%s: cannot read the journal (%s)", path, strerror(errno));
+    if (!f) {
+        /* Say what happened: more ranks than the run had; a finished run
+         * (its journals go once the dataset is in place); or a run that
+         * never started a case (refused, or killed before its first). */
+        char first[4096];
+        struct stat st;
+        kcs_journal_file(out_path, 0, first, sizeof first);
+        if (rank > 0 && stat(first, &st) == 0)
+            return kcs_fail(err, KCS_E_INVAL,
+                            "%s: no journal of rank %d: the run had fewer ranks; resume with the "
+                            "same -n",
+                            path, rank);
+        if (stat(out_path, &st) == 0 && S_ISREG(st.st_mode))
+            return kcs_fail(err, KCS_E_INVAL,
+                            "%s: nothing to resume: the run finished and this dataset is complete "
+                            "(its journals are removed once it is in place)",
+                            out_path);
+        return kcs_fail(err, KCS_E_INVAL,
+                        "%s: nothing to resume: no journal and no dataset (the run never started "
+                        "a case: it was refused, or stopped before its first); run it again "
+                        "without --resume",
+                        out_path);
+    }
     int rc = read_header(f, path, h, err);
     fclose(f);
     return rc;
