@@ -91,10 +91,13 @@ int kcs_journal_read_header(const char *out_path, int rank, kcs_journal_header *
         /* Say what happened: more ranks than the run had; a finished run
          * (its journals go once the dataset is in place); or a run that
          * never started a case (refused, or killed before its first). */
-        char first[4096];
+        char dir[4096];
         struct stat st;
-        kcs_journal_file(out_path, 0, first, sizeof first);
-        if (rank > 0 && stat(first, &st) == 0)
+        snprintf(dir, sizeof dir, "%s", path);
+        char *slash = strrchr(dir, '/');
+        if (slash)
+            *slash = 0;
+        if (rank > 0 && slash && stat(dir, &st) == 0 && S_ISDIR(st.st_mode))
             return kcs_fail(err, KCS_E_INVAL,
                             "%s: no journal of rank %d: the run had fewer ranks; resume with the "
                             "same -n",
@@ -102,13 +105,13 @@ int kcs_journal_read_header(const char *out_path, int rank, kcs_journal_header *
         if (stat(out_path, &st) == 0 && S_ISREG(st.st_mode))
             return kcs_fail(err, KCS_E_INVAL,
                             "%s: nothing to resume: the run finished and this dataset is complete "
-                            "(its journals are removed once it is in place)",
-                            out_path);
+                            "(its journals are removed once it is in place; no %s)",
+                            out_path, path);
         return kcs_fail(err, KCS_E_INVAL,
                         "%s: nothing to resume: no journal and no dataset (the run never started "
-                        "a case: it was refused, or stopped before its first); run it again "
-                        "without --resume",
-                        out_path);
+                        "a case: it was refused, or stopped before its first; no %s); run it "
+                        "again without --resume",
+                        out_path, path);
     }
     int rc = read_header(f, path, h, err);
     fclose(f);
