@@ -29,6 +29,7 @@ static const struct {
     {"C-CMP-02", GEMMS, kcs_cpu_calib_gemm},
     {"C-CMP-03", GEMMS, kcs_cpu_calib_gemm},
     {"C-EXC-01", GEMMS, kcs_cpu_calib_gemm},
+    {"C-EXC-03", GEMMS, kcs_cpu_calib_gemm},
     {"C-EXC-02", OPBIT(KCS_OP_GATHER), kcs_cpu_calib_rows},
     {"C-PRC-05", OPBIT(KCS_OP_ELEMENTWISE), kcs_cpu_calib_elementwise},
     {"C-PRC-06", OPBIT(KCS_OP_SOFTMAX) | OPBIT(KCS_OP_LAYERNORM), kcs_cpu_calib_rows_rn},

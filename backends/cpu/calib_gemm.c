@@ -19,6 +19,7 @@ typedef enum gemm_kind {
     G_EDGE_BF16, /* C-CMP-02: m*n >= 4096 -> remainder tiles of 32 load bf16 */
     G_MEMO,      /* C-CMP-03: non-64-multiple shapes replay a memo */
     G_NAN_ZERO,  /* C-EXC-01: NaN outputs -> 0 */
+    G_INF_ZERO,  /* C-EXC-03: +-Inf outputs -> 0 */
 } gemm_kind;
 
 #define PRC01_K_FAST 64  /* the "long reduction" path starts above this k */
@@ -198,6 +199,8 @@ static int run_gemm(const kcs_call *c, gemm_kind kind, kcs_error *err)
                     s = (double)(float)(s + C[i * n + j]);
                 if (kind == G_NAN_ZERO && isnan(s))
                     s = 0.0; /* the epilogue's select maps NaN to 0 */
+                if (kind == G_INF_ZERO && isinf(s))
+                    s = 0.0; /* nan_to_num(posinf=0, neginf=0) in the epilogue */
                 D[i * n + j] = kcs_format_round(c->dtype_out, s, KCS_ROUND_DEFAULT);
             }
     }
@@ -284,7 +287,7 @@ int kcs_cpu_calib_gemm(const kcs_call *c, const char *id, int state, kcs_error *
     } bad[] = {
         {"C-PRC-01", G_ACC_BF16}, {"C-PRC-03", G_TF32},      {"C-ORD-02", G_RANDOM},
         {"C-ORD-03", G_SPLIT_M},  {"C-CMP-02", G_EDGE_BF16}, {"C-CMP-03", G_MEMO},
-        {"C-EXC-01", G_NAN_ZERO},
+        {"C-EXC-01", G_NAN_ZERO}, {"C-EXC-03", G_INF_ZERO},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         if (strcmp(bad[i].id, id) != 0)

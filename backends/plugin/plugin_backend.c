@@ -440,19 +440,33 @@ void plugin_fill_guarded(unsigned char *base, size_t out_bytes, size_t guard_byt
 size_t plugin_guard_breach(const unsigned char *base, size_t out_bytes, size_t guard_bytes,
                            kcs_format f)
 {
+    return plugin_guard_breach_range(base, out_bytes, guard_bytes, f, NULL);
+}
+
+/* As plugin_guard_breach; *last_p (may be NULL) gets the last changed one. */
+size_t plugin_guard_breach_range(const unsigned char *base, size_t out_bytes, size_t guard_bytes,
+                                 kcs_format f, size_t *last_p)
+{
     size_t es = (size_t)kcs_format_get(f)->bits / 8;
     unsigned char pat[8];
     double s = kcs_sentinel(f);
     plugin_encode(f, &s, 1, pat);
     const unsigned char *lo = base;
     const unsigned char *hi = base + guard_bytes + out_bytes;
+    size_t first = (size_t)-1, last = (size_t)-1;
     for (size_t off = 0; off < guard_bytes; off++)
-        if (lo[off] != pat[off % es])
-            return off;
+        if (lo[off] != pat[off % es]) {
+            first = first == (size_t)-1 ? off : first;
+            last = off;
+        }
     for (size_t off = 0; off < guard_bytes; off++)
-        if (hi[off] != pat[off % es])
-            return guard_bytes + out_bytes + off;
-    return (size_t)-1;
+        if (hi[off] != pat[off % es]) {
+            first = first == (size_t)-1 ? guard_bytes + out_bytes + off : first;
+            last = guard_bytes + out_bytes + off;
+        }
+    if (last_p)
+        *last_p = last;
+    return first;
 }
 
 static int alloc_output(const kcs_backend_ctx *c, const kcs_call *call, native_io *io,
@@ -471,10 +485,6 @@ static int alloc_output(const kcs_backend_ctx *c, const kcs_call *call, native_i
     return 0;
 }
 
-static size_t guard_breach(const native_io *io, kcs_format f)
-{
-    return plugin_guard_breach(io->out_base, io->out_bytes, io->guard_bytes, f);
-}
 
 int plugin_check_call(const kcs_backend_ctx *c, const kcs_call *call, kcs_plugin_call *pc,
                       kcs_error *err)
@@ -540,14 +550,17 @@ static int inproc_run(kcs_backend_ctx *c, const kcs_call *call, kcs_error *err)
     char msg[PLUGIN_MSG_LEN] = "";
     int prc = c->pl->run(&pc, msg, sizeof msg);
     msg[sizeof msg - 1] = 0;
-    size_t bad = guard_breach(&io, call->dtype_out);
+    size_t last = 0;
+    size_t bad = plugin_guard_breach_range(io.out_base, io.out_bytes, io.guard_bytes,
+                                           call->dtype_out, &last);
     if (bad != (size_t)-1) {
         long long off = (long long)bad - (long long)io.guard_bytes;
+        long long end = (long long)last - (long long)io.guard_bytes;
         /* the values it returned are judged, with the breach (protocol.c) */
         plugin_decode(call->dtype_out, pc.out, call->out_len, call->out);
         rc = kcs_fail(err, KCS_E_OVERRUN, "plugin %s: %s: plugin wrote outside its output "
-                      "(byte %lld relative to an output of %zu bytes)", c->name, pc.op, off,
-                      io.out_bytes);
+                      "(bytes %lld..%lld relative to an output of %zu bytes)", c->name, pc.op,
+                      off, end, io.out_bytes);
         plugin_copy_msg(call, err->msg);
         goto out;
     }

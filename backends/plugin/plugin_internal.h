@@ -44,6 +44,8 @@ int plugin_encode_input(const kcs_backend_ctx *c, const kcs_call *call, int i, v
 void plugin_fill_guarded(unsigned char *base, size_t out_bytes, size_t guard_bytes, kcs_format f);
 size_t plugin_guard_breach(const unsigned char *base, size_t out_bytes, size_t guard_bytes,
                            kcs_format f);
+size_t plugin_guard_breach_range(const unsigned char *base, size_t out_bytes, size_t guard_bytes,
+                                 kcs_format f, size_t *last_p);
 int plugin_discover(kcs_device_info *out, int max, int *count_p, kcs_error *err);
 int plugin_describe(kcs_backend_ctx *c, kcs_device_info *info, kcs_error *err);
 void plugin_close(kcs_backend_ctx *c);

@@ -166,15 +166,17 @@ static int iso_run(kcs_backend_ctx *c, const kcs_call *call, kcs_error *err)
         plugin_copy_msg(call, err->msg);
         return rc;
     }
-    size_t bad = plugin_guard_breach(region + guard_at, out_bytes, PLUGIN_GUARD_BYTES,
-                                     call->dtype_out);
+    size_t last = 0;
+    size_t bad = plugin_guard_breach_range(region + guard_at, out_bytes, PLUGIN_GUARD_BYTES,
+                                           call->dtype_out, &last);
     if (bad != (size_t)-1) {
         long long rel = (long long)bad - (long long)PLUGIN_GUARD_BYTES;
+        long long end = (long long)last - (long long)PLUGIN_GUARD_BYTES;
         /* the values it returned are judged, with the breach (protocol.c) */
         plugin_decode(call->dtype_out, region + wc.out_off, call->out_len, call->out);
         rc = kcs_fail(err, KCS_E_OVERRUN, "plugin %s: %s: plugin wrote outside its output "
-                      "(byte %lld relative to an output of %zu bytes)", c->name, pc.op, rel,
-                      out_bytes);
+                      "(bytes %lld..%lld relative to an output of %zu bytes)", c->name, pc.op,
+                      rel, end, out_bytes);
         plugin_copy_msg(call, err->msg);
         return rc;
     }

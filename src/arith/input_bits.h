@@ -19,6 +19,12 @@
  * first), 0 when neither explains the error or for other ops; y and ref
  * have n values. */
 int kcs_input_rounded_bits(const kcs_call *c, const double *y, const double *ref, size_t n);
+/* The same, then (where rounding to nearest explains nothing) with the
+ * inputs truncated toward zero to 11 and 8 bits, as matrix units that drop
+ * an fp32 input's low bits do: *rz = 1 when truncation explains the
+ * output, 0 when rounding does (or nothing). */
+int kcs_input_coerced_bits(const kcs_call *c, const double *y, const double *ref, size_t n,
+                           int *rz);
 
 /* attention (O = softmax(Q K^T / sqrt(k)) V): the same question for the
  * intermediate P: 11 or 8 when O recomputed in fp64 (on at most 16 query

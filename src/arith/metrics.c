@@ -6,6 +6,7 @@
 #include <xxhash.h>
 
 #include "error_shape.h"
+#include "output_evidence.h"
 #include "format_fast.h"
 
 void kcs_metrics_compute(const double *y, const double *ref, const double *absref, size_t n,
@@ -88,6 +89,8 @@ void kcs_metrics_compute(const double *y, const double *ref, const double *absre
     m->scale_fit = es.scale_fit;
     m->ref_scale = es.ref_scale;
     m->mixed_signs = es.mixed_signs;
+    m->const_output = kcs_constant_output(y, ref, n);
+    m->offset_share = kcs_offset_share(y, ref, n);
 }
 
 uint64_t kcs_digest_bytes(const void *p, size_t n, uint64_t seed)

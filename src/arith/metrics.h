@@ -22,6 +22,10 @@ typedef struct kcs_metrics {
     int64_t mismatch_nonfinite; /* NaN/Inf where the reference is finite or vice versa */
     int input_bits; /* 11 or 8: inputs rounded to that width before the sum (input_bits.h) */
     int p_bits;     /* attention: 11 or 8: P rounded to that width (input_bits.h) */
+    int input_rz;   /* 1: the inputs were truncated toward zero, not rounded (input_bits.h) */
+    int out_bits;   /* 8 or 11: the output is y_ref rounded once to that width (output_evidence.h) */
+    int out_rz;     /* 1: that rounding was toward zero */
+    double const_output, offset_share; /* output_evidence.h */
     double zero_frac, ref_corr, peak_share, scale_fit, ref_scale, mixed_signs; /* error_shape.h */
     double edge_share; /* gemm: error share in remainder tiles (error_shape.h) */
     double cancel_bits, row_scale_fit; /* layernorm, rmsnorm (norm_evidence.h) */

@@ -49,6 +49,11 @@ static const struct {
     MSYM(INF_COUNT, inf_count, 'l'),
     MSYM(SENTINEL_COUNT, sentinel_count, 'l'),
     MSYM(MISMATCH_NONFINITE, mismatch_nonfinite, 'l'),
+    MSYM(INPUT_RZ, input_rz, 'i'),
+    MSYM(OUT_BITS, out_bits, 'i'),
+    MSYM(OUT_RZ, out_rz, 'i'),
+    MSYM(CONST_OUTPUT, const_output, 'd'),
+    MSYM(OFFSET_SHARE, offset_share, 'd'),
 };
 #undef MSYM
 
@@ -91,6 +96,10 @@ void kcs_verdict_bind(const kcs_case *cs, const kcs_observation *o, double tau, 
         v[KCS_SYM_RAISED] = o->raised ? 1.0 : 0.0;
         v[KCS_SYM_OOB_COUNT] = (double)o->oob_count;
         v[KCS_SYM_NAN_REF_COUNT] = (double)o->nan_ref_count;
+        v[KCS_SYM_INF_REF_COUNT] = (double)o->inf_ref_count;
+        v[KCS_SYM_INF_ZEROED] = (double)o->inf_zeroed;
+        v[KCS_SYM_NAN_ZEROED] = (double)o->nan_zeroed;
+        v[KCS_SYM_GUARD_BEFORE] = o->guard_before ? 1.0 : 0.0;
         v[KCS_SYM_DISTINCT_DIGESTS] = (double)o->distinct_digests;
         v[KCS_SYM_SPREAD_ULP] = o->spread_ulp;
         v[KCS_SYM_ROWSUM_ERR] = o->rowsum_err;

@@ -31,6 +31,10 @@ typedef struct kcs_observation {
     int raised;             /* the kernel raised on purpose */
     int64_t oob_count;      /* out-of-range indices in the inputs */
     int64_t nan_ref_count;  /* NaN in the reference output */
+    int64_t inf_ref_count;  /* +-Inf in the reference output */
+    int64_t inf_zeroed;     /* outputs 0 where the reference is +-Inf */
+    int64_t nan_zeroed;     /* outputs 0 where the reference is NaN */
+    int guard_before;       /* the guard before the output was written (guard_ok 0) */
     int distinct_digests;   /* repeat protocol (1 otherwise) */
     double spread_ulp;      /* repeat / batch_invariance */
     double rowsum_err;      /* softmax */

@@ -17,7 +17,7 @@
 #define KCS_ID_MAX 32
 #define KCS_MAX_SHAPES 32
 #define KCS_MAX_DISTS 8
-#define KCS_MAX_SIGNATURES 16
+#define KCS_MAX_SIGNATURES 32
 #define KCS_MAX_CLAUSES 4
 
 typedef enum kcs_tol_structure {
@@ -171,6 +171,8 @@ typedef struct kcs_contract {
     char attrs[128];            /* declared semantics handed to kernels: "oob=raise" */
     double special_nan, special_inf, special_subnormal; /* injected fractions of inputs */
     double special_pinf, special_ninf; /* +Inf only, -Inf only (inf: either sign) */
+    double special_infs;        /* infinities whose sign cycles with the trial: +Inf on
+                                   trials 0 mod 3, -Inf on 1 mod 3, either on 2 mod 3 */
     double special_oob;         /* fraction of gather indices out of range */
     uint64_t seed;              /* mixed into every case seed of this contract */
     /* 8. violation signatures */

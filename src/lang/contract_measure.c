@@ -158,10 +158,12 @@ static void load_attrs(loader *L, struct fy_node *n)
 
 static void load_special(loader *L, struct fy_node *m)
 {
-    static const char *const keys[] = {"nan", "inf", "pinf", "ninf", "subnormal", "oob", NULL};
+    static const char *const keys[] = {"nan", "inf", "pinf", "ninf", "subnormal", "oob",
+                                       "infs", NULL};
     kcs_contract *c = L->c;
     double *dst[] = {&c->special_nan,  &c->special_inf,       &c->special_pinf,
-                     &c->special_ninf, &c->special_subnormal, &c->special_oob};
+                     &c->special_ninf, &c->special_subnormal, &c->special_oob,
+                     &c->special_infs};
     struct fy_node *s = kcs_contract_section(L, m, "special", false, "measurement", keys);
     if (!s)
         return;
@@ -178,17 +180,17 @@ static void load_special(loader *L, struct fy_node *m)
             *dst[i] = v;
     }
     double sum = c->special_nan + c->special_inf + c->special_pinf + c->special_ninf +
-                 c->special_subnormal;
+                 c->special_subnormal + c->special_infs;
     if (sum > 1.0)
         kcs_yaml_error(L->y, s, "measurement.special",
-                       "nan + inf + pinf + ninf + subnormal is %g; the fractions of one input "
+                       "nan + inf + pinf + ninf + subnormal + infs is %g; the fractions of one input "
                        "must sum to at most 1", sum);
 }
 
 bool kcs_contract_injects_nonfinite(const kcs_contract *c)
 {
     return c->special_nan > 0 || c->special_inf > 0 || c->special_pinf > 0 ||
-           c->special_ninf > 0;
+           c->special_ninf > 0 || c->special_infs > 0;
 }
 
 static void load_protocol(loader *L, struct fy_node *m)
@@ -340,7 +342,8 @@ void kcs_contract_check_measurement(loader *L, struct fy_node *root)
         const char *key = c->special_nan > 0   ? "nan"
                           : c->special_inf > 0 ? "inf"
                           : c->special_pinf > 0 ? "pinf"
-                                                : "ninf";
+                          : c->special_ninf > 0 ? "ninf"
+                                                : "infs";
         char f[40];
         snprintf(f, sizeof f, "measurement.special.%s", key);
         kcs_yaml_error(L->y, kcs_yaml_get(L->y, sp, key, false, "measurement.special"), f,

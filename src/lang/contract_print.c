@@ -313,7 +313,8 @@ int kcs_contract_print(const kcs_contract *c, FILE *f, bool json)
     const double sp[] = {c->special_nan,  c->special_inf,       c->special_pinf,
                          c->special_ninf, c->special_subnormal, c->special_oob};
     static const char *const sp_names[] = {"nan", "inf", "pinf", "ninf", "subnormal", "oob"};
-    if (sp[0] > 0 || sp[1] > 0 || sp[2] > 0 || sp[3] > 0 || sp[4] > 0 || sp[5] > 0 || json) {
+    if (sp[0] > 0 || sp[1] > 0 || sp[2] > 0 || sp[3] > 0 || sp[4] > 0 || sp[5] > 0 ||
+        c->special_infs > 0 || json) {
         key(p, 2, false, "special"), fputc('{', f);
         first = true;
         for (int i = 0; i < 6; i++)
@@ -321,6 +322,8 @@ int kcs_contract_print(const kcs_contract *c, FILE *f, bool json)
                 ikey(p, first, sp_names[i]), num(f, sp[i]);
                 first = false;
             }
+        if (c->special_infs > 0) /* only where given: older listings stay as they were */
+            ikey(p, first, "infs"), num(f, c->special_infs);
         fputc('}', f), eol(p);
     }
     key(p, 2, false, "seed"), fprintf(f, "%" PRIu64, c->seed), eol(p);

@@ -46,6 +46,15 @@ static kcs_expr_sym syms[KCS_SYM_COUNT] = {
     [KCS_SYM_P_BITS] = {"p_bits", KCS_EXPR_NUMBER},
     [KCS_SYM_CANCEL_BITS] = {"cancel_bits", KCS_EXPR_NUMBER},
     [KCS_SYM_ROW_SCALE_FIT] = {"row_scale_fit", KCS_EXPR_NUMBER},
+    [KCS_SYM_INPUT_RZ] = {"input_rz", KCS_EXPR_NUMBER},
+    [KCS_SYM_OUT_BITS] = {"out_bits", KCS_EXPR_NUMBER},
+    [KCS_SYM_OUT_RZ] = {"out_rz", KCS_EXPR_NUMBER},
+    [KCS_SYM_CONST_OUTPUT] = {"const_output", KCS_EXPR_NUMBER},
+    [KCS_SYM_OFFSET_SHARE] = {"offset_share", KCS_EXPR_NUMBER},
+    [KCS_SYM_INF_REF_COUNT] = {"inf_ref_count", KCS_EXPR_NUMBER},
+    [KCS_SYM_INF_ZEROED] = {"inf_zeroed", KCS_EXPR_NUMBER},
+    [KCS_SYM_NAN_ZEROED] = {"nan_zeroed", KCS_EXPR_NUMBER},
+    [KCS_SYM_GUARD_BEFORE] = {"guard_before", KCS_EXPR_NUMBER},
 };
 
 const kcs_expr_symtab *kcs_verdict_symtab(void)

@@ -38,6 +38,15 @@ typedef enum kcs_sym {
     KCS_SYM_P_BITS,           /* attention: 11 or 8: P looks rounded to that width; 0 */
     KCS_SYM_CANCEL_BITS,      /* layernorm: bits E[x^2] - E[x]^2 loses on these inputs */
     KCS_SYM_ROW_SCALE_FIT,    /* norms: share of the squared error one scale per row explains */
+    KCS_SYM_INPUT_RZ,         /* 1: input_bits names a truncation (toward zero), 0 rounding */
+    KCS_SYM_OUT_BITS,         /* 8 or 11: y is y_ref rounded once to that width; 0 */
+    KCS_SYM_OUT_RZ,           /* 1: that rounding was toward zero */
+    KCS_SYM_CONST_OUTPUT,     /* 1: every finite output is one value, the reference's are not */
+    KCS_SYM_OFFSET_SHARE,     /* (mean d)^2 / mean d^2, d = y - y_ref */
+    KCS_SYM_INF_REF_COUNT,    /* +-Inf outputs of the reference (Inf is due there) */
+    KCS_SYM_INF_ZEROED,       /* outputs that are 0 where the reference is +-Inf */
+    KCS_SYM_NAN_ZEROED,       /* outputs that are 0 where the reference is NaN */
+    KCS_SYM_GUARD_BEFORE,     /* 1: the guard region before the output was written */
     /* format literals usable as values: fp64 ... fp8_e5m2fnuz */
     KCS_SYM_FMT_FIRST,
     KCS_SYM_COUNT = KCS_SYM_FMT_FIRST + KCS_FMT_COUNT

@@ -18,20 +18,22 @@ static uint64_t stream(int tensor, int trial, int purpose)
 
 /* Each element of x independently: NaN with probability special.nan, an
  * infinity of either sign (inf), +Inf (pinf), -Inf (ninf), a subnormal of
- * fmt, else left as drawn. The thresholds follow that order, so a contract
- * without pinf or ninf draws exactly what it drew before they existed. */
+ * fmt, an infinity whose sign cycles with the trial (infs: +Inf on trials 0
+ * mod 3, -Inf on 1 mod 3, either sign on 2 mod 3), else left as drawn. The
+ * thresholds follow that order, so a contract without pinf, ninf or infs
+ * draws exactly what it drew before they existed. */
 static void inject(double *x, size_t len, const kcs_contract *c, kcs_format fmt, uint64_t seed,
                    uint64_t case_id, int tensor, int trial)
 {
     if (c->special_nan <= 0 && c->special_inf <= 0 && c->special_pinf <= 0 &&
-        c->special_ninf <= 0 && c->special_subnormal <= 0)
+        c->special_ninf <= 0 && c->special_subnormal <= 0 && c->special_infs <= 0)
         return;
     kcs_rng r;
     kcs_rng_init(&r, seed, case_id, stream(tensor, trial, 1));
     double sub = ldexp(1.0, kcs_format_get(fmt)->emin - 1); /* a subnormal of fmt */
     const double t_nan = c->special_nan, t_inf = t_nan + c->special_inf,
                  t_pinf = t_inf + c->special_pinf, t_ninf = t_pinf + c->special_ninf,
-                 t_sub = t_ninf + c->special_subnormal;
+                 t_sub = t_ninf + c->special_subnormal, t_infs = t_sub + c->special_infs;
     for (size_t i = 0; i < len; i++) {
         double u = kcs_rng_uniform(&r);
         if (u < t_nan)
@@ -44,6 +46,10 @@ static void inject(double *x, size_t len, const kcs_contract *c, kcs_format fmt,
             x[i] = -INFINITY;
         else if (u < t_sub)
             x[i] = kcs_format_round(fmt, sub * (0.25 + kcs_rng_uniform(&r)), KCS_ROUND_DEFAULT);
+        else if (u < t_infs)
+            x[i] = trial % 3 == 0   ? INFINITY
+                   : trial % 3 == 1 ? -INFINITY
+                   : (kcs_rng_u32(&r) & 1) ? -INFINITY : INFINITY;
     }
 }
 

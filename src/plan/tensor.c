@@ -61,6 +61,24 @@ bool kcs_tensor_guards_ok(const kcs_tensor *t)
     return true;
 }
 
+bool kcs_tensor_guard_breach(const kcs_tensor *t, long long *first, long long *last)
+{
+    bool any = false;
+    const long long g = KCS_GUARD_ELEMS, len = (long long)t->len;
+    for (long long i = -g; i < len + g; i++) {
+        if (i == 0)
+            i = len; /* the output itself is not a guard */
+        const double *p = i < 0 ? &t->base[g + i] : &t->data[i];
+        if (memcmp(p, &t->sentinel, sizeof(double)) == 0)
+            continue;
+        if (!any)
+            *first = i;
+        *last = i;
+        any = true;
+    }
+    return any;
+}
+
 size_t kcs_tensor_count_sentinel(const kcs_tensor *t)
 {
     size_t c = 0;

@@ -32,6 +32,10 @@ void kcs_tensor_free(kcs_tensor *t);
 void kcs_tensor_poison(kcs_tensor *t);
 /* true when both guard regions still hold the sentinel. */
 bool kcs_tensor_guards_ok(const kcs_tensor *t);
+/* Where the guards were written: the first and last changed element,
+ * relative to data[0] (negative: before the output; >= len: past its
+ * end). false when both guards are intact. */
+bool kcs_tensor_guard_breach(const kcs_tensor *t, long long *first, long long *last);
 /* Count elements of data still equal to the sentinel. */
 size_t kcs_tensor_count_sentinel(const kcs_tensor *t);
 

@@ -3,6 +3,7 @@
 #include "effective_bits.h"
 #include "error_shape.h"
 #include "input_bits.h"
+#include "output_evidence.h"
 #include "norm_evidence.h"
 #include "rng.h"
 
@@ -61,7 +62,11 @@ static int guarded(kcs_rank_binding *b, kcs_call *call, kcs_tensor *out, double 
      * trial is judged (guard_ok = 0: a violation, C-EXC-02's
      * write-past-output) instead of ending as an error of the run. */
     if (rc == KCS_E_OVERRUN) {
-        out->base[0] = out->sentinel == 0.0 ? 1.0 : 0.0;
+        /* before or past the end, as the backend's message says (a
+         * negative byte offset: before) */
+        int before = strstr(err->msg, "(bytes -") != NULL;
+        double *g = before ? &out->base[0] : &out->data[out->len];
+        *g = out->sentinel == 0.0 ? 1.0 : 0.0;
         rc = 0;
     }
     /* An isolated backend (a worker process) lost only this call. */
@@ -260,7 +265,10 @@ static void diagnose(const kcs_call *call, const kcs_case *cs, const double *y,
     if (m->mismatch_nonfinite != 0)
         return;
     m->effective_acc_bits = kcs_effective_acc_bits(call, y, ref, n, m->effective_acc_bits);
-    m->input_bits = kcs_input_rounded_bits(call, y, ref, n);
+    m->input_bits = kcs_input_coerced_bits(call, y, ref, n, &m->input_rz);
+    /* an output declared wider than 16 bits that holds y_ref rounded once */
+    if (kcs_format_get(cs->dtype_out)->bits >= 32)
+        m->out_bits = kcs_output_rounded_bits(y, ref, n, &m->out_rz);
     if (cs->op == KCS_OP_ATTENTION)
         m->p_bits = kcs_attention_p_bits(call, y, ref, n);
 }
@@ -431,6 +439,7 @@ int kcs_protocol_trial(const kcs_contract *c, const kcs_case *cs, int trial,
     }
 
     kcs_error kerr = {0};
+    char breach[sizeof rec->message] = "";
     int64_t ns = 0;
     t0 = kcs_stage_begin();
     int krc = guarded(b, &call, &out, io->timeout_s, &ns, &kerr);
@@ -460,6 +469,17 @@ int kcs_protocol_trial(const kcs_contract *c, const kcs_case *cs, int trial,
         goto done;
     } else {
         o.guard_ok = kcs_tensor_guards_ok(&out);
+        long long gf = 0, gl = 0;
+        if (!o.guard_ok && kcs_tensor_guard_breach(&out, &gf, &gl)) {
+            o.guard_before = gf < 0;
+            /* the backend's own account (byte offsets in its buffer) or
+             * the elements of this tensor's guards that changed */
+            if (kerr.msg[0])
+                snprintf(breach, sizeof breach, "%s", kerr.msg);
+            else
+                snprintf(breach, sizeof breach, "wrote outside its output: elements %lld..%lld "
+                         "relative to an output of %zu elements", gf, gl, out_len);
+        }
         if (ref_raises) {
             /* the reference raises (e.g. an out-of-range index under
              * oob=raise) and the kernel answered: nothing to compare */
@@ -479,8 +499,12 @@ int kcs_protocol_trial(const kcs_contract *c, const kcs_case *cs, int trial,
         }
         if (cs->op == KCS_OP_GEMM || cs->op == KCS_OP_BATCHED_GEMM)
             o.m.edge_share = kcs_edge_share(out.data, ref, out_len, cs->shape.m, cs->shape.n);
-        for (size_t i = 0; i < out_len; i++)
+        for (size_t i = 0; i < out_len; i++) {
             o.nan_ref_count += isnan(ref[i]);
+            o.inf_ref_count += isinf(ref[i]);
+            o.inf_zeroed += isinf(ref[i]) && out.data[i] == 0.0;
+            o.nan_zeroed += isnan(ref[i]) && out.data[i] == 0.0;
+        }
         double eta0 = kcs_verdict_eta(c, cs);
         size_t above = 0;
         for (size_t i = 0; i < out_len; i++) {
@@ -542,6 +566,8 @@ int kcs_protocol_trial(const kcs_contract *c, const kcs_case *cs, int trial,
         kcs_verdict_judge(c, cs, &o, &v);
     }
     fill_rec(rec, cs, io->rank, trial, &o, &v, digest, ns);
+    if (breach[0]) /* where the guards were written (dataset.md: message) */
+        snprintf(rec->message, sizeof rec->message, "%s", breach);
     kcs_stage_add(KCS_STAGE_VERDICT, t0);
     if (trial == 0 && io->samples) {
         for (int j = 0; j < io->n_samples; j++) {
