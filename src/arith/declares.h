@@ -23,6 +23,15 @@ typedef enum kcs_decl {
     KCS_DECL_NAN_MASK,            /* implements nan=mask (nan_mask.h): NaN inputs are absent */
     KCS_DECL_ROUND_NEAREST,       /* every sum and product of dtype_acc rounds to nearest
                                      (no truncating matrix unit, no fast-math): C-PRC-06 */
+    /* Declared semantics (attrs.h's values as the kernel's own, fixed
+     * behaviour): kcs grade and kcs calibrate judge a contract whose attrs
+     * say nan=propagate / oob=raise under the declared value instead
+     * (src/calibrate/calib_semantics.c). "nan=propagate" and "oob=raise",
+     * the contracts' defaults, are accepted and set nothing. */
+    KCS_DECL_SEM_NAN_MASK,        /* "nan=mask": NaN inputs are absent (implies nan_mask) */
+    KCS_DECL_OOB_CLAMP,           /* "oob=clamp": an out-of-range index reads the nearest row */
+    KCS_DECL_OOB_ZERO,            /* "oob=zero": ... gives a row of zeros */
+    KCS_DECL_OOB_UNDEFINED,       /* "oob=undefined": ... gives rows kcs does not judge */
     KCS_DECL_COUNT
 } kcs_decl;
 

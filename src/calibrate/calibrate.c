@@ -88,6 +88,38 @@ static void ops_str(uint32_t ops, char *buf, size_t len)
                                      used ? "," : "", kcs_op_name((kcs_op)op));
 }
 
+/* The per-signature counts of one failed trial (kcs_calib_outcome.sig_*):
+ * under_specified counts as a name of its own. */
+static void count_sigs(kcs_calib_outcome *out, const char *verdict, const char *sigs,
+                       const kcs_contract *c)
+{
+    int first = 1;
+    const char *p = strcmp(verdict, "under_specified") == 0 ? "under_specified" : sigs;
+    while (p && *p) {
+        const char *end = strchr(p, ',');
+        size_t n = end ? (size_t)(end - p) : strlen(p);
+        int known = n == 15 && strncmp(p, "under_specified", 15) == 0;
+        for (int i = 0; i < c->n_sigs && !known; i++)
+            known = strlen(c->sigs[i].name) == n && strncmp(c->sigs[i].name, p, n) == 0;
+        if (known && n < sizeof out->sig_name[0]) {
+            int j = 0;
+            while (j < out->n_sig && !(strlen(out->sig_name[j]) == n &&
+                                       strncmp(out->sig_name[j], p, n) == 0))
+                j++;
+            if (j == out->n_sig && j < KCS_MAX_SIGNATURES + 1) {
+                snprintf(out->sig_name[j], sizeof out->sig_name[j], "%.*s", (int)n, p);
+                out->n_sig++;
+            }
+            if (j < out->n_sig) {
+                out->sig_any[j]++;
+                out->sig_first[j] += first;
+            }
+        }
+        first = 0;
+        p = end ? end + 1 : NULL;
+    }
+}
+
 static void tally(const kcs_contract *c, const kcs_result_rec *rec, kcs_calib_outcome *out,
                   int *unsupported)
 {
@@ -115,6 +147,10 @@ static void tally(const kcs_contract *c, const kcs_result_rec *rec, kcs_calib_ou
         return;
     }
     out->failed++;
+    /* a judged trial's message: where the guards were written */
+    if (!out->detail[0] && rec->message[0])
+        snprintf(out->detail, sizeof out->detail, "%s", rec->message);
+    count_sigs(out, rec->verdict, rec->signature, c);
     if (strcmp(rec->verdict, "under_specified") == 0) {
         add_name(out->signatures, sizeof out->signatures, "under_specified", 15);
         add_name(out->primary, sizeof out->primary, "under_specified", 15);
@@ -204,6 +240,8 @@ int kcs_calib_measure_scoped(const kcs_contract *c, uint32_t ops, kcs_rank_bindi
 {
     memset(out, 0, sizeof *out);
     snprintf(out->verdict, sizeof out->verdict, "N/A");
+    kcs_contract sem;
+    c = kcs_calib_semantics(c, b, &ops, &sem, out->semantics, sizeof out->semantics);
     ops_str(ops, out->ops, sizeof out->ops);
     kcs_format din = kcs_calib_dtype(c);
     int unsupported = 0;
@@ -231,6 +269,22 @@ int kcs_calib_measure_scoped(const kcs_contract *c, uint32_t ops, kcs_rank_bindi
             const char *fn = kcs_format_name((kcs_format)f);
             add_name(skipped, sizeof skipped, fn, strlen(fn));
             continue;
+        }
+        if (o.failed) {
+            const char *fn = kcs_format_name((kcs_format)f);
+            add_name(out->failed_dtypes, sizeof out->failed_dtypes, fn, strlen(fn));
+        }
+        for (int j = 0; j < o.n_sig; j++) {
+            int i = 0;
+            while (i < out->n_sig && strcmp(out->sig_name[i], o.sig_name[j]) != 0)
+                i++;
+            if (i == out->n_sig && i < KCS_MAX_SIGNATURES + 1)
+                snprintf(out->sig_name[out->n_sig++], sizeof out->sig_name[0], "%s",
+                         o.sig_name[j]);
+            if (i < out->n_sig) {
+                out->sig_any[i] += o.sig_any[j];
+                out->sig_first[i] += o.sig_first[j];
+            }
         }
         out->trials += o.trials;
         out->failed += o.failed;

@@ -79,8 +79,26 @@ typedef struct kcs_calib_outcome {
     int32_t deaths;        /* of the errors: calls that crashed or timed out */
     int32_t unclaimed;     /* trials judged not_claimed */
     double max_tau;        /* over trials that ran */
-    char detail[KCS_ERRMSG_MAX + 32]; /* first error message, if any, in full */
+    char detail[KCS_ERRMSG_MAX + 32]; /* first error message, if any, in full; else the
+                                         first failed trial's message (a guard breach) */
+    char failed_dtypes[48]; /* the input formats with a failed trial, comma-separated */
+    char semantics[160];    /* the attrs judged under (kcs_calib_semantics), "" when none */
+    /* every signature matched by some failed trial: how many failed trials
+     * matched it at all, and how many had it first (primary) */
+    int n_sig;
+    char sig_name[KCS_MAX_SIGNATURES + 1][48];
+    int32_t sig_any[KCS_MAX_SIGNATURES + 1], sig_first[KCS_MAX_SIGNATURES + 1];
 } kcs_calib_outcome;
+
+/* The contract c as judged on binding b: where c's attrs hold the default
+ * semantics (nan=propagate, oob=raise) and the kernel declares other ones
+ * (declares.h: nan=mask, oob=clamp|zero|undefined), a copy in *copy with
+ * the declared attrs (and *ops cut to the ops that define them); else c.
+ * note gets the attrs judged, and where they were declared, the
+ * contract's own (calib_semantics.c). */
+const kcs_contract *kcs_calib_semantics(const kcs_contract *c, kcs_rank_binding *b,
+                                        uint32_t *ops, kcs_contract *copy, char *note,
+                                        size_t len);
 
 /* Measure contract c on binding b (its placement's variant is what runs)
  * for the ops in `ops`, every case of the contract's plan, every trial.
@@ -122,6 +140,9 @@ typedef struct kcs_calib_row {
     double max_tau;
     int32_t sound;            /* 1 sound, 0 unsound, -1 not measured (this contract) */
     char detail[KCS_ERRMSG_MAX + 32];
+    /* kcs grade's JSON only (not in the HDF5 tables): */
+    char failed_dtypes[48];   /* input formats with a failed trial */
+    char semantics[160];      /* the attrs judged under (kcs_calib_semantics) */
 } kcs_calib_row;
 
 const kcs_field *kcs_calib_row_fields(int *n_p);

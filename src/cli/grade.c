@@ -225,6 +225,8 @@ int kcs_cmd_grade(int argc, char **argv)
         snprintf(r->verdict, sizeof r->verdict, "%s", o.verdict);
         snprintf(r->signatures, sizeof r->signatures, "%s", o.signatures);
         snprintf(r->detail, sizeof r->detail, "%s", o.detail);
+        snprintf(r->failed_dtypes, sizeof r->failed_dtypes, "%s", o.failed_dtypes);
+        snprintf(r->semantics, sizeof r->semantics, "%s", o.semantics);
         r->trials = o.trials;
         r->failed = o.failed;
         r->errors = o.errors;
@@ -232,8 +234,16 @@ int kcs_cmd_grade(int argc, char **argv)
         passed += strcmp(o.verdict, "PASS") == 0;
         unclaimed += strcmp(o.verdict, "NOT-CLAIMED") == 0;
         if (!json) {
-            printf("%-9s %-13s %-5s %3d/%-3d trials failed  %s%s%s\n", r->contract, r->ops,
-                   r->verdict, r->failed, r->trials, r->signatures[0] ? r->signatures : "",
+            /* which input formats failed, under which semantics */
+            char ctx[256] = "";
+            size_t cu = 0;
+            if (o.failed_dtypes[0])
+                cu += (size_t)snprintf(ctx + cu, sizeof ctx - cu, "  [dtype_in %s failed]",
+                                       o.failed_dtypes);
+            if (o.semantics[0] && cu < sizeof ctx)
+                snprintf(ctx + cu, sizeof ctx - cu, "  [semantics %s]", o.semantics);
+            printf("%-9s %-13s %-5s %3d/%-3d trials failed  %s%s%s%s\n", r->contract, r->ops,
+                   r->verdict, r->failed, r->trials, r->signatures[0] ? r->signatures : "", ctx,
                    r->detail[0] ? "  " : "", r->detail);
             fflush(stdout);
         }
@@ -258,6 +268,10 @@ int kcs_cmd_grade(int argc, char **argv)
             kcs_json_str(stdout, rows[i].contract);
             printf(", ");
             kcs_json_row_members(stdout, &rows[i]);
+            printf(", \"failed_dtypes\": ");
+            kcs_json_names(stdout, rows[i].failed_dtypes);
+            printf(", \"semantics\": ");
+            kcs_json_str(stdout, rows[i].semantics);
             printf("}");
         }
         printf("\n], \"graded\": %d, \"passed\": %d, \"not_claimed\": %d}\n", graded, passed,

@@ -55,6 +55,7 @@ static kcs_expr_sym syms[KCS_SYM_COUNT] = {
     [KCS_SYM_INF_ZEROED] = {"inf_zeroed", KCS_EXPR_NUMBER},
     [KCS_SYM_NAN_ZEROED] = {"nan_zeroed", KCS_EXPR_NUMBER},
     [KCS_SYM_GUARD_BEFORE] = {"guard_before", KCS_EXPR_NUMBER},
+    [KCS_SYM_OOB_RAISE] = {"oob_raise", KCS_EXPR_NUMBER},
 };
 
 const kcs_expr_symtab *kcs_verdict_symtab(void)

@@ -47,6 +47,7 @@ typedef enum kcs_sym {
     KCS_SYM_INF_ZEROED,       /* outputs that are 0 where the reference is +-Inf */
     KCS_SYM_NAN_ZEROED,       /* outputs that are 0 where the reference is NaN */
     KCS_SYM_GUARD_BEFORE,     /* 1: the guard region before the output was written */
+    KCS_SYM_OOB_RAISE,        /* 1: judged under oob=raise (the attrs, as declared) */
     /* format literals usable as values: fp64 ... fp8_e5m2fnuz */
     KCS_SYM_FMT_FIRST,
     KCS_SYM_COUNT = KCS_SYM_FMT_FIRST + KCS_FMT_COUNT
