@@ -33,6 +33,7 @@ static int fit(const kcs_call *c, const double *y, const double *ref, size_t n, 
 {
     int64_t k = c->k, m = c->m, nn = c->n, nb = c->batch > 0 ? c->batch : 1;
     int gemm = c->op == KCS_OP_GEMM || c->op == KCS_OP_BATCHED_GEMM;
+    int rows = c->op == KCS_OP_REDUCE_SUM; /* row sums: the terms are the one input */
     static const int widths[2] = {11, 8};
     const double sig[2] = {ldexp(1.0, 53 - 11) + 1.0, ldexp(1.0, 53 - 8) + 1.0};
     double sse = 0.0;
@@ -43,6 +44,11 @@ static int fit(const kcs_call *c, const double *y, const double *ref, size_t n, 
             continue;
         const double *A = c->in[0], *B = c->in[1];
         int64_t ai = 0, as = 1, bi = 0, bs = 1;
+        if (rows) {
+            if ((int64_t)o >= m)
+                return 0;
+            ai = (int64_t)o * k;
+        }
         if (gemm) {
             int64_t b = (int64_t)o / (m * nn), i = ((int64_t)o / nn) % m, l = (int64_t)o % nn;
             if (b >= nb)
@@ -55,7 +61,10 @@ static int fit(const kcs_call *c, const double *y, const double *ref, size_t n, 
         sse += d * d;
         for (int w = 0; w < 2; w++) {
             double s = 0.0;
-            if (rz)
+            if (rows)
+                for (int64_t j = 0; j < k; j++)
+                    s += rz ? tb(A[ai + j], widths[w]) : rb(A[ai + j], sig[w]);
+            else if (rz)
                 for (int64_t j = 0; j < k; j++)
                     s += tb(A[ai + j * as], widths[w]) * tb(B[bi + j * bs], widths[w]);
             else
@@ -80,8 +89,10 @@ int kcs_input_coerced_bits(const kcs_call *c, const double *y, const double *ref
 {
     int64_t k = c->k, m = c->m, nn = c->n;
     int gemm = c->op == KCS_OP_GEMM || c->op == KCS_OP_BATCHED_GEMM;
+    int rows = c->op == KCS_OP_REDUCE_SUM;
     *rz = 0;
-    if (k < 1 || n == 0 || !c->in[0] || !c->in[1] || (!gemm && c->op != KCS_OP_DOT))
+    if (k < 1 || n == 0 || !c->in[0] || (!rows && !c->in[1]) ||
+        (!gemm && !rows && c->op != KCS_OP_DOT))
         return 0;
     if (gemm && (m < 1 || nn < 1))
         return 0;

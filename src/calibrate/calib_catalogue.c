@@ -37,6 +37,7 @@ void kcs_calib_entry_free(kcs_calib_entry *e)
     free((char *)e->expected);
     free((char *)e->bad_cpu);
     free((char *)e->bad_wrap);
+    free((char *)e->family);
     memset(e, 0, sizeof *e);
 }
 
@@ -75,15 +76,18 @@ static void load_ops(kcs_yctx *y, struct fy_node *root, uint32_t *ops_p)
 
 /* expected: signature names, stored comma-separated as the table's
  * `expected` (kcs_calib_row.expected holds 63 characters). */
-static char *load_expected(kcs_yctx *y, struct fy_node *root)
+static char *load_names(kcs_yctx *y, struct fy_node *root, const char *key, int required)
 {
-    struct fy_node *n = list_node(y, root, "expected"), *it_n;
-    char list[64] = "";
+    if (!required && !kcs_yaml_get(y, root, key, false, ""))
+        return strdup("");
+    struct fy_node *n = list_node(y, root, key), *it_n;
+    char list[192] = ""; /* expected: at most 63 (kcs_calib_row.expected) */
+    size_t cap = required ? 64 : sizeof list;
     size_t used = 0;
     void *it = NULL;
     for (int i = 0; n && (it_n = fy_node_sequence_iterate(n, &it)); i++) {
         char f[32], name[96];
-        snprintf(f, sizeof f, "expected[%d]", i);
+        snprintf(f, sizeof f, "%s[%d]", key, i);
         if (!kcs_yaml_str(y, it_n, f, name, sizeof name))
             continue;
         if (strchr(name, ',') || strchr(name, ' ')) {
@@ -94,10 +98,10 @@ static char *load_expected(kcs_yctx *y, struct fy_node *root)
             kcs_yaml_error(y, it_n, f, "'%s' is listed twice", name);
             continue;
         }
-        int w = snprintf(list + used, sizeof list - used, "%s%s", used ? "," : "", name);
-        if (w < 0 || (size_t)w >= sizeof list - used) {
+        int w = snprintf(list + used, cap - used, "%s%s", used ? "," : "", name);
+        if (w < 0 || (size_t)w >= cap - used) {
             kcs_yaml_error(y, it_n, f, "the names together exceed %zu characters",
-                           sizeof list - 1);
+                           cap - 1);
             return NULL;
         }
         used += (size_t)w;
@@ -113,7 +117,8 @@ static char *load_text(kcs_yctx *y, struct fy_node *root, const char *key)
 
 int kcs_calib_entry_load(const char *path, const char *id, kcs_calib_entry *e, kcs_error *err)
 {
-    static const char *const keys[] = {"ops", "dtype_in", "expected", "bad_cpu", "bad_wrap", NULL};
+    static const char *const keys[] = {"ops",     "dtype_in", "expected", "bad_cpu",
+                                       "bad_wrap", "family",  NULL};
     memset(e, 0, sizeof *e);
     kcs_yctx y;
     int rc = kcs_yaml_open(&y, path, err);
@@ -129,7 +134,8 @@ int kcs_calib_entry_load(const char *path, const char *id, kcs_calib_entry *e, k
     if (dn && kcs_yaml_str(&y, dn, "dtype_in", fname, sizeof fname) &&
         kcs_format_parse(fname, &fmt))
         kcs_yaml_error(&y, dn, "dtype_in", "unknown format '%s'", fname);
-    char *expected = load_expected(&y, root);
+    char *expected = load_names(&y, root, "expected", 1);
+    char *family = load_names(&y, root, "family", 0);
     char *bad_cpu = load_text(&y, root, "bad_cpu");
     char *bad_wrap = load_text(&y, root, "bad_wrap");
     char *idc = strdup(id);
@@ -140,7 +146,8 @@ int kcs_calib_entry_load(const char *path, const char *id, kcs_calib_entry *e, k
     e->expected = expected;
     e->bad_cpu = bad_cpu;
     e->bad_wrap = bad_wrap;
-    if (!rc && (!idc || !expected || !bad_cpu || !bad_wrap))
+    e->family = family;
+    if (!rc && (!idc || !expected || !bad_cpu || !bad_wrap || !family))
         rc = kcs_fail(err, KCS_E_NOMEM, "%s: out of memory", path);
     kcs_yaml_close(&y);
     if (rc)

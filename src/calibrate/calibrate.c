@@ -380,6 +380,12 @@ static void fill_row(kcs_calib_row *r, const kcs_rank_binding *b, int wrapped,
     snprintf(r->signatures, sizeof r->signatures, "%s", o->signatures);
     snprintf(r->primary, sizeof r->primary, "%s", o->primary);
     snprintf(r->detail, sizeof r->detail, "%s", o->detail);
+    r->n_sig = o->n_sig;
+    for (int i = 0; i < o->n_sig; i++) {
+        snprintf(r->sig_name[i], sizeof r->sig_name[i], "%s", o->sig_name[i]);
+        r->sig_any[i] = o->sig_any[i];
+        r->sig_first[i] = o->sig_first[i];
+    }
     r->trials = o->trials;
     r->failed = o->failed;
     r->errors = o->errors;

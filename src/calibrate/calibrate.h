@@ -14,6 +14,7 @@
 #define KCS_CALIBRATE_H
 
 #include <stdint.h>
+#include <stdio.h>
 
 #include "contract.h"
 #include "placement.h"
@@ -29,6 +30,9 @@ typedef struct kcs_calib_entry {
     const char *expected; /* the bad state's own signature(s), comma-separated, all required */
     const char *bad_cpu;  /* what the CPU bad kernel does */
     const char *bad_wrap; /* what the wrapper bad does around a backend's native kernels */
+    const char *family;   /* optional: what other contracts call the same mechanism
+                             (comma-separated; "" when none): the confusion matrix
+                             counts them as its own */
 } kcs_calib_entry;
 
 /* The catalogue is data: contracts/<ID>/calibration.yaml of every contract
@@ -143,7 +147,35 @@ typedef struct kcs_calib_row {
     /* kcs grade's JSON only (not in the HDF5 tables): */
     char failed_dtypes[48];   /* input formats with a failed trial */
     char semantics[160];      /* the attrs judged under (kcs_calib_semantics) */
+    /* the cross matrix's confusion counts (kcs_calib_outcome.sig_*) */
+    int n_sig;
+    char sig_name[KCS_MAX_SIGNATURES + 1][48];
+    int32_t sig_any[KCS_MAX_SIGNATURES + 1], sig_first[KCS_MAX_SIGNATURES + 1];
 } kcs_calib_row;
+
+/* The signature confusion matrix of a cross table (calib_confusion.c):
+ * every bad implementation (row) against every signature (column), each
+ * cell the failed trials whose primary signature (the first match) it is,
+ * over every contract that measured the implementation. top: the column
+ * with the most; own: the implementation's own signature(s). */
+typedef struct kcs_confusion {
+    int n_impl, n_sig;
+    char (*impl)[40];
+    char (*own)[192];
+    char (*sig)[48];
+    int32_t *count;   /* n_impl x n_sig */
+    int32_t *failed;  /* failed trials per implementation */
+    int *top;         /* column of the row's maximum (-1: none failed) */
+    int *top_is_own;  /* the maximum is an own signature and no other ties it */
+} kcs_confusion;
+int kcs_calib_confusion(const kcs_calib_row *rows, int nr, kcs_contract *const *cs, int n,
+                        kcs_confusion *m, kcs_error *err);
+void kcs_confusion_free(kcs_confusion *m);
+/* Print it as markdown (contracts/README.md holds one), with each
+ * signature's specificity (1 - the share of other implementations' failed
+ * trials it is primary for) and each row's sensitivity, with
+ * Clopper-Pearson 95% intervals. Returns the rows whose top is not own. */
+int kcs_confusion_print(FILE *f, const kcs_confusion *m, uint64_t seed);
 
 const kcs_field *kcs_calib_row_fields(int *n_p);
 
@@ -180,6 +212,7 @@ int kcs_calib_cross(kcs_contract *const *cs, int n, kcs_rank_binding *b, int wra
 typedef struct kcs_calib_defect {
     const char *variant;
     const char *what;
+    const char *expected; /* its own signature: what the cross matrix's top must be */
 } kcs_calib_defect;
 const kcs_calib_defect *kcs_calib_defects(int *n_p);
 

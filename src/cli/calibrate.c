@@ -28,7 +28,11 @@ static const kcs_cmd_doc doc = {
     "its op and reports which contracts flag it and with which primary signature (the\n"
     "first name a failed trial matches); on the cpu backend (not --wrap) the defect\n"
     "gemm and reduce_sum kernels too (zeros, a scaled output, one corrupted element,\n"
-    "14-bit and fp16 accumulators).\n"
+    "14-bit and fp16 accumulators; outputs rounded to bf16 or 11 bits, inputs truncated or\n"
+    "rounded to tf32, a constant output, an added offset, a write past the output), then\n"
+    "the signature confusion matrix: every bad implementation against every signature\n"
+    "(failed trials per primary signature), each signature's specificity and each\n"
+    "implementation's sensitivity with Clopper-Pearson 95% intervals, as markdown.\n"
     "-o writes /calibration (and /calibration_cross) into a new HDF5 file; an existing\n"
     "file is never replaced.\n"
     "--sweep: power curves on the CPU backend: each contract measured by gemm, reduce_sum,\n"
@@ -46,7 +50,8 @@ static const kcs_cmd_doc doc = {
     "kernel is detected in fewer than 99% of the trials of a point or a conforming one\n"
     "is flagged.\n\n"
     "exit status: 0 every contract sound (and, with --cross, every bad implementation\n"
-    "flagged by its own contract with its own signature); 3 some contract unsound or a\n"
+    "flagged by its own contract with its own signature, and its top signature in the\n"
+    "confusion matrix its own); 3 some contract unsound or a\n"
     "state failed to run; 2 bad input; 1 internal or I/O failure."};
 
 static void print_row(const kcs_calib_row *r, const char *expected)
@@ -225,7 +230,7 @@ int kcs_cmd_calibrate(int argc, char **argv)
         dir = kcs_calib_contracts_dir(dbuf, sizeof dbuf);
     kcs_error err = {0};
     kcs_contract **cs = NULL;
-    int n = 0, wrapped = 0, unsound = 0, misses = 0, nc = 0, status = 0;
+    int n = 0, wrapped = 0, unsound = 0, misses = 0, nc = 0, status = 0, top_misses = 0;
     kcs_calib_row *rows = NULL, *crows = NULL;
     kcs_rank_binding b;
     int bound = 0;
@@ -276,7 +281,12 @@ int kcs_cmd_calibrate(int argc, char **argv)
         if (cross) {
             print_cross(cs, n, crows, nc);
             printf("\n%d bad implementation(s) not flagged by their own contract with their own "
-                   "signature; %.1f s\n", misses, xsecs);
+                   "signature; %.1f s\n\n", misses, xsecs);
+            kcs_confusion cm;
+            if ((rc = kcs_calib_confusion(crows, nc, cs, n, &cm, &err)))
+                goto out;
+            top_misses = kcs_confusion_print(stdout, &cm, (uint64_t)seed);
+            kcs_confusion_free(&cm);
         }
     }
     if (out && (rc = kcs_store_calibration_write(out, rows, 3 * n, crows, nc, cmdline, &err)))
@@ -284,7 +294,7 @@ int kcs_cmd_calibrate(int argc, char **argv)
     if (out && !json)
         printf("calibration table written to %s (/calibration%s)\n", out,
                cross ? ", /calibration_cross" : "");
-    status = unsound || misses ? 3 : 0;
+    status = unsound || misses || top_misses ? 3 : 0;
 out:
     if (rc) {
         fprintf(stderr, "kcs calibrate: %s\n", err.msg);
