@@ -183,8 +183,8 @@ static void load_special(loader *L, struct fy_node *m)
                  c->special_subnormal + c->special_infs;
     if (sum > 1.0)
         kcs_yaml_error(L->y, s, "measurement.special",
-                       "nan + inf + pinf + ninf + subnormal + infs is %g; the fractions of one input "
-                       "must sum to at most 1", sum);
+                       "nan + inf + pinf + ninf + subnormal%s is %g; the fractions of one input "
+                       "must sum to at most 1", c->special_infs > 0 ? " + infs" : "", sum);
 }
 
 bool kcs_contract_injects_nonfinite(const kcs_contract *c)

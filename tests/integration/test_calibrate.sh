@@ -13,8 +13,8 @@ check_table() { # FILE LABEL [UNOFFERED_ID...]
   local f=$1 label=$2 n
   shift 2
   n=$(grep -cE '^C-[A-Z]{3}-[0-9]{2} ' "$f")
-  [ "$n" = 51 ] || { cat "$f"; fail "$label: $n state rows, expected 51"; }
-  grep -qE "^17 contracts: $((17 - $#)) sound .* $# not measured" "$f" \
+  [ "$n" = 54 ] || { cat "$f"; fail "$label: $n state rows, expected 54"; }
+  grep -qE "^18 contracts: $((18 - $#)) sound .* $# not measured" "$f" \
     || { cat "$f"; fail "$label: not every measured contract is sound"; }
   grep -E '^C-' "$f" | awk -v L="$label" -v U=" $* " '
     index(U, " " $1 " ") && $3 != "baseline" {
@@ -39,7 +39,7 @@ if [ "${1:-}" = --wrap ]; then
 fi
 [ $# -eq 0 ] || fail "usage: test_calibrate.sh [--wrap]"
 
-# 1. The table on the CPU kernels: exit 0, 17 contracts x 3 states, sound
+# 1. The table on the CPU kernels: exit 0, 18 contracts x 3 states, sound
 # (from the run with the cross matrix and the file, which prints it first:
 # the three states take half a minute, run once).
 "$KCS" calibrate --cross -o "$T/c.h5" > "$T/cpu.txt" || { cat "$T/cpu.txt"; fail "kcs calibrate --cross exited $?"; }
@@ -76,7 +76,7 @@ s = lambda x: x.decode() if isinstance(x, bytes) else str(x)
 with h5py.File(sys.argv[1], "r") as f:
     assert s(f.attrs["schema"]) == "kcs" and s(f.attrs["content"]) == "calibration"
     t = f["calibration"][:]
-    assert len(t) == 51, len(t)
+    assert len(t) == 54, len(t)
     for r in t:
         st, v = s(r["state"]), s(r["verdict"])
         assert int(r["sound"]) == 1, r
@@ -87,8 +87,8 @@ with h5py.File(sys.argv[1], "r") as f:
             assert all(e in got for e in s(r["expected"]).split(",")), r
     x = f["calibration_cross"][:]
     own = [r for r in x if s(r["implementation"]) == "calib:%s:bad" % s(r["contract"])]
-    assert len(own) == 17 and all(int(r["sound"]) == 1 for r in own), own
-    assert len(x) > 17  # bad implementations also measured under other contracts
+    assert len(own) == 18 and all(int(r["sound"]) == 1 for r in own), own
+    assert len(x) > 18  # bad implementations also measured under other contracts
 print("calibration file: ok")
 PY
 # Every bad kernel's PRIMARY signature (the first a failed trial matches)

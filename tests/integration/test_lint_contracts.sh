@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # kcs lint on the contract suite (a folder per contract, contracts/<ID>/<ID>.yaml,
-# which the folder and the old path contracts/<ID>.yaml name too): the seventeen contracts are valid, their
+# which the folder and the old path contracts/<ID>.yaml name too): the eighteen contracts are valid, their
 # normal form (YAML) lints again to itself and their JSON form parses;
 # every malformed contract of tests/contracts_bad is refused with exit 2
 # and the diagnostics of its .expect file (file:line:col: field: message).
@@ -15,19 +15,19 @@ for f in "$KCS_SRC"/contracts/C-*/C-*.yaml; do
   cmp -s "$T/$id.norm.yaml" "$T/$id.norm2.yaml" || fail "$id: normal form is not a fixed point"
   n=$((n + 1))
 done
-[ "$n" -eq 17 ] || fail "expected 17 contracts, found $n"
+[ "$n" -eq 18 ] || fail "expected 18 contracts, found $n"
 # The folder and the path before folders name the folder's contract.
 for f in "$KCS_SRC/contracts/C-PRC-01" "$KCS_SRC/contracts/C-PRC-01/" "$KCS_SRC/contracts/C-PRC-01.yaml"; do
   "$KCS" lint "$f" > "$T/named.yaml" || fail "$f: lint failed"
   cmp -s "$T/named.yaml" "$T/C-PRC-01.norm.yaml" || fail "$f: not C-PRC-01's normal form"
 done
 
-# All seventeen in one --json array, with the keys the reference documents.
+# All eighteen in one --json array, with the keys the reference documents.
 "$KCS" lint --json "$KCS_SRC"/contracts/C-*/C-*.yaml > "$T/all.json" || fail "lint --json failed"
 "$PYTHON" - "$T/all.json" <<'EOF' || fail "lint --json output"
 import json, sys
 cs = json.load(open(sys.argv[1]))
-assert len(cs) == 17, len(cs)
+assert len(cs) == 18, len(cs)
 ids = sorted(c["id"] for c in cs)
 assert ids[0] == "C-CMP-01" and ids[-1] == "C-PRC-08", ids
 for c in cs:
@@ -81,4 +81,4 @@ set -e
 [ "$rc" -eq 2 ] || fail "mixed lint: exit $rc"
 grep -q "^id: C-PRC-01" "$T/mix.out" || fail "mixed lint: valid contract not printed"
 grep -q "bad_repeat_one.yaml:23:16: measurement.repetitions" "$T/mix.err" || fail "mixed lint: diagnostic"
-echo "lint: 17 contracts valid, $bad malformed ones refused as expected"
+echo "lint: 18 contracts valid, $bad malformed ones refused as expected"

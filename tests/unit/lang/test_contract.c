@@ -147,9 +147,11 @@ static void test_prc01(void)
     CU_ASSERT_EQUAL(c->dists[2], KCS_DIST_EXACT);
     CU_ASSERT_EQUAL(c->trials, 2);
     CU_ASSERT(c->guard_poison && c->guard_fresh_inputs && c->guard_revalidate);
-    /* the mechanism signatures first (zero, unrelated, localized, scaled
-     * output; P or the inputs rounded), then the accumulator's */
-    CU_ASSERT_EQUAL_FATAL(c->n_sigs, 11);
+    /* the mechanism signatures first (a write outside the output; zero,
+     * constant, unrelated, localized, scaled, offset output; the output
+     * rounded once; P or the inputs rounded or truncated), then the
+     * accumulator's */
+    CU_ASSERT_EQUAL_FATAL(c->n_sigs, 20);
     int iacc = -1, iunw = -1, irep = -1;
     for (int i = 0; i < c->n_sigs; i++) {
         iacc = strcmp(c->sigs[i].name, "accumulator-narrower-than-declared") == 0 ? i : iacc;
@@ -157,7 +159,8 @@ static void test_prc01(void)
         irep = strcmp(c->sigs[i].name, "stale-result-replay") == 0 ? i : irep;
     }
     CU_ASSERT_FATAL(iacc >= 0 && iunw >= 0 && irep >= 0);
-    CU_ASSERT_STRING_EQUAL(c->sigs[0].name, "zero-output");
+    CU_ASSERT_STRING_EQUAL(c->sigs[0].name, "write-past-output");
+    CU_ASSERT_STRING_EQUAL(c->sigs[1].name, "zero-output");
 
     /* eta = gamma_k(2u) = 2 k u / (1 - 2 k u) = 2^-11 / (1 - 2^-11) at k = 4096 */
     const kcs_expr_symtab *tab = kcs_verdict_symtab();
@@ -340,7 +343,7 @@ static void test_inline(void)
         {16, "  []", "v.yaml:15:1: signature: must not be empty"},
         {5, "scope: { ops: [gemm, gemm] }", "v.yaml:5:22: scope.ops[1]: 'gemm' is listed twice"},
         {6, "precondition: { dtype_in: fp32, dtype_acc: fp32, dtype_out: fp32, declares: [fast] }",
-         "precondition.declares[0]: unknown declaration 'fast' (expected batch_invariant | nan_mask | round_to_nearest)"},
+         "precondition.declares[0]: unknown declaration 'fast' (expected batch_invariant | nan_mask | round_to_nearest | nan=mask | nan=propagate | oob=raise | oob=clamp | oob=zero | oob=undefined)"},
         {6, "precondition: { dtype_in: fp32, dtype_acc: fp32, dtype_out: fp32, "
             "declares: [batch_invariant, batch_invariant] }",
          "precondition.declares[1]: 'batch_invariant' is listed twice"},
@@ -667,14 +670,22 @@ static void test_contract_values(void)
         CU_ASSERT_DOUBLE_EQUAL(eval_with(c->eta, c, &s1, NULL, NULL, 0), 2 * u32 / (1 - 2 * u32),
                                u32 * 1e-15);
         /* input_bits: a reference from the rounded inputs explains the output */
-        const char *nm[] = {"tau", "input_bits", "exact_inputs", "replayed", "sentinel_count"};
-        double tf[] = {4000, 11, 0, 0, 0}, bf[] = {60000, 8, 0, 0, 0};
+        const char *nm[] = {"tau", "input_bits", "exact_inputs", "replayed", "sentinel_count",
+                            "input_rz"};
+        double tf[] = {4000, 11, 0, 0, 0, 0}, bf[] = {60000, 8, 0, 0, 0, 0};
         const kcs_signature *a = sig(c, "input-rounded-to-11-bits");
         const kcs_signature *b = sig(c, "input-rounded-to-bf16");
-        CU_ASSERT_EQUAL(eval_with(a->when, c, &s1, nm, tf, 5), 1.0);
-        CU_ASSERT_EQUAL(eval_with(b->when, c, &s1, nm, tf, 5), 0.0);
-        CU_ASSERT_EQUAL(eval_with(a->when, c, &s1, nm, bf, 5), 0.0);
-        CU_ASSERT_EQUAL(eval_with(b->when, c, &s1, nm, bf, 5), 1.0);
+        CU_ASSERT_EQUAL(eval_with(a->when, c, &s1, nm, tf, 6), 1.0);
+        CU_ASSERT_EQUAL(eval_with(b->when, c, &s1, nm, tf, 6), 0.0);
+        CU_ASSERT_EQUAL(eval_with(a->when, c, &s1, nm, bf, 6), 0.0);
+        CU_ASSERT_EQUAL(eval_with(b->when, c, &s1, nm, bf, 6), 1.0);
+        /* truncated inputs (input_rz 1) are named as such, not as rounded */
+        double tz[] = {4000, 11, 0, 0, 0, 1};
+        CU_ASSERT_EQUAL(eval_with(a->when, c, &s1, nm, tz, 6), 0.0);
+        CU_ASSERT_EQUAL(eval_with(sig(c, "input-truncated-to-11-bits")->when, c, &s1, nm, tz, 6),
+                        1.0);
+        CU_ASSERT_EQUAL(eval_with(sig(c, "input-truncated-to-11-bits")->when, c, &s1, nm, tf, 6),
+                        0.0);
         /* on exact-sum inputs the exact clause's own signature names it */
         double ex[] = {INFINITY, 0, 1, 0, 0};
         const kcs_signature *e = sig(c, "inexact-on-exact-inputs");
@@ -694,14 +705,18 @@ static void test_contract_values(void)
     CU_ASSERT_EQUAL(c->ops, 1u << KCS_OP_REDUCE_SUM);
     {
         /* a zeroed sum has relative error exactly 1 */
-        const char *nm[] = {"tau", "max_rel", "nan_count", "inf_count"};
-        double zeroed[] = {1e5, 1, 0, 0}, lost[] = {40, 0.3, 0, 0};
+        const char *nm[] = {"tau", "max_rel", "nan_count", "inf_count", "out_bits",
+                            "input_bits", "const_output", "offset_share", "scale_fit"};
+        double zeroed[] = {1e5, 1, 0, 0, 0, 0, 0, 0, 1}, lost[] = {40, 0.3, 0, 0, 0, 0, 0, 0.1, 0.2};
         const kcs_signature *fl = sig(c, "subnormals-flushed");
         const kcs_signature *tl = sig(c, "subnormal-terms-lost");
-        CU_ASSERT_EQUAL(eval_with(fl->when, c, &c->shapes[0], nm, zeroed, 4), 1.0);
-        CU_ASSERT_EQUAL(eval_with(tl->when, c, &c->shapes[0], nm, zeroed, 4), 0.0);
-        CU_ASSERT_EQUAL(eval_with(fl->when, c, &c->shapes[0], nm, lost, 4), 0.0);
-        CU_ASSERT_EQUAL(eval_with(tl->when, c, &c->shapes[0], nm, lost, 4), 1.0);
+        CU_ASSERT_EQUAL(eval_with(fl->when, c, &c->shapes[0], nm, zeroed, 9), 1.0);
+        CU_ASSERT_EQUAL(eval_with(tl->when, c, &c->shapes[0], nm, zeroed, 9), 0.0);
+        CU_ASSERT_EQUAL(eval_with(fl->when, c, &c->shapes[0], nm, lost, 9), 0.0);
+        CU_ASSERT_EQUAL(eval_with(tl->when, c, &c->shapes[0], nm, lost, 9), 1.0);
+        /* an output rounded once to bf16 is not a term lost */
+        double rounded[] = {40, 0.3, 0, 0, 8, 0, 0, 0.1, 0.2};
+        CU_ASSERT_EQUAL(eval_with(tl->when, c, &c->shapes[0], nm, rounded, 9), 0.0);
     }
     kcs_contract_free(c);
 
@@ -878,15 +893,29 @@ static void test_contract_values(void)
     CU_ASSERT_EQUAL(c->special_oob, 0.05);
     CU_ASSERT_EQUAL(c->ops, 1u << KCS_OP_GATHER);
     {
-        const char *nm[] = {"oob_count", "raised"};
+        const char *nm[] = {"oob_count", "raised", "oob_raise", "max_abs", "mismatch_nonfinite"};
+        /* oob_count, raised (oob_raise 1: the contract's own semantics), quantity */
         const double cases[4][3] = {{3, 0, 1}, {3, 1, 0}, {0, 0, 0}, {0, 1, 1}};
-        for (int i = 0; i < 4; i++)
-            CU_ASSERT_EQUAL(eval_with(c->clauses[0].quantity, c, &c->shapes[0], nm, cases[i], 2),
+        for (int i = 0; i < 4; i++) {
+            double v[5] = {cases[i][0], cases[i][1], 1, NAN, NAN}; /* the rows are not read */
+            CU_ASSERT_EQUAL(eval_with(c->clauses[0].quantity, c, &c->shapes[0], nm, v, 5),
                             cases[i][2]);
+        }
+        /* declared oob=clamp|zero (oob_raise 0): never raise, rows exact */
+        const double dcl[4][5] = {{3, 0, 0, 0, 0}, {3, 1, 0, 0, 0}, {3, 0, 0, 0.5, 0},
+                                  {0, 0, 0, 0, 2}};
+        const double dwant[4] = {0, 1, 1, 1};
+        for (int i = 0; i < 4; i++)
+            CU_ASSERT_EQUAL(eval_with(c->clauses[0].quantity, c, &c->shapes[0], nm, dcl[i], 5),
+                            dwant[i]);
+        const double ans[3] = {3, 0, 1}, rsd[3] = {3, 1, 1}, ans_decl[3] = {3, 0, 0};
         CU_ASSERT_EQUAL(eval_with(sig(c, "oob-silently-answered")->when, c, &c->shapes[0], nm,
-                                  cases[0], 2), 1.0);
+                                  ans, 3), 1.0);
         CU_ASSERT_EQUAL(eval_with(sig(c, "oob-silently-answered")->when, c, &c->shapes[0], nm,
-                                  cases[1], 2), 0.0);
+                                  rsd, 3), 0.0);
+        /* answering is what a declared clamp does: not "silently answered" */
+        CU_ASSERT_EQUAL(eval_with(sig(c, "oob-silently-answered")->when, c, &c->shapes[0], nm,
+                                  ans_decl, 3), 0.0);
         const char *g[] = {"guard_ok"};
         double bad[] = {0}, good[] = {1};
         CU_ASSERT_EQUAL(eval_with(sig(c, "write-past-output")->when, c, &c->shapes[0], g, bad, 1),
