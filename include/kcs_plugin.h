@@ -153,6 +153,15 @@ KCS_PLUGIN_EXPORT const kcs_plugin *kcs_plugin_get(void);   /* the one exported 
  *                     within 4 ulp: C-PRC-06 then holds the kernel's
  *                     normalisations to the probabilistic error of fp32
  *                     sums (lambda sqrt(k) u); the others are NOT-CLAIMED
+ *   nan=mask          the kernel always masks NaN (implies nan_mask):
+ *                     contracts written for nan=propagate (C-EXC-01,
+ *                     C-EXC-03) judge it under nan=mask instead
+ *   oob=clamp, oob=zero, oob=undefined
+ *                     its gather always answers an out-of-range index so:
+ *                     C-EXC-02 (written for oob=raise) judges it under the
+ *                     declared policy (rows exact, never a raise)
+ *   nan=propagate, oob=raise  the contracts' defaults: accepted, no effect
+ * kcs grade names the semantics each contract was judged under.
  * kcs refuses a library that declares a name it does not know. A library
  * without this symbol declares nothing (ABI 1 is unchanged: the symbol is
  * looked up by name and may be absent). Define it as

@@ -44,12 +44,16 @@ fi
 # the three states take half a minute, run once).
 "$KCS" calibrate --cross -o "$T/c.h5" > "$T/cpu.txt" || { cat "$T/cpu.txt"; fail "kcs calibrate --cross exited $?"; }
 check_table "$T/cpu.txt" cpu
+# the confusion matrix: every bad implementation's top signature is its own
+grep -qx '0 bad implementation(s) whose top signature is not their own' "$T/cpu.txt" ||
+  { sed -n '/signature confusion matrix/,$p' "$T/cpu.txt"; fail "cpu: a top signature is not its own"; }
 for sig in accumulator-narrower-than-declared overflow-not-stabilised variance-cancellation \
            input-rounded-to-11-bits subnormals-flushed narrow-partial-sums run-to-run-reordering \
            batch-dependent-schedule intermediate-narrowed-to-16-bits remainder-edge-error \
            held-out-shape-error stale-result-replay nan-suppressed oob-silently-answered \
            arrival-order-reduction approximate-function sum-narrower-than-declared \
-           attention-narrower-than-declared sum-of-squares-narrower-than-declared; do
+           attention-narrower-than-declared sum-of-squares-narrower-than-declared \
+           infinities-zeroed; do
   grep -E '^C-.* bad ' "$T/cpu.txt" | grep -q "$sig\*" || fail "cpu: no bad state names $sig"
 done
 
@@ -116,6 +120,7 @@ FAMILY = {
     "calib:C-CMP-03:bad": {"stale-result-replay", "held-out-shape-error", "unrelated-output"},
     "calib:C-EXC-01:bad": {"nan-suppressed"},
     "calib:C-EXC-02:bad": {"oob-silently-answered"},
+    "calib:C-EXC-03:bad": {"infinities-zeroed"},  # nan_to_num(posinf=0, neginf=0)
     "calib:C-PRC-05:bad": {"approximate-function"},  # __expf's argument rounding
     # softmax denominator, layernorm mean and variance in 16-bit RN sums
     "calib:C-PRC-06:bad": {"sum-narrower-than-declared"},
@@ -128,6 +133,14 @@ FAMILY = {
     "defect:corrupt1": {"localized-corruption"},
     "defect:acc:bits:14": ACC,
     "defect:acc:fp16": ACC,
+    # issue 42: faults of the output and the inputs, told from the accumulator
+    "defect:out-bf16": {"output-rounded-to-bf16"},
+    "defect:out-fp16": {"output-rounded-to-11-bits"},
+    "defect:in-tf32-rz": {"input-truncated-to-11-bits"},
+    "defect:in-tf32-rn": {"input-rounded-to-11-bits"},
+    "defect:const": {"constant-output"},
+    "defect:offset": {"added-offset"},
+    "defect:over16": {"write-past-output"},
 }
 # What a mechanism is called where a contract measures it on its own
 # inputs: sums kept narrower are C-ORD-01's narrow partial sums (or their
