@@ -82,7 +82,7 @@ double kcs_offset_share(const double *y, const double *ref, size_t n)
         s2 += d * d;
         used++;
     }
-    if (used < 2 || !(s2 > 0.0))
+    if (used < 8 || !(s2 > 0.0)) /* a shift of a handful of outputs says nothing */
         return 0.0;
     double mean = s / (double)used;
     return mean * mean / (s2 / (double)used);

@@ -15,7 +15,8 @@
  *       buffer filled with one value).
  *   kcs_offset_share         (mean d)^2 / mean(d^2), d = y - y_ref: 1 for a
  *       constant offset added to every output (a bias added twice, a
- *       wrong zero point), near 0 for rounding errors on mixed-sign data.
+ *       wrong zero point), near 0 for rounding errors on mixed-sign data;
+ *       0 on fewer than 8 finite outputs (two long row sums say nothing).
  * Thresholds are fixed here, not fitted (contracts/README.md reports their
  * specificity on a seed they were not chosen on). */
 #ifndef KCS_OUTPUT_EVIDENCE_H
