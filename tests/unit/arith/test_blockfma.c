@@ -71,6 +71,17 @@ static void test_table(void)
         {"amd-mi300", KCS_FMT_FP16, 8, 1, KCS_STEP_LATE_C, KCS_RNE, false},
         {"amd-mi300", KCS_FMT_BF16, 8, 1, KCS_STEP_LATE_C, KCS_RNE, false},
         {"amd-mi300", KCS_FMT_TF32, 4, 1, KCS_STEP_LATE_C, KCS_RNE, false},
+        /* added with the MMA-Sim comparison (docs/profiles.md) */
+        {"nvidia-ada", KCS_FMT_FP16, 8, 1, KCS_STEP_GLOBAL, KCS_RZ, false},
+        {"nvidia-ada", KCS_FMT_BF16, 8, 1, KCS_STEP_GLOBAL, KCS_RZ, false},
+        {"nvidia-ada", KCS_FMT_TF32, 4, 1, KCS_STEP_GLOBAL, KCS_RZ, false},
+        {"nvidia-ada", KCS_FMT_FP8_E4M3, 16, -10, KCS_STEP_GLOBAL, KCS_RZ, false},
+        {"nvidia-ada", KCS_FMT_FP8_E5M2, 16, -10, KCS_STEP_GLOBAL, KCS_RZ, false},
+        {"amd-mi100-pairwise", KCS_FMT_FP16, 4, 0, KCS_STEP_PAIRWISE, KCS_RNE, false},
+        {"amd-mi100-pairwise", KCS_FMT_BF16, 2, 0, KCS_STEP_PAIRWISE, KCS_RNE, false},
+        {"amd-mi250-pairs", KCS_FMT_BF16, 2, 0, KCS_STEP_PAIRWISE, KCS_RNE, true},
+        {"amd-mi300-k4", KCS_FMT_FP16, 4, 1, KCS_STEP_LATE_C, KCS_RNE, false},
+        {"amd-mi300-k4", KCS_FMT_BF16, 4, 1, KCS_STEP_LATE_C, KCS_RNE, false},
     };
     int nw = (int)(sizeof want / sizeof want[0]);
     const kcs_profile_params *rows;
@@ -90,7 +101,7 @@ static void test_table(void)
     const char *const *names;
     int nn;
     CU_ASSERT_EQUAL(kcs_profile_names(&names, &nn), 0);
-    CU_ASSERT_EQUAL(nn, 7);
+    CU_ASSERT_EQUAL(nn, 11);
     kcs_error err = {0};
     const kcs_profile_params *p = NULL;
     CU_ASSERT_EQUAL(kcs_profile_lookup("nvidia-x1", KCS_FMT_FP16, &p, &err), KCS_E_INVAL);
