@@ -363,8 +363,105 @@ static void test_vectors(void)
     fy_document_destroy(doc);
 }
 
+/* The hand-made corners (corners.json, in file order): with its profile's
+ * default features kcs gives MMA-Sim's d (sign of zero aside, except where
+ * the corner is about that sign and the feature is set to MMA-Sim's
+ * reading); with the one feature flipped it gives the other reading, worked
+ * out by hand in tests/data/mmasim/README.md's source (the vectors' README,
+ * "other reading"). */
+typedef void (*flip_fn)(kcs_profile_params *p);
+static void flip_zero_exp(kcs_profile_params *p)
+{
+    p->zero_exp = p->zero_exp == KCS_ZEXP_MIN ? KCS_ZEXP_IGNORE : KCS_ZEXP_MIN;
+}
+static void flip_zero_sign(kcs_profile_params *p)
+{
+    p->zero_sign = p->zero_sign == KCS_ZSIGN_SUM ? KCS_ZSIGN_POSITIVE : KCS_ZSIGN_SUM;
+}
+static void flip_prod_ovf(kcs_profile_params *p)
+{
+    p->prod_ovf = p->prod_ovf == KCS_POVF_INF ? KCS_POVF_EXACT : KCS_POVF_INF;
+}
+static void flip_inf_path(kcs_profile_params *p)
+{
+    p->inf_path = p->inf_path == KCS_INF_STEP ? KCS_INF_DOUBLE : KCS_INF_STEP;
+}
+
+static void test_corners(void)
+{
+    static const struct {
+        const char *entry, *profile, *dtype;
+        flip_fn flip;      /* the feature the corner is about */
+        bool mmasim_sign;  /* the default also matches the sign of a zero d */
+        double other;      /* d with the feature flipped (hand-derived) */
+        const char *other_profile; /* or: the named variant that gives `other` */
+    } want[] = {
+        /* 0 x 2^120 sets E = -6 (zero_exp=min): 2^-60 truncates away */
+        {"h100-bf16", "nvidia-h100", "bf16", flip_zero_exp, true, 0x1p-60, NULL},
+        /* ignore: E = -140, q = 2^-165: exact 2^-140 - 1.5*2^-160, RZ -> 2^-140 - 2^-149 */
+        {"h100-bf16", "nvidia-h100", "bf16", flip_zero_exp, true, 0x1p-140 - 0x1p-149, NULL},
+        /* ignore: only c takes part, nothing truncates: c itself */
+        {"v100-fp16", "nvidia-v100", "fp16", flip_zero_exp, true, 0x1p-140 + 0x1p-145, NULL},
+        {"h100-fp16", "nvidia-h100", "fp16", flip_zero_exp, true, 0x1p-140 + 0x1p-145, NULL},
+        /* exact sum -2^-151 rounds toward zero: -0 (zero_sign=sum, the default:
+         * the sign is open), +0 (positive: MMA-Sim's, bit for bit) */
+        {"h100-bf16", "nvidia-h100", "bf16", flip_zero_sign, false, 0.0, NULL},
+        /* exact products: E_p = 130 > e_c = 0, c rounds down to the grid
+         * 2^106 (0), the products cancel: +0 */
+        {"mi300-bf16", "amd-mi300", "bf16", flip_prod_ovf, true, 0.0, NULL},
+        /* one exact sum 1 + 2^-23 vs the fp32 tree (1 + 2^-24) + 2^-24 = 1 */
+        {"mi100-fp16", "amd-mi100-pairwise", "fp16", NULL, true, 0x1p0 + 0x1p-23, "amd-mi100"},
+        /* double: Inf + (-2^200) stays +Inf; fp32 steps: Inf - Inf = NaN */
+        {"mi250-bf16", "amd-mi250", "bf16", flip_inf_path, true, INFINITY, NULL},
+    };
+    int nw = (int)(sizeof want / sizeof want[0]);
+    struct fy_document *doc = fy_document_build_from_file(NULL, DATA "/corners.json");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(doc);
+    struct fy_node *list =
+        fy_node_mapping_lookup_by_string(fy_document_root(doc), "corners", FY_NT);
+    CU_ASSERT_FATAL(list && fy_node_sequence_item_count(list) == nw);
+    for (int i = 0; i < nw; i++) {
+        struct fy_node *cn = fy_node_sequence_get_by_index(list, i);
+        CU_ASSERT_STRING_EQUAL_FATAL(str(cn, "entry"), want[i].entry);
+        struct fy_node *na = fy_node_mapping_lookup_by_string(cn, "a", FY_NT);
+        struct fy_node *nb = fy_node_mapping_lookup_by_string(cn, "b", FY_NT);
+        int k = (int)num(cn, "k");
+        CU_ASSERT_FATAL(na && nb && k > 0 && k <= 64 && fy_node_sequence_item_count(na) == k);
+        double a[64], b[64];
+        for (int j = 0; j < k; j++) {
+            a[j] = strtod(fy_node_get_scalar0(fy_node_sequence_get_by_index(na, j)), NULL);
+            b[j] = strtod(fy_node_get_scalar0(fy_node_sequence_get_by_index(nb, j)), NULL);
+        }
+        double c = strtod(str(cn, "c"), NULL), mm = strtod(str(cn, "mmasim_d"), NULL);
+        kcs_format f;
+        CU_ASSERT_FATAL(kcs_format_parse(want[i].dtype, &f) == 0);
+        const kcs_profile_params *p;
+        kcs_error err = {0};
+        CU_ASSERT_FATAL(kcs_profile_lookup(want[i].profile, f, &p, &err) == 0);
+        kcs_profile_params q = *p;
+        if (!want[i].flip)
+            CU_ASSERT_FATAL(kcs_profile_lookup(want[i].other_profile, f, &p, &err) == 0);
+        kcs_profile_params o = want[i].flip ? q : *p;
+        if (want[i].flip)
+            want[i].flip(&o);
+        double d, dother;
+        CU_ASSERT_FATAL(kcs_emulated_gemm(&q, 1, 1, k, a, b, &c, &d) == 0);
+        CU_ASSERT_FATAL(kcs_emulated_gemm(&o, 1, 1, k, a, b, &c, &dother) == 0);
+        bool bitwise;
+        bool ok = same_value(d, mm, &bitwise, KCS_FMT_FP32) && (!want[i].mmasim_sign || bitwise);
+        bool ok_other = same_value(dother, want[i].other, &bitwise, KCS_FMT_FP32) && bitwise;
+        printf("  corner %d (%s, %s): default %a (MMA-Sim %a) %s; flipped %a (other reading "
+               "%a) %s\n", i, want[i].entry, want[i].profile, d, mm, ok ? "ok" : "DIFFERS",
+               dother, want[i].other, ok_other ? "ok" : "DIFFERS");
+        CU_ASSERT(ok);
+        CU_ASSERT(ok_other);
+    }
+    fy_document_destroy(doc);
+}
+
 static const ut_test tests[] = {
     {"MMA-Sim vectors per entry", test_vectors},
+    {"MMA-Sim corners and features", test_corners},
 };
 
 UT_MAIN("mmasim", tests)
