@@ -83,6 +83,13 @@ static const kcs_profile_params rows[] = {
     ROW("amd-mi300", KCS_FMT_TF32, 4, 1, KCS_STEP_LATE_C, KCS_RNE, false,
         SRC_KM " (CDNA3 tf32: F=4, neab=1, late c addition, RNE); " SRC_FTTN
                CDNA3_F, ZMIN, POVF),
+    ROW("amd-mi300", KCS_FMT_FP8_E4M3FNUZ, 16, 1, KCS_STEP_LATE_C, KCS_RNE, false,
+        "CDNA3 fp8 (v_mfma_f32_*_fp8_fp8, e4m3fnuz): groups of 16, even and odd products "
+        "aligned apart, late c addition, RNE: " SRC_MMASIM,
+        ZMIN, POVF, .halves = 2),
+    ROW("amd-mi300", KCS_FMT_FP8_E5M2FNUZ, 16, 1, KCS_STEP_LATE_C, KCS_RNE, false,
+        "CDNA3 bf8 (v_mfma_f32_*_bf8_bf8, e5m2fnuz): as fp8: " SRC_MMASIM, ZMIN, POVF,
+        .halves = 2),
 
     /* Named variants and the profiles added after the MMA-Sim comparison
      * (docs/profiles.md). */

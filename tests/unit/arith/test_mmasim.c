@@ -48,6 +48,8 @@ static const mapping extra[] = {
     {"cdna2-bf16-16x16x8", "amd-mi250-pairs", "bf16", JUDGE},
     {"cdna3-f16-4x4x4", "amd-mi300-k4", "fp16", JUDGE},
     {"cdna3-bf16-16x16x4", "amd-mi300-k4", "bf16", JUDGE},
+    {"cdna3-fp8", "amd-mi300", "fp8_e4m3fnuz", JUDGE},
+    {"cdna3-bf8", "amd-mi300", "fp8_e5m2fnuz", JUDGE},
 };
 #define N_EXTRA ((int)(sizeof extra / sizeof extra[0]))
 

@@ -111,6 +111,14 @@ static void test_profiles_round_trip(void)
             CU_ASSERT(r.nearest_diffs > 0);
             continue;
         }
+        if (rows[i].halves == 2) {
+            /* CDNA3 fp8 aligns even and odd products apart: no block size
+             * explains the probe's c series, and it must say so */
+            CU_ASSERT_EQUAL(r.F.st, KCS_PROBE_INCONSISTENT);
+            CU_ASSERT_EQUAL(r.step, KCS_PROBE_STEP_UNKNOWN);
+            CU_ASSERT_EQUAL(r.rounding, rows[i].rounding);
+            continue;
+        }
         assert_recovers(&r, &rows[i]);
         /* nearest: this row, or a row with identical parameters */
         CU_ASSERT_FATAL(r.nearest != NULL);
