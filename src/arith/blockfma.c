@@ -166,10 +166,10 @@ static int op_exp(const kcs_profile_params *p, double x, int emin)
 static int max_product_exp(const kcs_profile_params *p, const double *a, const double *b, int n,
                            int i0, int st)
 {
-    int emin = kcs_format_get(p->in)->emin;
+    int emin = kcs_format_get(p->in)->emin, emin_b = kcs_format_get(kcs_profile_in_b(p))->emin;
     int E = INT_MIN;
     for (int i = i0; i < n; i += st) {
-        int ea = op_exp(p, a[i], emin), eb = op_exp(p, b[i], emin);
+        int ea = op_exp(p, a[i], emin), eb = op_exp(p, b[i], emin_b);
         if (a[i] * b[i] == 0.0 && p->zero_exp != KCS_ZEXP_MIN)
             continue;
         int e = ea + eb;
@@ -292,6 +292,7 @@ static double step_pairwise(const kcs_profile_params *p, double c, const double 
                             const double *b, int n)
 {
     double tiny = ldexp(1.0, kcs_format_get(p->in)->emin);
+    double tiny_b = ldexp(1.0, kcs_format_get(kcs_profile_in_b(p))->emin);
     int nn = n < p->F ? p->F : n; /* padded with zero products */
     double pr[KCS_BLOCKFMA_MAX_TERMS];
     for (int i = 0; i < nn; i++) {
@@ -299,7 +300,7 @@ static double step_pairwise(const kcs_profile_params *p, double c, const double 
         if (p->flush) {
             bool pos = p->flush_sign == KCS_FSIGN_POSITIVE;
             x = fabs(x) < tiny ? (pos ? 0.0 : copysign(0.0, x)) : x;
-            y = fabs(y) < tiny ? (pos ? 0.0 : copysign(0.0, y)) : y;
+            y = fabs(y) < tiny_b ? (pos ? 0.0 : copysign(0.0, y)) : y;
         }
         double pp = (double)(float)(x * y);
         pr[i] = p->flush ? ftz32(pp) : pp;
@@ -322,12 +323,13 @@ double kcs_blockfma_step(const kcs_profile_params *p, double c, const double *a,
         finite = true; /* fp32 arithmetic carries NaN/Inf itself */
     if (!finite) { /* IEEE semantics, after the profile's input flush */
         double tiny = ldexp(1.0, kcs_format_get(p->in)->emin);
+        double tiny_b = ldexp(1.0, kcs_format_get(kcs_profile_in_b(p))->emin);
         double s = p->flush ? ftz32(c) : c;
         for (int i = 0; i < nterms; i++) {
             double x = a[i], y = b[i];
             if (p->flush) {
                 x = fabs(x) < tiny ? 0.0 : x;
-                y = fabs(y) < tiny ? 0.0 : y;
+                y = fabs(y) < tiny_b ? 0.0 : y;
             }
             s += x * y;
         }

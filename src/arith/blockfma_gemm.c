@@ -94,8 +94,8 @@ int kcs_emulated_gemm(const kcs_profile_params *p, int64_t m, int64_t n, int64_t
     int rc = KCS_E_NOMEM;
     if (!av || !bv || !abad || !gbad || !amax || !bmax)
         goto out;
-    int emin = kcs_format_get(p->in)->emin;
-    double tiny = ldexp(1.0, emin);
+    int emin = kcs_format_get(p->in)->emin, emin_b = kcs_format_get(kcs_profile_in_b(p))->emin;
+    double tiny = ldexp(1.0, emin), tiny_b = ldexp(1.0, emin_b);
     double zinv = p->zero_exp == KCS_ZEXP_MIN ? 0x1p126 : INFINITY;
     double *ia = av + asz;
     for (int64_t i = 0; i < m; i++) {
@@ -117,7 +117,7 @@ int kcs_emulated_gemm(const kcs_profile_params *p, int64_t m, int64_t n, int64_t
             for (int j = 0; j < NJ; j++) {
                 int64_t col = gi * NJ + j, o = (gi * kp + kk) * NJ + j;
                 double x = (kk < k && col < n) ? B[kk * n + col] : 0.0;
-                ok &= prep1(p, x, emin, tiny, zinv, &bv[o], &ib[o]);
+                ok &= prep1(p, x, emin_b, tiny_b, zinv, &bv[o], &ib[o]);
                 bmax[gi] = fmax(bmax[gi], fabs(bv[o]));
             }
         gbad[gi] = !ok;

@@ -204,3 +204,27 @@ int kcs_profile_lookup(const char *name, kcs_format in, const kcs_profile_params
     return kcs_fail(err, KCS_E_INVAL, "unknown profile '%s' (known: %s)",
                     name ? name : "(null)", list);
 }
+
+int kcs_profile_lookup_mixed(const char *name, kcs_format a, kcs_format b,
+                             kcs_profile_params *out, kcs_error *err)
+{
+    const kcs_profile_params *pa, *pb;
+    int rc = kcs_profile_lookup(name, a, &pa, err);
+    if (rc == 0)
+        rc = kcs_profile_lookup(name, b, &pb, err);
+    if (rc)
+        return rc;
+    if (pa->F != pb->F || pa->neab != pb->neab || pa->step != pb->step ||
+        pa->rounding != pb->rounding || pa->flush != pb->flush || pa->halves != pb->halves ||
+        pa->zero_exp != pb->zero_exp || pa->zero_sign != pb->zero_sign ||
+        pa->prod_ovf != pb->prod_ovf || pa->inf_path != pb->inf_path ||
+        pa->flush_sign != pb->flush_sign)
+        return kcs_fail(err, KCS_E_UNSUPPORTED,
+                        "profile %s computes %s and %s inputs differently: no mixed %s x %s row",
+                        name, kcs_format_name(a), kcs_format_name(b), kcs_format_name(a),
+                        kcs_format_name(b));
+    *out = *pa;
+    out->mixed = a != b;
+    out->in_b = b;
+    return 0;
+}

@@ -70,7 +70,22 @@ typedef struct kcs_profile_params {
     kcs_flush_sign flush_sign;
     int halves;             /* 2: products split into even/odd halves, each
                              * aligned alone (CDNA3 fp8); 0 or 1: one group */
+    bool mixed;             /* B has its own format in_b (mixed fp8 inputs) */
+    kcs_format in_b;
 } kcs_profile_params;
+
+/* The format of B: in_b for a mixed row, else in. */
+static inline kcs_format kcs_profile_in_b(const kcs_profile_params *p)
+{
+    return p->mixed ? p->in_b : p->in;
+}
+
+/* A row for A in format a and B in format b (a != b: mixed fp8 inputs, e.g.
+ * e4m3 x e5m2): the profile must offer both formats with the same
+ * arithmetic; *out is that row with in = a, in_b = b. Errors as
+ * kcs_profile_lookup, KCS_E_UNSUPPORTED when the two rows differ. */
+int kcs_profile_lookup_mixed(const char *name, kcs_format a, kcs_format b,
+                             kcs_profile_params *out, kcs_error *err);
 
 /* The names of a row's corner features, "zero_exp=min zero_sign=sum ..."
  * into buf (static names; buf holds at least 128 bytes). */

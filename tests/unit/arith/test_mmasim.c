@@ -35,21 +35,26 @@ typedef enum { JUDGE = 0, REPORT } expect_kind;
 typedef struct mapping {
     const char *id, *profile, *dtype;
     expect_kind expect;
+    const char *dtype_b; /* mixed inputs: B's format (kcs_profile_lookup_mixed) */
 } mapping;
 
 static const mapping extra[] = {
-    {"mi100-fp16", "amd-mi100", "fp16", REPORT},
-    {"mi100-bf16", "amd-mi100", "bf16", REPORT},
-    {"mi100-fp16", "amd-mi100-pairwise", "fp16", JUDGE},
-    {"mi100-bf16", "amd-mi100-pairwise", "bf16", JUDGE},
-    {"alt-ada-bf16", "nvidia-ada", "bf16", JUDGE},
-    {"ada-e4m3", "nvidia-ada", "fp8_e4m3", JUDGE},
-    {"ada-e5m2", "nvidia-ada", "fp8_e5m2", JUDGE},
-    {"cdna2-bf16-16x16x8", "amd-mi250-pairs", "bf16", JUDGE},
-    {"cdna3-f16-4x4x4", "amd-mi300-k4", "fp16", JUDGE},
-    {"cdna3-bf16-16x16x4", "amd-mi300-k4", "bf16", JUDGE},
-    {"cdna3-fp8", "amd-mi300", "fp8_e4m3fnuz", JUDGE},
-    {"cdna3-bf8", "amd-mi300", "fp8_e5m2fnuz", JUDGE},
+    {"mi100-fp16", "amd-mi100", "fp16", REPORT, NULL},
+    {"mi100-bf16", "amd-mi100", "bf16", REPORT, NULL},
+    {"mi100-fp16", "amd-mi100-pairwise", "fp16", JUDGE, NULL},
+    {"mi100-bf16", "amd-mi100-pairwise", "bf16", JUDGE, NULL},
+    {"alt-ada-bf16", "nvidia-ada", "bf16", JUDGE, NULL},
+    {"ada-e4m3", "nvidia-ada", "fp8_e4m3", JUDGE, NULL},
+    {"ada-e5m2", "nvidia-ada", "fp8_e5m2", JUDGE, NULL},
+    {"cdna2-bf16-16x16x8", "amd-mi250-pairs", "bf16", JUDGE, NULL},
+    {"cdna3-f16-4x4x4", "amd-mi300-k4", "fp16", JUDGE, NULL},
+    {"cdna3-bf16-16x16x4", "amd-mi300-k4", "bf16", JUDGE, NULL},
+    {"cdna3-fp8", "amd-mi300", "fp8_e4m3fnuz", JUDGE, NULL},
+    {"cdna3-bf8", "amd-mi300", "fp8_e5m2fnuz", JUDGE, NULL},
+    {"hopper-e4m3-e5m2", "nvidia-h100", "fp8_e4m3", JUDGE, "fp8_e5m2"},
+    {"b200-e4m3-e5m2", "nvidia-b200", "fp8_e4m3", JUDGE, "fp8_e5m2"},
+    {"ada-e4m3-e5m2", "nvidia-ada", "fp8_e4m3", JUDGE, "fp8_e5m2"},
+    {"cdna3-fp8-bf8", "amd-mi300", "fp8_e4m3fnuz", JUDGE, "fp8_e5m2fnuz"},
 };
 #define N_EXTRA ((int)(sizeof extra / sizeof extra[0]))
 
@@ -122,7 +127,7 @@ typedef struct tally {
 
 #define N_CAT 16
 typedef struct entry_result {
-    char id[48], profile[40], dtype[16];
+    char id[48], profile[40], dtype[40];
     expect_kind expect;
     tally half[2];                 /* fit, judged */
     char cat_name[N_CAT][16];
@@ -150,20 +155,29 @@ static double pct(long a, long n)
 static int run_entry(const mapping *mp, struct fy_node *e, struct fy_node *ord, bool original,
                      entry_result *r)
 {
-    kcs_format fa, fb, fc, fd, fin;
+    kcs_format fa, fb, fc, fd, fin, fin_b;
     const char *id = str(e, "id");
     if (!parse_fmt(str(e, "a_format"), &fa) || !parse_fmt(str(e, "b_format"), &fb) ||
         !parse_fmt(str(e, "c_format"), &fc) || !parse_fmt(str(e, "d_format"), &fd) ||
-        !parse_fmt(mp->dtype, &fin)) {
+        !parse_fmt(mp->dtype, &fin) || !parse_fmt(mp->dtype_b ? mp->dtype_b : mp->dtype, &fin_b)) {
         fprintf(stderr, "%s: a format kcs does not know\n", id);
         return -1;
     }
+    if (fin != fa || fin_b != fb) {
+        fprintf(stderr, "%s: the mapping's formats are not the entry's\n", id);
+        return -1;
+    }
     const kcs_profile_params *p = NULL;
+    kcs_profile_params mixed;
     kcs_error err = {0};
-    if (kcs_profile_lookup(mp->profile, fin, &p, &err) != 0) {
+    int lrc = mp->dtype_b ? kcs_profile_lookup_mixed(mp->profile, fin, fin_b, &mixed, &err)
+                          : kcs_profile_lookup(mp->profile, fin, &p, &err);
+    if (lrc != 0) {
         fprintf(stderr, "%s: %s\n", id, err.msg);
         return -1;
     }
+    if (mp->dtype_b)
+        p = &mixed;
     kcs_profile_params orig = *p;
     if (original) {
         orig.zero_exp = KCS_ZEXP_IGNORE;
@@ -184,7 +198,8 @@ static int run_entry(const mapping *mp, struct fy_node *e, struct fy_node *ord, 
     memset(r, 0, sizeof *r);
     snprintf(r->id, sizeof r->id, "%s", id);
     snprintf(r->profile, sizeof r->profile, "%s", mp->profile);
-    snprintf(r->dtype, sizeof r->dtype, "%s", mp->dtype);
+    snprintf(r->dtype, sizeof r->dtype, "%s%s%s", mp->dtype, mp->dtype_b ? "x" : "",
+             mp->dtype_b ? mp->dtype_b + 4 : "");
     r->expect = mp->expect;
     struct fy_node *blocks = fy_node_mapping_lookup_by_string(e, "blocks", FY_NT);
     int nb = blocks ? fy_node_sequence_item_count(blocks) : 0;
@@ -337,7 +352,7 @@ static void test_vectors(void)
         struct fy_node *e = fy_node_sequence_get_by_index(entries, i);
         const char *id = str(e, "id");
         CU_ASSERT_PTR_NOT_NULL_FATAL(id);
-        mapping from_index = {id, str(e, "kcs_profile"), str(e, "kcs_dtype_in"), JUDGE};
+        mapping from_index = {id, str(e, "kcs_profile"), str(e, "kcs_dtype_in"), JUDGE, NULL};
         mapping list[8];
         int nl = 0;
         bool overridden = false;
