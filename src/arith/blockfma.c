@@ -209,7 +209,7 @@ static double step_global(const kcs_profile_params *p, double c, const double *a
     if (product_overflow(p, a, b, n, &ovf))
         return ovf;
     int E = max_product_exp(p, a, b, n, 0, 1);
-    int ec = op_exp(p, c, -126);
+    int ec = op_exp(p, c, p->acc_f16 ? kcs_format_get(KCS_FMT_FP16)->emin : -126);
     E = ec > E ? ec : E;
     if (E == INT_MIN)
         return 0.0;
@@ -220,6 +220,13 @@ static double step_global(const kcs_profile_params *p, double c, const double *a
     t[cnt++] = exact ? c : trunc_to(c, q);
     for (int i = 0; i < n; i++)
         t[cnt++] = exact ? a[i] * b[i] : trunc_to(a[i] * b[i], q);
+    if (p->acc_f16 && !exact) {
+        /* multiples of q below (n+1)*2^(E+2): < 2^(39+neab) quanta, exact */
+        double S = 0.0;
+        for (int i = 0; i < cnt; i++)
+            S += t[i];
+        return zero_sign(p, kcs_format_round(KCS_FMT_FP16, S, KCS_ROUND_DEFAULT));
+    }
     return zero_sign(p, exact_sum_round(t, cnt, kcs_profile_out_bits(p), p->rounding));
 }
 

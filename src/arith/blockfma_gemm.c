@@ -139,6 +139,8 @@ int kcs_emulated_gemm(const kcs_profile_params *p, int64_t m, int64_t n, int64_t
                 for (int j = 0; j < NJ; j++) {
                     int64_t col = gi * NJ + j;
                     double cv = (C && col < n) ? (double)(float)C[i * n + col] : 0.0;
+                    if (p->acc_f16)
+                        cv = kcs_format_round(KCS_FMT_FP16, cv, KCS_ROUND_DEFAULT);
                     if (p->flush && fabs(cv) < FLT_MIN)
                         cv = p->flush_sign == KCS_FSIGN_POSITIVE ? 0.0 : copysign(0.0, cv);
                     c[j] = cv;

@@ -259,7 +259,7 @@ kcs_bfma_group_fn KERN_PICK(const kcs_profile_params *p)
         return p->F == 4 && p->flush ? group_K_PAIR_4 : NULL;
     if (p->neab == KCS_NEAB_INF)
         return p->step == KCS_STEP_GLOBAL && !p->flush ? by_kind[2][fi] : NULL;
-    if (p->neab > 5 || p->neab < -20 || p->flush || p->halves == 2)
+    if (p->neab > 5 || p->neab < -20 || p->flush || p->halves == 2 || p->acc_f16)
         return NULL;
     return by_kind[p->step == KCS_STEP_LATE_C ? 1 : 0][fi];
 }

@@ -122,6 +122,25 @@ static const kcs_profile_params rows[] = {
         "otherwise as amd-mi300: " SRC_MMASIM, ZMIN, POVF),
     ROW("amd-mi300-k4", KCS_FMT_BF16, 4, 1, KCS_STEP_LATE_C, KCS_RNE, false,
         "CDNA3 k=4 instructions (v_mfma_f32_16x16x4_4b_bf16): " SRC_MMASIM, ZMIN, POVF),
+
+    /* fp16 accumulators (mma/wgmma/tcgen05 .f16.f16 forms): the same
+     * alignment as the fp32 form, c in fp16, d rounded to fp16 RNE */
+#define F16ACC(prof, fmt, f, nb, what) \
+    ROW(prof, fmt, f, nb, KCS_STEP_GLOBAL, KCS_RZ, false, \
+        what " with an fp16 accumulator (d rounded to fp16, nearest-even): " SRC_MMASIM, ZMIN, \
+        .acc_f16 = true)
+    F16ACC("nvidia-v100-f16acc", KCS_FMT_FP16, 4, 0, "V100 mma.m8n8k4.f16"),
+    F16ACC("nvidia-a100-f16acc", KCS_FMT_FP16, 8, 1, "A100 mma.m16n8k16.f16 (two k=8 halves)"),
+    F16ACC("nvidia-ada-f16acc", KCS_FMT_FP16, 8, 1, "Ada mma.m16n8k16.f16 (as Ampere)"),
+    F16ACC("nvidia-ada-f16acc", KCS_FMT_FP8_E4M3, 16, -10,
+           "Ada mma.m16n8k32.f16.e4m3 (two k=16 halves, 13 fraction bits)"),
+    F16ACC("nvidia-ada-f16acc", KCS_FMT_FP8_E5M2, 16, -10, "Ada mma.m16n8k32.f16.e5m2"),
+    F16ACC("nvidia-h100-f16acc", KCS_FMT_FP16, 16, 2, "H100 wgmma.m64nNk16.f16"),
+    F16ACC("nvidia-h100-f16acc", KCS_FMT_FP8_E4M3, 32, -10,
+           "H100 wgmma.m64nNk32.f16.e4m3 (13 fraction bits)"),
+    F16ACC("nvidia-h100-f16acc", KCS_FMT_FP8_E5M2, 32, -10, "H100 wgmma.m64nNk32.f16.e5m2"),
+    F16ACC("nvidia-b200-f16acc", KCS_FMT_FP16, 16, 2, "B200 tcgen05.mma.f16"),
+#undef F16ACC
 };
 
 #define N_ROWS ((int)(sizeof rows / sizeof rows[0]))
@@ -129,7 +148,8 @@ static const kcs_profile_params rows[] = {
 static const char *const names[] = {
     "nvidia-v100", "nvidia-a100",        "nvidia-h100",     "nvidia-b200",
     "amd-mi100",   "amd-mi250",          "amd-mi300",       "nvidia-ada",
-    "amd-mi100-pairwise", "amd-mi250-pairs", "amd-mi300-k4"};
+    "amd-mi100-pairwise", "amd-mi250-pairs", "amd-mi300-k4", "nvidia-v100-f16acc",
+    "nvidia-a100-f16acc", "nvidia-ada-f16acc", "nvidia-h100-f16acc", "nvidia-b200-f16acc"};
 #define N_NAMES ((int)(sizeof names / sizeof names[0]))
 
 int kcs_profile_names(const char *const **names_p, int *n_p)
@@ -169,6 +189,8 @@ const char *kcs_profile_features(const kcs_profile_params *p, char *buf, int len
 
 int kcs_profile_out_bits(const kcs_profile_params *p)
 {
+    if (p->acc_f16)
+        return 11;
     return (p->neab != KCS_NEAB_INF && p->neab < 0) ? 24 + p->neab : 24;
 }
 

@@ -70,6 +70,9 @@ typedef struct kcs_profile_params {
     kcs_flush_sign flush_sign;
     int halves;             /* 2: products split into even/odd halves, each
                              * aligned alone (CDNA3 fp8); 0 or 1: one group */
+    bool acc_f16;           /* fp16 accumulator (.f16 instructions): c is an
+                             * fp16 value (exponent clamped at -14), d is
+                             * rounded to fp16 nearest-even; global step only */
     bool mixed;             /* B has its own format in_b (mixed fp8 inputs) */
     kcs_format in_b;
 } kcs_profile_params;
@@ -101,7 +104,8 @@ int kcs_profile_names(const char *const **names_p, int *n_p);
 /* Every (profile, format) row of the table (static storage). */
 int kcs_profile_table(const kcs_profile_params **rows_p, int *n_p);
 const char *kcs_step_kind_name(kcs_step_kind k);
-/* Significand bits of d: 24, or 24 + neab when neab < 0. */
+/* Significand bits of d: 24, or 24 + neab when neab < 0; 11 for an fp16
+ * accumulator. */
 int kcs_profile_out_bits(const kcs_profile_params *p);
 
 /* One step d = c + sum_{i<nterms} a_i*b_i per the model (reference

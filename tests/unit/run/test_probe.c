@@ -111,6 +111,12 @@ static void test_profiles_round_trip(void)
             CU_ASSERT(r.nearest_diffs > 0);
             continue;
         }
+        if (rows[i].acc_f16) {
+            /* The probe's vectors measure fp32 accumulators; an fp16 one
+             * must not pass for any row (recovering it is left to the probe) */
+            CU_ASSERT(r.nearest_diffs > 0);
+            continue;
+        }
         if (rows[i].halves == 2) {
             /* CDNA3 fp8 aligns even and odd products apart: no block size
              * explains the probe's c series, and it must say so */
