@@ -18,6 +18,7 @@
 #define _POSIX_C_SOURCE 200809L /* setenv */
 #include "unit_helpers.h"
 
+#include "blockscale.h"
 #include "format.h"
 #include "profile.h"
 
@@ -57,6 +58,11 @@ static const mapping extra[] = {
     {"b200-f16acc", "nvidia-b200-f16acc", "fp16", JUDGE, NULL},
     {"ada-e4m3-f16acc", "nvidia-ada-f16acc", "fp8_e4m3", JUDGE, NULL},
     {"hopper-e4m3-f16acc", "nvidia-h100-f16acc", "fp8_e4m3", JUDGE, NULL},
+    {"b200-mxf8-e4m3", "nvidia-b200", "mxfp8_e4m3", JUDGE, NULL},
+    {"b200-mxf8-e5m2", "nvidia-b200", "mxfp8_e5m2", JUDGE, NULL},
+    {"b200-mxf4-block32", "nvidia-b200", "mxfp4", JUDGE, NULL},
+    {"b200-mxf4-block16", "nvidia-b200", "mxfp4_block16", JUDGE, NULL},
+    {"b200-nvf4-block16", "nvidia-b200", "nvfp4", JUDGE, NULL},
     {"hopper-e4m3-e5m2", "nvidia-h100", "fp8_e4m3", JUDGE, "fp8_e5m2"},
     {"b200-e4m3-e5m2", "nvidia-b200", "fp8_e4m3", JUDGE, "fp8_e5m2"},
     {"ada-e4m3-e5m2", "nvidia-ada", "fp8_e4m3", JUDGE, "fp8_e5m2"},
@@ -125,6 +131,19 @@ static double elem(const unsigned char *bin, size_t len, struct fy_node *arr, kc
     return kcs_format_decode(f, bits);
 }
 
+/* The same for a block-scaled element or scale code. */
+static double elem_bs(const unsigned char *bin, size_t len, struct fy_node *arr, kcs_bs_code f,
+                      long idx, bool *ok)
+{
+    long off = num(arr, "offset");
+    size_t at = (size_t)off + (size_t)idx;
+    if (off < 0 || at + 1 > len) {
+        *ok = false;
+        return NAN;
+    }
+    return kcs_bs_decode(f, bin[at]);
+}
+
 /* ---- comparison ----------------------------------------------------------- */
 
 typedef struct tally {
@@ -163,7 +182,16 @@ static int run_entry(const mapping *mp, struct fy_node *e, struct fy_node *ord, 
 {
     kcs_format fa, fb, fc, fd, fin, fin_b;
     const char *id = str(e, "id");
-    if (!parse_fmt(str(e, "a_format"), &fa) || !parse_fmt(str(e, "b_format"), &fb) ||
+    const kcs_bs_scheme *bs = NULL;
+    kcs_error err = {0};
+    if (!parse_fmt(mp->dtype, &fin)) {
+        if (kcs_bs_scheme_lookup(mp->profile, mp->dtype, &bs, &err) != 0 ||
+            !parse_fmt(str(e, "c_format"), &fc) || !parse_fmt(str(e, "d_format"), &fd)) {
+            fprintf(stderr, "%s: %s\n", id, err.msg[0] ? err.msg : "unknown formats");
+            return -1;
+        }
+        fa = fb = fin = fin_b = bs->elem;
+    } else if (!parse_fmt(str(e, "a_format"), &fa) || !parse_fmt(str(e, "b_format"), &fb) ||
         !parse_fmt(str(e, "c_format"), &fc) || !parse_fmt(str(e, "d_format"), &fd) ||
         !parse_fmt(mp->dtype, &fin) || !parse_fmt(mp->dtype_b ? mp->dtype_b : mp->dtype, &fin_b)) {
         fprintf(stderr, "%s: a format kcs does not know\n", id);
@@ -174,15 +202,15 @@ static int run_entry(const mapping *mp, struct fy_node *e, struct fy_node *ord, 
         return -1;
     }
     const kcs_profile_params *p = NULL;
-    kcs_profile_params mixed;
-    kcs_error err = {0};
-    int lrc = mp->dtype_b ? kcs_profile_lookup_mixed(mp->profile, fin, fin_b, &mixed, &err)
-                          : kcs_profile_lookup(mp->profile, fin, &p, &err);
+    kcs_profile_params mixed = {0};
+    int lrc = bs              ? 0
+              : mp->dtype_b ? kcs_profile_lookup_mixed(mp->profile, fin, fin_b, &mixed, &err)
+                            : kcs_profile_lookup(mp->profile, fin, &p, &err);
     if (lrc != 0) {
         fprintf(stderr, "%s: %s\n", id, err.msg);
         return -1;
     }
-    if (mp->dtype_b)
+    if (mp->dtype_b || bs)
         p = &mixed;
     kcs_profile_params orig = *p;
     if (original) {
@@ -247,14 +275,31 @@ static int run_entry(const mapping *mp, struct fy_node *e, struct fy_node *ord, 
         struct fy_node *nD = fy_node_mapping_lookup_by_string(arr, "D", FY_NT);
         ok = ok && nA && nB && nC && nD;
         for (long i = 0; ok && i < m * k; i++)
-            A[i] = elem(bin, len, nA, fa, i, &ok);
+            A[i] = bs && bs->fp4 ? elem_bs(bin, len, nA, KCS_BS_FP4_E2M1, i, &ok)
+                                 : elem(bin, len, nA, fa, i, &ok);
         for (long i = 0; ok && i < k * n; i++)
-            B[i] = elem(bin, len, nB, fb, i, &ok);
+            B[i] = bs && bs->fp4 ? elem_bs(bin, len, nB, KCS_BS_FP4_E2M1, i, &ok)
+                                 : elem(bin, len, nB, fb, i, &ok);
         for (long i = 0; ok && i < m * n; i++)
             C[i] = elem(bin, len, nC, fc, i, &ok);
-        if (ok && kcs_emulated_gemm(p, m, n, k, A, B, C, D) != 0)
+        if (bs && ok) {
+            long nsc = k / bs->block;
+            struct fy_node *nSA = fy_node_mapping_lookup_by_string(arr, "SA", FY_NT);
+            struct fy_node *nSB = fy_node_mapping_lookup_by_string(arr, "SB", FY_NT);
+            double *SA = malloc(sizeof(double) * (size_t)(m * nsc));
+            double *SB = malloc(sizeof(double) * (size_t)(nsc * n));
+            ok = nSA && nSB && SA && SB && k % bs->block == 0;
+            for (long i = 0; ok && i < m * nsc; i++)
+                SA[i] = elem_bs(bin, len, nSA, bs->scale, i, &ok);
+            for (long i = 0; ok && i < nsc * n; i++)
+                SB[i] = elem_bs(bin, len, nSB, bs->scale, i, &ok);
+            ok = ok && kcs_blockscaled_gemm(bs, m, n, k, A, SA, B, SB, C, D) == 0;
+            free(SA);
+            free(SB);
+        } else if (ok && kcs_emulated_gemm(p, m, n, k, A, B, C, D) != 0) {
             ok = false;
-        if (ok && !original) {
+        }
+        if (ok && !original && !bs) {
             /* the vector kernels and the reference step agree bit for bit */
             setenv("KCS_BLOCKFMA_ISA", "ref", 1);
             ok = kcs_emulated_gemm(p, m, n, k, A, B, C, W) == 0;
