@@ -191,7 +191,7 @@ HOT vd block_step(const kcs_bfma_ctx *g, const int kind, vd c, const double *a, 
             d = vsel(none, cin, d); /* no products: c passes through */
         }
     }
-    if (kind != K_PAIR && kind != K_EXACT && g->p->zero_sign == KCS_ZSIGN_POSITIVE)
+    if (kind != K_PAIR && g->p->zero_sign == KCS_ZSIGN_POSITIVE)
         d = vsel(d == 0.0, (vd){}, d);
     if (vany(~fin)) /* NaN/Inf c: the reference (IEEE) step */
         for (int j = 0; j < VW; j++)

@@ -8,6 +8,7 @@
 #include "cli.h"
 #include "json.h"
 #include "probe.h"
+#include "probe_features.h"
 
 static const kcs_cmd_doc doc = {
     "probe", "[--backend B] [--device D] [--profile P] [--dtype-in F] [--tile T] [--json]",
@@ -49,6 +50,7 @@ static void json_value(FILE *f, const char *key, const kcs_probe_value *v)
 }
 
 static void print_json(FILE *f, const char *backend, int device, const char *profile,
+                       const kcs_probe_features *pf,
                        const kcs_device_info *info, const kcs_probe_result *r)
 {
     fputs("{\n  \"backend\": ", f);
@@ -92,11 +94,16 @@ static void print_json(FILE *f, const char *backend, int device, const char *pro
     }
     fputs("  \"notes\": ", f);
     kcs_json_str(f, r->notes);
-    fputs("\n}", f);
+    fputs(",\n  \"features\": {", f);
+    for (int i = 0; i < KCS_PF_COUNT; i++)
+        fprintf(f, "%s\"%s\": \"%s\"", i ? ", " : "", kcs_probe_feature_name((kcs_probe_feature)i),
+                kcs_probe_feature_value_str(pf, (kcs_probe_feature)i));
+    fputs("}\n}", f);
 }
 
 static void print_text(FILE *f, const char *backend, int device, const char *profile,
-                       const kcs_device_info *info, const kcs_probe_result *r)
+                       const kcs_probe_features *pf, const kcs_device_info *info,
+                       const kcs_probe_result *r)
 {
     char a[48], b[48], c[48];
     fprintf(f, "kcs probe: backend %s, device %d (%s)%s%s, input %s: %ld gemm calls", backend,
@@ -131,6 +138,11 @@ static void print_text(FILE *f, const char *backend, int device, const char *pro
             fprintf(f, "; no profile offers %s", kcs_format_name(r->in));
         fputc('\n', f);
     }
+    fprintf(f, "  %-24s", "corner features");
+    for (int i = 0; i < KCS_PF_COUNT; i++)
+        fprintf(f, " %s=%s", kcs_probe_feature_name((kcs_probe_feature)i),
+                kcs_probe_feature_value_str(pf, (kcs_probe_feature)i));
+    fprintf(f, " (%ld calls)\n", pf->calls);
     if (r->notes[0])
         fprintf(f, "  %-24s %s\n", "notes", r->notes);
 }
@@ -207,11 +219,16 @@ int kcs_cmd_probe(int argc, char **argv)
             kcs_error_prefix(&err, "%s", kcs_format_name(fmts[i]));
             goto out;
         }
+        kcs_probe_features pf;
+        if ((rc = kcs_probe_features_run(ops, ctx, &r, &pf, &err))) {
+            kcs_error_prefix(&err, "%s", kcs_format_name(fmts[i]));
+            goto out;
+        }
         if (json) {
-            print_json(stdout, backend, (int)device, profile, &info, &r);
+            print_json(stdout, backend, (int)device, profile, &pf, &info, &r);
             fputs(i + 1 < nf ? ",\n" : "\n", stdout);
         } else {
-            print_text(stdout, backend, (int)device, profile, &info, &r);
+            print_text(stdout, backend, (int)device, profile, &pf, &info, &r);
         }
     }
     if (json && nf > 1)

@@ -504,8 +504,18 @@ static void gemm_vs_step(const char *isa)
         setenv("KCS_BLOCKFMA_ISA", isa, 1);
     else
         unsetenv("KCS_BLOCKFMA_ISA");
-    for (int r = 0; r < nr; r++) {
-        const kcs_profile_params *p = &rows[r];
+    for (int r = 0; r < 2 * nr; r++) {
+        /* every row as in the table, then with its corner features flipped
+         * (the kernels must follow the reference for every feature) */
+        kcs_profile_params flipped = rows[r % nr];
+        if (r >= nr) {
+            flipped.zero_exp = !flipped.zero_exp;
+            flipped.zero_sign = !flipped.zero_sign;
+            flipped.prod_ovf = !flipped.prod_ovf;
+            flipped.inf_path = !flipped.inf_path;
+            flipped.flush_sign = !flipped.flush_sign;
+        }
+        const kcs_profile_params *p = &flipped;
         int m = 7, n = 9, k = 3 * p->F + 5;
         double *A = malloc(sizeof(double) * m * k), *B = malloc(sizeof(double) * k * n);
         double *C = malloc(sizeof(double) * m * n), *D = malloc(sizeof(double) * m * n);
