@@ -1,5 +1,6 @@
 /* kcs probe: the corner features (probe_features.h). Each vector is a 1×k
- * by k×1 gemm with C given, built from the corner it targets
+ * by k×1 gemm with C given (inside a T×T×k gemm under the first part's
+ * tile T, zeros elsewhere, as probe.c does), built from the corner it targets
  * (docs/profiles.md, "Corner features"):
  *
  * zero_exp (global, late c; not an exact block): all products zero, b at the format's largest
@@ -23,6 +24,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "tensor.h"
@@ -36,6 +38,8 @@ typedef struct fprobe {
     kcs_tensor out;
     kcs_error *err;
     long calls;
+    int tile;             /* as the first part: the vector in a tile × tile × k gemm */
+    double *tA, *tB, *tC; /* tile > 1: A, B, C of that gemm (zeros elsewhere) */
 } fprobe;
 
 static int gemm(fprobe *p, double c, const double *a, const double *b, int k, double *d_p)
@@ -45,6 +49,19 @@ static int gemm(fprobe *p, double c, const double *a, const double *b, int k, do
         if (!kcs_format_exact(p->in, a[i]) || !kcs_format_exact(p->in, b[i]))
             return kcs_fail(p->err, KCS_E_INTERNAL, "probe: a feature vector is not exact in %s",
                             kcs_format_name(p->in));
+    int T = p->tile;
+    if (T > 1) {
+        size_t tk = (size_t)T * (size_t)k;
+        memset(p->tA, 0, tk * sizeof *p->tA);
+        memset(p->tB, 0, tk * sizeof *p->tB);
+        memset(p->tC, 0, (size_t)T * (size_t)T * sizeof *p->tC);
+        memcpy(p->tA, a, (size_t)k * sizeof *a); /* row 0 of A (T×k) */
+        for (int t = 0; t < k; t++)
+            p->tB[(size_t)t * (size_t)T] = b[t]; /* column 0 of B (k×T) */
+        p->tC[0] = c;
+        a = p->tA;
+        b = p->tB;
+    }
     kcs_call call = {0};
     call.op = KCS_OP_GEMM;
     call.variant = "native";
@@ -52,15 +69,15 @@ static int gemm(fprobe *p, double c, const double *a, const double *b, int k, do
     call.dtype_in = p->in;
     call.dtype_out = KCS_FMT_FP32;
     call.acc.fmt = KCS_FMT_FP32;
-    call.m = call.n = 1;
+    call.m = call.n = T;
     call.k = k;
     call.in[0] = a;
     call.in[1] = b;
-    call.in[2] = &c;
-    call.in_len[0] = call.in_len[1] = (size_t)k;
-    call.in_len[2] = 1;
+    call.in[2] = T > 1 ? p->tC : &c;
+    call.in_len[0] = call.in_len[1] = (size_t)T * (size_t)k;
+    call.in_len[2] = (size_t)T * (size_t)T;
     call.out = p->out.data;
-    call.out_len = 1;
+    call.out_len = (size_t)T * (size_t)T;
     call.attrs = "";
     call.msg = msg;
     call.msg_len = sizeof msg;
@@ -68,11 +85,17 @@ static int gemm(fprobe *p, double c, const double *a, const double *b, int k, do
     p->calls++;
     int rc = p->ops->run(p->ctx, &call, p->err);
     if (rc)
-        return kcs_error_prefix(p->err, "probe features: %s gemm 1x1x%d", p->ops->name, k);
+        return kcs_error_prefix(p->err, "probe features: %s gemm %dx%dx%d", p->ops->name, T, T,
+                                k);
     if (!kcs_tensor_guards_ok(&p->out) || p->out.data[0] == p->out.sentinel)
         return kcs_fail(p->err, KCS_E_DEVICE,
-                        "probe features: %s gemm 1x1x%d wrote outside its output or not at all",
-                        p->ops->name, k);
+                        "probe features: %s gemm %dx%dx%d wrote outside its output or not at all",
+                        p->ops->name, T, T, k);
+    for (size_t i = 1; i < call.out_len; i++)
+        if (p->out.data[i] != 0.0)
+            return kcs_fail(p->err, KCS_E_DEVICE,
+                            "probe features: %s gemm %dx%dx%d: output %zu is %g, not the 0 of "
+                            "its zero inputs", p->ops->name, T, T, k, i, p->out.data[i]);
     *d_p = p->out.data[0];
     return 0;
 }
@@ -182,14 +205,27 @@ int kcs_probe_features_run(const kcs_backend_ops *ops, kcs_backend_ctx *ctx,
     memset(&f, 0, sizeof f);
     for (int i = 0; i < KCS_PF_COUNT; i++)
         f.st[i] = KCS_PROBE_NA;
-    fprobe pr = {.ops = ops, .ctx = ctx, .in = base->in, .err = err};
+    int T = base->tile < 1 ? 1 : base->tile;
+    fprobe pr = {.ops = ops, .ctx = ctx, .in = base->in, .err = err, .tile = T};
     const kcs_format_info *fi = kcs_format_get(base->in);
     if (!fi || base->in == KCS_FMT_FP64)
         return kcs_fail(err, KCS_E_UNSUPPORTED, "probe: input format %s is not probed",
                         fi ? fi->name : "?");
-    int rc = kcs_tensor_alloc(&pr.out, 1, KCS_FMT_FP32, err);
-    if (rc)
+    if (T > 1) {
+        size_t tk = (size_t)T * K_MAX;
+        pr.tA = malloc(tk * sizeof *pr.tA);
+        pr.tB = malloc(tk * sizeof *pr.tB);
+        pr.tC = malloc((size_t)T * (size_t)T * sizeof *pr.tC);
+        if (!pr.tA || !pr.tB || !pr.tC) {
+            free(pr.tA), free(pr.tB), free(pr.tC);
+            return kcs_fail(err, KCS_E_NOMEM, "probe features: out of memory for a %d tile", T);
+        }
+    }
+    int rc = kcs_tensor_alloc(&pr.out, (size_t)T * (size_t)T, KCS_FMT_FP32, err);
+    if (rc) {
+        free(pr.tA), free(pr.tB), free(pr.tC);
         return rc;
+    }
     bool known = base->step_st == KCS_PROBE_EXACT && base->rounding_st == KCS_PROBE_EXACT;
     bool aligned = known &&
                    (base->step == KCS_PROBE_STEP_GLOBAL || base->step == KCS_PROBE_STEP_LATE_C) &&
@@ -211,6 +247,7 @@ int kcs_probe_features_run(const kcs_backend_ops *ops, kcs_backend_ctx *ctx,
     if (!rc && pairwise && base->flush_st == KCS_PROBE_EXACT && base->flush)
         rc = flush_sign(&pr, &f);
     kcs_tensor_free(&pr.out);
+    free(pr.tA), free(pr.tB), free(pr.tC);
     f.calls = pr.calls;
     if (!rc)
         *f_p = f;
