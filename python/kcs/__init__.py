@@ -11,7 +11,8 @@ __version__ = "0.1.0"
 
 _WHERE = {
     "check": "check", "assert_conforms": "check", "Result": "check",
-    "WorkerModeUnsupported": "check",
+    "WorkerModeUnsupported": "check", "KcsRefused": "check",
+    "KernelNotTransferable": "host",
     "load": "dataset", "output_len": "dataset", "sample_positions": "dataset",
     "tolerance": "tolerances", "ToleranceError": "tolerances", "outputs_factor": "tolerances",
     "Raised": "worker",

@@ -18,7 +18,8 @@ import time
 
 from ._binary import find_kcs
 from .dataset import load
-from .worker import Broker, wants_torch
+from .host import Registration
+from .worker import wants_torch
 from . import ops as ops_table
 
 
@@ -26,6 +27,12 @@ class WorkerModeUnsupported(RuntimeError):
     """The kcs binary does not run plugins in a worker process started as
     `$KCS_PLUGIN_WORKER SPEC` (it predates the worker protocol of
     include/kcs_worker.h)."""
+
+
+class KcsRefused(ValueError):
+    """kcs refused the check's study (exit 2): a contract, op, dtype or
+    shape it does not accept, e.g. a dtype_out the contract does not
+    cover. The message is kcs's own, whole (every line it printed)."""
 
 
 class Result:
@@ -203,10 +210,10 @@ def check(fn, contract, *, shapes, dtype_in, dtype_out=None, trials=None, seed=N
         # the file kcs fingerprints as the implementation's identity (none
         # for a lambda typed at a prompt: kcs then hashes the spec)
         src = os.path.abspath(src) if src and os.path.isfile(src) else ""
-        broker = Broker(fn, name=f"python:{name}", ops=op, file=src, tensors=tensors)
+        reg = Registration(fn, name=f"python:{name}", ops=op, file=src, tensors=tensors)
         try:
-            spec = broker.write_spec(os.path.join(work, "kernel.kcsw"))
-            launcher = broker.write_launcher(os.path.join(work, "kcs-python-worker"))
+            spec = reg.write_spec(os.path.join(work, "kernel.kcsw"))
+            launcher = reg.write_launcher(os.path.join(work, "kcs-python-worker"))
             study = os.path.join(work, "check.yaml")
             with open(study, "w", encoding="utf-8") as fh:
                 fh.write(study_text(cpath, cid, op, dtype_in, dtype_out, shp, trials,
@@ -220,24 +227,27 @@ def check(fn, contract, *, shapes, dtype_in, dtype_out=None, trials=None, seed=N
                 shutil.rmtree(out + ".journal")
             log = os.path.join(work, "worker.log")
             env = dict(os.environ, KCS_WORKER_LOG=log, KCS_PLUGIN_WORKER=launcher)
+            # one rank that never spawns: Open MPI's singleton need not
+            # start its orted daemon (about 0.4 s and more of every check)
+            env.setdefault("OMPI_MCA_ess_singleton_isolated", "1")
             cmd = [kcs, "run", study, "-o", out, "-q"]
             with open(os.path.join(work, "kcs.out"), "w") as so, \
                     open(os.path.join(work, "kcs.err"), "w") as se:
-                proc = subprocess.Popen(cmd, stdout=so, stderr=se, stdin=subprocess.DEVNULL,
-                                        env=env, cwd=work)
-                while proc.poll() is None:
-                    broker.poll(0.05)
-                broker.poll(0)
+                proc = subprocess.run(cmd, stdout=so, stderr=se, stdin=subprocess.DEVNULL,
+                                      env=env, cwd=work)
+            forks = reg.stats()["forks"]
         finally:
-            broker.close()
+            reg.close()
         rc = proc.returncode
         err = open(os.path.join(work, "kcs.err"), encoding="utf-8", errors="replace").read()
         wlog = (open(log, encoding="utf-8", errors="replace").read()
                 if os.path.exists(log) else "")
+        if rc == 2:
+            raise KcsRefused(f"kcs refused the check (exit 2): {err.strip()}")
         if rc not in (0, 3) or not os.path.exists(out):
             raise RuntimeError(f"kcs run exited {rc}: {err.strip()}")
         trials_df = load(out)
-        if broker.forks == 0 and (trials_df["status"] == "unavailable").all():
+        if forks == 0 and (trials_df["status"] == "unavailable").all():
             # a kcs that dlopen()s plugins in its own process took the spec
             # for a library; one with workers would have started the relay
             raise WorkerModeUnsupported(

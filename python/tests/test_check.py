@@ -140,20 +140,22 @@ def test_held_out_shapes_come_with_the_contracts_shapes(worker_mode):
     assert (t[~off]["verdict"] == "within_tolerance").all()
 
 
-def make_replayer():
-    cache = {}
+class Replayer:
+    """Answers every call of a shape with its first answer: state that lives
+    in the worker process across calls (the instance travels by pickle)."""
 
-    def replay(A, B):  # state lives in the worker process across calls
+    def __init__(self):
+        self.cache = {}
+
+    def __call__(self, A, B):
         key = A.shape + B.shape
-        if key not in cache:
-            cache[key] = A @ B
-        return cache[key]
-
-    return replay
+        if key not in self.cache:
+            self.cache[key] = A @ B
+        return self.cache[key]
 
 
 def test_a_replayed_result_is_caught(worker_mode):
-    r = kcs.check(make_replayer(), "C-CMP-03", shapes=[[64, 64, 64]], dtype_in="fp32",
+    r = kcs.check(Replayer(), "C-CMP-03", shapes=[[64, 64, 64]], dtype_in="fp32",
                   trials=3)
     assert r.verdict == "FAIL", r.lines()
     assert "stale-result-replay" in r.signatures
@@ -175,3 +177,55 @@ def test_softmax_through_its_contract(worker_mode):
     bad = kcs.check(softmax_unstabilised, "C-PRC-02", shapes=None, dtype_in="fp32",
                     op="softmax")
     assert bad.verdict == "FAIL" and "overflow-not-stabilised" in bad.signatures
+
+
+def make_scaled(s):
+    def scaled(A, B):  # a closure: no module-level name to import it by
+        return (A @ B) * np.float32(s)
+    return scaled
+
+
+def test_a_closure_travels_by_cloudpickle_or_is_refused_clearly(worker_mode, monkeypatch):
+    from kcs import host
+    fn = make_scaled(1.0)
+    if host._cloudpickle() is not None:
+        r = kcs.check(fn, "C-PRC-01", shapes=[[8, 8, 64]], dtype_in="fp32", trials=1)
+        assert r.verdict == "PASS", r.lines()
+        # a closure that changes the answer is graded as itself
+        r = kcs.check(make_scaled(1.5), "C-PRC-01", shapes=[[8, 8, 64]], dtype_in="fp32",
+                      trials=1)
+        assert r.verdict == "FAIL", r.lines()
+    monkeypatch.setattr(host, "_cloudpickle", lambda: None)
+    with pytest.raises(kcs.KernelNotTransferable, match="define it at module level"):
+        kcs.check(fn, "C-PRC-01", shapes=[[8, 8, 64]], dtype_in="fp32", trials=1)
+
+
+@pytest.mark.parametrize("how", ["cloudpickle", "by-file"])
+def test_a_kernel_of_the_script_being_run(worker_mode, tmp_path, how):
+    """A kernel defined in __main__ (a script run as python3 script.py)
+    travels by value (cloudpickle) or is loaded from the script under
+    another name: either way its main block runs once."""
+    from kcs import host
+    if how == "cloudpickle" and host._cloudpickle() is None:
+        pytest.skip("cloudpickle is not installed (Debian: python3-cloudpickle)")
+    import subprocess
+    script = tmp_path / "grade_me.py"
+    script.write_text(
+        "import sys, kcs\n"
+        "def mm(A, B):\n"
+        "    return A @ B\n"
+        "if __name__ == '__main__':\n"
+        "    print('main block', flush=True)\n"
+        "    if sys.argv[1] == 'by-file':\n"
+        "        import kcs.host\n"
+        "        kcs.host._cloudpickle = lambda: None\n"
+        "    r = kcs.check(mm, 'C-PRC-01', shapes=[[8, 8, 64]], dtype_in='fp32', trials=1)\n"
+        "    print(r.verdict)\n")
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(
+        [os.path.dirname(os.path.dirname(os.path.abspath(kcs.__file__)))]
+        + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p])
+    p = subprocess.run([sys.executable, str(script), how], capture_output=True, text=True,
+                       timeout=300, env=env, cwd=str(tmp_path))
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.split() == ["main", "block", "PASS"], p.stdout
