@@ -68,9 +68,15 @@ class ProtocolError(RuntimeError):
 
 
 class Raised(Exception):
-    """Raise this from a kernel to refuse a call on purpose, as its declared
-    semantics demand (e.g. an out-of-range gather index under oob=raise):
-    kcs records the call as "raised" (status > 0), not as a failure."""
+    """Raise this from a kernel to refuse a call on purpose, as declared
+    semantics demand (e.g. an out-of-range gather index under oob=raise, a
+    NaN input under nan=raise). kcs records the call with status "raised"
+    and its message (not as an error: the kernel did not break). Whether
+    the refusal conforms is the contract's business: where its declared
+    semantics allow raising (oob=raise, nan=raise) its clauses say whether
+    this call's inputs called for it; anywhere else a result was due, and
+    the trial FAILs (check()'s reasons say "the kernel raised where the
+    contract wants a result")."""
 
 
 def _strings(payload, off, n):
