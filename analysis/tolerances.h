@@ -43,6 +43,12 @@ void kcs_toljudge_free(kcs_toljudge *j);
 void kcs_toljudge_case(kcs_toljudge *j, const kcs_case_rec *cs, const kcs_result_rec *res, int T);
 int kcs_toljudge_write_csv(const kcs_toljudge *j, const char *dir, kcs_error *err);
 void kcs_toljudge_report(FILE *f, const kcs_toljudge *j);
+/* One warning line per recommendation that judged trials outside its
+ * scope: k outside its validity range (extrapolated, or outside an
+ * envelope: not judged), or an absolute metric on inputs other than those
+ * it was fitted on. Each line states the scope: op, dtypes, accumulator,
+ * metric, valid k range, fitted output count N0 and the input scale. */
+void kcs_toljudge_warn(FILE *f, const kcs_toljudge *j);
 /* {"tolerances": FILE, "judged": [{"rank", "implementation", "trials", "flagged", ...}]} */
 void kcs_toljudge_json(FILE *f, const kcs_toljudge *j);
 /* The same object's members without the braces (malloc'd; NULL when out of memory),

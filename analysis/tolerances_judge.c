@@ -18,7 +18,11 @@
 
 typedef struct jrec {
     char op[KCS_STR_SHORT], dtype_in[16], dtype_out[16], acc[16], metric[16];
+    char inputs[KCS_STR_SHORT]; /* the input distribution fitted on ("" when not given) */
     kcs_tolfit fit; /* form, u, c, alpha, env_n/env_eta, n_min/n_max, outputs0, p */
+    /* trials judged outside the recommendation's scope (kcs_toljudge_warn) */
+    int64_t w_extrap, w_range, w_scale, w_k_lo, w_k_hi;
+    char w_dist[KCS_STR_SHORT]; /* one input distribution of the w_scale trials */
 } jrec;
 
 typedef struct jcase {
@@ -94,6 +98,14 @@ static void parse_rec(kcs_yctx *y, struct fy_node *m, int i, double p, jrec *r)
     str(y, m, "dtype_out", field, r->dtype_out, sizeof r->dtype_out);
     str(y, m, "acc", field, r->acc, sizeof r->acc);
     str(y, m, "metric", field, r->metric, sizeof r->metric);
+    r->inputs[0] = 0;
+    {
+        char f[128];
+        snprintf(f, sizeof f, "%s.inputs", field);
+        struct fy_node *in = kcs_yaml_get(y, m, "inputs", false, f);
+        if (in && !is_null(in))
+            kcs_yaml_str(y, in, f, r->inputs, sizeof r->inputs);
+    }
     char form[16] = "", rule[16] = "";
     str(y, m, "form", field, form, sizeof form);
     str(y, m, "outputs_rule", field, rule, sizeof rule);
@@ -257,10 +269,10 @@ int kcs_toljudge_open(const char *path, const kcs_rank_rec *ranks, int n_ranks,
     return 0;
 }
 
-static const jrec *find_rec(const kcs_toljudge *j, const kcs_case_rec *cs)
+static jrec *find_rec(const kcs_toljudge *j, const kcs_case_rec *cs)
 {
     for (int i = 0; i < j->n_rec; i++) {
-        const jrec *r = &j->rec[i];
+        jrec *r = &j->rec[i];
         if (!strcmp(r->op, cs->op) && !strcmp(r->dtype_in, cs->dtype_in) &&
             !strcmp(r->dtype_out, cs->dtype_out) &&
             (!strcmp(r->acc, cs->dtype_acc) || !strcmp(r->acc, "any")))
@@ -278,10 +290,13 @@ static double value(const jrec *r, const kcs_result_rec *x)
 
 void kcs_toljudge_case(kcs_toljudge *j, const kcs_case_rec *cs, const kcs_result_rec *res, int T)
 {
-    const jrec *r = find_rec(j, cs);
+    jrec *r = find_rec(j, cs);
     double outputs = kcs_case_outputs(cs);
     double eta = NAN;
     int extrap = r && ((double)cs->k < r->fit.n_min || (double)cs->k > r->fit.n_max);
+    /* an absolute metric holds at the input scale it was fitted on */
+    int other_scale = r && strcmp(r->metric, "scaled") && r->inputs[0] &&
+                      strcmp(r->inputs, cs->input_dist);
     if (r) {
         double e0 = kcs_tolfit_eta0(&r->fit, (double)cs->k);
         if (!isnan(e0))
@@ -304,10 +319,23 @@ void kcs_toljudge_case(kcs_toljudge *j, const kcs_case_rec *cs, const kcs_result
                 c.not_judged++;
                 continue;
             }
+            if (extrap || isnan(eta)) {
+                if (r->w_extrap + r->w_range == 0 || cs->k < r->w_k_lo)
+                    r->w_k_lo = cs->k;
+                if (r->w_extrap + r->w_range == 0 || cs->k > r->w_k_hi)
+                    r->w_k_hi = cs->k;
+            }
             if (isnan(eta)) {
                 j->out_of_range[k]++;
+                r->w_range++;
                 c.not_judged++;
                 continue;
+            }
+            r->w_extrap += extrap;
+            if (other_scale) {
+                if (!r->w_scale)
+                    snprintf(r->w_dist, sizeof r->w_dist, "%s", cs->input_dist);
+                r->w_scale++;
             }
             double d = value(r, x);
             int fl = kcs_tol_flags(d, eta);
@@ -415,4 +443,37 @@ void kcs_toljudge_json(FILE *f, const kcs_toljudge *j)
                 (long long)(j->no_rec[r] + j->out_of_range[r]), (long long)j->not_run[r]);
     }
     fprintf(f, "]}\n");
+}
+
+void kcs_toljudge_warn(FILE *f, const kcs_toljudge *j)
+{
+    for (int i = 0; i < j->n_rec; i++) {
+        const jrec *r = &j->rec[i];
+        if (!r->w_extrap && !r->w_range && !r->w_scale)
+            continue;
+        char scale[KCS_STR_SHORT + 64];
+        if (!strcmp(r->metric, "scaled"))
+            snprintf(scale, sizeof scale, "relative to |A||B|, any input scale");
+        else if (r->inputs[0])
+            snprintf(scale, sizeof scale, "absolute, at the scale of its inputs: %s", r->inputs);
+        else
+            snprintf(scale, sizeof scale, "absolute, input scale not recorded");
+        fprintf(f, "kcs reduce: warning: %s: the tolerance for op %s, dtype_in %s, dtype_out %s, "
+                   "acc %s (metric %s; valid for k in [%.0f, %.0f], fitted on N0 = %.0f "
+                   "outputs, %s):",
+                j->path, r->op, r->dtype_in, r->dtype_out, r->acc, r->metric, r->fit.n_min,
+                r->fit.n_max, r->fit.outputs0, scale);
+        if (r->w_extrap)
+            fprintf(f, " %lld trials with k outside its validity range (k from %lld to %lld) "
+                       "were judged by extrapolating its power law;",
+                    (long long)r->w_extrap, (long long)r->w_k_lo, (long long)r->w_k_hi);
+        if (r->w_range)
+            fprintf(f, " %lld trials with k outside its envelope were not judged;",
+                    (long long)r->w_range);
+        if (r->w_scale)
+            fprintf(f, " %lld trials on other inputs (%s%s) were judged with an absolute "
+                       "tolerance fitted at another input scale;",
+                    (long long)r->w_scale, r->w_dist, r->w_scale > 1 ? ", ..." : "");
+        fprintf(f, " trust those verdicts less\n");
+    }
 }

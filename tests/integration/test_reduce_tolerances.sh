@@ -145,6 +145,43 @@ set -e
 [ $rc -eq 2 ] || fail "malformed tolerances: exit $rc"
 grep -qE "bad.json:[0-9]+:[0-9]+: recommendations\[0\]\.form: 'cubic' is not a form" "$T/err" ||
   fail "message: $(cat "$T/err")"
+# a tolerance asked outside its scope says so on stderr, stating the scope
+# (issue 42): k outside its validity range, an absolute metric on other inputs
+"$PYTHON" - "$T/cal/tolerances.json" "$T/narrow.json" "$T/otherscale.json" <<'PY'
+import json, sys
+tol = json.load(open(sys.argv[1]))
+narrow = json.loads(json.dumps(tol))
+for r in narrow["recommendations"]:
+    r["valid"]["n_max"] = r["valid"]["n_min"]  # every larger k is outside
+json.dump(narrow, open(sys.argv[2], "w"))
+other = json.loads(json.dumps(tol))
+for r in other["recommendations"]:
+    r["metric"], r["inputs"] = "abs", "no_such_inputs"
+json.dump(other, open(sys.argv[3], "w"))
+PY
+"$KCS" reduce "$T/judge.h5" -o "$T/narrow" --no-plots --tolerances "$T/narrow.json" -q \
+    2> "$T/narrow.err" || fail "reduce with a narrowed tolerances file: $(cat "$T/narrow.err")"
+grep -qE "kcs reduce: warning: .*narrow.json: the tolerance for op [a-z_]+, dtype_in [a-z0-9]+, dtype_out [a-z0-9]+, acc [a-z0-9]+ \(metric [a-z]+; valid for k in \[[0-9]+, [0-9]+\], fitted on N0 = [0-9]+ outputs, .*\): [0-9]+ trials with k outside its validity range" \
+  "$T/narrow.err" || fail "no scope warning for k outside the validity range: $(cat "$T/narrow.err")"
+"$KCS" reduce "$T/judge.h5" -o "$T/cal2" --no-plots --tolerances "$T/cal/tolerances.json" -q \
+    2> "$T/inscope.err"
+! grep -q "warning" "$T/inscope.err" || {
+  # the judged study's k may exceed the calibration's: then the warning is due
+  "$PYTHON" - "$T/cal/tolerances.json" "$T/judge.h5" <<'PY' || fail "a warning with every k in range: $(cat "$T/inscope.err")"
+import json, sys, h5py
+tol = json.load(open(sys.argv[1]))
+hi = max(r["valid"]["n_max"] for r in tol["recommendations"])
+lo = min(r["valid"]["n_min"] for r in tol["recommendations"])
+with h5py.File(sys.argv[2], "r") as f:
+    ks = set(int(k) for k in f["cases"]["k"])
+assert any(k < lo or k > hi for k in ks), (lo, hi, sorted(ks))
+PY
+}
+"$KCS" reduce "$T/judge.h5" -o "$T/other" --no-plots --tolerances "$T/otherscale.json" -q \
+    2> "$T/other.err" || fail "reduce with an absolute tolerances file: $(cat "$T/other.err")"
+grep -q "metric abs; .*absolute, at the scale of its inputs: no_such_inputs.* trials on other inputs (.*) were judged with an absolute tolerance fitted at another input scale" \
+  "$T/other.err" || fail "no input-scale warning: $(cat "$T/other.err")"
+
 # --json alone: the same one object, the summary without a judgement
 "$KCS" reduce "$T/judge.h5" -o "$T/plain" --no-plots --json > "$T/plain.json"
 "$PYTHON" - "$T/plain.json" "$T/judged.json" <<'PY'
