@@ -105,7 +105,7 @@ def kernel_ref(fn):
                 "it: define it in a module, or install cloudpickle (Debian: "
                 "python3-cloudpickle)")
     ref = {"how": how, "data": base64.b64encode(data).decode("ascii"),
-           "path": list(sys.path), "cwd": os.getcwd()}
+           "path": list(sys.path), "cwd": os.getcwd(), "env": dict(os.environ)}
     if main_file:
         ref["main_file"] = main_file
     return ref
@@ -114,6 +114,9 @@ def kernel_ref(fn):
 def load_kernel(ref):
     """In the host's forked child: the kernel ref names, with the caller's
     sys.path and working directory."""
+    if isinstance(ref.get("env"), dict):  # the caller's environment at check() time
+        os.environ.clear()
+        os.environ.update({str(k): str(v) for k, v in ref["env"].items()})
     path = [p for p in ref.get("path", []) if isinstance(p, str)]
     sys.path[:] = path + [p for p in sys.path if p not in path]
     if ref.get("cwd"):
@@ -159,6 +162,7 @@ class _Client:
             close_fds=True)
         theirs.close()
         self.sock = mine
+        self.owner = os.getpid()  # a forked caller starts a host of its own
         self.sock.settimeout(120)
         self.buf = b""
         hello = self._read()
@@ -205,6 +209,8 @@ def client():
     """This session's kernel host (started on first use, restarted if it died)."""
     global _client
     with _lock:
+        if _client is not None and _client.owner != os.getpid():
+            _client = None  # inherited through a fork: the parent's, not ours
         if _client is None or not _client.alive():
             if _client is not None:
                 _client.close()
@@ -216,9 +222,9 @@ def shutdown():
     """Stop the kernel host (atexit does it too)."""
     global _client
     with _lock:
-        if _client is not None:
+        if _client is not None and _client.owner == os.getpid():
             _client.close()
-            _client = None
+        _client = None
 
 
 import atexit  # noqa: E402

@@ -314,3 +314,14 @@ def test_a_refused_check_keeps_kcs_whole_message_and_its_files(worker_mode):
     assert "no_such_format" in msg and "check.yaml" in msg
     # the study the message names exists while the exception does
     assert os.path.isfile(os.path.join(e.value.dir, "check.yaml"))
+
+
+def tells_env(A, B):
+    raise ValueError(f"mark={os.environ.get('KCS_TEST_MARK')}")
+
+
+def test_the_kernel_sees_the_callers_environment_of_now(worker_mode, monkeypatch):
+    # the kernel host was started by an earlier check; the variable is newer
+    monkeypatch.setenv("KCS_TEST_MARK", "set-after-the-host-started")
+    r = kcs.check(tells_env, "C-PRC-01", shapes=[[4, 4, 16]], dtype_in="fp32", trials=1)
+    assert r.reasons and all("mark=set-after-the-host-started" in x for x in r.reasons), r.reasons
