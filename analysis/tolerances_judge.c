@@ -477,3 +477,112 @@ void kcs_toljudge_warn(FILE *f, const kcs_toljudge *j)
         fprintf(f, " trust those verdicts less\n");
     }
 }
+
+/* One "key=value" item of a query: 1 when key matches (value copied). */
+static int query_item(const char *item, const char *key, char *val, size_t len)
+{
+    size_t kl = strlen(key);
+    if (strncmp(item, key, kl) || item[kl] != '=')
+        return 0;
+    snprintf(val, len, "%s", item + kl + 1);
+    return 1;
+}
+
+int kcs_toljudge_query(const kcs_toljudge *j, const char *query, FILE *out, FILE *warn,
+                       kcs_error *err)
+{
+    char op[KCS_STR_SHORT] = "", din[16] = "", dout[16] = "", acc[16] = "", inputs[64] = "";
+    char ks[64] = "", ns[64] = "", buf[512];
+    snprintf(buf, sizeof buf, "%s", query);
+    for (char *save = NULL, *it = strtok_r(buf, ",", &save); it; it = strtok_r(NULL, ",", &save)) {
+        if (!(query_item(it, "op", op, sizeof op) || query_item(it, "dtype_in", din, sizeof din) ||
+              query_item(it, "dtype_out", dout, sizeof dout) ||
+              query_item(it, "acc", acc, sizeof acc) ||
+              query_item(it, "inputs", inputs, sizeof inputs) ||
+              query_item(it, "k", ks, sizeof ks) || query_item(it, "outputs", ns, sizeof ns)))
+            return kcs_fail(err, KCS_E_INVAL, "--query: '%s' is not one of op=, dtype_in=, "
+                            "dtype_out=, acc=, inputs=, k=, outputs=", it);
+    }
+    if (!op[0] || !din[0] || !ks[0] || !ns[0])
+        return kcs_fail(err, KCS_E_INVAL, "--query '%s': op=, dtype_in=, k= and outputs= are "
+                        "required", query);
+    char *end = NULL;
+    double k = strtod(ks, &end);
+    if (!end || *end || !(k >= 1.0) || !isfinite(k))
+        return kcs_fail(err, KCS_E_INVAL, "--query: k=%s is not a number >= 1", ks);
+    double n = strtod(ns, &end);
+    if (!end || *end || !(n >= 1.0) || !isfinite(n))
+        return kcs_fail(err, KCS_E_INVAL, "--query: outputs=%s is not a number >= 1", ns);
+    const jrec *hit = NULL;
+    int hits = 0;
+    for (int i = 0; i < j->n_rec; i++) {
+        const jrec *r = &j->rec[i];
+        if (strcmp(r->op, op) || strcmp(r->dtype_in, din) || (dout[0] && strcmp(r->dtype_out, dout)) ||
+            (acc[0] && strcmp(r->acc, acc) && strcmp(r->acc, "any")))
+            continue;
+        hit = r;
+        hits++;
+    }
+    if (hits != 1)
+        return kcs_fail(err, KCS_E_INVAL, "%s: %s recommendation for op=%s dtype_in=%s%s%s%s%s%s",
+                        j->path, hits ? "more than one" : "no", op, din,
+                        dout[0] ? " dtype_out=" : "", dout, acc[0] ? " acc=" : "", acc,
+                        hits ? " (choose with dtype_out= or acc=)" : "");
+    const kcs_tolfit *f = &hit->fit;
+    double e0 = kcs_tolfit_eta0(f, k);
+    double eta = isnan(e0) ? NAN : e0 * kcs_tol_outputs_factor(n, f->outputs0, j->p);
+    int scaled = !strcmp(hit->metric, "scaled");
+    int out_k = k < f->n_min || k > f->n_max;
+    int out_scale = !scaled && inputs[0] && hit->inputs[0] && strcmp(inputs, hit->inputs);
+    char scale[KCS_STR_SHORT + 64];
+    if (scaled)
+        snprintf(scale, sizeof scale, "relative to |A||B|, any input scale");
+    else if (hit->inputs[0])
+        snprintf(scale, sizeof scale, "absolute, at the scale of its inputs: %s", hit->inputs);
+    else
+        snprintf(scale, sizeof scale, "absolute, input scale not recorded");
+    if (out_k || out_scale) {
+        fprintf(warn, "kcs reduce: warning: %s: the tolerance for op %s, dtype_in %s, dtype_out %s, "
+                      "acc %s (metric %s; valid for k in [%.0f, %.0f], fitted on N0 = %.0f "
+                      "outputs, %s) asked outside its scope:",
+                j->path, hit->op, hit->dtype_in, hit->dtype_out, hit->acc, hit->metric, f->n_min,
+                f->n_max, f->outputs0, scale);
+        if (out_k)
+            fprintf(warn, " k = %.0f is outside its validity range (%s);", k,
+                    isnan(eta) ? "no value there" : "the power law is extrapolated");
+        if (out_scale)
+            fprintf(warn, " inputs %s are not those its absolute metric was fitted on;", inputs);
+        fprintf(warn, " trust it less\n");
+    }
+    fprintf(out, "{\"eta\": ");
+    if (isfinite(eta))
+        fprintf(out, "%.10g", eta);
+    else
+        fprintf(out, "null");
+    fprintf(out, ", \"scale_free\": ");
+    if (scaled && isfinite(eta))
+        fprintf(out, "%.10g", eta);
+    else
+        fprintf(out, "null");
+    fprintf(out, ", \"valid\": %s,\n \"scope\": {\"op\": ", out_k || out_scale ? "false" : "true");
+    kcs_json_str(out, hit->op);
+    fprintf(out, ", \"dtype_in\": ");
+    kcs_json_str(out, hit->dtype_in);
+    fprintf(out, ", \"dtype_out\": ");
+    kcs_json_str(out, hit->dtype_out);
+    fprintf(out, ", \"acc\": ");
+    kcs_json_str(out, hit->acc);
+    fprintf(out, ", \"metric\": ");
+    kcs_json_str(out, hit->metric);
+    fprintf(out, ", \"inputs\": ");
+    if (hit->inputs[0])
+        kcs_json_str(out, hit->inputs);
+    else
+        fprintf(out, "null");
+    fprintf(out, ", \"k\": %.17g, \"k_range\": [%.17g, %.17g], \"outputs\": %.17g, "
+                 "\"outputs_fitted\": %.17g, \"input_scale\": ",
+            k, f->n_min, f->n_max, n, f->outputs0);
+    kcs_json_str(out, scale);
+    fprintf(out, "}}\n");
+    return 0;
+}

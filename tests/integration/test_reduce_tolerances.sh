@@ -182,6 +182,52 @@ PY
 grep -q "metric abs; .*absolute, at the scale of its inputs: no_such_inputs.* trials on other inputs (.*) were judged with an absolute tolerance fitted at another input scale" \
   "$T/other.err" || fail "no input-scale warning: $(cat "$T/other.err")"
 
+# --query: one recommendation at k for N outputs, with its scope; a warning
+# on stderr outside it (the first recommendation of the calibration's file)
+"$PYTHON" - "$T/cal/tolerances.json" > "$T/q.args" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))["recommendations"][0]
+v = r["valid"]
+base = f"op={r['op']},dtype_in={r['dtype_in']},dtype_out={r['dtype_out']},acc={r['acc']}"
+print(f"{base},k={int(v['n_min'])},outputs={int(v['outputs_fitted'])}")
+print(f"{base},k={int(v['n_max']) * 4},outputs={int(v['outputs_fitted'])}")
+PY
+q_in=$(sed -n 1p "$T/q.args"); q_out=$(sed -n 2p "$T/q.args")
+"$KCS" reduce --tolerances "$T/cal/tolerances.json" --query "$q_in" > "$T/q_in.json" 2> "$T/q_in.err" ||
+  fail "--query $q_in: $(cat "$T/q_in.err")"
+[ ! -s "$T/q_in.err" ] || fail "a warning inside the scope: $(cat "$T/q_in.err")"
+"$KCS" reduce --tolerances "$T/cal/tolerances.json" --query "$q_out" > "$T/q_out.json" 2> "$T/q_out.err" ||
+  fail "--query $q_out: $(cat "$T/q_out.err")"
+grep -q "kcs reduce: warning: .*asked outside its scope: k = [0-9]* is outside its validity range" "$T/q_out.err" ||
+  fail "no warning outside the scope: $(cat "$T/q_out.err")"
+"$PYTHON" - "$T/cal/tolerances.json" "$T/q_in.json" "$T/q_out.json" <<'PY'
+import json, math, sys
+r = json.load(open(sys.argv[1]))["recommendations"][0]
+qi, qo = json.load(open(sys.argv[2])), json.load(open(sys.argv[3]))
+v = r["valid"]
+assert qi["valid"] is True and qo["valid"] is False, (qi, qo)
+for q in (qi, qo):
+    s = q["scope"]
+    assert (s["op"], s["dtype_in"], s["dtype_out"], s["acc"], s["metric"]) == \
+        (r["op"], r["dtype_in"], r["dtype_out"], r["acc"], r["metric"]), s
+    assert s["k_range"] == [v["n_min"], v["n_max"]] and s["outputs_fitted"] == v["outputs_fitted"]
+    assert s["outputs"] == v["outputs_fitted"] and s["input_scale"]
+# at n_min with N = N0 the answer is the fit's own value there
+if r["form"] == "power":
+    want = r["c"] * v["n_min"] ** r["alpha"] * r["u"]
+else:
+    want = dict((n, e) for n, e in r["envelope"])[v["n_min"]]
+assert math.isclose(qi["eta"], want, rel_tol=1e-6), (qi["eta"], want)
+assert (qi["scale_free"] is not None) == (r["metric"] == "scaled")
+print("query: eta %.4g at k = %g, scope stated" % (qi["eta"], v["n_min"]))
+PY
+set +e
+"$KCS" reduce --tolerances "$T/cal/tolerances.json" --query "op=gemm,k=4" 2> "$T/q_bad.err"
+rc=$?
+set -e
+[ $rc -eq 2 ] && grep -q "op=, dtype_in=, k= and outputs= are required" "$T/q_bad.err" ||
+  fail "a malformed query: exit $rc, $(cat "$T/q_bad.err")"
+
 # --json alone: the same one object, the summary without a judgement
 "$KCS" reduce "$T/judge.h5" -o "$T/plain" --no-plots --json > "$T/plain.json"
 "$PYTHON" - "$T/plain.json" "$T/judged.json" <<'PY'
