@@ -162,6 +162,7 @@ class _Client:
             close_fds=True)
         theirs.close()
         self.sock = mine
+        self.ask_lock = threading.Lock()
         self.owner = os.getpid()  # a forked caller starts a host of its own
         self.sock.settimeout(120)
         self.buf = b""
@@ -185,11 +186,12 @@ class _Client:
         return msg
 
     def ask(self, **msg):
-        try:
-            self.sock.sendall(json.dumps(msg).encode() + b"\n")
-        except OSError as e:
-            raise HostError(f"the kcs kernel host went away: {e}") from None
-        return self._read()
+        with self.ask_lock:  # one request and its answer at a time (threads)
+            try:
+                self.sock.sendall(json.dumps(msg).encode() + b"\n")
+            except OSError as e:
+                raise HostError(f"the kcs kernel host went away: {e}") from None
+            return self._read()
 
     def alive(self):
         return self.proc.poll() is None
