@@ -364,6 +364,8 @@ static int reduce_datasets(const kcs_reduce_opts *o, kcs_error *err)
             goto out;
         if (s.tj && (rc = kcs_toljudge_write_csv(s.tj, o->out_dir, err)))
             goto out;
+        if (s.tj)
+            kcs_toljudge_warn(stderr, s.tj);
     }
     kcs_plots_run(o, report, merged[0] ? merged : v->src[0].path);
     if ((rc = kcs_report_write(report, &d, err)))

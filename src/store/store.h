@@ -55,7 +55,8 @@ typedef struct kcs_result_rec {
     int64_t time_ns;
     char verdict[24];
     char signature[64];
-    char message[KCS_ERRMSG_MAX]; /* the whole reason of a status other than ok ("" when ok) */
+    char message[KCS_ERRMSG_MAX]; /* the whole reason of a status other than ok ("" when ok;
+                                     raised: the kernel's own reason) */
 } kcs_result_rec;
 
 /* One row of /cases. */
