@@ -12,8 +12,8 @@ for box in "${BOX_CONFIGS[@]}"; do
   guarded_grade --timeout 2 --shape 8x8x8 "$P/libkcs_escape_kill.so" C-PRC-01
   [ "$rc" = 0 ] || { cat "$T/g.err"; fail "box '$box': kill: exit $rc, expected 0"; }
   verdict_is PASS - "box '$box': kill"
-  guarded_grade --timeout 2 --shape 8x8x8 "$P/libkcs_escape_stop.so" C-PRC-01
+  guarded_grade --timeout 1 --shape 8x8x8 "$P/libkcs_escape_stop.so" C-PRC-01
   [ "$rc" = 3 ] || { cat "$T/g.err"; fail "box '$box': stop: exit $rc, expected 3"; }
-  verdict_is ERROR "exceeded its 2 s limit" "box '$box': stop"
+  verdict_is ERROR "exceeded its 1 s limit" "box '$box': stop"
   echo "box '$box': the grader survived SIGKILL and SIGSTOP from its kernel"
 done
