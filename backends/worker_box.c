@@ -595,9 +595,43 @@ static int remount_ro(box_plan *p, int *e)
 
 /* The keeper: the box's shared layers, then the worker; then its status to
  * the grader and the end of everything left. */
+/* The keeper is a copy of the grader: make it unreadable (not dumpable:
+ * no /proc/PID/mem, environ or exe for the worker) and rename it, its
+ * command line included, so that the worker does not see "kcs" in it. */
+static void keeper_disguise(void)
+{
+    prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+    prctl(PR_SET_NAME, "init", 0, 0, 0);
+    char st[1024];
+    int fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return;
+    ssize_t n = read(fd, st, sizeof st - 1);
+    close(fd);
+    if (n <= 0)
+        return;
+    st[n] = 0;
+    char *q = strrchr(st, ')'); /* field 2 ends here; arg_start, arg_end are 48, 49 */
+    if (!q)
+        return;
+    unsigned long v[2] = {0, 0};
+    int field = 2;
+    for (char *c = q + 1; *c && field < 49; c++)
+        if (*c == ' ') {
+            field++;
+            if (field >= 48)
+                v[field - 48] = strtoul(c + 1, NULL, 10);
+        }
+    if (field == 49 && v[0] && v[1] > v[0] + 5) {
+        memset((void *)v[0], 0, v[1] - v[0]);
+        memcpy((void *)v[0], "init", 5);
+    }
+}
+
 static void keeper(box_plan *p)
 {
     int in_pidns = (p->rep.held >> KCS_BOX_PIDNS) & 1;
+    keeper_disguise();
     prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
     pid_t pp = getppid();
     if (in_pidns ? pp != 0 : pp != p->grader)
@@ -816,7 +850,7 @@ static void cgroup_remove(kcs_box *b)
     b->cgroup[0] = 0;
 }
 
-/* The environment: this process's without KCS_*, TMPDIR the scratch. */
+/* The environment: this process's without KCS_* and _, TMPDIR the scratch. */
 static char **box_env(const char *scratch, int clean, char *tmpvar, size_t tmplen)
 {
     extern char **environ;
@@ -828,7 +862,8 @@ static char **box_env(const char *scratch, int clean, char *tmpvar, size_t tmple
         return NULL;
     size_t k = 0;
     for (size_t i = 0; i < ne; i++) {
-        if (clean && (!strncmp(environ[i], "KCS_", 4) ||
+        /* KCS_*, and "_" (the path of the command a shell started: kcs) */
+        if (clean && (!strncmp(environ[i], "KCS_", 4) || !strncmp(environ[i], "_=", 2) ||
                       (scratch[0] && !strncmp(environ[i], "TMPDIR=", 7))))
             continue;
         envp[k++] = environ[i];

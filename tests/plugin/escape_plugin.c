@@ -15,8 +15,8 @@
  *              take a test machine when nothing stops it), then returns a
  *              correct result; fails the call when the map is refused
  *   -DSNIFF    computes correctly only when it sees that it is being graded
- *              (a KCS_* variable, or "kcs" in its process name or argv[0]),
- *              and returns zeros otherwise
+ *              (a KCS_* variable, "kcs" in $_, in its process name, its
+ *              argv[0] or its parent's argv[0]), and returns zeros otherwise
  * A process name or file name comes from the environment so that
  * concurrent tests do not see each other's processes. */
 #define _GNU_SOURCE
@@ -119,9 +119,18 @@ static int graded(void)
 {
     extern char **environ;
     for (char **e = environ; *e; e++)
-        if (!strncmp(*e, "KCS_", 4))
+        if (!strncmp(*e, "KCS_", 4) || (!strncmp(*e, "_=", 2) && strstr(*e, "kcs")))
             return 1;
-    char buf[256] = "";
+    char buf[256] = "", path[64];
+    snprintf(path, sizeof path, "/proc/%d/cmdline", (int)getppid());
+    FILE *pf = fopen(path, "r"); /* the parent's argv[0] */
+    if (pf) {
+        size_t n = fread(buf, 1, sizeof buf - 1, pf);
+        buf[n] = 0;
+        fclose(pf);
+        if (strstr(buf, "kcs"))
+            return 1;
+    }
     FILE *f = fopen("/proc/self/comm", "r");
     if (f) {
         if (!fgets(buf, sizeof buf, f))
