@@ -2,13 +2,16 @@
 # SIGTERM early in a `kcs run` (during MPI_Init and the setup before the
 # first case) stops it like a later one: exit 4 (interrupted), nothing in
 # place, never 143 (killed by the signal). Singleton runs (no mpirun), each
-# signalled a little later: at 0.05 s, 0.2 s and 0.5 s.
+# signalled a little later after the dynamic loader has mapped libmpi (a
+# signal before main() cannot be caught by any program): 0.1 s, 0.25 s and
+# 0.5 s after that.
 source "$(dirname "$0")/lib.sh"
 study="$KCS_SRC/tests/studies/signals.yaml"
-for delay in 0.05 0.2 0.5; do
+for delay in 0.1 0.25 0.5; do
   out="$T/early-$delay.h5"
   "$KCS" run "$study" -o "$out" -q > "$T/log" 2>&1 &
   pid=$!
+  for _ in $(seq 500); do grep -q libmpi "/proc/$pid/maps" 2> /dev/null && break; sleep 0.01; done
   sleep "$delay"
   kill -TERM "$pid"
   rc=0
