@@ -12,8 +12,9 @@ BOX_CONFIGS=("" "-pidns,-ipcns,-mntns" "-pidns,-ipcns,-mntns,-landlock,-cgroup")
 # caught too); sets rc and leaves stdout in $T/g.json, stderr in $T/g.err.
 guarded_grade() { # ARGS...
   rc=0
+  local t0=$SECONDS
   timeout -s KILL 60 "$KCS" grade --json "$@" > "$T/g.json" 2> "$T/g.err" || rc=$?
-  [ "$rc" -ne 137 ] || { cat "$T/g.err"; fail "kcs grade $*: no verdict within 60 s (the grader was stopped or hung)"; }
+  [ "$rc" -ne 137 ] || [ $((SECONDS - t0)) -lt 59 ] || { cat "$T/g.err"; fail "kcs grade $*: no verdict within 60 s (the grader was stopped or hung)"; }
   [ "$rc" -lt 128 ] || { cat "$T/g.err"; fail "kcs grade $*: kcs died of signal $((rc - 128))"; }
 }
 # The one contract's verdict in $T/g.json must be VERDICT, and its detail
