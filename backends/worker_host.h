@@ -52,7 +52,8 @@ typedef struct kcs_worker_info {
 
 typedef struct kcs_worker kcs_worker;
 
-/* Start argv[0] (a path) with argv as a worker and read its HELLO (within
+/* Start argv[0] (a path) with argv as a worker, in a box (worker_box.h;
+ * info->box says which layers held), and read its HELLO (within
  * start_timeout_s). A worker that dies or says nothing is KCS_E_CRASHED /
  * KCS_E_TIMEOUT; a HELLO with status < 0 is returned in info with rc 0 (the
  * caller decides; the worker has exited). */
@@ -77,7 +78,8 @@ int kcs_worker_alive(const kcs_worker *w);
 int kcs_worker_pid(const kcs_worker *w);
 
 /* Close the channel, give the worker a moment to exit, then SIGKILL its
- * process group; free everything. NULL is fine. */
+ * whole box (worker_box.h); free everything. When this returns no process
+ * of the box is left. NULL is fine. */
 void kcs_worker_stop(kcs_worker *w);
 
 /* Make this process unreadable to its workers (/proc/PID/mem, ptrace):
