@@ -11,9 +11,11 @@
  *           kills the children the subreaper collected);
  *   worker  applies its own layers, reports them all, exec()s the program.
  * Between clone and exec only system calls run (no malloc, no stdio): the
- * grader may have threads. */
+ * grader may have threads. This file: the layers' table and the grader's
+ * side (start, kill, reap); worker_box_prep.c prepares, worker_box_child.c
+ * is the keeper and the worker. */
 #define _GNU_SOURCE
-#include "worker_box.h"
+#include "worker_box_impl.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -85,14 +87,14 @@ void kcs_box_describe(const kcs_box_report *r, char *buf, size_t len)
 }
 
 /* Async-signal-safe: mark a layer held, or not held with why (+ errno). */
-static void held(kcs_box_report *r, kcs_box_layer l)
+void box_held(kcs_box_report *r, kcs_box_layer l)
 {
     r->tried |= 1u << l;
     r->held |= 1u << l;
     r->why[l][0] = 0;
 }
 
-static void not_held(kcs_box_report *r, kcs_box_layer l, const char *why, int e)
+void box_not_held(kcs_box_report *r, kcs_box_layer l, const char *why, int e)
 {
     r->tried |= 1u << l;
     r->held &= ~(1u << l);
@@ -158,582 +160,6 @@ static uint32_t disabled_layers(int *off, kcs_error *err, int *bad)
         mask |= 1u << l;
     }
     return mask;
-}
-
-/* -------------------------------------------------------------- Landlock */
-
-#ifndef SYS_landlock_create_ruleset
-#define SYS_landlock_create_ruleset 444
-#define SYS_landlock_add_rule 445
-#define SYS_landlock_restrict_self 446
-#endif
-
-/* The uapi structures as of ABI 6 (the system's header may be older). */
-struct box_ll_attr {
-    uint64_t handled_access_fs, handled_access_net, scoped;
-};
-struct box_ll_path {
-    uint64_t allowed_access;
-    int32_t parent_fd;
-} __attribute__((packed));
-
-#define LL_WRITE_FILE (1ull << 1)
-#define LL_REMOVE_DIR (1ull << 4)
-#define LL_REMOVE_FILE (1ull << 5)
-#define LL_MAKE_ALL (0x7Full << 6) /* char dir reg sock fifo block sym */
-#define LL_REFER (1ull << 13)      /* ABI 2 */
-#define LL_TRUNCATE (1ull << 14)   /* ABI 3 */
-#define LL_SCOPE_SIGNAL (1ull << 1) /* ABI 6 */
-#define LL_RULE_PATH_BENEATH 1
-
-static int ll_abi(void)
-{
-    long v = syscall(SYS_landlock_create_ruleset, NULL, 0, 1u /* VERSION */);
-    return v < 0 ? 0 : (int)v;
-}
-
-static void ll_allow(int ruleset, const char *path, uint64_t access)
-{
-    int fd = open(path, O_PATH | O_CLOEXEC);
-    if (fd < 0)
-        return;
-    struct stat st;
-    if (fstat(fd, &st) == 0) {
-        if (!S_ISDIR(st.st_mode))
-            access &= LL_WRITE_FILE | LL_TRUNCATE; /* the rights a file can hold */
-        struct box_ll_path pb = {access, fd};
-        syscall(SYS_landlock_add_rule, ruleset, LL_RULE_PATH_BENEATH, &pb, 0);
-    }
-    close(fd);
-}
-
-/* A ruleset: writes only beneath scratch and to the harmless and GPU
- * device nodes; no signal out of the domain (ABI 6). -1 with why. */
-static int ll_ruleset(const char *scratch, char *why, size_t len, int *e)
-{
-    int abi = ll_abi();
-    *e = 0;
-    if (abi < 1) {
-        *e = errno;
-        snprintf(why, len, "the kernel offers no Landlock");
-        return -1;
-    }
-    struct box_ll_attr a = {0};
-    a.handled_access_fs = LL_WRITE_FILE | LL_REMOVE_DIR | LL_REMOVE_FILE | LL_MAKE_ALL;
-    if (abi >= 2)
-        a.handled_access_fs |= LL_REFER;
-    if (abi >= 3)
-        a.handled_access_fs |= LL_TRUNCATE;
-    size_t size = sizeof(uint64_t);
-    if (abi >= 6) {
-        a.scoped = LL_SCOPE_SIGNAL;
-        size = sizeof a;
-    }
-    int fd = (int)syscall(SYS_landlock_create_ruleset, &a, size, 0);
-    if (fd < 0) {
-        *e = errno;
-        snprintf(why, len, "landlock_create_ruleset failed");
-        return -1;
-    }
-    fcntl(fd, F_SETFD, FD_CLOEXEC);
-    if (scratch[0])
-        ll_allow(fd, scratch, a.handled_access_fs);
-    static const char *const devs[] = {"/dev/null", "/dev/zero", "/dev/full", "/dev/kfd",
-                                       "/dev/dri"};
-    for (size_t i = 0; i < sizeof devs / sizeof devs[0]; i++)
-        ll_allow(fd, devs[i], LL_WRITE_FILE | (abi >= 3 ? LL_TRUNCATE : 0));
-    DIR *d = opendir("/dev");
-    struct dirent *de;
-    while (d && (de = readdir(d)))
-        if (!strncmp(de->d_name, "nvidia", 6)) {
-            char p[300];
-            snprintf(p, sizeof p, "/dev/%s", de->d_name);
-            ll_allow(fd, p, LL_WRITE_FILE);
-        }
-    if (d)
-        closedir(d);
-    return fd;
-}
-
-/* --------------------------------------------------------- mounts, cgroup */
-
-/* The mount points of this process with their per-mount flags, for the
- * read-only remount (rofs): NUL-separated paths, one flags word each. */
-typedef struct mount_list {
-    char *paths;
-    unsigned long *flags;
-    int n;
-} mount_list;
-
-static void unescape(char *s)
-{
-    char *o = s;
-    for (char *p = s; *p; p++) {
-        if (p[0] == '\\' && p[1] >= '0' && p[1] <= '7' && p[2] && p[3]) {
-            *o++ = (char)(((p[1] - '0') << 6) | ((p[2] - '0') << 3) | (p[3] - '0'));
-            p += 3;
-        } else {
-            *o++ = *p;
-        }
-    }
-    *o = 0;
-}
-
-static void mounts_read(mount_list *m)
-{
-    memset(m, 0, sizeof *m);
-    FILE *f = fopen("/proc/self/mountinfo", "re");
-    if (!f)
-        return;
-    size_t cap = 0, used = 0;
-    int ncap = 0;
-    char line[8192];
-    while (fgets(line, sizeof line, f)) {
-        char mp[4096], opts[512];
-        if (sscanf(line, "%*s %*s %*s %*s %4095s %511s", mp, opts) != 2)
-            continue;
-        unescape(mp);
-        unsigned long fl = 0;
-        if (strstr(opts, "nosuid"))
-            fl |= MS_NOSUID;
-        if (strstr(opts, "nodev"))
-            fl |= MS_NODEV;
-        if (strstr(opts, "noexec"))
-            fl |= MS_NOEXEC;
-        if (strstr(opts, "noatime"))
-            fl |= MS_NOATIME;
-        else if (strstr(opts, "relatime"))
-            fl |= MS_RELATIME;
-        if (strstr(opts, "nodiratime"))
-            fl |= MS_NODIRATIME;
-        size_t l = strlen(mp) + 1;
-        if (used + l > cap) {
-            size_t nc = (cap + l) * 2;
-            char *p = realloc(m->paths, nc);
-            if (!p)
-                break;
-            m->paths = p;
-            cap = nc;
-        }
-        if (m->n == ncap) {
-            int nn = ncap ? 2 * ncap : 64;
-            unsigned long *q = realloc(m->flags, (size_t)nn * sizeof *q);
-            if (!q)
-                break;
-            m->flags = q;
-            ncap = nn;
-        }
-        memcpy(m->paths + used, mp, l);
-        used += l;
-        m->flags[m->n++] = fl;
-    }
-    fclose(f);
-}
-
-static void mounts_free(mount_list *m)
-{
-    free(m->paths);
-    free(m->flags);
-    memset(m, 0, sizeof *m);
-}
-
-/* The cgroup v2 hierarchy's directory of this process ("" when none). */
-static void cgroup_here(char *out, size_t len)
-{
-    out[0] = 0;
-    char mnt[4096] = "", rel[4096] = "", line[8192];
-    FILE *f = fopen("/proc/self/mountinfo", "re");
-    while (f && fgets(line, sizeof line, f)) {
-        char mp[4096], fstype[64];
-        const char *dash = strstr(line, " - ");
-        if (!dash || sscanf(dash + 3, "%63s", fstype) != 1 || strcmp(fstype, "cgroup2"))
-            continue;
-        if (sscanf(line, "%*s %*s %*s %*s %4095s", mp) == 1) {
-            unescape(mp);
-            snprintf(mnt, sizeof mnt, "%s", mp);
-            break;
-        }
-    }
-    if (f)
-        fclose(f);
-    f = fopen("/proc/self/cgroup", "re");
-    while (f && fgets(line, sizeof line, f))
-        if (!strncmp(line, "0::", 3)) {
-            snprintf(rel, sizeof rel, "%s", line + 3);
-            rel[strcspn(rel, "\n")] = 0;
-        }
-    if (f)
-        fclose(f);
-    if (mnt[0] && rel[0])
-        snprintf(out, len, "%s%s", mnt, strcmp(rel, "/") ? rel : "");
-}
-
-/* ---------------------------------------------------- the box's processes */
-
-/* Everything the keeper and the worker read, prepared by the grader. */
-typedef struct box_plan {
-    const kcs_box_spec *spec;
-    uint32_t off;            /* layers left out */
-    char *const *argv;       /* argv[0] renamed */
-    char *const *envp;
-    const char *scratch;     /* "" when none */
-    const char *cgroup;      /* "" when none */
-    int ruleset;             /* Landlock, -1: none */
-    mount_list mounts;
-    int userns;              /* CLONE_NEWUSER in the flags */
-    uid_t outer_uid;
-    gid_t outer_gid;
-    pid_t grader;
-    int rep_w, st_w;         /* the report and status pipes' write ends */
-    int boxoff;              /* KCS_WORKER_BOX=off: the worker is a plain child */
-    int proc_own;            /* the keeper mounted the box's own proc */
-    kcs_box_report rep;
-} box_plan;
-
-static pid_t raw_fork(unsigned long flags)
-{
-    return (pid_t)syscall(SYS_clone, flags | SIGCHLD, 0, 0, 0, 0);
-}
-
-static int write_all(int fd, const void *buf, size_t len)
-{
-    const char *p = buf;
-    while (len) {
-        ssize_t n = write(fd, p, len);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            return -1;
-        p += n;
-        len -= (size_t)n;
-    }
-    return 0;
-}
-
-static int write_file(const char *path, const char *text)
-{
-    int fd = open(path, O_WRONLY | O_CLOEXEC);
-    if (fd < 0)
-        return -1;
-    int rc = write_all(fd, text, strlen(text));
-    close(fd);
-    return rc;
-}
-
-static void utoa(unsigned long v, char *out)
-{
-    char d[24];
-    int k = 0;
-    do
-        d[k++] = (char)('0' + v % 10);
-    while ((v /= 10) && k < 23);
-    while (k)
-        *out++ = d[--k];
-    *out = 0;
-}
-
-static void close_from(int lo)
-{
-#if defined(SYS_close_range)
-    if (syscall(SYS_close_range, (unsigned)lo, ~0u, 0) == 0)
-        return;
-#endif
-    for (int fd = lo; fd < 65536; fd++)
-        close(fd);
-}
-
-/* Kill every child of this process until none is left (the keeper without
- * a PID namespace: a subreaper collects what the worker's tree orphans). */
-static void kill_children(void)
-{
-    pid_t self = getpid();
-    for (int round = 0; round < 1000; round++) {
-        int found = 0, fd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        char buf[4096];
-        long n;
-        while (fd >= 0 && (n = syscall(SYS_getdents64, fd, buf, sizeof buf)) > 0) {
-            for (long off = 0; off < n;) {
-                struct {
-                    uint64_t ino;
-                    int64_t off;
-                    unsigned short reclen;
-                    unsigned char type;
-                    char name[];
-                } *de = (void *)(buf + off);
-                off += de->reclen;
-                if (de->name[0] < '1' || de->name[0] > '9')
-                    continue;
-                char path[64] = "/proc/", st[512];
-                strcat(path, de->name);
-                strcat(path, "/stat");
-                int sf = open(path, O_RDONLY | O_CLOEXEC);
-                if (sf < 0)
-                    continue;
-                ssize_t r = read(sf, st, sizeof st - 1);
-                close(sf);
-                if (r <= 0)
-                    continue;
-                st[r] = 0;
-                char *p = strrchr(st, ')'); /* "pid (comm) S ppid ..." */
-                if (!p || !p[1] || !p[2] || !p[3])
-                    continue;
-                long ppid = strtol(p + 4, NULL, 10);
-                if (ppid == self) {
-                    long pid = strtol(de->name, NULL, 10);
-                    kill((pid_t)pid, SIGKILL);
-                    found = 1;
-                }
-            }
-        }
-        if (fd >= 0)
-            close(fd);
-        while (waitpid(-1, NULL, WNOHANG) > 0)
-            ;
-        if (!found && waitpid(-1, NULL, WNOHANG) < 0 && errno == ECHILD)
-            return;
-        if (!found) {
-            struct timespec ts = {0, 1000000};
-            nanosleep(&ts, NULL);
-        }
-    }
-}
-
-static void apply_rlimits(box_plan *p)
-{
-    struct rlimit r;
-    int ok = 1;
-    if (p->spec->as_bytes) {
-        r.rlim_cur = r.rlim_max = (rlim_t)p->spec->as_bytes;
-        ok &= setrlimit(RLIMIT_AS, &r) == 0;
-    }
-    if (p->spec->cpu_s > 0) {
-        rlim_t s = (rlim_t)(p->spec->cpu_s + 0.999);
-        r.rlim_cur = s;
-        r.rlim_max = s + 1; /* SIGXCPU first, SIGKILL a second later */
-        ok &= setrlimit(RLIMIT_CPU, &r) == 0;
-    }
-    r.rlim_cur = r.rlim_max = 0;
-    ok &= setrlimit(RLIMIT_CORE, &r) == 0;
-    if (ok)
-        held(&p->rep, KCS_BOX_RLIMIT);
-    else
-        not_held(&p->rep, KCS_BOX_RLIMIT, "setrlimit failed", errno);
-}
-
-/* The worker: its own layers, the report, the exec. */
-static void worker(box_plan *p, pid_t keeper)
-{
-    const kcs_box_spec *s = p->spec;
-    prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
-    if (getppid() != keeper)
-        _exit(126); /* the keeper is already gone */
-    if (p->boxoff)
-        setpgid(0, 0); /* its own process group: the host kills whatever it forked */
-    apply_rlimits(p);
-    if (!(p->rep.held & (1u << KCS_BOX_PIDNS)) && !(p->rep.held & (1u << KCS_BOX_USERNS)) &&
-        geteuid() == 0 && !(p->off & (1u << KCS_BOX_UID))) {
-        /* root without a PID namespace: a uid of its own cannot signal kcs */
-        uid_t u = (uid_t)((1u << 30) + (unsigned)keeper);
-        /* raw system calls: glibc's set*id would wait for the grader's
-         * other threads, which this child does not have */
-        if (syscall(SYS_setgroups, 0, NULL) == 0 && syscall(SYS_setresgid, u, u, u) == 0 &&
-            syscall(SYS_setresuid, u, u, u) == 0)
-            held(&p->rep, KCS_BOX_UID);
-        else
-            not_held(&p->rep, KCS_BOX_UID, "setresuid failed", errno);
-    }
-    prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
-    if (p->ruleset >= 0) {
-        if (syscall(SYS_landlock_restrict_self, p->ruleset, 0) == 0)
-            held(&p->rep, KCS_BOX_LANDLOCK);
-        else
-            not_held(&p->rep, KCS_BOX_LANDLOCK, "landlock_restrict_self failed", errno);
-        close(p->ruleset);
-    }
-    if (s->last)
-        s->last();
-    held(&p->rep, KCS_BOX_PDEATH);
-    write_all(p->rep_w, &p->rep, sizeof p->rep);
-    close(p->rep_w);
-    if (dup2(s->nullfd, 0) < 0 || dup2(s->logfd, 1) < 0 || dup2(s->logfd, 2) < 0)
-        _exit(126);
-    if (s->chan != KCS_WORKER_FD) {
-        if (dup2(s->chan, KCS_WORKER_FD) < 0)
-            _exit(126);
-    } else {
-        fcntl(s->chan, F_SETFD, fcntl(s->chan, F_GETFD) & ~FD_CLOEXEC);
-    }
-    close_from(KCS_WORKER_FD + 1);
-    signal(SIGPIPE, SIG_DFL);
-    execve(s->argv[0], p->argv, p->envp);
-    _exit(127);
-}
-
-/* Make the scratch directory a mount of its own, then every other mount
- * read-only (keeping each one's nosuid/nodev/noexec). */
-static int remount_ro(box_plan *p, int *e)
-{
-    if (p->scratch[0] && mount(p->scratch, p->scratch, NULL, MS_BIND | MS_REC, NULL) < 0) {
-        *e = errno;
-        return -1;
-    }
-    const char *mp = p->mounts.paths;
-    int fails = 0;
-    for (int i = 0; i < p->mounts.n; mp += strlen(mp) + 1, i++) {
-        if (p->scratch[0] && !strcmp(mp, p->scratch))
-            continue;
-        if (p->proc_own && (!strcmp(mp, "/proc") || !strncmp(mp, "/proc/", 6)))
-            continue; /* under the box's own read-only proc */
-        if (mount(NULL, mp, NULL, MS_REMOUNT | MS_BIND | MS_RDONLY | p->mounts.flags[i], NULL) < 0 &&
-            errno != ENOENT && errno != EACCES) {
-            *e = errno;
-            fails++;
-        }
-    }
-    return fails ? -1 : 0; /* the scratch bind mount stays writable */
-}
-
-/* The keeper: the box's shared layers, then the worker; then its status to
- * the grader and the end of everything left. */
-/* The keeper is a copy of the grader: make it unreadable (not dumpable:
- * no /proc/PID/mem, environ or exe for the worker) and rename it, its
- * command line included, so that the worker does not see "kcs" in it. */
-static void keeper_disguise(void)
-{
-    prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
-    prctl(PR_SET_NAME, "init", 0, 0, 0);
-    char st[1024];
-    int fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return;
-    ssize_t n = read(fd, st, sizeof st - 1);
-    close(fd);
-    if (n <= 0)
-        return;
-    st[n] = 0;
-    char *q = strrchr(st, ')'); /* field 2 ends here; arg_start, arg_end are 48, 49 */
-    if (!q)
-        return;
-    unsigned long v[2] = {0, 0};
-    int field = 2;
-    for (char *c = q + 1; *c && field < 49; c++)
-        if (*c == ' ') {
-            field++;
-            if (field >= 48)
-                v[field - 48] = strtoul(c + 1, NULL, 10);
-        }
-    if (field == 49 && v[0] && v[1] > v[0] + 5) {
-        memset((void *)v[0], 0, v[1] - v[0]);
-        memcpy((void *)v[0], "init", 5);
-    }
-}
-
-static void keeper(box_plan *p)
-{
-    int in_pidns = (p->rep.held >> KCS_BOX_PIDNS) & 1;
-    prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
-    pid_t pp = getppid();
-    if (in_pidns ? pp != 0 : pp != p->grader)
-        _exit(126); /* the grader is already gone */
-    setpgid(0, 0);
-    if (dup2(p->spec->nullfd, 0) < 0 || dup2(p->spec->logfd, 1) < 0 ||
-        dup2(p->spec->logfd, 2) < 0)
-        _exit(126);
-    if (p->userns) {
-        char line[64] = "0 ", num[24];
-        utoa(p->outer_uid, num);
-        strcat(line, num);
-        strcat(line, " 1");
-        char gline[64] = "0 ";
-        utoa(p->outer_gid, num);
-        strcat(gline, num);
-        strcat(gline, " 1");
-        /* /proc/self belongs to root while the process is not dumpable
-         * (kcs grade's grader is not; the keeper is its copy): dumpable for
-         * the maps, before the worker exists; keeper_disguise ends it */
-        prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
-        if (write_file("/proc/self/setgroups", "deny") < 0 ||
-            write_file("/proc/self/uid_map", line) < 0 ||
-            write_file("/proc/self/gid_map", gline) < 0) {
-            int e = errno;
-            not_held(&p->rep, KCS_BOX_USERNS, "cannot write uid_map", e);
-            not_held(&p->rep, KCS_BOX_MNTNS, "no user namespace to hold it", 0);
-        }
-    }
-    /* after the maps: a process that is not dumpable cannot write them */
-    keeper_disguise();
-    /* the cgroup first: the read-only remount below covers cgroupfs too */
-    if (p->cgroup[0]) {
-        char path[4200];
-        strcpy(path, p->cgroup);
-        strcat(path, "/cgroup.procs");
-        if (write_file(path, "0") == 0)
-            held(&p->rep, KCS_BOX_CGROUP);
-        else
-            not_held(&p->rep, KCS_BOX_CGROUP, "cannot join the cgroup", errno);
-    }
-    if (p->rep.held & (1u << KCS_BOX_MNTNS)) {
-        if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0) {
-            not_held(&p->rep, KCS_BOX_MNTNS, "cannot make the mounts private", errno);
-        } else {
-            if (in_pidns && !(p->off & (1u << KCS_BOX_PROC))) {
-                if (mount("proc", "/proc", "proc",
-                          MS_NOSUID | MS_NODEV | MS_NOEXEC | MS_RDONLY, NULL) == 0) {
-                    held(&p->rep, KCS_BOX_PROC);
-                    p->proc_own = 1;
-                }
-                else
-                    not_held(&p->rep, KCS_BOX_PROC, "cannot mount proc", errno);
-            }
-            if (p->ruleset < 0 && !(p->off & (1u << KCS_BOX_ROFS))) {
-                int e = 0;
-                if (remount_ro(p, &e) == 0)
-                    held(&p->rep, KCS_BOX_ROFS);
-                else
-                    not_held(&p->rep, KCS_BOX_ROFS, "a read-only remount failed", e);
-            }
-        }
-    }
-    if (in_pidns || prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0)
-        held(&p->rep, KCS_BOX_REAPER);
-    else
-        not_held(&p->rep, KCS_BOX_REAPER, "PR_SET_CHILD_SUBREAPER failed", errno);
-    pid_t self = getpid();
-    if (p->scratch[0] && !in_pidns && geteuid() == 0 && !(p->off & (1u << KCS_BOX_UID)) &&
-        !(p->rep.held & (1u << KCS_BOX_USERNS))) {
-        uid_t u = (uid_t)((1u << 30) + (unsigned)self);
-        if (chown(p->scratch, u, u) < 0) {
-            /* the worker's uid layer reports what it can */
-        }
-    }
-    pid_t w = raw_fork(0);
-    if (w == 0)
-        worker(p, self);
-    /* the keeper keeps nothing of the grader's but the status pipe */
-    if (p->st_w != 3) {
-        if (dup2(p->st_w, 3) < 0)
-            _exit(126);
-        p->st_w = 3;
-    }
-    close_from(4);
-    int status = 0;
-    if (w < 0) {
-        status = 126 << 8;
-    } else {
-        for (;;) {
-            pid_t got = waitpid(-1, &status, 0);
-            if (got == w)
-                break;
-            if (got < 0 && errno != EINTR) {
-                status = 126 << 8;
-                break;
-            }
-        }
-    }
-    write_all(p->st_w, &status, sizeof status);
-    if (!in_pidns)
-        kill_children();
-    _exit(0); /* in a PID namespace: the kernel kills everything left */
 }
 
 /* ------------------------------------------------------------ the grader */
@@ -848,7 +274,7 @@ static void cgroup_remove(kcs_box *b)
     for (int i = 0; i < 200; i++) {
         if (rmdir(b->cgroup) == 0 || errno == ENOENT)
             break;
-        write_file(path, "1");
+        box_write_file(path, "1");
         struct timespec ts = {0, 1000000};
         nanosleep(&ts, NULL);
     }
@@ -932,31 +358,31 @@ int kcs_box_start(const kcs_box_spec *spec, kcs_box **box_p, kcs_box_report *rep
     p.envp = envp;
     unsigned long ns = 0;
     if (!boxoff) {
-        held(&p.rep, KCS_BOX_ENV);
-        held(&p.rep, KCS_BOX_NAME);
+        box_held(&p.rep, KCS_BOX_ENV);
+        box_held(&p.rep, KCS_BOX_NAME);
         char why[KCS_BOX_WHY_LEN];
         int e = 0;
         if (!(off & (1u << KCS_BOX_LANDLOCK))) {
-            p.ruleset = ll_ruleset(b->scratch, why, sizeof why, &e);
+            p.ruleset = box_ll_ruleset(b->scratch, why, sizeof why, &e);
             if (p.ruleset < 0)
-                not_held(&p.rep, KCS_BOX_LANDLOCK, why, e);
+                box_not_held(&p.rep, KCS_BOX_LANDLOCK, why, e);
         }
         if (!(off & (1u << KCS_BOX_CGROUP))) {
             char here[4096];
-            cgroup_here(here, sizeof here);
+            box_cgroup_here(here, sizeof here);
             static unsigned seq;
             if (!here[0]) {
-                not_held(&p.rep, KCS_BOX_CGROUP, "no cgroup v2 hierarchy", 0);
+                box_not_held(&p.rep, KCS_BOX_CGROUP, "no cgroup v2 hierarchy", 0);
             } else {
                 snprintf(b->cgroup, sizeof b->cgroup, "%s/box-%d-%u", here, (int)getpid(), seq++);
                 if (mkdir(b->cgroup, 0700) < 0) {
-                    not_held(&p.rep, KCS_BOX_CGROUP, "the cgroup is not writable", errno);
+                    box_not_held(&p.rep, KCS_BOX_CGROUP, "the cgroup is not writable", errno);
                     b->cgroup[0] = 0;
                 }
             }
         }
         if (p.ruleset < 0 && !(off & (1u << KCS_BOX_ROFS)))
-            mounts_read(&p.mounts);
+            box_mounts_read(&p.mounts);
         if (!(off & (1u << KCS_BOX_PIDNS)))
             ns |= CLONE_NEWPID;
         if (!(off & (1u << KCS_BOX_IPCNS)))
@@ -977,7 +403,7 @@ int kcs_box_start(const kcs_box_spec *spec, kcs_box **box_p, kcs_box_report *rep
         free(envp);
         if (p.ruleset >= 0)
             close(p.ruleset);
-        mounts_free(&p.mounts);
+        box_mounts_free(&p.mounts);
         kcs_box_free(b);
         return kcs_fail(err, KCS_E_INTERNAL, "worker box: pipe: %s", strerror(e));
     }
@@ -986,15 +412,15 @@ int kcs_box_start(const kcs_box_spec *spec, kcs_box **box_p, kcs_box_report *rep
     p.boxoff = boxoff;
     for (int l = 0; l < KCS_BOX_N_LAYERS && !boxoff; l++)
         if (off & (1u << l))
-            not_held(&p.rep, (kcs_box_layer)l, "left out (KCS_WORKER_BOX)", 0);
+            box_not_held(&p.rep, (kcs_box_layer)l, "left out (KCS_WORKER_BOX)", 0);
     fflush(NULL);
     pid_t pid = -1;
     int clone_errno = 0;
     if (boxoff) {
-        pid = raw_fork(0);
+        pid = box_raw_fork(0);
         if (pid == 0) {
             p.rep.held = p.rep.tried = 0;
-            worker(&p, p.grader);
+            box_worker(&p, p.grader);
         }
     } else {
         /* the namespaces: all, then (not root) with a user namespace, then none */
@@ -1012,24 +438,24 @@ int kcs_box_start(const kcs_box_spec *spec, kcs_box **box_p, kcs_box_report *rep
                                     : l == KCS_BOX_MNTNS ? CLONE_NEWNS
                                                          : CLONE_NEWUSER;
                 if (fl & bit)
-                    held(&p.rep, (kcs_box_layer)l);
+                    box_held(&p.rep, (kcs_box_layer)l);
                 else if (t == 2 && !(off & (1u << l)))
-                    not_held(&p.rep, (kcs_box_layer)l, "clone refused the namespaces",
+                    box_not_held(&p.rep, (kcs_box_layer)l, "clone refused the namespaces",
                              clone_errno);
             }
             p.userns = (fl & CLONE_NEWUSER) != 0;
-            pid = raw_fork(fl);
+            pid = box_raw_fork(fl);
             if (pid == 0)
-                keeper(&p);
+                box_keeper(&p);
             if (pid < 0) {
                 clone_errno = errno;
                 p.rep = r0;
             }
         }
         if (pid < 0 && !ns) {
-            pid = raw_fork(0);
+            pid = box_raw_fork(0);
             if (pid == 0)
-                keeper(&p);
+                box_keeper(&p);
         }
     }
     int fork_errno = errno;
@@ -1039,7 +465,7 @@ int kcs_box_start(const kcs_box_spec *spec, kcs_box **box_p, kcs_box_report *rep
     free(envp);
     if (p.ruleset >= 0)
         close(p.ruleset);
-    mounts_free(&p.mounts);
+    box_mounts_free(&p.mounts);
     if (pid < 0) {
         close(rp[0]);
         close(sp[0]);
@@ -1108,7 +534,7 @@ void kcs_box_kill(kcs_box *b)
     if (b->cgroup[0]) {
         char path[4200];
         snprintf(path, sizeof path, "%s/cgroup.kill", b->cgroup);
-        write_file(path, "1");
+        box_write_file(path, "1");
     }
 }
 
@@ -1122,7 +548,7 @@ int kcs_box_reap(kcs_box *b, int *status)
     if (b->cgroup[0]) {
         char path[4200];
         snprintf(path, sizeof path, "%s/cgroup.kill", b->cgroup);
-        write_file(path, "1");
+        box_write_file(path, "1");
     }
     int st = 0;
     pid_t got;
