@@ -240,10 +240,38 @@ static void grader_sweep(void)
     }
 }
 
+/* What boxes of a kcs that was killed by SIGKILL left in dir (its cgroup
+ * directory or TMPDIR): entries PREFIX<pid>-... of a pid that is gone are
+ * removed with rmdir, which removes only an empty directory (and a cgroup
+ * only when no process is in it). Once per process and directory. */
+static void sweep_stale(const char *dir, const char *prefix)
+{
+    DIR *d = opendir(dir);
+    struct dirent *de;
+    size_t pl = strlen(prefix);
+    while (d && (de = readdir(d))) {
+        if (strncmp(de->d_name, prefix, pl))
+            continue;
+        char *end;
+        long pid = strtol(de->d_name + pl, &end, 10);
+        if (pid <= 0 || *end != '-' || pid == (long)getpid() ||
+            kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+            continue;
+        char path[4400];
+        snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
+        rmdir(path);
+    }
+    if (d)
+        closedir(d);
+}
+
 static int make_scratch(char *out, size_t len)
 {
     const char *tmp = getenv("TMPDIR");
-    snprintf(out, len, "%s/scratch-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    static int swept;
+    if (!swept++)
+        sweep_stale(tmp && *tmp ? tmp : "/tmp", "scratch-");
+    snprintf(out, len, "%s/scratch-%d-XXXXXX", tmp && *tmp ? tmp : "/tmp", (int)getpid());
     if (!mkdtemp(out)) {
         out[0] = 0;
         return -1;
@@ -374,6 +402,8 @@ int kcs_box_start(const kcs_box_spec *spec, kcs_box **box_p, kcs_box_report *rep
             if (!here[0]) {
                 box_not_held(&p.rep, KCS_BOX_CGROUP, "no cgroup v2 hierarchy", 0);
             } else {
+                if (!seq)
+                    sweep_stale(here, "box-");
                 snprintf(b->cgroup, sizeof b->cgroup, "%s/box-%d-%u", here, (int)getpid(), seq++);
                 if (mkdir(b->cgroup, 0700) < 0) {
                     box_not_held(&p.rep, KCS_BOX_CGROUP, "the cgroup is not writable", errno);
