@@ -557,6 +557,9 @@ int kcs_runner_run(const kcs_run_opts *o, MPI_Comm comm, kcs_error *err)
         }
     }
     kcs_progress_end(&prog);
+    /* No process of a kernel's worker box is left once the dataset is
+     * written (a worker's box is reaped whole here). */
+    kcs_binding_close(&s.bind);
     t_store = kcs_stage_begin();
     if ((rc = kcs_store_write_cases(s.store, s.case_recs, err)))
         goto out_abort;
