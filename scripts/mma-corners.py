@@ -13,7 +13,8 @@ the matrix instructions (backends/cuda/corners/mma_corners.cu).
       architecture), kcs's emulation (`kcs exec --backend cpu --profile`,
       the device's nearest profile P and the entry's own profile), and with
       --cublas cuBLAS's (`kcs exec --backend cuda`, the vector in row 0 /
-      column 0 of a 64 x 64 tile); then which model the hardware agrees with.
+      column 0 of a 64 x 64 tile); then which model the hardware agrees with
+      (bit for bit; any NaN agrees with any NaN, as payloads differ).
 Exit status: 0 done, 2 bad input (a message names the file and field)."""
 import json
 import os
@@ -133,6 +134,15 @@ def kcs_exec(kcs, v, backend, profile, tile, tmp):
     return f32_bits(d[0]), None
 
 
+def same(a, b):
+    """Bitwise equal, or both NaN (NaN payloads differ between devices and
+    simulators; a NaN against a NaN counts as agreement)."""
+    if a is None or b is None:
+        return False
+    nan = lambda x: (x & 0x7F800000) == 0x7F800000 and (x & 0x7FFFFF) != 0
+    return a == b or (nan(a) and nan(b))
+
+
 def fmt_bits(b):
     if b is None:
         return "-"
@@ -195,13 +205,13 @@ def cmd_compare(args):
                 cb = cublas_done[v["name"]][0]
             agrees = []
             if dev is not None:
-                if ms is not None and dev == ms:
+                if same(dev, ms):
                     agrees.append("mmasim")
-                if kp is not None and dev == kp:
+                if same(dev, kp):
                     agrees.append("kcs:" + o.profile)
-                if ep and ep != o.profile and ke is not None and dev == ke:
+                if ep and ep != o.profile and same(dev, ke):
                     agrees.append("kcs:" + ep)
-                if cb is not None and dev == cb:
+                if same(dev, cb):
                     agrees.append("cublas")
             out.append({"vector": v["name"], "title": v["title"], "instruction": inst,
                         "status": status, "device": dev, "mmasim": v["mmasim"],
