@@ -120,22 +120,23 @@ __global__ void __launch_bounds__(KCS_FV2_THREADS)
             w[c] = l0 + c < L ? Pc[l0 + c] >> shift : 0u;
 #pragma unroll
         for (int c = 0; c < 4; c++) {
-            if (l0 + c >= L)
-                break;
+            if (l0 + c < L) { /* (guards, not breaks: clang unrolls only those) */
 #pragma unroll
-            for (int j = 0; j < PB; j++) {
-                if (j >= kb)
-                    break;
-                /* +-1.0 from the sign bit: 0x3FF00000 | bit << 31 in the high word */
-                double s = __hiloint2double((int)(0x3FF00000u | ((w[c] >> j) & 1u) << 31), 0);
+                for (int j = 0; j < PB; j++) {
+                    if (j < kb) {
+                        /* +-1.0 from the sign bit: 0x3FF00000 | bit << 31, high word */
+                        double s = __hiloint2double(
+                            (int)(0x3FF00000u | ((w[c] >> j) & 1u) << 31), 0);
 #pragma unroll
-                for (int r = 0; r < RB; r++)
-                    acc[r * NA + j] = fma(x[r][c], s, acc[r * NA + j]);
-            }
+                        for (int r = 0; r < RB; r++)
+                            acc[r * NA + j] = fma(x[r][c], s, acc[r * NA + j]);
+                    }
+                }
 #pragma unroll
-            for (int r = 0; r < RB; r++) {
-                acc[r * NA + PB] = acc[r * NA + PB] + fabs(x[r][c]);
-                acc[r * NA + PB + 1] = fma(x[r][c], x[r][c], acc[r * NA + PB + 1]);
+                for (int r = 0; r < RB; r++) {
+                    acc[r * NA + PB] = acc[r * NA + PB] + fabs(x[r][c]);
+                    acc[r * NA + PB + 1] = fma(x[r][c], x[r][c], acc[r * NA + PB + 1]);
+                }
             }
         }
     }
@@ -177,7 +178,7 @@ __global__ void __launch_bounds__(KCS_FV2_THREADS)
 #pragma unroll
         for (int j = 0; j < PB; j++) {
             if (j >= kb)
-                break;
+                continue;
             const double *vj = V + (int64_t)(j0 + j) * K + p0;
             double v[4];
             if (vec2 && full) {
@@ -191,11 +192,11 @@ __global__ void __launch_bounds__(KCS_FV2_THREADS)
             }
 #pragma unroll
             for (int c = 0; c < 4; c++) {
-                if (p0 + c >= K)
-                    break;
+                if (p0 + c < K) {
 #pragma unroll
-                for (int r = 0; r < RB; r++)
-                    acc[r * NA + j] = fma(x[r][c], v[c], acc[r * NA + j]);
+                    for (int r = 0; r < RB; r++)
+                        acc[r * NA + j] = fma(x[r][c], v[c], acc[r * NA + j]);
+                }
             }
         }
         if (j0 == 0) {
@@ -211,12 +212,12 @@ __global__ void __launch_bounds__(KCS_FV2_THREADS)
             }
 #pragma unroll
             for (int c = 0; c < 4; c++) {
-                if (p0 + c >= K)
-                    break;
+                if (p0 + c < K) {
 #pragma unroll
-                for (int r = 0; r < RB; r++) {
-                    acc[r * NA + PB] = fma(fabs(x[r][c]), b[c], acc[r * NA + PB]);
-                    acc[r * NA + PB + 1] = fma(x[r][c], x[r][c], acc[r * NA + PB + 1]);
+                    for (int r = 0; r < RB; r++) {
+                        acc[r * NA + PB] = fma(fabs(x[r][c]), b[c], acc[r * NA + PB]);
+                        acc[r * NA + PB + 1] = fma(x[r][c], x[r][c], acc[r * NA + PB + 1]);
+                    }
                 }
             }
         }
