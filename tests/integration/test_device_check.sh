@@ -46,4 +46,27 @@ rc=$(run "$T/o3" "$T/fake:$PATH")
 grep -q "is not empty" "$T/o3.stderr" || fail "no 'not empty' message: $(cat "$T/o3.stderr")"
 [ "$(cat "$T/o3/summary.txt")" = "earlier run" ] || fail "device-check overwrote an earlier summary.txt"
 [ "$(ls "$T/o3")" = "summary.txt" ] || fail "device-check wrote into a non-empty OUT: $(ls "$T/o3")"
+# a GPU that answers but no time left (KCS_DEVICE_CHECK_BUDGET=5): every
+# step is recorded as skipped, none runs, exit 1, no "complete" line
+mkdir -p "$T/gpu"
+cat > "$T/gpu/nvidia-smi" <<'SH'
+#!/bin/sh
+case "$*" in
+  *query-gpu*) echo "0, NVIDIA H100 80GB HBM3, 580.00, 9.0, 81559 MiB, GPU-test" ;;
+  *) echo "| NVIDIA-SMI 580.00   Driver Version: 580.00   CUDA Version: 13.0 |" ;;
+esac
+SH
+chmod +x "$T/gpu/nvidia-smi"
+set +e
+OUT="$T/o4" PATH="$T/gpu:$PATH" KCS_DEVICE_CHECK_KCS="$KCS" KCS_DEVICE_CHECK_BUDGET=5 \
+  bash "$KCS_SRC/scripts/device-check" > "$T/o4.stdout" 2> "$T/o4.stderr"; rc=$?
+set -e
+[ "$rc" -eq 1 ] || fail "device-check with no time left exited $rc, expected 1: $(cat "$T/o4.stderr")"
+for s in devices freivalds probe-bf16-tile64 probe-fp8_e4m3-tile16-fa1 "corners run"; do
+  grep -q "^device-check: $s: SKIPPED (overall budget" "$T/o4/summary.txt" \
+    || fail "step '$s' not recorded as skipped: $(cat "$T/o4/summary.txt")"
+done
+grep -q "complete" "$T/o4/summary.txt" && fail "a run with skipped steps called complete"
+[ ! -e "$T/o4/freivalds.txt" ] && [ ! -e "$T/o4/corners/results.txt" ] \
+  || fail "a skipped step wrote its output"
 echo "device_check: ok"
