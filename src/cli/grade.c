@@ -206,7 +206,7 @@ int kcs_cmd_grade(int argc, char **argv)
             }
         }
     }
-    kcs_calib_scope scope = {shapes, n_shapes, 1};
+    kcs_calib_scope scope = {.shapes = shapes, .n_shapes = n_shapes, .all_dtypes = 1};
     if (!json)
         printf("kcs grade: %s (%s %s, ops %s)\n", lib, backend ? "backend" : "plugin",
                b.info.model, b.info.arch);

@@ -21,4 +21,10 @@
 int kcs_exact_fill(const kcs_case *cs, int tensor, double *x, size_t len, uint64_t seed,
                    uint64_t sa, uint64_t sb, kcs_error *err);
 
+/* The narrow-output kind (kcs_exact_narrow_out; inputs_exact_narrow.c):
+ * every exact result representable in dtype_out, partial sums needing the
+ * accumulator. kcs_exact_fill calls it for those cases. */
+int kcs_exact_fill_narrow(const kcs_case *cs, int tensor, double *x, size_t len, uint64_t seed,
+                          uint64_t sa, uint64_t sb, kcs_error *err);
+
 #endif
