@@ -43,7 +43,7 @@ with h5py.File(sys.argv[1], "r") as f:
     seen = set()
     for r in f["results"][:]:
         c = cases[int(r["case_id"])]
-        k, dist, rank = int(c["k"]), s(c["dist"]), int(r["rank"])
+        k, dist, rank = int(c["k"]), s(c["input_dist"]), int(r["rank"])
         v, sig = s(r["verdict"]), s(r["signature"])
         seen.add((rank, k, dist))
         assert s(r["status"]) == "ok", (rank, k, dist, s(r["status"]), s(r["message"]))
@@ -76,5 +76,5 @@ cases:
 EOF
 expect_rc 2 "$T/refused.txt" "$KCS" check "$T/refused.yaml"
 has_rows "$T/refused.txt" "refused dtype_out" \
-  'refused.yaml:9:[0-9]+: cases\[0\]\.dtype_out: dtype_out bf16 is not admitted by C-PRC-04.s precondition \(dtype_out: fp32\)'
+  'refused.yaml:8:[0-9]+: cases\[0\]\.dtype_out: dtype_out bf16 is not admitted by C-PRC-04.s precondition \(dtype_out: fp32\)'
 echo "narrow outputs: ok"
