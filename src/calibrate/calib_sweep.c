@@ -255,9 +255,10 @@ static int narrow_pair(const kcs_contract *c, kcs_op op, const kcs_calib_entry *
 }
 
 /* The narrow-output states of c's calibration (calibration.yaml narrow:)
- * at the gemm points ks: per (dtype_in, dtype_out) pair, its good states
- * as the conforming kernels and its bad states as the bad ones, each row
- * named "calib:<ID>:<kernel> > <dtype_out>". */
+ * at the gemm points ks: per (dtype_in, dtype_out) pair, the gemm
+ * catalogue's conforming kernels and the pair's good states as the
+ * conforming kernels, its bad states as the bad ones, each row named
+ * "<kernel> > <dtype_out>". */
 static int narrow_sweep(const kcs_contract *c, const kcs_sweep_point *ks, int nk,
                         const kcs_calib_run *run, int T, kcs_sweep_row **rows, int *nr,
                         int *cap, int *misses, kcs_progress *prog, int64_t *done,
@@ -276,12 +277,26 @@ static int narrow_sweep(const kcs_contract *c, const kcs_sweep_point *ks, int nk
         for (int ki = 0; ki < nk && !rc; ki++) {
             if (!narrow_pair(c, ks[ki].op, e, s0))
                 continue;
-            kcs_rank_binding bs[KCS_CALIB_MAX_NARROW];
-            kcs_sweep_out pos[KCS_CALIB_MAX_NARROW], conf[KCS_CALIB_MAX_NARROW];
-            char names[KCS_CALIB_MAX_NARROW][40];
-            int nb = 0, n_conf = 0;
+            kcs_rank_binding bs[MAX_SWEEP_KERNELS];
+            kcs_sweep_out pos[MAX_SWEEP_KERNELS], conf[MAX_SWEEP_KERNELS];
+            char names[MAX_SWEEP_KERNELS][40];
+            int nb = 0, n_conf = 0, bad_of[MAX_SWEEP_KERNELS];
             memset(pos, 0, sizeof pos);
             memset(conf, 0, sizeof conf);
+            /* the gemm catalogue's conforming kernels, each rounding its
+             * result once to dtype_out */
+            for (size_t kk = 0; kk < N_KERNELS && !rc; kk++) {
+                if (kernels[kk].bad)
+                    continue;
+                if ((rc = kcs_calib_bind("cpu", 0, NULL, 0, &bs[nb], NULL, err)))
+                    break;
+                char nm[40];
+                kcs_sweep_bind_kernel(&bs[nb], kernels[kk].variant, kernels[kk].acc,
+                                      kernels[kk].schedule, nm, sizeof nm);
+                snprintf(names[nb], sizeof names[nb], "%.30s > %s", nm,
+                         kcs_format_name(a->dtype_out));
+                bad_of[nb++] = 0;
+            }
             for (int j = 0; j < ns && !rc; j++) {
                 if ((rc = kcs_calib_bind("cpu", 0, NULL, 0, &bs[nb], NULL, err)))
                     break;
@@ -289,7 +304,7 @@ static int narrow_sweep(const kcs_contract *c, const kcs_sweep_point *ks, int nk
                          e->narrow[idx[j]].kernel);
                 snprintf(names[nb], sizeof names[nb], "calib:%s:%s > %s", c->id,
                          e->narrow[idx[j]].kernel, kcs_format_name(a->dtype_out));
-                nb++;
+                bad_of[nb++] = !e->narrow[idx[j]].pass;
             }
             if (!rc)
                 rc = point(c, ks[ki].op, a->dtype_in, a->dtype_out, ks[ki].sh, bs, nb, run, T,
@@ -297,7 +312,7 @@ static int narrow_sweep(const kcs_contract *c, const kcs_sweep_point *ks, int nk
             for (int j = 0; j < nb; j++)
                 kcs_binding_close(&bs[j]);
             for (int j = 0; j < nb && !rc; j++) {
-                int bad = !e->narrow[idx[j]].pass, ran = 0, fl = 0, inert = 0;
+                int bad = bad_of[j], ran = 0, fl = 0, inert = 0;
                 kcs_sweep_out po = pos[j];
                 memset(&pos[j], 0, sizeof pos[j]);
                 for (int t = 0; t < T; t++) {
