@@ -71,6 +71,16 @@ static double any_bits(kcs_rng *r, int w)
     return v > 2.0 * lo - 1.0 ? 2.0 * lo - 1.0 : v;
 }
 
+int kcs_exact_fill(const kcs_case *cs, int tensor, double *x, size_t len, uint64_t seed,
+                   uint64_t sa, uint64_t sb, kcs_error *err)
+{
+    if (!kcs_exact_narrow_out(cs->op, &cs->acc, cs->dtype_out))
+        return kcs_exact_fill_sums(cs, tensor, x, len, seed, sa, sb, err);
+    int64_t k = kcs_exact_terms(cs->op, cs->shape.m, cs->shape.k);
+    int rc = kcs_exact_check(cs->op, &cs->acc, cs->dtype_in, cs->dtype_out, k, err);
+    return rc ? rc : kcs_exact_fill_narrow(cs, tensor, x, len, seed, sa, sb, err);
+}
+
 int kcs_exact_fill_narrow(const kcs_case *cs, int tensor, double *x, size_t len, uint64_t seed,
                           uint64_t sa, uint64_t sb, kcs_error *err)
 {
@@ -105,7 +115,7 @@ int kcs_exact_fill_narrow(const kcs_case *cs, int tensor, double *x, size_t len,
         sub.shape.k = (int64_t)h;
         sub.acc = (kcs_acc){.fmt = KCS_FMT_FP64, .bits = pa - 2, .rz = 0};
         sub.dtype_out = KCS_FMT_FP64;
-        int rc = kcs_exact_fill(&sub, tensor, half, hlen, seed, sa, sb, err);
+        int rc = kcs_exact_fill_sums(&sub, tensor, half, hlen, seed, sa, sb, err);
         if (rc) {
             free(half);
             free(perm);
