@@ -313,6 +313,8 @@ void kcs_contract_check_eta(loader *L, struct fy_node *root)
         if (L->tab->syms[i].type == KCS_EXPR_FORMAT && !kcs_format_parse(L->tab->syms[i].name, &f))
             v[i] = (double)f;
     }
+    /* name dtype_out in a message only where the contract admits several */
+    bool multi_out = (c->dtype_out_set & (c->dtype_out_set - 1)) != 0;
     for (int ci = 0; ci < c->n_clauses; ci++) {
         const kcs_tol_clause *cl = &c->clauses[ci];
         bool zero_ok = cl->structure == KCS_TOL_INVARIANT;
@@ -339,9 +341,10 @@ void kcs_contract_check_eta(loader *L, struct fy_node *root)
                 struct fy_node *en = eta_node(L, root, ci, field, sizeof field);
                 kcs_yaml_error(L->y, en, field,
                                "is %g for shape [%" PRId64 ", %" PRId64 ", %" PRId64
-                               "] with dtype_in %s, dtype_out %s; it must be finite and %s",
+                               "] with dtype_in %s%s%s; it must be finite and %s",
                                eta, s->m, s->n, s->k, kcs_format_name((kcs_format)f),
-                               kcs_format_name((kcs_format)fo),
+                               multi_out ? ", dtype_out " : "",
+                               multi_out ? kcs_format_name((kcs_format)fo) : "",
                                zero_ok ? "non-negative" : "positive");
                 bad = true;
             }
