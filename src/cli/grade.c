@@ -211,7 +211,7 @@ int kcs_cmd_grade(int argc, char **argv)
             }
         }
     }
-    kcs_calib_scope scope = {shapes, n_shapes, 1};
+    kcs_calib_scope scope = {.shapes = shapes, .n_shapes = n_shapes, .all_dtypes = 1};
     char boxline[2048] = "";
     kcs_box_report box;
     if (!backend && kcs_box_last_report(&box))

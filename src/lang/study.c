@@ -387,9 +387,12 @@ static void load_case(kcs_yctx *y, struct fy_node *n, const char *field, kcs_stu
     }
     w->dtype_out = c ? c->dtype_out : KCS_FMT_FP32;
     if ((v = entry_get(y, n, field, "dtype_out", false, f, sizeof f)) &&
-        kcs_yaml_str(y, v, f, buf, sizeof buf) &&
-        kcs_format_parse(buf, &w->dtype_out))
-        kcs_yaml_error(y, v, f, "unknown format '%s'", buf);
+        kcs_yaml_str(y, v, f, buf, sizeof buf)) {
+        if (kcs_format_parse(buf, &w->dtype_out))
+            kcs_yaml_error(y, v, f, "unknown format '%s'", buf);
+        else if (c && kcs_precondition_dtype_out(c, w->dtype_out, &pe))
+            kcs_yaml_error(y, v, f, "%s", pe.msg);
+    }
     if ((v = entry_get(y, n, field, "shapes", false, f, sizeof f))) {
         load_shapes(y, v, f, w->shapes, &w->n_shapes);
         /* every shape inside the contract's precondition.shape ranges */
