@@ -171,6 +171,12 @@ int kcs_report_write(const char *path, const kcs_report_data *d, kcs_error *err)
                 v->n_src, d->merged_path, v->n_ranks, (long long)v->n_cases, v->max_trials);
         sources_table(f, d);
     }
+    for (int i = 0; i < v->n_src; i++)
+        if (!v->src[i].info.sealed)
+            fprintf(f, "> **Unverified raw data:** `%s` carries no content digests (written by a "
+                       "kcs before they existed), so damage to it cannot be detected. Rerun "
+                       "the study to get a verifiable dataset.\n\n",
+                    v->src[i].path);
     if (d->judge)
         kcs_toljudge_report(f, d->judge);
     if (d->tolset)
