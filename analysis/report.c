@@ -200,7 +200,8 @@ int kcs_report_write(const char *path, const kcs_report_data *d, kcs_error *err)
     kcs_report_baselines(f, d);
     kcs_report_signatures(f, d);
     divergence_table(f, d);
-    fprintf(f, "## Files\n\nEvery table of this report is in the dataset under `/analysis` and "
+    fprintf(f, "## Files\n\nEvery table of this report is in `analysis.h5` under `/analysis` "
+               "(with the path and content digests of each dataset it was computed from) and "
                "as CSV here: verdicts, divergence, divergence_points, signatures, "
                "baseline_groups, baseline_fits, tolerances, tolerance_flags, torch_compare, "
                "sources.\n");

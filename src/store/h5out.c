@@ -289,7 +289,7 @@ static hid_t open_ro(const char *path, kcs_error *err)
     hid_t f = H5Fopen(path, H5F_ACC_RDONLY, fapl);
     H5Pclose(fapl);
     if (f < 0)
-        kcs_h5_fail(err, KCS_E_IO, path, NULL, "cannot open");
+        kcs_h5_fail(err, KCS_E_INVAL, path, NULL, "cannot open (damaged or truncated HDF5 file?)");
     return f;
 }
 
@@ -357,7 +357,7 @@ int kcs_h5in_table(const char *path, const char *obj, const kcs_field *f, int nf
         goto out;
     }
     if (n > 0 && H5Dread(d, t, H5S_ALL, H5S_ALL, H5P_DEFAULT, rows) < 0) {
-        rc = kcs_h5_fail(err, KCS_E_IO, path, obj, "cannot read");
+        rc = kcs_h5_fail(err, KCS_E_INVAL, path, obj, "cannot read");
         goto out;
     }
     kcs_fields_terminate(f, nf, rows, rec_size, (size_t)n);
@@ -387,7 +387,7 @@ int kcs_h5in_text(const char *path, const char *obj, char **text_p, kcs_error *e
     if (!s)
         rc = kcs_fail(err, KCS_E_NOMEM, "%s: %s: out of memory", path, obj);
     else if (H5Dread(d, t, H5S_ALL, H5S_ALL, H5P_DEFAULT, s) < 0)
-        rc = kcs_h5_fail(err, KCS_E_IO, path, obj, "cannot read");
+        rc = kcs_h5_fail(err, KCS_E_INVAL, path, obj, "cannot read");
 out:
     KCS_H5_CLOSE(t, d);
     return close_ro(file, rc, s, text_p);

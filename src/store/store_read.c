@@ -460,8 +460,10 @@ int kcs_store_read_cases(kcs_store_reader *r, int64_t first, int64_t count, kcs_
 {
     int nf;
     const kcs_field *f = kcs_store_case_fields(&nf);
-    return read_rows(r, r->cases, r->case_t, f, nf, sizeof *out, r->info.n_cases, first, count, out,
-                     "/cases", err);
+    int rc = read_rows(r, r->cases, r->case_t, f, nf, sizeof *out, r->info.n_cases, first, count,
+                       out, "/cases", err);
+    return rc ? rc
+              : kcs_store_validate_cases(r->path, out, first, count, r->info.max_trials, err);
 }
 
 int kcs_store_read_results(kcs_store_reader *r, int64_t first, int64_t count, kcs_result_rec *out,
@@ -469,8 +471,11 @@ int kcs_store_read_results(kcs_store_reader *r, int64_t first, int64_t count, kc
 {
     int nf;
     const kcs_field *f = kcs_store_result_fields(&nf);
-    return read_rows(r, r->results, r->result_t, f, nf, sizeof *out, r->n_rows, first, count, out,
-                     "/results", err);
+    int rc = read_rows(r, r->results, r->result_t, f, nf, sizeof *out, r->n_rows, first, count,
+                       out, "/results", err);
+    return rc ? rc
+              : kcs_store_validate_results(r->path, out, first, count, r->info.n_ranks,
+                                           r->info.max_trials, err);
 }
 
 int kcs_store_read_case_results(kcs_store_reader *r, int64_t case_idx, kcs_result_rec *out,
@@ -535,12 +540,13 @@ static int open_samples(kcs_store_reader *r, kcs_error *err)
     if (d < 0 || sp < 0 || t < 0)
         rc = kcs_h5_fail(err, KCS_E_INVAL, r->path, obj, "not a dataset");
     else if (!(rc = check_layout(r, d, obj, err)) &&
-             (H5Tget_class(t) != H5T_FLOAT || H5Sget_simple_extent_ndims(sp) != 3 ||
+             (H5Tget_class(t) != H5T_FLOAT || H5Tget_size(t) != 8 ||
+              H5Sget_simple_extent_ndims(sp) != 3 ||
               H5Sget_simple_extent_dims(sp, dims, NULL) < 0 ||
               dims[0] != (hsize_t)r->info.n_cases || dims[1] != (hsize_t)r->info.n_ranks ||
               dims[2] != (hsize_t)r->info.n_samples))
         rc = kcs_fail(err, KCS_E_INVAL,
-                      "%s: %s: not a float [%" PRId64 ", %d, %d] samples dataset", r->path, obj,
+                      "%s: %s: not a float64 [%" PRId64 ", %d, %d] samples dataset", r->path, obj,
                       r->info.n_cases, r->info.n_ranks, r->info.n_samples);
     KCS_H5_CLOSE(t, sp);
     if (rc) {
@@ -624,10 +630,10 @@ int kcs_store_read_samples(kcs_store_reader *r, int64_t case_id, double *out, in
     }
     if ((rc = check_layout(r, d, obj, err)))
         goto out;
-    if (H5Tget_class(t) != H5T_FLOAT || H5Sget_simple_extent_ndims(sp) != 2 ||
+    if (H5Tget_class(t) != H5T_FLOAT || H5Tget_size(t) != 8 || H5Sget_simple_extent_ndims(sp) != 2 ||
         H5Sget_simple_extent_dims(sp, dims, NULL) < 0 || dims[0] != (hsize_t)r->info.n_ranks ||
         dims[1] != (hsize_t)r->info.n_samples) {
-        rc = kcs_fail(err, KCS_E_INVAL, "%s: %s: not a float [%d, %d] samples dataset", r->path,
+        rc = kcs_fail(err, KCS_E_INVAL, "%s: %s: not a float64 [%d, %d] samples dataset", r->path,
                       obj, r->info.n_ranks, r->info.n_samples);
         goto out;
     }

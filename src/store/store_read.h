@@ -112,6 +112,17 @@ int kcs_store_read_case_results(kcs_store_reader *r, int64_t case_idx, kcs_resul
 /* Rows [first, first + count) of /results into out[count]. */
 int kcs_store_read_results(kcs_store_reader *r, int64_t first, int64_t count, kcs_result_rec *out,
                            kcs_error *err);
+/* Schema validation (store_validate.c), applied by the two functions
+ * above to every row they return: /results status and verdict are texts
+ * kcs writes, guard_ok 0 or 1, counts not negative, rank and trial those
+ * of the row's position; /cases op, dtype_in, dtype_out and input_dist
+ * known names, m, n, k, batch in [0, 2^31) with at most 2^53 multiply-adds,
+ * trials within max_trials. KCS_E_INVAL naming file, table, row and field. */
+int kcs_store_validate_results(const char *path, const kcs_result_rec *rows, int64_t first,
+                               int64_t n, int n_ranks, int max_trials, kcs_error *err);
+int kcs_store_validate_cases(const char *path, const kcs_case_rec *rows, int64_t first, int64_t n,
+                             int max_trials, kcs_error *err);
+int kcs_store_verdict_known(const char *verdict);
 /* The samples of case case_id into out[n_ranks * n_samples] (row-major
  * [rank][i]): schema 2's /samples[row, :, :], row the case's row of /cases
  * (row case_id when it holds it, else found by a scan of /cases), or schema
