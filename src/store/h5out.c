@@ -288,7 +288,7 @@ static hid_t open_ro(const char *path, kcs_error *err)
     }
     hid_t f = H5Fopen(path, H5F_ACC_RDONLY, fapl);
     H5Pclose(fapl);
-    if (f < 0)
+    if (f < 0 && !kcs_h5_end_mismatch(path, err))
         kcs_h5_fail(err, KCS_E_INVAL, path, NULL, "cannot open (damaged or truncated HDF5 file?)");
     return f;
 }

@@ -20,17 +20,26 @@
  * v<type> sequences, b/o/r/t<size> bitfield/opaque/reference/time. Layout,
  * chunking, filters, byte order in the file and the order objects were
  * created in do not count, so h5repack keeps every digest. */
-#define _POSIX_C_SOURCE 200809L
+#define _GNU_SOURCE
 
+#include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <xxhash.h>
+
+#include <mpi.h>
+
+#include "fdio.h"
 
 #include "store_digest.h"
 #include "store_h5.h"
@@ -54,6 +63,7 @@ typedef struct walk {
     char *why;
     size_t why_len;
     int n_objects, depth, skip_digest_attrs;
+    int direct; /* read variable-length strings here (in the checking child) */
 } walk;
 
 static int wfail(walk *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -387,9 +397,23 @@ static herr_t attr_cb(hid_t loc, const char *name, const H5A_info_t *ai, void *d
         goto out;
     }
     if (np == 1 && H5Tget_class(mt) == H5T_STRING && H5Tis_variable_str(mt) > 0) {
-        /* in a child process: a damaged global heap crashes HDF5 */
+        /* a damaged global heap crashes HDF5: read in a child process,
+         * unless this already is the checking child (kcs_store_check_digests) */
         char *s = NULL, why[256] = "";
-        if (kcs_h5_read_vlen_str(a, 1, mt, MAX_ATTR_BYTES, &s, why, sizeof why) != 0) {
+        if (w->direct) {
+            char *v = NULL;
+            if (H5Aread(a, mt, &v) < 0) {
+                wfail(w, "attribute %s cannot be read", name);
+                goto out;
+            }
+            s = strdup(v ? v : "");
+            if (v)
+                H5free_memory(v);
+            if (!s) {
+                wfail(w, "out of memory");
+                goto out;
+            }
+        } else if (kcs_h5_read_vlen_str(a, 1, mt, MAX_ATTR_BYTES, &s, why, sizeof why) != 0) {
             wfail(w, "attribute %s: %s", name, why);
             goto out;
         }
@@ -629,11 +653,11 @@ static int hash_object(walk *w, hid_t loc, const char *name)
     return rc;
 }
 
-int kcs_h5_digest(hid_t file, const char *obj, int root_attrs, uint64_t *out, char *why,
-                  size_t why_len)
+static int digest_walk(hid_t file, const char *obj, int root_attrs, int direct, uint64_t *out,
+                       char *why, size_t why_len)
 {
     why[0] = '\0';
-    walk w = {XXH3_createState(), why, why_len, 0, 0, root_attrs};
+    walk w = {XXH3_createState(), why, why_len, 0, 0, root_attrs, direct};
     if (!w.h) {
         snprintf(why, why_len, "out of memory");
         return -1;
@@ -659,11 +683,112 @@ int kcs_h5_digest(hid_t file, const char *obj, int root_attrs, uint64_t *out, ch
     return rc;
 }
 
+int kcs_h5_digest(hid_t file, const char *obj, int root_attrs, uint64_t *out, char *why,
+                  size_t why_len)
+{
+    return digest_walk(file, obj, root_attrs, 0, out, why, why_len);
+}
+
+/* The digests of the objects want[] names (index KCS_RAW_N: the root's
+ * attributes), computed in one child process outside MPI: a damaged file
+ * that crashes HDF5, makes it loop or allocate without bound ends the
+ * child (signal, time or address-space limit), not the reader. */
+typedef struct one_digest {
+    int32_t rc;
+    uint64_t value;
+    char why[480];
+} one_digest;
+
+static void compute(hid_t file, const int *want, int direct, one_digest *res)
+{
+    for (int i = 0; i <= KCS_RAW_N; i++) {
+        memset(&res[i], 0, sizeof res[i]);
+        if (want[i])
+            res[i].rc = digest_walk(file, i < KCS_RAW_N ? kcs_raw_objects[i] : "/",
+                                    i == KCS_RAW_N, direct, &res[i].value, res[i].why,
+                                    sizeof res[i].why);
+    }
+}
+
+static rlim_t vsize_now(void)
+{
+    FILE *f = fopen("/proc/self/statm", "r");
+    unsigned long pages = 0;
+    if (f) {
+        if (fscanf(f, "%lu", &pages) != 1)
+            pages = 0;
+        fclose(f);
+    }
+    return (rlim_t)pages * (rlim_t)sysconf(_SC_PAGESIZE);
+}
+
+static int compute_isolated(hid_t file, const char *path, const int *want, one_digest *res,
+                            char *why, size_t why_len)
+{
+    int mpi = 0;
+    MPI_Initialized(&mpi);
+    if (mpi) { /* fork is unsafe under some interconnects; the run reads its own file */
+        compute(file, want, 0, res);
+        return 0;
+    }
+    struct stat st;
+    double limit_s = 60.0 + (stat(path, &st) == 0 ? (double)st.st_size / 20e6 : 0.0);
+    int p[2];
+    if (pipe(p) != 0) {
+        snprintf(why, why_len, "pipe: %s", strerror(errno));
+        return -1;
+    }
+    fflush(NULL);
+    rlim_t as = vsize_now() + ((rlim_t)1 << 30);
+    pid_t pid = fork();
+    if (pid < 0) {
+        close(p[0]);
+        close(p[1]);
+        snprintf(why, why_len, "fork: %s", strerror(errno));
+        return -1;
+    }
+    if (pid == 0) {
+        close(p[0]);
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (getppid() == 1)
+            _exit(1);
+        alarm((unsigned)limit_s + 5);
+        struct rlimit rl = {as, as}, core = {0, 0};
+        setrlimit(RLIMIT_AS, &rl);
+        setrlimit(RLIMIT_CORE, &core);
+        one_digest out[KCS_RAW_N + 1];
+        compute(file, want, 1, out);
+        kcs_fd_write_all(p[1], out, sizeof out);
+        _exit(0);
+    }
+    close(p[1]);
+    int r = kcs_fd_read_all(p[0], res, sizeof(one_digest) * (KCS_RAW_N + 1),
+                            kcs_fd_now() + limit_s);
+    close(p[0]);
+    if (r != 0)
+        kill(pid, SIGKILL);
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+        ;
+    if (r == 0)
+        return 0;
+    if (r == -2)
+        snprintf(why, why_len, "HDF5 did not finish reading it in %.0f s (damaged file)", limit_s);
+    else if (WIFSIGNALED(status))
+        snprintf(why, why_len, "HDF5 died of signal %d reading it (damaged file)",
+                 WTERMSIG(status));
+    else
+        snprintf(why, why_len, "cannot be read (damaged file, or out of memory)");
+    return -1;
+}
+
 static void attr_name(const char *obj, char *buf, size_t len)
 {
     snprintf(buf, len, "digest_%s", obj[0] == '/' ? obj + 1 : obj);
 }
 
+/* Reads the file its writer has just closed: variable-length strings are
+ * read directly (no child process per attribute). */
 int kcs_store_seal(const char *path, kcs_error *err)
 {
     kcs_h5_quiet();
@@ -686,7 +811,7 @@ int kcs_store_seal(const char *path, kcs_error *err)
         htri_t ex = H5Lexists(f, kcs_raw_objects[i], H5P_DEFAULT);
         if (ex < 0)
             rc = kcs_h5_fail(err, KCS_E_IO, path, kcs_raw_objects[i], "cannot look up");
-        else if (ex > 0 && kcs_h5_digest(f, kcs_raw_objects[i], 0, &dg, why, sizeof why))
+        else if (ex > 0 && digest_walk(f, kcs_raw_objects[i], 0, 1, &dg, why, sizeof why))
             rc = kcs_fail(err, KCS_E_IO, "%s: %s: cannot compute its digest: %s", path,
                           kcs_raw_objects[i], why);
         else if (ex > 0)
@@ -699,7 +824,7 @@ int kcs_store_seal(const char *path, kcs_error *err)
     if (!rc) {
         char why[512], hex[32];
         uint64_t dg = 0;
-        if (kcs_h5_digest(f, "/", 1, &dg, why, sizeof why))
+        if (digest_walk(f, "/", 1, 1, &dg, why, sizeof why))
             rc = kcs_fail(err, KCS_E_IO, "%s: /: cannot compute the digest of its attributes: %s",
                           path, why);
         snprintf(hex, sizeof hex, "%016" PRIx64, dg);
@@ -735,7 +860,7 @@ static int recorded(hid_t file, const char *name, char *hex, size_t len)
 
 int kcs_store_check_digests(hid_t file, const char *path, int *sealed_p, kcs_error *err)
 {
-    char name[64], hex[64], why[512];
+    char hex[64], why[512];
     int present = 0;
     *sealed_p = 0;
     const char *all[KCS_RAW_N + 2];
@@ -751,44 +876,50 @@ int kcs_store_check_digests(hid_t file, const char *path, int *sealed_p, kcs_err
     H5Eclear2(H5E_DEFAULT);
     if (present == 0)
         return 0;
+    char hexes[KCS_RAW_N + 2][64];
     for (int i = 0; i < KCS_RAW_N + 2; i++)
-        if (recorded(file, all[i], hex, sizeof hex))
+        if (recorded(file, all[i], hexes[i], sizeof hexes[i]))
             return kcs_fail(err, KCS_E_INVAL,
                             "%s: /: attribute %s is missing or unreadable while other digests "
                             "are there: the file was altered after kcs sealed it",
                             path, all[i]);
-    recorded(file, "digest_method", hex, sizeof hex);
+    snprintf(hex, sizeof hex, "%s", hexes[KCS_RAW_N + 1]);
     if (strcmp(hex, KCS_DIGEST_METHOD))
         return kcs_fail(err, KCS_E_INVAL,
                         "%s: /: digest_method \"%.64s\" is not the one this kcs computes (\"%s\")",
                         path, hex, KCS_DIGEST_METHOD);
+    int want[KCS_RAW_N + 1];
     for (int i = 0; i <= KCS_RAW_N; i++) {
         const char *obj = i < KCS_RAW_N ? kcs_raw_objects[i] : "/";
-        snprintf(name, sizeof name, "%s", all[i]);
-        recorded(file, name, hex, sizeof hex);
         htri_t ex = i < KCS_RAW_N ? H5Lexists(file, obj, H5P_DEFAULT) : 1;
         H5Eclear2(H5E_DEFAULT);
-        uint64_t dg = 0;
+        want[i] = strcmp(hexes[i], "absent") != 0;
+        if (!want[i] && ex != 0)
+            return kcs_fail(err, KCS_E_INVAL,
+                            "%s: %s: present, but the digests say it was not written", path, obj);
+        if (want[i] && ex <= 0)
+            return kcs_fail(err, KCS_E_INVAL, "%s: %s: missing, but it was written (digest %.32s)",
+                            path, obj, hexes[i]);
+    }
+    one_digest res[KCS_RAW_N + 1];
+    if (compute_isolated(file, path, want, res, why, sizeof why))
+        return kcs_fail(err, KCS_E_INVAL, "%s: its content digests cannot be checked: %s", path,
+                        why);
+    for (int i = 0; i <= KCS_RAW_N; i++) {
+        const char *obj = i < KCS_RAW_N ? kcs_raw_objects[i] : "/ (root attributes)";
         char mine[32];
-        if (!strcmp(hex, "absent")) {
-            if (ex != 0)
-                return kcs_fail(err, KCS_E_INVAL,
-                                "%s: %s: present, but the digests say it was not written", path,
-                                obj);
+        if (!want[i])
             continue;
-        }
-        if (ex <= 0)
-            return kcs_fail(err, KCS_E_INVAL, "%s: %s: missing, but it was written (digest %s)",
-                            path, obj, hex);
-        if (kcs_h5_digest(file, obj, i == KCS_RAW_N, &dg, why, sizeof why))
+        res[i].why[sizeof res[i].why - 1] = '\0';
+        if (res[i].rc)
             return kcs_fail(err, KCS_E_INVAL, "%s: %s: cannot be read to verify it: %s (damaged file)",
-                            path, i < KCS_RAW_N ? obj : "/ (root attributes)", why);
-        snprintf(mine, sizeof mine, "%016" PRIx64, dg);
-        if (strcmp(mine, hex))
+                            path, obj, res[i].why);
+        snprintf(mine, sizeof mine, "%016" PRIx64, res[i].value);
+        if (strcmp(mine, hexes[i]))
             return kcs_fail(err, KCS_E_INVAL,
                             "%s: %s: content digest %s differs from the recorded %.32s: the raw "
                             "data was changed after kcs wrote it (damaged or edited); refused",
-                            path, i < KCS_RAW_N ? obj : "/ (root attributes)", mine, hex);
+                            path, obj, mine, hexes[i]);
     }
     *sealed_p = 1;
     return 0;
@@ -809,4 +940,44 @@ int kcs_h5_check_eoa(hid_t file, const char *path, kcs_error *err)
                         "bytes (a damaged superblock, or a file cut or extended); refused",
                         path, (unsigned long long)eoa, (long long)st.st_size);
     return 0;
+}
+
+int kcs_h5_end_mismatch(const char *path, kcs_error *err)
+{
+    /* the superblock (at 0 or a power of two from 512 on): signature,
+     * version, the size of offsets, then base address and end of file */
+    static const unsigned char sig[8] = {0x89, 'H', 'D', 'F', '\r', '\n', 0x1a, '\n'};
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        if (fd >= 0)
+            close(fd);
+        return 0;
+    }
+    int rc = 0;
+    for (off_t at = 0; at + 64 <= st.st_size && at <= ((off_t)1 << 30); at = at ? 2 * at : 512) {
+        unsigned char b[64];
+        if (pread(fd, b, sizeof b, at) != (ssize_t)sizeof b)
+            break;
+        if (memcmp(b, sig, 8) != 0)
+            continue;
+        unsigned ver = b[8], osz = ver <= 1 ? b[13] : b[9];
+        size_t base_at = ver == 0 ? 24 : ver == 1 ? 28 : 12;
+        size_t eoa_at = base_at + 2 * (size_t)osz;
+        if (osz != 8 || eoa_at + 8 > sizeof b)
+            break;
+        uint64_t base = 0, eoa = 0;
+        for (int i = 7; i >= 0; i--) {
+            base = base << 8 | b[base_at + (size_t)i];
+            eoa = eoa << 8 | b[eoa_at + (size_t)i];
+        }
+        if (base + eoa != (uint64_t)st.st_size)
+            rc = kcs_fail(err, KCS_E_INVAL,
+                          "%s: the superblock declares the file ends at byte %llu but it has %lld "
+                          "bytes (a damaged superblock, or a file cut or extended); refused",
+                          path, (unsigned long long)(base + eoa), (long long)st.st_size);
+        break;
+    }
+    close(fd);
+    return rc;
 }

@@ -83,6 +83,10 @@ int kcs_h5_digest(hid_t file, const char *obj, int root_attrs, uint64_t *out, ch
  * before digests existed); KCS_E_INVAL naming the object otherwise. */
 int kcs_store_check_digests(hid_t file, const char *path, int *sealed_p, kcs_error *err);
 
+/* Before HDF5 opens a file (or when it could not): KCS_E_INVAL naming
+ * both when the end its superblock declares, read from the bytes, differs
+ * from its size; 0 when they agree or no superblock is found. */
+int kcs_h5_end_mismatch(const char *path, kcs_error *err);
 /* KCS_E_INVAL when the end of address the superblock declares differs
  * from the file's size (a damaged superblock, or a file cut or grown). */
 int kcs_h5_check_eoa(hid_t file, const char *path, kcs_error *err);

@@ -367,7 +367,8 @@ int kcs_store_open_read_flags(const char *path, int flags, kcs_store_reader **r_
         H5Pset_elink_cb(r->dapl, no_external_links, NULL) < 0 ||
         H5Pset_elink_cb(r->gapl, no_external_links, NULL) < 0)
         rc = kcs_h5_fail(err, KCS_E_IO, path, NULL, "cannot set up file access");
-    else if ((r->file = H5Fopen(path, H5F_ACC_RDONLY, fapl)) < 0)
+    else if ((r->file = H5Fopen(path, H5F_ACC_RDONLY, fapl)) < 0 &&
+             !(rc = kcs_h5_end_mismatch(path, err)))
         rc =
             kcs_h5_fail(err, KCS_E_INVAL, path, NULL, "cannot open (damaged or truncated HDF5 file?)");
     if (fapl >= 0)

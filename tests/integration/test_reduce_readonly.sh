@@ -10,7 +10,8 @@
 source "$(dirname "$0")/lib.sh"
 mpirun4 "$KCS" run "$KCS_SRC/tests/studies/diskfull.yaml" -o "$T/d.h5" -q
 h5dump -H "$T/d.h5" > /dev/null || fail "h5dump cannot read the dataset"
-h5dump -p -H -d /results "$T/d.h5" | grep -q "CHECKSUM FLETCHER32" || fail "/results has no Fletcher32"
+h5dump -p -H -d /results "$T/d.h5" > "$T/dump.txt"
+grep -q "CHECKSUM FLETCHER32" "$T/dump.txt" || fail "/results has no Fletcher32"
 "$PYTHON" - "$T/d.h5" <<'PY'
 import sys, h5py
 f = h5py.File(sys.argv[1], "r")
