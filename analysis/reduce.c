@@ -357,7 +357,7 @@ static int reduce_datasets(const kcs_reduce_opts *o, kcs_error *err)
     const char *shown_dir = o->final_dir ? o->final_dir : o->out_dir;
     char *cmd = join_command(o);
     for (int i = 0; i < v->n_src; i++)
-        if (!v->src[i].info.sealed && !o->json)
+        if (!v->src[i].info.sealed)
             fprintf(stderr,
                     "kcs reduce: warning: %s carries no content digests (written by a kcs "
                     "before they existed): its raw data is unverified; rerun the study for a "

@@ -155,8 +155,11 @@ static int check_file(const char *path, kcs_error *err)
     f = -1;
     /* the raw groups' digests and checksums: written once, verified by
      * every reader (rank 0's read-back of the rows recomputes them) */
-    if (!rc)
-        rc = kcs_store_seal(path, err);
+    if (!rc && (rc = kcs_store_seal(path, err))) {
+        char why[KCS_ERRMSG_MAX];
+        snprintf(why, sizeof why, "%s", err->msg);
+        rc = kcs_fail(err, KCS_E_IO, "the dataset written does not read back: %.900s", why);
+    }
 out:
     if (f >= 0 && H5Fclose(f) < 0 && !rc)
         rc = kcs_h5_fail(err, KCS_E_IO, path, NULL, "cannot close");
