@@ -971,10 +971,16 @@ int kcs_h5_end_mismatch(const char *path, kcs_error *err)
             base = base << 8 | b[base_at + (size_t)i];
             eoa = eoa << 8 | b[eoa_at + (size_t)i];
         }
-        if (base + eoa != (uint64_t)st.st_size)
+        if (base + eoa > (uint64_t)st.st_size)
             rc = kcs_fail(err, KCS_E_INVAL,
-                          "%s: the superblock declares the file ends at byte %llu but it has %lld "
-                          "bytes (a damaged superblock, or a file cut or extended); refused",
+                          "%s: cannot open: truncated file: the superblock declares the file ends "
+                          "at byte %llu but it has %lld bytes (a file cut short, or a damaged "
+                          "superblock); refused",
+                          path, (unsigned long long)(base + eoa), (long long)st.st_size);
+        else if (base + eoa < (uint64_t)st.st_size)
+            rc = kcs_fail(err, KCS_E_INVAL,
+                          "%s: cannot open: the superblock declares the file ends at byte %llu but "
+                          "it has %lld bytes (a damaged superblock, or a file extended); refused",
                           path, (unsigned long long)(base + eoa), (long long)st.st_size);
         break;
     }
