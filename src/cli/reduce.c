@@ -14,16 +14,16 @@
  * metadata (found by test_reduce_corrupt: H5Aexists on a damaged attribute
  * message, H5T conversion of a damaged compound), where no check of kcs can
  * look first. The crash becomes exit 2 with a message; the dataset was not
- * modified (reduce writes a copy, removed here). Nothing else is trusted
- * after the signal: write, unlink and _exit only. */
+ * modified (reduce opens it read-only) and the report directory was not
+ * replaced (the unfinished one is REPORT_DIR.partial-<pid>). Nothing else
+ * is trusted after the signal: write and _exit only. */
 static void on_crash(int sig)
 {
     static const char msg[] = "kcs reduce: the HDF5 library crashed reading a damaged file "
                               "(signal ";
     char num[4] = {(char)('0' + sig / 10 % 10), (char)('0' + sig % 10), ')', '\n'};
-    static const char tail[] = "; the dataset was not modified\n";
-    if (kcs_h5out_pending[0])
-        unlink(kcs_h5out_pending);
+    static const char tail[] = "; the dataset was not modified and the report directory not "
+                               "replaced (remove its .partial-<pid> copy)\n";
     ssize_t w = write(2, msg, sizeof msg - 1);
     w += write(2, num, 3);
     w += write(2, tail, sizeof tail - 1);
@@ -52,7 +52,8 @@ int kcs_cmd_reduce(int argc, char **argv)
         "reduce", "DATASET.h5 [MORE.h5 ...] [-o REPORT_DIR] [--tolerances FILE] [--json]\n"
         "       kcs reduce --tolerances FILE --query op=OP,dtype_in=D,k=K,outputs=N[,...]",
         "Read finished datasets back from disk, case by case, and write the analysis into\n"
-        "/analysis, CSV tables, figures and a Markdown report: per-(case, rank) verdicts,\n"
+        "REPORT_DIR: analysis.h5 (/analysis), CSV tables, figures and a Markdown report:\n"
+        "per-(case, rank) verdicts,\n"
         "cross-rank divergence, divergence baselines (fits of divergence ~ n^alpha against the\n"
         "oracle and between ranks, linear-in-n tolerances eta = c_q n u for comparison,\n"
         "torch's default tolerance), ordering signatures. Several\n"
@@ -71,8 +72,13 @@ int kcs_cmd_reduce(int argc, char **argv)
         "(relative to |A||B|), valid and its scope (op, dtypes, acc, metric, inputs, k range,\n"
         "N and N0, input scale); outside that scope also a warning on stderr. Query items:\n"
         "op, dtype_in, k, outputs (required), dtype_out, acc (to choose), inputs (checked).",
-        "The /analysis group is derived data: reducing again replaces it (of DATASET.h5, or of\n"
-        "the merged dataset), and replaces REPORT_DIR. Nothing else in a dataset is modified.\n"
+        "Datasets are only read, never written: each is verified first (its end of file,\n"
+        "HDF5 checksums and the content digest of every raw group: a mismatch is exit 2\n"
+        "naming the group; a dataset from before digests is read with a warning that it is\n"
+        "unverified). REPORT_DIR is built as REPORT_DIR.partial-<pid> and replaces an\n"
+        "earlier report in one rename only when complete; a failed reduce leaves the\n"
+        "earlier report untouched. A non-empty REPORT_DIR that is not a kcs report is\n"
+        "refused. analysis.h5 records every input's path and content digests.\n"
         "Figures: analysis/plot.py run by /usr/bin/python3 (KCS_PYTHON) with h5py and\n"
         "matplotlib, when there; the report does not need them.\n"
         "Default REPORT_DIR: the first DATASET without .h5, plus -report.\n"
