@@ -22,7 +22,7 @@ typedef struct rec {
     kcs_otree_measure_fn measure;
     void *user;
     uint64_t rng;
-    long questions;
+    long questions, budget;
     int *L;    /* answers against the current pivot, by leaf */
     kcs_error *err;
 } rec;
@@ -37,6 +37,10 @@ static uint64_t next_rand(rec *R)
 
 static int ask(rec *R, int i, int j, int *L_p)
 {
+    if (R->questions >= R->budget)
+        return kcs_fail(R->err, KCS_E_DEVICE, "order: %ld questions for %d leaves and no tree "
+                        "yet (every pair joining at the top: units that are not counted?)",
+                        R->questions, R->t->n);
     R->questions++;
     int rc = R->measure(R->user, i, j, L_p, R->err);
     if (rc)
@@ -194,8 +198,9 @@ int kcs_otree_recover(int n, kcs_otree_measure_fn measure, void *user, uint64_t 
     int rc = kcs_otree_init(t, n, err);
     if (rc)
         return rc;
-    rec R = {t, measure, user, seed * 0x9E3779B97F4A7C15ull + 0x632BE59BD9B4E019ull, 0,
-             calloc((size_t)n, sizeof(int)), err};
+    rec R = {.t = t, .measure = measure, .user = user,
+             .rng = seed * 0x9E3779B97F4A7C15ull + 0x632BE59BD9B4E019ull,
+             .L = calloc((size_t)n, sizeof(int)), .err = err};
     int *S = malloc((size_t)n * sizeof *S);
     if (!R.L || !S) {
         rc = kcs_fail(err, KCS_E_NOMEM, "order: out of memory (%d leaves)", n);
@@ -203,6 +208,11 @@ int kcs_otree_recover(int n, kcs_otree_measure_fn measure, void *user, uint64_t 
     }
     if (!R.rng)
         R.rng = 1;
+    /* a chain costs ~2n, a balanced tree (n/2) log2 n, fused nodes of F
+     * children F^2/2 each: 16 n (log2 n + 1) is far beyond any of them */
+    R.budget = 16L * n;
+    for (int x = n; x > 1; x >>= 1)
+        R.budget += 16L * n;
     for (int i = 0; i < n; i++)
         S[i] = i;
     int root;

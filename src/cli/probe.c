@@ -53,10 +53,11 @@ static void print_order(const kcs_order_opts *o, const char *backend, const char
         fputs(", \"variant\": ", stdout);
         kcs_json_str(stdout, what);
         fprintf(stdout, ", \"dtype_in\": \"%s\", \"k\": %lld, \"m\": %lld, \"n\": %lld, "
-                "\"outputs\": %d, \"calls\": %ld, \"seconds\": %.3f, \"big\": %g, \"unit\": %g,\n"
-                " \"trees\": [",
+                "\"outputs\": %d, \"calls\": %ld, \"seconds\": %.3f, \"big\": %g, \"unit\": %g, "
+                "\"margin_bits\": %d, \"margin_short\": %s,\n \"trees\": [",
                 kcs_format_name(o->in), (long long)o->k, (long long)o->m, (long long)o->n,
-                r->noutputs, r->calls, r->seconds, r->big, r->unit);
+                r->noutputs, r->calls, r->seconds, r->big, r->unit, r->margin_bits,
+                r->margin_short ? "true" : "false");
         for (int t = 0; t < r->ntrees; t++) {
             fputs(t ? ",\n  {\"outputs\": [" : "\n  {\"outputs\": [", stdout);
             for (int i = 0; i < r->trees[t].nout; i++)
@@ -68,15 +69,18 @@ static void print_order(const kcs_order_opts *o, const char *backend, const char
         fputs("]}\n", stdout);
         return;
     }
-    printf("kcs probe --order: %s %s on %s (%s), %s, k %lld", kcs_op_name(o->op),
-           o->op == KCS_OP_GEMM ? "" : "", backend, what, kcs_format_name(o->in),
-           (long long)o->k);
+    printf("kcs probe --order: %s on %s (%s), %s, k %lld", kcs_op_name(o->op), backend, what,
+           kcs_format_name(o->in), (long long)o->k);
     if (o->op == KCS_OP_GEMM)
         printf(", %lldx%lld outputs", (long long)o->m, (long long)o->n);
     else if (r->noutputs > 1)
         printf(", %d rows", r->noutputs);
     printf(": %ld calls, %.2f s, %d distinct tree%s\n", r->calls, r->seconds, r->ntrees,
            r->ntrees == 1 ? "" : "s");
+    if (r->margin_short)
+        printf("warning: summands +-%g against units %g leave %d bits: an accumulator wider "
+               "than 27 bits could keep some units at k = %lld, and the tree would be wrong "
+               "without a sign\n", r->big, r->unit, r->margin_bits, (long long)o->k);
     for (int t = 0; t < r->ntrees; t++) {
         char *rg = kcs_order_ranges(r->trees[t].outputs, r->trees[t].nout);
         printf("outputs %s%s:\n%s\n", rg ? rg : "?",

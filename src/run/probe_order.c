@@ -25,6 +25,7 @@ typedef struct oprobe {
     double unit;          /* the unit summand */
     int rep;              /* the representative output */
     int *agree;           /* per output: 1 while it answered as rep (unassigned ones) */
+    int subnormal_units;  /* units from the smallest subnormals (narrow formats) */
     long calls;
     char msg[256];
 } oprobe;
@@ -39,7 +40,10 @@ static void pick_values(oprobe *P)
 {
     const kcs_format_info *fi = kcs_format_get(P->o->in);
     int cap = P->o->in == KCS_FMT_FP64 ? 500 : 63;
-    int eb = fi->emax < cap ? fi->emax : cap, es = eb >= 60 ? 0 : fi->emin;
+    /* narrow formats: the smallest subnormal factors give the widest margin
+     * (a flushing unit zeroes them: kcs_order_probe retries with normals) */
+    int eb = fi->emax < cap ? fi->emax : cap;
+    int es = eb >= 60 ? 0 : P->subnormal_units ? fi->emin - (fi->p - 1) : fi->emin;
     switch (P->o->op) {
     case KCS_OP_GEMM:
     case KCS_OP_DOT:
@@ -54,7 +58,7 @@ static void pick_values(oprobe *P)
     default: /* reduce_sum, allreduce: the values themselves */
         eb = fi->emax - 1 < 2 * cap ? fi->emax - 1 : 2 * cap;
         P->fa_big = p2(eb);
-        P->fa_unit = eb >= 60 ? 1.0 : p2(fi->emin);
+        P->fa_unit = eb >= 60 ? 1.0 : p2(es);
         P->fb_big = P->fb_unit = 1.0;
         break;
     }
@@ -226,8 +230,35 @@ static double now_s(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+static int probe_once(const kcs_backend_ops *ops, kcs_backend_ctx *ctx, const kcs_order_opts *o,
+                      int subnormal_units, kcs_order_result *r, kcs_error *err);
+
 int kcs_order_probe(const kcs_backend_ops *ops, kcs_backend_ctx *ctx, const kcs_order_opts *o,
                     kcs_order_result *r, kcs_error *err)
+{
+    const kcs_format_info *fi = kcs_format_get(o->in);
+    int narrow = fi->emax < 60;
+    int rc = probe_once(ops, ctx, o, narrow, r, err);
+    if (rc == KCS_E_DEVICE && narrow) { /* subnormal units flushed? normal ones */
+        long calls = r->calls;
+        rc = probe_once(ops, ctx, o, 0, r, err);
+        r->calls += calls;
+        if (rc)
+            kcs_error_prefix(err, "with subnormal units and with normal ones");
+    }
+    if (!rc) { /* the margin: bits between big and the units, against what a
+                  27-bit accumulator (fp32 + 3 extra bits) needs at this k */
+        int need = 27 + 2;
+        for (int64_t x = o->k; x > 1; x >>= 1)
+            need++;
+        r->margin_bits = (int)log2(r->big / r->unit);
+        r->margin_short = r->margin_bits < need;
+    }
+    return rc;
+}
+
+static int probe_once(const kcs_backend_ops *ops, kcs_backend_ctx *ctx, const kcs_order_opts *o,
+                      int subnormal_units, kcs_order_result *r, kcs_error *err)
 {
     memset(r, 0, sizeof *r);
     if (o->k < 2 || o->k > (1 << 20))
@@ -237,10 +268,22 @@ int kcs_order_probe(const kcs_backend_ops *ops, kcs_backend_ctx *ctx, const kcs_
         return kcs_fail(err, KCS_E_INVAL, "probe --order: -m %lld -n %lld: 1..65536 outputs",
                         (long long)o->m, (long long)o->n);
     double t0 = now_s();
-    oprobe P = {.ops = ops, .ctx = ctx, .o = o};
+    oprobe P = {.ops = ops, .ctx = ctx, .o = o, .subnormal_units = subnormal_units};
     int *tree_of = NULL, rc = setup(&P, err);
     if (!rc && !(tree_of = malloc((size_t)P.nout * sizeof *tree_of)))
         rc = kcs_fail(err, KCS_E_NOMEM, "probe --order: out of memory");
+    /* every unit counted: all-unit summands must give k units exactly
+     * (layernorm's output is 0 there: its check is the first answer) */
+    if (!rc && o->op != KCS_OP_LAYERNORM) {
+        kcs_tensor_poison(&P.out);
+        P.calls++;
+        rc = ops->run(ctx, &P.call, err);
+        for (int i = 0; !rc && i < P.nout; i++)
+            if (P.out.data[i] != (double)o->k * P.unit)
+                rc = kcs_fail(err, KCS_E_DEVICE, "probe --order: %lld units of %g sum to %.17g "
+                              "at output %d, not %g: units are flushed or not summed exactly",
+                              (long long)o->k, P.unit, P.out.data[i], i, (double)o->k * P.unit);
+    }
     r->noutputs = P.nout;
     r->big = P.fa_big * P.fb_big;
     r->unit = P.unit;
@@ -302,8 +345,11 @@ int kcs_order_probe(const kcs_backend_ops *ops, kcs_backend_ctx *ctx, const kcs_
     free(P.B);
     free(P.agree);
     kcs_tensor_free(&P.out);
-    if (rc)
+    if (rc) {
+        long calls = r->calls;
         kcs_order_result_free(r);
+        r->calls = calls;
+    }
     return rc;
 }
 

@@ -42,6 +42,10 @@ typedef struct kcs_order_result {
     long calls;           /* op calls made */
     double seconds;       /* wall time of the probe */
     double big, unit;     /* the summands used: +-big, unit */
+    int margin_bits;      /* log2(big / unit) */
+    int margin_short;     /* 1: below what a 27-bit accumulator needs at this k to swamp
+                             every unit (2 + log2 k + 27): a wider accumulator could keep
+                             some units, and the tree would be wrong without a sign */
 } kcs_order_result;
 
 /* Probe the op of o on the open backend. KCS_E_INVAL: an op this method

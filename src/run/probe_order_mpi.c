@@ -175,31 +175,48 @@ int kcs_order_probe_allreduce_comm(const kcs_order_opts *o, MPI_Comm comm, kcs_o
     return rc;
 }
 
-/* "ranks 0-3: elements 0-63" style text of an allreduce output list. */
+/* "ranks 0-3 elements 0-15; rank 4 elements 0-7": each rank's element
+ * ranges, consecutive ranks with the same ranges merged. */
 static void print_outputs(FILE *f, const int *out, int n, int64_t k, int size)
 {
-    /* per rank: the element ranges; ranks with the same ranges are merged */
-    int first = 1;
-    for (int r = 0; r < size; r++) {
-        int a = 0;
-        while (a < n && out[a] / k < r)
-            a++;
-        int b = a;
-        while (b < n && out[b] / k == r)
-            b++;
-        if (b == a)
-            continue;
-        int *el = malloc((size_t)(b - a) * sizeof *el);
-        if (!el)
-            return;
-        for (int i = a; i < b; i++)
-            el[i - a] = (int)(out[i] % k);
-        char *rg = kcs_order_ranges(el, b - a);
-        fprintf(f, "%srank %d elements %s", first ? "" : "; ", r, rg ? rg : "?");
-        first = 0;
-        free(rg);
-        free(el);
+    char *prev = NULL;
+    int from = 0, first = 1;
+    for (int r = 0; r <= size; r++) {
+        char *rg = NULL;
+        if (r < size) {
+            int a = 0;
+            while (a < n && out[a] / k < r)
+                a++;
+            int b = a;
+            while (b < n && out[b] / k == r)
+                b++;
+            int *el = malloc((size_t)(b - a + 1) * sizeof *el);
+            if (!el)
+                return;
+            for (int i = a; i < b; i++)
+                el[i - a] = (int)(out[i] % k);
+            rg = kcs_order_ranges(el, b - a);
+            free(el);
+        }
+        if (prev && (!rg || strcmp(rg, prev) != 0)) {
+            if (prev[0]) {
+                if (from == r - 1)
+                    fprintf(f, "%srank %d elements %s", first ? "" : "; ", from, prev);
+                else
+                    fprintf(f, "%sranks %d-%d elements %s", first ? "" : "; ", from, r - 1, prev);
+                first = 0;
+            }
+            free(prev);
+            prev = NULL;
+        }
+        if (!prev) {
+            prev = rg;
+            from = r;
+        } else {
+            free(rg);
+        }
     }
+    free(prev);
 }
 
 int kcs_order_probe_allreduce(const char *backend, const kcs_order_opts *o, int json,

@@ -1,0 +1,210 @@
+/* kcs probe --order round trip (src/run/probe_order.h) on the CPU backend:
+ * the tree recovered from every own schedule (sequential, pairwise,
+ * blocked:B, splitk:S, atomic) and from every emulated profile row equals
+ * the tree the schedule or the block-FMA model prescribes
+ * (src/arith/order_expect.h, written from acc.c and PROFILES.md, not from
+ * the probe), at k = 8, 64 and 4096; gemm outputs in different atomic tiles
+ * get their own trees; exact blocks (amd-mi100) are refused, never guessed.
+ * With the argument --slow: every profile row at k = 4096 too (ctest
+ * slow.order_profiles_4096; ~1 min). */
+#include <CUnit/Basic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend.h"
+#include "cpu.h"
+#include "order_expect.h"
+#include "probe_order.h"
+#include "unit_helpers.h"
+
+extern const kcs_backend_ops kcs_backend_cpu;
+static int slow;
+
+static char *expected_schedule(const kcs_schedule *s, int k, uint64_t seed)
+{
+    kcs_otree t;
+    kcs_error err = {0};
+    if (kcs_order_expect_schedule(s, k, seed, &t, &err))
+        return NULL;
+    char *x = kcs_otree_str(&t);
+    kcs_otree_free(&t);
+    return x;
+}
+
+static int probe(kcs_backend_ctx *ctx, kcs_op op, const char *variant, kcs_schedule s,
+                 kcs_format in, int k, int m, int n, kcs_order_result *r, kcs_error *err)
+{
+    kcs_order_opts o = {.op = op, .k = k, .m = m, .n = n, .variant = variant, .schedule = s,
+                        .in = in, .seed = 12345, .verify = 8};
+    return kcs_order_probe(&kcs_backend_cpu, ctx, &o, r, err);
+}
+
+static void test_schedules(void)
+{
+    kcs_backend_ctx *ctx = NULL;
+    kcs_error err = {0};
+    CU_ASSERT_EQUAL_FATAL(kcs_backend_cpu.open(0, NULL, &ctx, &err), 0);
+    int ks[] = {8, 64, 4096};
+    kcs_schedule sch[] = {{KCS_SCHED_SEQUENTIAL, 0}, {KCS_SCHED_PAIRWISE, 0},
+                          {KCS_SCHED_BLOCKED, 3},    {KCS_SCHED_BLOCKED, 64},
+                          {KCS_SCHED_SPLITK, 3},     {KCS_SCHED_SPLITK, 4},
+                          {KCS_SCHED_ATOMIC, 0}};
+    for (int a = 0; a < 3; a++)
+        for (size_t b = 0; b < sizeof sch / sizeof *sch; b++) {
+            kcs_order_result r;
+            char name[32];
+            int rc = probe(ctx, KCS_OP_GEMM, "own", sch[b], KCS_FMT_FP32, ks[a], 1, 1, &r, &err);
+            CU_ASSERT_EQUAL(rc, 0);
+            if (rc) {
+                printf("  %s k %d: %s\n", kcs_schedule_str(&sch[b], name, sizeof name), ks[a],
+                       err.msg);
+                continue;
+            }
+            char *want = expected_schedule(&sch[b], ks[a], kcs_cpu_gemm_tile_seed(12345, 0, 0));
+            CU_ASSERT_EQUAL(r.ntrees, 1);
+            CU_ASSERT_PTR_NOT_NULL_FATAL(want);
+            CU_ASSERT_STRING_EQUAL(r.trees[0].tree, want);
+            CU_ASSERT_EQUAL(r.trees[0].max_fanin, 2);
+            printf("  gemm own %-10s k %4d: %6ld calls, %.2f s\n",
+                   kcs_schedule_str(&sch[b], name, sizeof name), ks[a], r.calls, r.seconds);
+            free(want);
+            kcs_order_result_free(&r);
+            /* reduce_sum and fp64 gemm sum the same way (atomic: per call seed) */
+            if (ks[a] == 64 && sch[b].kind != KCS_SCHED_ATOMIC) {
+                want = expected_schedule(&sch[b], 64, 0);
+                CU_ASSERT_EQUAL(probe(ctx, KCS_OP_REDUCE_SUM, "own", sch[b], KCS_FMT_FP32, 64, 3,
+                                      1, &r, &err), 0);
+                CU_ASSERT(r.ntrees == 1 && r.trees[0].nout == 3 &&
+                          strcmp(r.trees[0].tree, want) == 0);
+                kcs_order_result_free(&r);
+                CU_ASSERT_EQUAL(probe(ctx, KCS_OP_GEMM, "own", sch[b], KCS_FMT_FP64, 64, 1, 1, &r,
+                                      &err), 0);
+                CU_ASSERT(r.ntrees == 1 && strcmp(r.trees[0].tree, want) == 0);
+                kcs_order_result_free(&r);
+                free(want);
+            }
+        }
+    kcs_backend_cpu.close(ctx);
+}
+
+/* Atomic gemm: one random order per tile of KCS_GEMM_TILE_M x _N outputs;
+ * 5 x 17 outputs span four tiles, so four trees, each output on its own. */
+static void test_atomic_tiles(void)
+{
+    kcs_backend_ctx *ctx = NULL;
+    kcs_error err = {0};
+    CU_ASSERT_EQUAL_FATAL(kcs_backend_cpu.open(0, NULL, &ctx, &err), 0);
+    kcs_order_result r;
+    kcs_schedule s = {KCS_SCHED_ATOMIC, 0};
+    int m = KCS_GEMM_TILE_M + 1, n = KCS_GEMM_TILE_N + 1;
+    CU_ASSERT_EQUAL_FATAL(probe(ctx, KCS_OP_GEMM, "own", s, KCS_FMT_FP32, 64, m, n, &r, &err), 0);
+    CU_ASSERT_EQUAL(r.ntrees, 4);
+    CU_ASSERT_EQUAL(r.noutputs, m * n);
+    int seen = 0;
+    for (int t = 0; t < r.ntrees; t++)
+        for (int a = 0; a < r.trees[t].nout; a++) {
+            int o = r.trees[t].outputs[a];
+            char *want = expected_schedule(&s, 64, kcs_cpu_gemm_tile_seed(12345, (size_t)(o / n),
+                                                                          (size_t)(o % n)));
+            CU_ASSERT_STRING_EQUAL(r.trees[t].tree, want);
+            free(want);
+            seen++;
+        }
+    CU_ASSERT_EQUAL(seen, m * n);
+    kcs_order_result_free(&r);
+    kcs_backend_cpu.close(ctx);
+}
+
+static void profiles(int k_only)
+{
+    const kcs_profile_params *rows;
+    int nr = 0;
+    kcs_profile_table(&rows, &nr);
+    int ks[] = {8, 64, 4096};
+    for (int i = 0; i < nr; i++) {
+        kcs_backend_ctx *ctx = NULL;
+        kcs_error err = {0};
+        kcs_backend_config cfg = {.profile = rows[i].profile};
+        CU_ASSERT_EQUAL_FATAL(kcs_backend_cpu.open(0, &cfg, &ctx, &err), 0);
+        for (int a = 0; a < 3; a++) {
+            /* k = 4096: in the quick run, the rows of F = 4 (global and
+             * pairwise); every row with --slow */
+            if (k_only ? ks[a] != k_only
+                       : (ks[a] == 4096 && !(rows[i].F == 4 && rows[i].neab != KCS_NEAB_INF &&
+                                             rows[i].in == KCS_FMT_FP16)))
+                continue;
+            kcs_order_result r;
+            kcs_schedule none = {KCS_SCHED_SEQUENTIAL, 0};
+            int rc = probe(ctx, KCS_OP_GEMM, "native", none, rows[i].in, ks[a], 1, 1, &r, &err);
+            if (rows[i].neab == KCS_NEAB_INF) { /* an exact block swamps nothing */
+                CU_ASSERT_EQUAL(rc, KCS_E_DEVICE);
+                CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "no tree fits"));
+                printf("  %-12s %-9s k %4d: refused (%s)\n", rows[i].profile,
+                       kcs_format_name(rows[i].in), ks[a], err.msg);
+                continue;
+            }
+            CU_ASSERT_EQUAL(rc, 0);
+            if (rc) {
+                printf("  %s %s k %d: %s\n", rows[i].profile, kcs_format_name(rows[i].in), ks[a],
+                       err.msg);
+                continue;
+            }
+            kcs_otree t;
+            CU_ASSERT_EQUAL_FATAL(kcs_order_expect_profile(&rows[i], ks[a], &t, &err), 0);
+            char *want = kcs_otree_str(&t);
+            CU_ASSERT_EQUAL(r.ntrees, 1);
+            CU_ASSERT_STRING_EQUAL(r.trees[0].tree, want);
+            CU_ASSERT_EQUAL(r.trees[0].max_fanin, kcs_otree_max_fanin(&t));
+            printf("  %-12s %-9s k %4d: fan-in %2d, %6ld calls, %.2f s\n", rows[i].profile,
+                   kcs_format_name(rows[i].in), ks[a], r.trees[0].max_fanin, r.calls, r.seconds);
+            free(want);
+            kcs_otree_free(&t);
+            kcs_order_result_free(&r);
+        }
+        kcs_backend_cpu.close(ctx);
+    }
+}
+
+static void test_profiles(void)
+{
+    profiles(0);
+}
+
+static void test_profiles_4096(void)
+{
+    profiles(4096);
+}
+
+/* An op with nothing to cancel is refused with the reason. */
+static void test_refused(void)
+{
+    kcs_backend_ctx *ctx = NULL;
+    kcs_error err = {0};
+    CU_ASSERT_EQUAL_FATAL(kcs_backend_cpu.open(0, NULL, &ctx, &err), 0);
+    kcs_order_result r;
+    kcs_schedule none = {KCS_SCHED_SEQUENTIAL, 0};
+    CU_ASSERT_EQUAL(probe(ctx, KCS_OP_SOFTMAX, "native", none, KCS_FMT_FP32, 8, 1, 1, &r, &err),
+                    KCS_E_INVAL);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "positive"));
+    CU_ASSERT_EQUAL(probe(ctx, KCS_OP_GEMM, "native", none, KCS_FMT_FP32, 1, 1, 1, &r, &err),
+                    KCS_E_INVAL);
+    kcs_backend_cpu.close(ctx);
+}
+
+static const ut_test tests[] = {
+    {"own schedules", test_schedules},
+    {"atomic tiles", test_atomic_tiles},
+    {"profiles", test_profiles},
+    {"refused ops", test_refused},
+};
+
+static const ut_test slow_tests[] = {
+    {"profiles at k = 4096", test_profiles_4096},
+};
+
+int main(int argc, char **argv)
+{
+    slow = argc > 1 && strcmp(argv[1], "--slow") == 0;
+    return slow ? ut_run("order_roundtrip_slow", slow_tests) : ut_run("order_roundtrip", tests);
+}
