@@ -176,6 +176,56 @@ static void test_profiles_4096(void)
     profiles(4096);
 }
 
+/* Prediction from a profile's recovered trees: kcs_order_predict_gemm with
+ * the block-FMA leaf reproduces the emulated gemm's bits on random inputs
+ * (block FMA rows: global alignment, late c). */
+static void test_predict_profile(void)
+{
+    const char *names[][2] = {{"nvidia-h100", "bf16"}, {"nvidia-v100", "fp16"},
+                              {"amd-mi300", "fp16"}};
+    for (int c = 0; c < 3; c++) {
+        kcs_format in;
+        const kcs_profile_params *p;
+        kcs_error err = {0};
+        CU_ASSERT_EQUAL_FATAL(kcs_format_parse(names[c][1], &in), 0);
+        CU_ASSERT_EQUAL_FATAL(kcs_profile_lookup(names[c][0], in, &p, &err), 0);
+        kcs_backend_ctx *ctx = NULL;
+        kcs_backend_config cfg = {.profile = names[c][0]};
+        CU_ASSERT_EQUAL_FATAL(kcs_backend_cpu.open(0, &cfg, &ctx, &err), 0);
+        int m = 3, n = 2, k = 100;
+        kcs_order_file f = {.op = KCS_OP_GEMM, .k = k, .m = m, .n = n};
+        kcs_schedule none = {KCS_SCHED_SEQUENTIAL, 0};
+        CU_ASSERT_EQUAL_FATAL(probe(ctx, KCS_OP_GEMM, "native", none, in, k, m, n, &f.r, &err), 0);
+        double A[300], B[200], D[6], P[6];
+        uint64_t x = 99 + (uint64_t)c;
+        for (int i = 0; i < m * k + k * n; i++) {
+            x = x * 6364136223846793005ull + 1442695040888963407ull;
+            double v = ((double)(x >> 11) * 0x1.0p-53 - 0.5) * 8.0;
+            v = kcs_format_round(in, v, KCS_ROUND_DEFAULT);
+            if (i < m * k)
+                A[i] = v;
+            else
+                B[i - m * k] = v;
+        }
+        CU_ASSERT_EQUAL(kcs_emulated_gemm(p, m, n, k, A, B, NULL, D), 0);
+        CU_ASSERT_EQUAL(kcs_order_predict_gemm(&f, KCS_ORDER_LEAF_PROFILE, p, A, B, P, &err), 0);
+        int same = 0;
+        for (int i = 0; i < m * n; i++)
+            same += memcmp(&D[i], &P[i], sizeof D[i]) == 0;
+        printf("  %s %s: %d/%d outputs predicted bit for bit from %d tree(s)\n", names[c][0],
+               names[c][1], same, m * n, f.r.ntrees);
+        CU_ASSERT_EQUAL(same, m * n);
+        /* the same tree with fp32 fma leaves is another arithmetic: it must miss */
+        CU_ASSERT_EQUAL(kcs_order_predict_gemm(&f, KCS_ORDER_LEAF_FMA32, NULL, A, B, P, &err), 0);
+        int same32 = 0;
+        for (int i = 0; i < m * n; i++)
+            same32 += memcmp(&D[i], &P[i], sizeof D[i]) == 0;
+        CU_ASSERT(same32 < m * n);
+        kcs_order_file_free(&f);
+        kcs_backend_cpu.close(ctx);
+    }
+}
+
 /* An op with nothing to cancel is refused with the reason. */
 static void test_refused(void)
 {
@@ -196,6 +246,7 @@ static const ut_test tests[] = {
     {"own schedules", test_schedules},
     {"atomic tiles", test_atomic_tiles},
     {"profiles", test_profiles},
+    {"predict profiles", test_predict_profile},
     {"refused ops", test_refused},
 };
 

@@ -17,6 +17,7 @@
 #include <mpi.h>
 
 #include "backend.h"
+#include "profile.h"
 
 typedef struct kcs_order_opts {
     kcs_op op;            /* gemm, reduce_sum, dot, layernorm (mean), allreduce */
@@ -72,3 +73,21 @@ int kcs_order_probe_allreduce(const char *backend, const kcs_order_opts *o, int 
  * study's record_order and the tests): collective over comm. */
 int kcs_order_probe_allreduce_comm(const kcs_order_opts *o, MPI_Comm comm, kcs_order_result *r,
                                    kcs_error *err);
+
+/* The trees file that `kcs probe --order --json` printed (gemm, dot,
+ * reduce_sum): op, k, m, n and the trees with their outputs. Errors name
+ * the file and the field. */
+typedef struct kcs_order_file {
+    kcs_op op;
+    int64_t k, m, n;
+    kcs_order_result r;
+} kcs_order_file;
+int kcs_order_file_read(const char *path, kcs_order_file *f, kcs_error *err);
+void kcs_order_file_free(kcs_order_file *f);
+
+/* Predict D = A*B (A m×k, B k×n, row-major doubles) from the trees of f:
+ * each output evaluated by kcs_order_eval (src/arith/order_expect.h) with
+ * leaf arithmetic leaf (prof for KCS_ORDER_LEAF_PROFILE). The shape must be
+ * f's (the trees are per output position). */
+int kcs_order_predict_gemm(const kcs_order_file *f, int leaf, const kcs_profile_params *prof,
+                           const double *A, const double *B, double *D, kcs_error *err);
