@@ -193,6 +193,7 @@ int kcs_report_write(const char *path, const kcs_report_data *d, kcs_error *err)
     verdict_table(f, d);
     kcs_report_baselines(f, d);
     kcs_report_signatures(f, d);
+    kcs_report_orders(f, d);
     divergence_table(f, d);
     fprintf(f, "## Files\n\nEvery table of this report is in the dataset under `/analysis` and "
                "as CSV here: verdicts, divergence, divergence_points, signatures, "

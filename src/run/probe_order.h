@@ -91,3 +91,16 @@ void kcs_order_file_free(kcs_order_file *f);
  * f's (the trees are per output position). */
 int kcs_order_predict_gemm(const kcs_order_file *f, int leaf, const kcs_profile_params *prof,
                            const double *A, const double *B, double *D, kcs_error *err);
+
+/* record_order: true (probe_order_record.c). Collective over comm: every
+ * rank probes its own binding (backend, profile, variant, schedule) for
+ * each distinct (op, input format, k, probe shape) of the plan's cases whose
+ * op the probe serves (gemm, dot, reduce_sum, layernorm; k <= 4096; gemm
+ * probed at min(m, 8) x min(n, 8) outputs, reduce_sum and layernorm at
+ * min(m, 8) rows; at most 8 per rank), and every rank receives the JSON
+ * array of every rank's records (*text_p, malloc'd): what the store writes
+ * as /provenance/order. A probe that fails is recorded with its error. */
+struct kcs_rank_binding;
+struct kcs_plan;
+int kcs_order_record(const struct kcs_rank_binding *b, const struct kcs_plan *plan,
+                     MPI_Comm comm, int verbose, char **text_p, kcs_error *err);
