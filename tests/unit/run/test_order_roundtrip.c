@@ -13,13 +13,21 @@
 #include <string.h>
 
 #include "backend.h"
-#include "cpu.h"
 #include "order_expect.h"
 #include "probe_order.h"
 #include "unit_helpers.h"
 
-extern const kcs_backend_ops kcs_backend_cpu;
+extern const kcs_backend_ops kcs_backend_cpu; /* backends/cpu (no header) */
 static int slow;
+
+/* The CPU backend's atomic gemm draws one order per tile of 4 x 16 outputs
+ * from this seed: the definition of kcs_cpu_gemm_tile_seed
+ * (backends/cpu/cpu.h, which this stage's tests may not include). */
+enum { KCS_GEMM_TILE_M = 4, KCS_GEMM_TILE_N = 16 };
+static uint64_t kcs_cpu_gemm_tile_seed(uint64_t seed, size_t i, size_t j)
+{
+    return seed ^ ((uint64_t)(i / KCS_GEMM_TILE_M) << 32) ^ (uint64_t)(j / KCS_GEMM_TILE_N);
+}
 
 static char *expected_schedule(const kcs_schedule *s, int k, uint64_t seed)
 {
