@@ -330,8 +330,9 @@ int kcs_cmd_probe(int argc, char **argv)
     if (order)
         return probe_order(backend, (int)device, profile, din, options, opname, variant, sched,
                            k, m, n, seed, json);
-    if (opname || variant || sched || k) {
-        rc = kcs_fail(&err, KCS_E_INVAL, "--op, -k, --variant, --schedule belong to --order");
+    if (opname || variant || sched || k || m != 1 || n != 1 || seed != 1) {
+        rc = kcs_fail(&err, KCS_E_INVAL, "--op, -k, -m, -n, --variant, --schedule, --seed belong "
+                      "to --order");
         goto out;
     }
     if (tile < 1 || tile > KCS_PROBE_TILE_MAX) {

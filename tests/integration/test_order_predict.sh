@@ -47,4 +47,20 @@ has_rows "$T/o.txt" "bad tree" "trees\[0\]\.tree: order tree, offset"
 expect_rc 2 "$T/o.txt" "$KCS" exec gemm -m 8 -n 8 -k 64 --a "$T/A8x8x64" --b "$T/B8x8x64" --out "$T/x" --order "$T/A8x8x64"
 has_rows "$T/o.txt" "not json" "field \"op\""
 [ ! -e "$T/x" ] || fail "a refused prediction wrote its output"
+# the command line: the text form, and bad flags exit 2 with the reason
+expect_rc 0 "$T/o.txt" "$KCS" probe --order --op gemm -k 4 --variant own --schedule sequential
+has_rows "$T/o.txt" "text" "^kcs probe --order: gemm on cpu \(sequential\), fp32, k 4, 1x1 outputs: [0-9]+ calls" "^\(\(\(0,1\),2\),3\)$"
+bad() { # REGEX ARGS...
+  local re=$1
+  shift
+  expect_rc 2 "$T/o.txt" "$KCS" probe "$@"
+  has_rows "$T/o.txt" "probe $*" "$re"
+}
+bad "needs --op" --order -k 8
+bad "unknown op 'foo'" --order --op foo -k 8
+bad "needs -k K" --order --op gemm
+bad "needs --variant own" --order --op gemm -k 8 --schedule pairwise
+bad "sum only positive terms" --order --op softmax -k 8
+bad "allreduce needs >= 2 ranks" --order --op allreduce -k 8
+bad "belong to --order" --op gemm -k 8
 echo "order_predict: ok"
