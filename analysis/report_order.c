@@ -9,6 +9,7 @@
 
 #include "h5out.h"
 #include "report.h"
+#include "signatures.h"
 
 #define TREE_SHOWN 72
 
@@ -140,7 +141,7 @@ static void shown(FILE *f, const char *tree)
 }
 
 /* The section for one dataset; nothing when it has no /provenance/order. */
-static void one(FILE *f, const char *path, int first)
+static void one(FILE *f, const char *path, int first, const kcs_report_data *d)
 {
     htri_t has = 0;
     H5E_BEGIN_TRY
@@ -216,8 +217,15 @@ static void one(FILE *f, const char *path, int first)
             int cnt = 0;
             for (int q = j; q < n; q++)
                 if (!rows[q].error && !strcmp(rows[q].key, rows[i].key) &&
-                    !strcmp(rows[q].trees, rows[j].trees))
+                    !strcmp(rows[q].trees, rows[j].trees)) {
                     fprintf(f, "%s %d", cnt++ ? "," : "", rows[q].rank);
+                    /* the reducer's signature of that rank (one dataset: same ranks) */
+                    int rk = rows[q].rank;
+                    if (d && d->sig && d->view->n_src == 1 && rk >= 0 && rk < d->view->n_ranks &&
+                        d->sig->count[rk * KCS_SIG_N + KCS_SIG_SCHEDULE] > 0)
+                        fprintf(f, " [%s in %lld cases]", kcs_sig_class_names[KCS_SIG_SCHEDULE],
+                                (long long)d->sig->count[rk * KCS_SIG_N + KCS_SIG_SCHEDULE]);
+                }
             fprintf(f, " (%s) in ", rows[j].impl);
             shown(f, rows[j].trees);
         }
@@ -237,7 +245,7 @@ void kcs_report_orders(FILE *f, const kcs_report_data *d)
     int first = 1;
     for (int i = 0; i < d->view->n_src; i++) {
         long before = ftell(f);
-        one(f, d->view->src[i].path, first);
+        one(f, d->view->src[i].path, first, d);
         if (ftell(f) != before)
             first = 0;
     }
