@@ -207,7 +207,7 @@ static int probe_order(const char *backend, int device, const char *profile, con
 {
     kcs_error err = {0};
     kcs_order_opts o = {.k = k, .m = m, .n = n, .in = KCS_FMT_FP32, .seed = (uint64_t)seed,
-                        .verify = 16, .variant = variant ? variant : "native"};
+                        .verify = 16, .variant = variant ? variant : "native", .progress = 1};
     kcs_backend_ctx *ctx = NULL;
     const kcs_backend_ops *ops = NULL;
     kcs_order_result r = {0};

@@ -10,6 +10,7 @@
 
 #include "format.h"
 #include "order_tree.h"
+#include "progress.h"
 #include "tensor.h"
 
 typedef struct oprobe {
@@ -26,6 +27,9 @@ typedef struct oprobe {
     int rep;              /* the representative output */
     int *agree;           /* per output: 1 while it answered as rep (unassigned ones) */
     int subnormal_units;  /* units from the smallest subnormals (narrow formats) */
+    kcs_progress prog;
+    int64_t resolved;     /* outputs with a tree */
+    long pass_calls;      /* calls of this pass */
     long calls;
     char msg[256];
 } oprobe;
@@ -122,6 +126,10 @@ static int measure(void *user, int i, int j, int *size_p, kcs_error *err)
     kcs_tensor_poison(&P->out);
     P->msg[0] = '\0';
     P->calls++;
+    if (++P->pass_calls % 256 == 0) { /* a pass of a balanced tree: ~(k/2) log2 k calls */
+        double k = (double)P->o->k, est = 0.5 * k * log2(k) + 2.0 * k;
+        kcs_progress_part(&P->prog, P->resolved, fmin(0.99, (double)P->pass_calls / est));
+    }
     int rc = P->ops->run(P->ctx, &P->call, err);
     set_summand(P, i, 0);
     set_summand(P, j, 0);
@@ -289,7 +297,9 @@ static int probe_once(const kcs_backend_ops *ops, kcs_backend_ctx *ctx, const kc
     r->unit = P.unit;
     for (int i = 0; !rc && i < P.nout; i++)
         tree_of[i] = -1;
+    kcs_progress_start(&P.prog, o->progress && !rc, P.nout, "outputs with a tree");
     for (int pass = 0; !rc; pass++) {
+        P.pass_calls = 0;
         P.rep = -1;
         for (int i = 0; i < P.nout; i++) {
             P.agree[i] = tree_of[i] < 0;
@@ -334,10 +344,10 @@ static int probe_once(const kcs_backend_ops *ops, kcs_backend_ctx *ctx, const kc
                 tree_of[i] = r->ntrees - 1;
                 T->outputs[T->nout++] = i;
             }
-        if (P.nout > 1 && r->ntrees > 1)
-            fprintf(stderr, "kcs probe --order: %d distinct trees so far, %ld calls\n",
-                    r->ntrees, P.calls);
+        P.resolved += T->nout;
+        kcs_progress_step(&P.prog, P.resolved);
     }
+    kcs_progress_end(&P.prog);
     r->calls = P.calls;
     r->seconds = now_s() - t0;
     free(tree_of);

@@ -27,6 +27,7 @@ typedef struct kcs_order_opts {
     kcs_format in;        /* input format */
     uint64_t seed;        /* the calls' seed (atomic schedules) and the pivots' */
     int verify;           /* extra random pairs asked after each tree (0: none) */
+    int progress;         /* 1: progress on stderr (outputs with a tree) */
 } kcs_order_opts;
 
 typedef struct kcs_order_tree {
