@@ -3,7 +3,8 @@
  * blocked:B, splitk:S, atomic) and from every emulated profile row equals
  * the tree the schedule or the block-FMA model prescribes
  * (src/arith/order_expect.h, written from acc.c and PROFILES.md, not from
- * the probe), at k = 8, 64 and 4096; gemm outputs in different atomic tiles
+ * the probe), at k = 8, 64 and 4096 (profiles at 4096: nvidia-v100 here,
+ * every row with --slow); gemm outputs in different atomic tiles
  * get their own trees; exact blocks (amd-mi100) are refused, never guessed.
  * With the argument --slow: every profile row at k = 4096 too (ctest
  * slow.order_profiles_4096; ~1 min). */
@@ -62,6 +63,9 @@ static void test_schedules(void)
         for (size_t b = 0; b < sizeof sch / sizeof *sch; b++) {
             kcs_order_result r;
             char name[32];
+            /* k = 4096: one parameter of blocked and splitk (both at 8 and 64) */
+            if (ks[a] == 4096 && sch[b].param == 3)
+                continue;
             int rc = probe(ctx, KCS_OP_GEMM, "own", sch[b], KCS_FMT_FP32, ks[a], 1, 1, &r, &err);
             CU_ASSERT_EQUAL(rc, 0);
             if (rc) {
@@ -136,11 +140,10 @@ static void profiles(int k_only)
         kcs_backend_config cfg = {.profile = rows[i].profile};
         CU_ASSERT_EQUAL_FATAL(kcs_backend_cpu.open(0, &cfg, &ctx, &err), 0);
         for (int a = 0; a < 3; a++) {
-            /* k = 4096: in the quick run, the rows of F = 4 (global and
-             * pairwise); every row with --slow */
+            /* k = 4096: in the quick run, nvidia-v100 (F = 4, global
+             * alignment); every row with --slow */
             if (k_only ? ks[a] != k_only
-                       : (ks[a] == 4096 && !(rows[i].F == 4 && rows[i].neab != KCS_NEAB_INF &&
-                                             rows[i].in == KCS_FMT_FP16)))
+                       : (ks[a] == 4096 && strcmp(rows[i].profile, "nvidia-v100") != 0))
                 continue;
             kcs_order_result r;
             kcs_schedule none = {KCS_SCHED_SEQUENTIAL, 0};
