@@ -199,6 +199,7 @@ int kcs_report_write(const char *path, const kcs_report_data *d, kcs_error *err)
     verdict_table(f, d);
     kcs_report_baselines(f, d);
     kcs_report_signatures(f, d);
+    kcs_report_orders(f, d);
     divergence_table(f, d);
     fprintf(f, "## Files\n\nEvery table of this report is in `analysis.h5` under `/analysis` "
                "(with the path and content digests of each dataset it was computed from) and "

@@ -42,6 +42,9 @@ int kcs_report_write(const char *path, const kcs_report_data *d, kcs_error *err)
 /* Sections (report_baselines.c). */
 void kcs_report_baselines(FILE *f, const kcs_report_data *d);
 void kcs_report_signatures(FILE *f, const kcs_report_data *d);
+/* record_order: the summation trees of /provenance/order (report_order.c);
+ * nothing when no dataset has them. */
+void kcs_report_orders(FILE *f, const kcs_report_data *d);
 
 /* Run analysis/plot.py on the dataset when /usr/bin/python3 (or
  * KCS_PYTHON) with h5py and matplotlib is there; the report links the

@@ -15,7 +15,8 @@
 #include "yamlx.h"
 
 static const char *const study_keys[] = {"name",  "seed",    "samples",     "contracts", "placement",
-                                         "cases", "timeout", "description", "max_memory_mib", NULL};
+                                         "cases", "timeout", "description", "max_memory_mib",
+                                         "record_order", NULL};
 static const char *const placement_keys[] = {"backend", "device", "profile", "variant", "schedule",
                                              "acc", "options", "plugin", "declares", NULL};
 static const char *const case_keys[] = {"contract", "op", "dtype_in", "dtype_out", "shapes",
@@ -476,6 +477,11 @@ int kcs_study_load(const char *path, kcs_study **s_p, kcs_error *err)
         if (kcs_yaml_int(&y, v, "max_memory_mib", 1, (int64_t)1 << 30, &want))
             /* the operator's KCS_MAX_MEMORY_MIB is a ceiling a study cannot lift */
             s->max_memory_mib = cap && atoll(cap) > 0 && want > atoll(cap) ? atoll(cap) : want;
+    }
+    if ((v = kcs_yaml_get(&y, root, "record_order", false, ""))) {
+        bool ro = false;
+        if (kcs_yaml_bool(&y, v, "record_order", &ro))
+            s->record_order = ro;
     }
     if ((v = kcs_yaml_get(&y, root, "contracts", true, "")))
         load_contracts(&y, v, s);

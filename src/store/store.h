@@ -97,6 +97,9 @@ typedef struct kcs_store_meta {
     int n_ranks;           /* must equal the size of the communicator */
     int n_samples;         /* samples per case and rank (/samples) */
     const char *backends;  /* backends compiled in, for /provenance/build */
+    const char *order;     /* record_order: every rank's summation trees (JSON, the
+                              same text on every rank) for /provenance/order; NULL:
+                              no such dataset */
 } kcs_store_meta;
 
 /* Collective: create path (must not exist: KCS_E_EXISTS) and every object

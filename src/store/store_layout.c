@@ -197,6 +197,9 @@ int kcs_store_create_layout(kcs_store *st, const kcs_store_meta *m, char *const 
     }
     if ((rc = describe(st, st->ranks, "ranks", "/provenance/ranks", err)))
         goto out_groups;
+    if (m->order && (rc = write_text(st, prov, "order", "/provenance/order", m->order,
+                                     "kcs probe --order (record_order: true)", err)))
+        goto out_groups;
     if ((rc = write_text(st, f, "study", "/study", study->text, study->path, err)))
         goto out_groups;
     hid_t cg = H5Gcreate2(f, "contracts", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);

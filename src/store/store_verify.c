@@ -77,6 +77,7 @@ int64_t kcs_store_size_estimate(const kcs_store_meta *m)
         text += (int64_t)strlen(m->study->contracts[i]->text ? m->study->contracts[i]->text : "") +
                 1024;
     text += (int64_t)strlen(m->command_line ? m->command_line : "");
+    text += (int64_t)strlen(m->order ? m->order : ""); /* /provenance/order */
     bytes += 2 * text + (64 << 10); /* superblock, groups, attributes, B-trees */
     return bytes + bytes / 8;
 }
