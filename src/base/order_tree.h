@@ -1,6 +1,6 @@
 /* Summation trees: the order in which a reduction of n summands was
  * evaluated, as recovered by `kcs probe --order` (FPRev, Xie et al., USENIX
- * ATC 2025) or as a schedule prescribes it (src/arith/order_expect.h).
+ * ATC 2025) or as a schedule prescribes it (src/run/order_expect.h).
  *
  * A tree has leaves 0..n-1 (the summation indices) and internal nodes with
  * two or more children; a node with more than two children is a fused
