@@ -228,7 +228,7 @@ int kcs_detect_report(const kcs_reduce_opts *o, kcs_error *err)
         goto out;
     char report[4096], tmp[4200];
     snprintf(report, sizeof report, "%s/report.md", o->out_dir);
-    kcs_plots_run(o, report, path);
+    kcs_plots_run(o, report, path, NULL);
     snprintf(tmp, sizeof tmp, "%s.partial", report);
     FILE *f = fopen(tmp, "w");
     if (!f) {

@@ -11,6 +11,7 @@
 #include <xxhash.h>
 
 #include "build_info.h"
+#include "store_digest.h"
 
 struct kcs_merge_out {
     char *path;
@@ -186,7 +187,7 @@ int kcs_merge_out_case(kcs_merge_out *m, const kcs_view *v, int64_t c, const kcs
     return kcs_h5out_matrix(m->o, obj, v->n_ranks, v->n_samples, samples, err);
 }
 
-int kcs_merge_out_finish(kcs_merge_out *m, const kcs_view *v, kcs_h5out **o_p, kcs_error *err)
+int kcs_merge_out_finish(kcs_merge_out *m, const kcs_view *v, kcs_error *err)
 {
     int rc = kcs_h5table_close(m->results, err);
     m->results = NULL;
@@ -214,10 +215,14 @@ out:
         int r2 = kcs_h5table_close(orig, err);
         rc = rc ? rc : r2;
     }
-    if (!rc && !(rc = kcs_h5out_group(m->o, "/analysis", err)) &&
-        !(rc = kcs_h5out_attr_i64(m->o, "/", "complete", 1, err))) {
-        *o_p = m->o;
+    if (!rc && !(rc = kcs_h5out_attr_i64(m->o, "/", "complete", 1, err))) {
+        rc = kcs_h5out_close(m->o, err);
         m->o = NULL;
+        /* a kcs dataset like the run's: its raw groups sealed by digests */
+        if (!rc)
+            rc = kcs_store_seal(m->path, err);
+        if (rc)
+            remove(m->path);
     }
     kcs_merge_out_abort(m);
     return rc;

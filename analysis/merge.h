@@ -29,10 +29,10 @@ int kcs_merge_out_open(const char *path, kcs_view *v, const char *command_line,
 /* Case c of the view, in order 0, 1, ... */
 int kcs_merge_out_case(kcs_merge_out *m, const kcs_view *v, int64_t c, const kcs_result_rec *res,
                        const double *samples, int have_samples, kcs_error *err);
-/* Write /cases and /provenance/case_origin, mark the dataset complete and
- * hand over the open file (with an empty /analysis group) for the
- * reducer's tables; *o_p is closed by the caller. */
-int kcs_merge_out_finish(kcs_merge_out *m, const kcs_view *v, kcs_h5out **o_p, kcs_error *err);
+/* Write /cases and /provenance/case_origin, mark the dataset complete,
+ * close it and seal it (content digests, store_digest.h): the merged
+ * dataset is raw data like a run's, never written again. */
+int kcs_merge_out_finish(kcs_merge_out *m, const kcs_view *v, kcs_error *err);
 void kcs_merge_out_abort(kcs_merge_out *m);
 
 #endif

@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
 """Figures of a reduced kcs dataset (run by `kcs reduce`, or by hand).
 
-    plot.py DATASET.h5 OUT_DIR
+    plot.py ANALYSIS.h5 OUT_DIR [DATASET.h5]
 
-Reads the /analysis tables that kcs reduce (or kcs detect) wrote and
+Reads the /analysis tables that kcs reduce (REPORT_DIR/analysis.h5, with the
+dataset it reduced for /provenance/ranks and /cases) or kcs detect (its own
+dataset) wrote and
 renders PNG files into OUT_DIR:
   fig_divergence_g<G>.png  divergence vs n (= k) on log-log, every rank
                            against the oracle and every rank pair, with
@@ -269,13 +271,31 @@ def tolerances(f, out):
     return made
 
 
+class _Both:
+    """/analysis/* from the analysis file, everything else from the dataset"""
+
+    def __init__(self, analysis, raw):
+        self.analysis, self.raw = analysis, raw
+        self.attrs = raw.attrs
+
+    def _of(self, key):
+        return self.analysis if key.startswith("analysis") else self.raw
+
+    def __getitem__(self, key):
+        return self._of(key)[key]
+
+    def __contains__(self, key):
+        return key in self._of(key)
+
+
 def main(argv):
-    if len(argv) != 3:
+    if len(argv) not in (3, 4):
         sys.stderr.write(__doc__)
         return 2
     path, out = argv[1], argv[2]
     os.makedirs(out, exist_ok=True)
-    with h5py.File(path, "r") as f:
+    with h5py.File(path, "r") as a, h5py.File(argv[3] if len(argv) == 4 else path, "r") as raw:
+        f = _Both(a, raw)
         content = s(f.attrs.get("content", ""))
         if content == "detection":
             made = detection(f, out)

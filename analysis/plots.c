@@ -44,7 +44,8 @@ static const char *find_script(const kcs_reduce_opts *o, char *buf, size_t len)
     return readable(buf) ? buf : NULL;
 }
 
-void kcs_plots_run(const kcs_reduce_opts *o, const char *report, const char *dataset)
+void kcs_plots_run(const kcs_reduce_opts *o, const char *report, const char *dataset,
+                   const char *raw)
 {
     (void)report;
     if (o->no_plots)
@@ -65,7 +66,8 @@ void kcs_plots_run(const kcs_reduce_opts *o, const char *report, const char *dat
                 py);
         return;
     }
-    char *argv[] = {(char *)py, (char *)script, (char *)dataset, (char *)o->out_dir, NULL};
+    char *argv[] = {(char *)py, (char *)script, (char *)dataset, (char *)o->out_dir, (char *)raw,
+                    NULL};
     pid_t pid;
     posix_spawn_file_actions_t fa;
     posix_spawn_file_actions_init(&fa);

@@ -171,10 +171,16 @@ int kcs_recompute_case(kcs_recompute *rc, kcs_view *v, int64_t c, double *ref_s,
     }
     if (!rcode && have) {
         if (digest != vc->rec.input_digest) {
-            snprintf(out->why, sizeof out->why,
-                     "regenerated inputs do not match the input digest (%016" PRIx64
-                     " vs %016" PRIx64 ")",
-                     digest, vc->rec.input_digest);
+            /* the plan regenerates other inputs than the run digested: a
+             * damaged or edited /cases row, or another generator */
+            free(ref);
+            free(absref);
+            return kcs_fail(err, KCS_E_INVAL,
+                            "%s: /cases: row %" PRId64 ": field input_digest: %016" PRIx64
+                            ", but the inputs its plan regenerates digest to %016" PRIx64
+                            " (a damaged or edited row; a dataset of a kcs with another input "
+                            "generator reduces with --no-recompute)",
+                            src->path, vc->src_idx[vc->first_src], vc->rec.input_digest, digest);
         } else {
             for (int j = 0; j < ns; j++) {
                 size_t i = kcs_sample_index(j, out_len, ns);

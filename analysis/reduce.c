@@ -5,8 +5,14 @@
  * dataset). Pass 2 re-reads only /results to count what the settled
  * tolerances flag. Nothing is ever loaded whole: the rows of the /analysis
  * tables wait in temporary files (spool.h). */
+#define _GNU_SOURCE
 #include "reduce.h"
 #include "grow.h"
+
+#include <fcntl.h>
+#include <dirent.h>
+#include <ftw.h>
+#include <unistd.h>
 
 #include <errno.h>
 #include <inttypes.h>
@@ -15,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #include "baselines.h"
 #include "detect_data.h"
@@ -180,6 +187,69 @@ static int pass1_case(reduce_state *s, int64_t c, kcs_error *err)
     return rc;
 }
 
+/* The merged dataset must not be written over one of its inputs. */
+static int not_an_input(const kcs_view *v, const char *path, kcs_error *err)
+{
+    struct stat a, b;
+    if (stat(path, &a) != 0)
+        return 0;
+    for (int i = 0; i < v->n_src; i++)
+        if (stat(v->src[i].path, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino)
+            return kcs_fail(err, KCS_E_INVAL,
+                            "%s: the merged dataset would overwrite input %s; choose another "
+                            "--merged",
+                            path, v->src[i].path);
+    return 0;
+}
+
+/* The root of analysis.h5: kcs's identity, and per input its path and the
+ * content digests it was verified against (or that it had none). */
+static int analysis_identity(reduce_state *s, kcs_h5out *o, const char *cmd, const char *merged,
+                             const char *merged_shown, kcs_error *err)
+{
+    char created[32];
+    time_t now = time(NULL);
+    struct tm tm;
+    gmtime_r(&now, &tm);
+    strftime(created, sizeof created, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    int rc = kcs_h5out_identity(o, created, "analysis", cmd, err);
+    if (!rc)
+        rc = kcs_h5out_attr_i64(o, "/", "n_sources", s->v->n_src, err);
+    if (!rc && merged)
+        rc = kcs_h5out_attr_str(o, "/", "merged", merged_shown, err);
+    for (int i = 0; i <= s->v->n_src && !rc; i++) {
+        const char *path = i < s->v->n_src ? s->v->src[i].path : merged;
+        if (!path)
+            break;
+        char list[1024] = "", key[64];
+        size_t used = 0;
+        const char *names[] = {"root", "results", "samples", "cases", "provenance", "study",
+                               "contracts"};
+        for (size_t k = 0; k < sizeof names / sizeof *names && !rc; k++) {
+            char *val = NULL, an[32];
+            snprintf(an, sizeof an, "digest_%s", names[k]);
+            if ((rc = kcs_h5in_root_str(path, an, &val, err)))
+                break;
+            if (val)
+                used += (size_t)snprintf(list + used, used < sizeof list ? sizeof list - used : 0,
+                                         "%s%s=%s", used ? "," : "", names[k], val);
+            free(val);
+        }
+        if (rc)
+            break;
+        if (i < s->v->n_src) {
+            snprintf(key, sizeof key, "source%d_path", i);
+            rc = kcs_h5out_attr_str(o, "/", key, path, err);
+            snprintf(key, sizeof key, "source%d_digests", i);
+        } else {
+            snprintf(key, sizeof key, "merged_digests");
+        }
+        if (!rc)
+            rc = kcs_h5out_attr_str(o, "/", key, list[0] ? list : "none (unverified)", err);
+    }
+    return rc;
+}
+
 static int write_analysis(reduce_state *s, kcs_h5out *o, const char *dir, kcs_error *err)
 {
     int rc = 0, nf;
@@ -259,7 +329,8 @@ static char *join_command(const kcs_reduce_opts *o)
     size_t n = 64;
     for (int i = 0; i < o->n_inputs; i++)
         n += strlen(o->inputs[i]) + 1;
-    n += strlen(o->out_dir) + 8;
+    const char *dir = o->final_dir ? o->final_dir : o->out_dir;
+    n += strlen(dir) + 8;
     char *s = malloc(n);
     if (!s)
         return NULL;
@@ -269,7 +340,7 @@ static char *join_command(const kcs_reduce_opts *o)
         strcat(s, o->inputs[i]);
     }
     strcat(s, " -o ");
-    strcat(s, o->out_dir);
+    strcat(s, dir);
     return s;
 }
 
@@ -282,8 +353,16 @@ static int reduce_datasets(const kcs_reduce_opts *o, kcs_error *err)
         return rc;
     kcs_view *v = s.v;
     kcs_h5out *out = NULL;
-    char merged[4096] = "", report[4096];
+    char merged[4096] = "", merged_shown[4096] = "", report[4096];
+    const char *shown_dir = o->final_dir ? o->final_dir : o->out_dir;
     char *cmd = join_command(o);
+    for (int i = 0; i < v->n_src; i++)
+        if (!v->src[i].info.sealed)
+            fprintf(stderr,
+                    "kcs reduce: warning: %s carries no content digests (written by a kcs "
+                    "before they existed): its raw data is unverified; rerun the study for a "
+                    "verifiable dataset\n",
+                    v->src[i].path);
     if ((rc = ensure_dir(o->out_dir, err)) || (rc = open_spools(&s, err)) ||
         (rc = alloc_case_buffers(&s, err)) ||
         (rc = kcs_baselines_new(v->n_ranks, v->ranks, &s.bl, err)) ||
@@ -296,11 +375,15 @@ static int reduce_datasets(const kcs_reduce_opts *o, kcs_error *err)
     if (v->n_src > 1 && (rc = find_twins(&s, err)))
         goto out;
     if (v->n_src > 1) {
-        if (o->merged_path)
+        if (o->merged_path) {
             snprintf(merged, sizeof merged, "%s", o->merged_path);
-        else
+            snprintf(merged_shown, sizeof merged_shown, "%s", o->merged_path);
+        } else {
             snprintf(merged, sizeof merged, "%s/merged.h5", o->out_dir);
-        if ((rc = kcs_merge_out_open(merged, v, cmd, &s.merge, err)))
+            snprintf(merged_shown, sizeof merged_shown, "%s/merged.h5", shown_dir);
+        }
+        if ((rc = not_an_input(v, merged, err)) ||
+            (rc = kcs_merge_out_open(merged, v, cmd, &s.merge, err)))
             goto out;
     }
     for (int64_t c = 0; c < v->n_cases && !rc; c++)
@@ -317,7 +400,7 @@ static int reduce_datasets(const kcs_reduce_opts *o, kcs_error *err)
         (rc = kcs_tolset_settle(s.ts, err)))
         goto out;
     if (s.merge) {
-        rc = kcs_merge_out_finish(s.merge, v, &out, err);
+        rc = kcs_merge_out_finish(s.merge, v, err);
         s.merge = NULL;
         if (rc)
             goto out;
@@ -325,7 +408,7 @@ static int reduce_datasets(const kcs_reduce_opts *o, kcs_error *err)
     snprintf(report, sizeof report, "%s/report.md", o->out_dir);
     kcs_report_data d = {
         .view = v,
-        .merged_path = merged[0] ? merged : NULL,
+        .merged_path = merged[0] ? merged_shown : NULL,
         .spools = s.sp,
         .tables = &s.tables,
         .sig = &s.sig,
@@ -338,17 +421,15 @@ static int reduce_datasets(const kcs_reduce_opts *o, kcs_error *err)
         .tolset = s.ts,
         .judge = s.tj,
     };
-    /* the dataset is written after the readers are closed (HDF5 opens a
-     * file once per process); the report needs only the spools */
-    if (!out) {
-        char path[4096];
-        snprintf(path, sizeof path, "%s", v->src[0].path);
-        kcs_store_reader_close(v->src[0].r);
-        v->src[0].r = NULL;
-        if ((rc = kcs_h5out_open_analysis(path, &out, err)))
-            goto out;
-    }
-    if ((rc = write_analysis(&s, out, o->out_dir, err)))
+    /* The raw dataset is only ever read: the analysis is a file of its own
+     * (ARCHITECTURE.md), recording what it was computed from. */
+    char apath[4096];
+    snprintf(apath, sizeof apath, "%s/analysis.h5", o->out_dir);
+    if ((rc = kcs_h5out_create(apath, &out, err)) ||
+        (rc = analysis_identity(&s, out, cmd, merged[0] ? merged : NULL,
+                                merged[0] ? merged_shown : NULL, err)) ||
+        (rc = kcs_h5out_group(out, "/analysis", err)) ||
+        (rc = write_analysis(&s, out, o->out_dir, err)))
         goto out;
     rc = kcs_h5out_close(out, err);
     out = NULL;
@@ -364,19 +445,22 @@ static int reduce_datasets(const kcs_reduce_opts *o, kcs_error *err)
             goto out;
         if (s.tj && (rc = kcs_toljudge_write_csv(s.tj, o->out_dir, err)))
             goto out;
+        if (s.tj)
+            kcs_toljudge_warn(stderr, s.tj);
     }
-    kcs_plots_run(o, report, merged[0] ? merged : v->src[0].path);
+    kcs_plots_run(o, report, apath, merged[0] ? merged : v->src[0].path);
     if ((rc = kcs_report_write(report, &d, err)))
         goto out;
     if (o->judged_json && s.tj)
         *o->judged_json = kcs_toljudge_json_members(s.tj);
     if (!o->quiet && !o->json)
-        printf("kcs reduce: %s%s: %" PRId64 " cases x %d ranks -> /analysis (%s), %s\n",
-               v->n_src > 1 ? "merged -> " : "", merged[0] ? merged : v->src[0].path, v->n_cases,
-               v->n_ranks,
+        printf("kcs reduce: %s%s: %" PRId64 " cases x %d ranks -> %s/analysis.h5 (%s), "
+               "%s/report.md\n",
+               v->n_src > 1 ? "merged -> " : "", merged[0] ? merged_shown : v->src[0].path,
+               v->n_cases, v->n_ranks, shown_dir,
                "verdicts, divergence, divergence_points, signatures, baseline_groups, "
                "baseline_fits, tolerances, tolerance_flags, torch_compare, sources",
-               report);
+               shown_dir);
 out:
     if (out)
         kcs_h5out_abort(out);
@@ -385,10 +469,8 @@ out:
     return rc;
 }
 
-int kcs_reduce_run(const kcs_reduce_opts *o, kcs_error *err)
+static int reduce_into(const kcs_reduce_opts *o, kcs_error *err)
 {
-    if (o->n_inputs < 1)
-        return kcs_fail(err, KCS_E_INVAL, "no dataset to reduce");
     if (o->n_inputs == 1) {
         char *content = NULL;
         int rc = kcs_h5in_root_str(o->inputs[0], "content", &content, err);
@@ -427,4 +509,139 @@ int kcs_reduce_run(const kcs_reduce_opts *o, kcs_error *err)
         free(content);
     }
     return reduce_datasets(o, err);
+}
+
+/* The report directory is all-or-nothing: built as DIR.partial-<pid>,
+ * then swapped in for DIR in one rename (renameat2 RENAME_EXCHANGE where
+ * the file system has it), after which the old report is removed. A failed
+ * reduce removes its partial directory and leaves DIR as it was. Only an
+ * empty directory or an earlier kcs report (report.md or tolerances.json in
+ * it) is replaced: -o naming any other directory is refused. */
+static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)st, (void)ftw;
+    return (flag == FTW_DP ? rmdir(path) : unlink(path)) ? -1 : 0;
+}
+
+static void remove_tree(const char *dir)
+{
+    nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+static int has(const char *dir, const char *name)
+{
+    char p[4200];
+    snprintf(p, sizeof p, "%s/%s", dir, name);
+    return access(p, F_OK) == 0;
+}
+
+static int dir_empty(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return 0;
+    struct dirent *e;
+    int n = 0;
+    while ((e = readdir(d)))
+        if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
+            n++;
+    closedir(d);
+    return n == 0;
+}
+
+static int report_dir_begin(const char *dir, char *tmp, size_t len, kcs_error *err)
+{
+    struct stat st;
+    if (lstat(dir, &st) == 0) {
+        if (S_ISLNK(st.st_mode))
+            return kcs_fail(err, KCS_E_INVAL,
+                            "%s: a symbolic link; give the report directory itself with -o", dir);
+        if (!S_ISDIR(st.st_mode))
+            return kcs_fail(err, KCS_E_INVAL, "%s: exists and is not a directory", dir);
+        if (!dir_empty(dir) && !has(dir, "report.md") && !has(dir, "tolerances.json"))
+            return kcs_fail(err, KCS_E_INVAL,
+                            "%s: exists and is not a kcs report directory (no report.md); kcs "
+                            "reduce replaces its report directory whole, so it refuses this one: "
+                            "choose another -o",
+                            dir);
+    }
+    if ((size_t)snprintf(tmp, len, "%s.partial-%ld", dir, (long)getpid()) >= len)
+        return kcs_fail(err, KCS_E_INVAL, "%s: path too long", dir);
+    if (lstat(tmp, &st) == 0)
+        remove_tree(tmp); /* an earlier reduce of this pid that died */
+    if (mkdir(tmp, 0777) != 0)
+        return kcs_fail(err, KCS_E_IO, "%s: cannot create the report directory: %s", tmp,
+                        strerror(errno));
+    return 0;
+}
+
+static int report_dir_publish(const char *tmp, const char *dir, kcs_error *err)
+{
+    struct stat st;
+    int rc = 0;
+    if (lstat(dir, &st) != 0) {
+        if (rename(tmp, dir) != 0)
+            rc = kcs_fail(err, KCS_E_IO, "%s: cannot rename %s to it: %s", dir, tmp,
+                          strerror(errno));
+    } else if (renameat2(AT_FDCWD, tmp, AT_FDCWD, dir, RENAME_EXCHANGE) == 0) {
+        remove_tree(tmp); /* now the old report */
+    } else {
+        char old[4200];
+        snprintf(old, sizeof old, "%s.old-%ld", dir, (long)getpid());
+        if (rename(dir, old) != 0 || rename(tmp, dir) != 0) {
+            int e = errno;
+            if (access(dir, F_OK) != 0)
+                rename(old, dir);
+            rc = kcs_fail(err, KCS_E_IO, "%s: cannot put the new report in place: %s", dir,
+                          strerror(e));
+        } else {
+            remove_tree(old);
+        }
+    }
+    if (rc) {
+        remove_tree(tmp);
+        return rc;
+    }
+    char parent[4200];
+    snprintf(parent, sizeof parent, "%s", dir);
+    char *slash = strrchr(parent, '/');
+    if (slash == parent)
+        parent[1] = '\0';
+    else if (slash)
+        *slash = '\0';
+    else
+        snprintf(parent, sizeof parent, ".");
+    int fd = open(parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd >= 0) {
+        fsync(fd);
+        close(fd);
+    }
+    return 0;
+}
+
+int kcs_reduce_run(const kcs_reduce_opts *o, kcs_error *err)
+{
+    if (o->n_inputs < 1)
+        return kcs_fail(err, KCS_E_INVAL, "no dataset to reduce");
+    char dir[4096], tmp[4200];
+    size_t n = (size_t)snprintf(dir, sizeof dir, "%s", o->out_dir);
+    while (n > 1 && dir[n - 1] == '/')
+        dir[--n] = '\0';
+    for (int i = 0; i < o->n_inputs; i++) {
+        struct stat a, b;
+        if (stat(o->inputs[i], &a) == 0 && stat(dir, &b) == 0 && a.st_dev == b.st_dev &&
+            a.st_ino == b.st_ino)
+            return kcs_fail(err, KCS_E_INVAL, "%s: the report directory is an input", dir);
+    }
+    int rc = report_dir_begin(dir, tmp, sizeof tmp, err);
+    if (rc)
+        return rc;
+    kcs_reduce_opts in = *o;
+    in.out_dir = tmp;
+    in.final_dir = dir;
+    if ((rc = reduce_into(&in, err))) {
+        remove_tree(tmp);
+        return rc;
+    }
+    return report_dir_publish(tmp, dir, err);
 }

@@ -18,7 +18,8 @@
 typedef struct kcs_reduce_opts {
     const char *const *inputs;
     int n_inputs;
-    const char *out_dir;     /* report directory */
+    const char *out_dir;     /* report directory (while reducing: its partial copy) */
+    const char *final_dir;   /* the report directory's own name (NULL: out_dir) */
     const char *merged_path; /* merge output (default OUT_DIR/merged.h5) */
     int quiet;
     int no_plots;            /* do not run analysis/plot.py */

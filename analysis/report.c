@@ -171,6 +171,12 @@ int kcs_report_write(const char *path, const kcs_report_data *d, kcs_error *err)
                 v->n_src, d->merged_path, v->n_ranks, (long long)v->n_cases, v->max_trials);
         sources_table(f, d);
     }
+    for (int i = 0; i < v->n_src; i++)
+        if (!v->src[i].info.sealed)
+            fprintf(f, "> **Unverified raw data:** `%s` carries no content digests (written by a "
+                       "kcs before they existed), so damage to it cannot be detected. Rerun "
+                       "the study to get a verifiable dataset.\n\n",
+                    v->src[i].path);
     if (d->judge)
         kcs_toljudge_report(f, d->judge);
     if (d->tolset)
@@ -193,8 +199,10 @@ int kcs_report_write(const char *path, const kcs_report_data *d, kcs_error *err)
     verdict_table(f, d);
     kcs_report_baselines(f, d);
     kcs_report_signatures(f, d);
+    kcs_report_orders(f, d);
     divergence_table(f, d);
-    fprintf(f, "## Files\n\nEvery table of this report is in the dataset under `/analysis` and "
+    fprintf(f, "## Files\n\nEvery table of this report is in `analysis.h5` under `/analysis` "
+               "(with the path and content digests of each dataset it was computed from) and "
                "as CSV here: verdicts, divergence, divergence_points, signatures, "
                "baseline_groups, baseline_fits, tolerances, tolerance_flags, torch_compare, "
                "sources.\n");

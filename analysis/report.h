@@ -42,11 +42,17 @@ int kcs_report_write(const char *path, const kcs_report_data *d, kcs_error *err)
 /* Sections (report_baselines.c). */
 void kcs_report_baselines(FILE *f, const kcs_report_data *d);
 void kcs_report_signatures(FILE *f, const kcs_report_data *d);
+/* record_order: the summation trees of /provenance/order (report_order.c);
+ * nothing when no dataset has them. */
+void kcs_report_orders(FILE *f, const kcs_report_data *d);
 
 /* Run analysis/plot.py on the dataset when /usr/bin/python3 (or
  * KCS_PYTHON) with h5py and matplotlib is there; the report links the
  * figures it made. Prints one line saying why when it cannot. */
-void kcs_plots_run(const kcs_reduce_opts *o, const char *report, const char *dataset);
+/* plot.py on dataset (the /analysis tables) and raw (the dataset reduced,
+ * NULL when it is dataset itself). */
+void kcs_plots_run(const kcs_reduce_opts *o, const char *report, const char *dataset,
+                   const char *raw);
 /* Whether a figure file exists in the report directory. */
 int kcs_report_has_figure(const char *dir, const char *name);
 

@@ -43,6 +43,21 @@ void kcs_toljudge_free(kcs_toljudge *j);
 void kcs_toljudge_case(kcs_toljudge *j, const kcs_case_rec *cs, const kcs_result_rec *res, int T);
 int kcs_toljudge_write_csv(const kcs_toljudge *j, const char *dir, kcs_error *err);
 void kcs_toljudge_report(FILE *f, const kcs_toljudge *j);
+/* One warning line per recommendation that judged trials outside its
+ * scope: k outside its validity range (extrapolated, or outside an
+ * envelope: not judged), or an absolute metric on inputs other than those
+ * it was fitted on. Each line states the scope: op, dtypes, accumulator,
+ * metric, valid k range, fitted output count N0 and the input scale. */
+void kcs_toljudge_warn(FILE *f, const kcs_toljudge *j);
+/* `kcs reduce --tolerances FILE --query op=,dtype_in=,k=,outputs=[,dtype_out=,acc=,inputs=]`:
+ * the one matching recommendation evaluated at k for that many outputs,
+ * as one JSON object on out: {"eta", "scale_free" (eta relative to |A||B|
+ * for the scaled metric, else null), "valid", "scope": {op, dtype_in,
+ * dtype_out, acc, metric, inputs, k, k_range, outputs, outputs_fitted,
+ * input_scale}}; outside its scope a warning line on warn. KCS_E_INVAL for
+ * a malformed query or not exactly one match. */
+int kcs_toljudge_query(const kcs_toljudge *j, const char *query, FILE *out, FILE *warn,
+                       kcs_error *err);
 /* {"tolerances": FILE, "judged": [{"rank", "implementation", "trials", "flagged", ...}]} */
 void kcs_toljudge_json(FILE *f, const kcs_toljudge *j);
 /* The same object's members without the braces (malloc'd; NULL when out of memory),

@@ -18,7 +18,11 @@
 
 typedef struct jrec {
     char op[KCS_STR_SHORT], dtype_in[16], dtype_out[16], acc[16], metric[16];
+    char inputs[KCS_STR_SHORT]; /* the input distribution fitted on ("" when not given) */
     kcs_tolfit fit; /* form, u, c, alpha, env_n/env_eta, n_min/n_max, outputs0, p */
+    /* trials judged outside the recommendation's scope (kcs_toljudge_warn) */
+    int64_t w_extrap, w_range, w_scale, w_k_lo, w_k_hi;
+    char w_dist[KCS_STR_SHORT]; /* one input distribution of the w_scale trials */
 } jrec;
 
 typedef struct jcase {
@@ -94,6 +98,14 @@ static void parse_rec(kcs_yctx *y, struct fy_node *m, int i, double p, jrec *r)
     str(y, m, "dtype_out", field, r->dtype_out, sizeof r->dtype_out);
     str(y, m, "acc", field, r->acc, sizeof r->acc);
     str(y, m, "metric", field, r->metric, sizeof r->metric);
+    r->inputs[0] = 0;
+    {
+        char f[128];
+        snprintf(f, sizeof f, "%s.inputs", field);
+        struct fy_node *in = kcs_yaml_get(y, m, "inputs", false, f);
+        if (in && !is_null(in))
+            kcs_yaml_str(y, in, f, r->inputs, sizeof r->inputs);
+    }
     char form[16] = "", rule[16] = "";
     str(y, m, "form", field, form, sizeof form);
     str(y, m, "outputs_rule", field, rule, sizeof rule);
@@ -257,10 +269,10 @@ int kcs_toljudge_open(const char *path, const kcs_rank_rec *ranks, int n_ranks,
     return 0;
 }
 
-static const jrec *find_rec(const kcs_toljudge *j, const kcs_case_rec *cs)
+static jrec *find_rec(const kcs_toljudge *j, const kcs_case_rec *cs)
 {
     for (int i = 0; i < j->n_rec; i++) {
-        const jrec *r = &j->rec[i];
+        jrec *r = &j->rec[i];
         if (!strcmp(r->op, cs->op) && !strcmp(r->dtype_in, cs->dtype_in) &&
             !strcmp(r->dtype_out, cs->dtype_out) &&
             (!strcmp(r->acc, cs->dtype_acc) || !strcmp(r->acc, "any")))
@@ -278,10 +290,13 @@ static double value(const jrec *r, const kcs_result_rec *x)
 
 void kcs_toljudge_case(kcs_toljudge *j, const kcs_case_rec *cs, const kcs_result_rec *res, int T)
 {
-    const jrec *r = find_rec(j, cs);
+    jrec *r = find_rec(j, cs);
     double outputs = kcs_case_outputs(cs);
     double eta = NAN;
     int extrap = r && ((double)cs->k < r->fit.n_min || (double)cs->k > r->fit.n_max);
+    /* an absolute metric holds at the input scale it was fitted on */
+    int other_scale = r && strcmp(r->metric, "scaled") && r->inputs[0] &&
+                      strcmp(r->inputs, cs->input_dist);
     if (r) {
         double e0 = kcs_tolfit_eta0(&r->fit, (double)cs->k);
         if (!isnan(e0))
@@ -304,10 +319,23 @@ void kcs_toljudge_case(kcs_toljudge *j, const kcs_case_rec *cs, const kcs_result
                 c.not_judged++;
                 continue;
             }
+            if (extrap || isnan(eta)) {
+                if (r->w_extrap + r->w_range == 0 || cs->k < r->w_k_lo)
+                    r->w_k_lo = cs->k;
+                if (r->w_extrap + r->w_range == 0 || cs->k > r->w_k_hi)
+                    r->w_k_hi = cs->k;
+            }
             if (isnan(eta)) {
                 j->out_of_range[k]++;
+                r->w_range++;
                 c.not_judged++;
                 continue;
+            }
+            r->w_extrap += extrap;
+            if (other_scale) {
+                if (!r->w_scale)
+                    snprintf(r->w_dist, sizeof r->w_dist, "%s", cs->input_dist);
+                r->w_scale++;
             }
             double d = value(r, x);
             int fl = kcs_tol_flags(d, eta);
@@ -415,4 +443,146 @@ void kcs_toljudge_json(FILE *f, const kcs_toljudge *j)
                 (long long)(j->no_rec[r] + j->out_of_range[r]), (long long)j->not_run[r]);
     }
     fprintf(f, "]}\n");
+}
+
+void kcs_toljudge_warn(FILE *f, const kcs_toljudge *j)
+{
+    for (int i = 0; i < j->n_rec; i++) {
+        const jrec *r = &j->rec[i];
+        if (!r->w_extrap && !r->w_range && !r->w_scale)
+            continue;
+        char scale[KCS_STR_SHORT + 64];
+        if (!strcmp(r->metric, "scaled"))
+            snprintf(scale, sizeof scale, "relative to |A||B|, any input scale");
+        else if (r->inputs[0])
+            snprintf(scale, sizeof scale, "absolute, at the scale of its inputs: %s", r->inputs);
+        else
+            snprintf(scale, sizeof scale, "absolute, input scale not recorded");
+        fprintf(f, "kcs reduce: warning: %s: the tolerance for op %s, dtype_in %s, dtype_out %s, "
+                   "acc %s (metric %s; valid for k in [%.0f, %.0f], fitted on N0 = %.0f "
+                   "outputs, %s):",
+                j->path, r->op, r->dtype_in, r->dtype_out, r->acc, r->metric, r->fit.n_min,
+                r->fit.n_max, r->fit.outputs0, scale);
+        if (r->w_extrap)
+            fprintf(f, " %lld trials with k outside its validity range (k from %lld to %lld) "
+                       "were judged by extrapolating its power law;",
+                    (long long)r->w_extrap, (long long)r->w_k_lo, (long long)r->w_k_hi);
+        if (r->w_range)
+            fprintf(f, " %lld trials with k outside its envelope were not judged;",
+                    (long long)r->w_range);
+        if (r->w_scale)
+            fprintf(f, " %lld trials on other inputs (%s%s) were judged with an absolute "
+                       "tolerance fitted at another input scale;",
+                    (long long)r->w_scale, r->w_dist, r->w_scale > 1 ? ", ..." : "");
+        fprintf(f, " trust those verdicts less\n");
+    }
+}
+
+/* One "key=value" item of a query: 1 when key matches (value copied). */
+static int query_item(const char *item, const char *key, char *val, size_t len)
+{
+    size_t kl = strlen(key);
+    if (strncmp(item, key, kl) || item[kl] != '=')
+        return 0;
+    snprintf(val, len, "%s", item + kl + 1);
+    return 1;
+}
+
+int kcs_toljudge_query(const kcs_toljudge *j, const char *query, FILE *out, FILE *warn,
+                       kcs_error *err)
+{
+    char op[KCS_STR_SHORT] = "", din[16] = "", dout[16] = "", acc[16] = "", inputs[64] = "";
+    char ks[64] = "", ns[64] = "", buf[512];
+    snprintf(buf, sizeof buf, "%s", query);
+    for (char *save = NULL, *it = strtok_r(buf, ",", &save); it; it = strtok_r(NULL, ",", &save)) {
+        if (!(query_item(it, "op", op, sizeof op) || query_item(it, "dtype_in", din, sizeof din) ||
+              query_item(it, "dtype_out", dout, sizeof dout) ||
+              query_item(it, "acc", acc, sizeof acc) ||
+              query_item(it, "inputs", inputs, sizeof inputs) ||
+              query_item(it, "k", ks, sizeof ks) || query_item(it, "outputs", ns, sizeof ns)))
+            return kcs_fail(err, KCS_E_INVAL, "--query: '%s' is not one of op=, dtype_in=, "
+                            "dtype_out=, acc=, inputs=, k=, outputs=", it);
+    }
+    if (!op[0] || !din[0] || !ks[0] || !ns[0])
+        return kcs_fail(err, KCS_E_INVAL, "--query '%s': op=, dtype_in=, k= and outputs= are "
+                        "required", query);
+    char *end = NULL;
+    double k = strtod(ks, &end);
+    if (!end || *end || !(k >= 1.0) || !isfinite(k))
+        return kcs_fail(err, KCS_E_INVAL, "--query: k=%s is not a number >= 1", ks);
+    double n = strtod(ns, &end);
+    if (!end || *end || !(n >= 1.0) || !isfinite(n))
+        return kcs_fail(err, KCS_E_INVAL, "--query: outputs=%s is not a number >= 1", ns);
+    const jrec *hit = NULL;
+    int hits = 0;
+    for (int i = 0; i < j->n_rec; i++) {
+        const jrec *r = &j->rec[i];
+        if (strcmp(r->op, op) || strcmp(r->dtype_in, din) || (dout[0] && strcmp(r->dtype_out, dout)) ||
+            (acc[0] && strcmp(r->acc, acc) && strcmp(r->acc, "any")))
+            continue;
+        hit = r;
+        hits++;
+    }
+    if (hits != 1)
+        return kcs_fail(err, KCS_E_INVAL, "%s: %s recommendation for op=%s dtype_in=%s%s%s%s%s%s",
+                        j->path, hits ? "more than one" : "no", op, din,
+                        dout[0] ? " dtype_out=" : "", dout, acc[0] ? " acc=" : "", acc,
+                        hits ? " (choose with dtype_out= or acc=)" : "");
+    const kcs_tolfit *f = &hit->fit;
+    double e0 = kcs_tolfit_eta0(f, k);
+    double eta = isnan(e0) ? NAN : e0 * kcs_tol_outputs_factor(n, f->outputs0, j->p);
+    int scaled = !strcmp(hit->metric, "scaled");
+    int out_k = k < f->n_min || k > f->n_max;
+    int out_scale = !scaled && inputs[0] && hit->inputs[0] && strcmp(inputs, hit->inputs);
+    char scale[KCS_STR_SHORT + 64];
+    if (scaled)
+        snprintf(scale, sizeof scale, "relative to |A||B|, any input scale");
+    else if (hit->inputs[0])
+        snprintf(scale, sizeof scale, "absolute, at the scale of its inputs: %s", hit->inputs);
+    else
+        snprintf(scale, sizeof scale, "absolute, input scale not recorded");
+    if (out_k || out_scale) {
+        fprintf(warn, "kcs reduce: warning: %s: the tolerance for op %s, dtype_in %s, dtype_out %s, "
+                      "acc %s (metric %s; valid for k in [%.0f, %.0f], fitted on N0 = %.0f "
+                      "outputs, %s) asked outside its scope:",
+                j->path, hit->op, hit->dtype_in, hit->dtype_out, hit->acc, hit->metric, f->n_min,
+                f->n_max, f->outputs0, scale);
+        if (out_k)
+            fprintf(warn, " k = %.0f is outside its validity range (%s);", k,
+                    isnan(eta) ? "no value there" : "the power law is extrapolated");
+        if (out_scale)
+            fprintf(warn, " inputs %s are not those its absolute metric was fitted on;", inputs);
+        fprintf(warn, " trust it less\n");
+    }
+    fprintf(out, "{\"eta\": ");
+    if (isfinite(eta))
+        fprintf(out, "%.10g", eta);
+    else
+        fprintf(out, "null");
+    fprintf(out, ", \"scale_free\": ");
+    if (scaled && isfinite(eta))
+        fprintf(out, "%.10g", eta);
+    else
+        fprintf(out, "null");
+    fprintf(out, ", \"valid\": %s,\n \"scope\": {\"op\": ", out_k || out_scale ? "false" : "true");
+    kcs_json_str(out, hit->op);
+    fprintf(out, ", \"dtype_in\": ");
+    kcs_json_str(out, hit->dtype_in);
+    fprintf(out, ", \"dtype_out\": ");
+    kcs_json_str(out, hit->dtype_out);
+    fprintf(out, ", \"acc\": ");
+    kcs_json_str(out, hit->acc);
+    fprintf(out, ", \"metric\": ");
+    kcs_json_str(out, hit->metric);
+    fprintf(out, ", \"inputs\": ");
+    if (hit->inputs[0])
+        kcs_json_str(out, hit->inputs);
+    else
+        fprintf(out, "null");
+    fprintf(out, ", \"k\": %.17g, \"k_range\": [%.17g, %.17g], \"outputs\": %.17g, "
+                 "\"outputs_fitted\": %.17g, \"input_scale\": ",
+            k, f->n_min, f->n_max, n, f->outputs0);
+    kcs_json_str(out, scale);
+    fprintf(out, "}}\n");
+    return 0;
 }

@@ -331,8 +331,15 @@ int kcs_view_read_case(kcs_view *v, int64_t c, kcs_result_rec *res, double *samp
         if (src->reads >= KCS_VIEW_REOPEN) {
             kcs_store_reader_close(src->r);
             src->r = NULL;
-            if ((rc = kcs_store_open_read(src->path, &src->r, err)))
+            /* verified at the first open: the same file, unchanged, needs
+             * no second pass over its data */
+            if ((rc = kcs_store_open_read_flags(src->path, KCS_READ_NO_DIGESTS, &src->r, err)))
                 return rc;
+            const kcs_file_id *a = &src->info.id, *b = &kcs_store_reader_info(src->r)->id;
+            if (a->dev != b->dev || a->ino != b->ino || a->size != b->size ||
+                a->mtime_ns != b->mtime_ns)
+                return kcs_fail(err, KCS_E_INVAL,
+                                "%s: the dataset changed while it was being reduced", src->path);
             src->reads = 0;
         }
         src->reads++;

@@ -2,6 +2,7 @@
  * include/kcs_worker.h. */
 #define _GNU_SOURCE
 #include "worker_host.h"
+#include "worker_box.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -30,7 +31,8 @@
 #endif
 
 struct kcs_worker {
-    pid_t pid;          /* 0 once reaped */
+    kcs_box *box;       /* the worker's box (worker_box.h); NULL once reaped */
+    pid_t pid;          /* the box's process (kcs_box_pid); 0 once reaped */
     int fd;             /* the channel; -1 once closed */
     uint32_t seq;
     int region_fd;      /* memfd of the current region, -1: none */
@@ -39,6 +41,7 @@ struct kcs_worker {
     int region_sent;    /* the worker has the current region */
     char log[PATH_MAX];
     off_t log_start;    /* the log's size when this worker started */
+    kcs_box_report report; /* what of the box held */
 };
 
 /* ---------------------------------------------------------------- limits */
@@ -58,6 +61,20 @@ static int env_num(const char *name, double *v, kcs_error *err)
     return 0;
 }
 
+static uint64_t default_as_bytes(void)
+{
+    uint64_t lim = (uint64_t)KCS_WORKER_MEM_DEFAULT_MIB << 20;
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    if (pages > 0 && page > 0) {
+        uint64_t half = (uint64_t)pages * (uint64_t)page / 2;
+        if (half < lim)
+            lim = half;
+    }
+    if (lim < ((uint64_t)2 << 30))
+        lim = (uint64_t)2 << 30;
+    return lim;
+}
+
 int kcs_worker_limits_env(kcs_worker_limits *l, kcs_error *err)
 {
     memset(l, 0, sizeof *l);
@@ -67,8 +84,11 @@ int kcs_worker_limits_env(kcs_worker_limits *l, kcs_error *err)
         rc = env_num("KCS_WORKER_CPU", &cpu, err);
     if (rc)
         return rc;
-    l->as_bytes = (uint64_t)(mem * 1048576.0);
-    l->cpu_s = cpu;
+    const char *ms = getenv("KCS_WORKER_MEM"), *cs = getenv("KCS_WORKER_CPU");
+    l->as_default = !ms || !*ms;
+    l->cpu_default = !cs || !*cs;
+    l->as_bytes = l->as_default ? default_as_bytes() : (uint64_t)(mem * 1048576.0);
+    l->cpu_s = l->cpu_default ? KCS_WORKER_CPU_DEFAULT_S : cpu;
     const char *log = getenv("KCS_WORKER_LOG");
     if (log && *log) {
         snprintf(l->log_path, sizeof l->log_path, "%s", log);
@@ -148,56 +168,12 @@ static void child_drop_caps(void)
 #endif
 }
 
-static void child_close_from(int lo)
+/* The host's last steps in the worker, after the box's layers (worker_box.c
+ * calls it between fork and exec: system calls only). */
+static void child_last(void)
 {
-#if defined(SYS_close_range)
-    if (syscall(SYS_close_range, (unsigned)lo, ~0u, 0) == 0)
-        return;
-#endif
-    long max = sysconf(_SC_OPEN_MAX);
-    if (max < 0 || max > 65536)
-        max = 65536;
-    for (int fd = lo; fd < max; fd++)
-        close(fd);
-}
-
-/* Between fork and exec: async-signal-safe calls only. */
-static void child(char *const argv[], int chan, int logfd, int nullfd,
-                  const kcs_worker_limits *lim, char *const envp[])
-{
-    setpgid(0, 0); /* its own process group: stop() kills whatever it forked */
-    if (dup2(nullfd, 0) < 0 || dup2(logfd, 1) < 0 || dup2(logfd, 2) < 0)
-        _exit(126);
-    if (chan != KCS_WORKER_FD) {
-        if (dup2(chan, KCS_WORKER_FD) < 0)
-            _exit(126);
-    } else {
-        int fl = fcntl(chan, F_GETFD);
-        fcntl(chan, F_SETFD, fl & ~FD_CLOEXEC);
-    }
-    child_close_from(KCS_WORKER_FD + 1);
-    struct rlimit r;
-    if (lim->as_bytes) {
-        r.rlim_cur = r.rlim_max = (rlim_t)lim->as_bytes;
-        setrlimit(RLIMIT_AS, &r);
-    }
-    if (lim->cpu_s > 0) {
-        rlim_t s = (rlim_t)(lim->cpu_s + 0.999);
-        r.rlim_cur = s;
-        r.rlim_max = s + 1; /* SIGXCPU first, SIGKILL a second later */
-        setrlimit(RLIMIT_CPU, &r);
-    }
-    r.rlim_cur = r.rlim_max = 0;
-    setrlimit(RLIMIT_CORE, &r);
-    signal(SIGPIPE, SIG_DFL);
-#if defined(__linux__)
-    prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
-    prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
-#endif
     child_drop_caps();
     child_seccomp();
-    execve(argv[0], argv, envp);
-    _exit(127);
 }
 
 /* ------------------------------------------------------------ messaging */
@@ -245,36 +221,27 @@ static void log_tail(const kcs_worker *w, char *out, size_t len)
     close(fd);
 }
 
-/* Reap the worker (SIGKILL to its group if it does not exit within grace_s)
- * and describe how it ended. Returns 1 when it was killed here. */
+/* Reap the worker's box (SIGKILL to all of it if it does not end within
+ * grace_s) and describe how the worker ended. Returns 1 when it was killed
+ * here. When this returns, no process of the box is left. */
 static int reap(kcs_worker *w, double grace_s, char *how, size_t len)
 {
     how[0] = 0;
-    if (w->pid <= 0)
+    if (!w->box)
         return 0;
     int st = 0, killed = 0;
-    pid_t got = 0;
-    /* Wait for it to end without reaping it (WNOWAIT): while it is a zombie
-     * its pid, the id of its process group, cannot be reused, so the group
-     * kill below reaches only what it left behind. */
     double until = now_s() + grace_s;
-    siginfo_t si;
-    for (;;) {
-        memset(&si, 0, sizeof si);
-        int r = waitid(P_PID, (id_t)w->pid, &si, WEXITED | WNOHANG | WNOWAIT);
-        if ((r == 0 && si.si_pid != 0) || (r < 0 && errno != EINTR) || now_s() >= until)
-            break;
+    while (!kcs_box_ended(w->box) && now_s() < until) {
         struct timespec ts = {0, 2000000};
         nanosleep(&ts, NULL);
     }
-    if (si.si_pid == 0) { /* still running: kill it and its group */
-        kill(-w->pid, SIGKILL);
-        kill(w->pid, SIGKILL);
+    if (!kcs_box_ended(w->box)) {
+        kcs_box_kill(w->box);
         killed = 1;
     }
-    kill(-w->pid, SIGKILL); /* whatever it forked into its group */
-    while ((got = waitpid(w->pid, &st, 0)) < 0 && errno == EINTR)
-        ;
+    int got = kcs_box_reap(w->box, &st);
+    kcs_box_free(w->box);
+    w->box = NULL;
     if (got < 0) {
         snprintf(how, len, "ended (its status was collected elsewhere)");
     } else if (WIFEXITED(st)) {
@@ -431,43 +398,22 @@ int kcs_worker_start(char *const argv[], const kcs_worker_limits *lim, double st
         free(w);
         return rc;
     }
-    /* The environment, with the protocol's two variables, built before fork. */
-    extern char **environ;
-    size_t ne = 0;
-    while (environ[ne])
-        ne++;
-    char **envp = calloc(ne + 3, sizeof *envp);
-    static char fdvar[32], vervar[48];
-    snprintf(fdvar, sizeof fdvar, "KCS_WORKER_FD=%d", KCS_WORKER_FD);
-    snprintf(vervar, sizeof vervar, "KCS_WORKER_PROTOCOL=%d", KCS_WORKER_PROTOCOL_VERSION);
-    pid_t pid = -1;
-    if (envp) {
-        size_t k = 0;
-        for (size_t i = 0; i < ne; i++)
-            if (strncmp(environ[i], "KCS_WORKER_FD=", 14) &&
-                strncmp(environ[i], "KCS_WORKER_PROTOCOL=", 20))
-                envp[k++] = environ[i];
-        envp[k++] = fdvar;
-        envp[k++] = vervar;
-        envp[k] = NULL;
-        fflush(NULL);
-        pid = fork();
-        if (pid == 0)
-            child(argv, sv[1], logfd, nullfd, lim, envp);
-    }
-    int fork_errno = errno, have_env = envp != NULL;
-    free(envp);
+    /* The box: namespaces, Landlock, cgroup, limits, a clean environment
+     * (worker_box.h); the channel is descriptor 3. */
+    kcs_box_spec spec = {argv, sv[1], logfd, nullfd, lim->as_bytes, lim->cpu_s, child_last};
+    int rc0 = kcs_box_start(&spec, &w->box, &w->report, err);
     close(sv[1]);
     close(logfd);
     close(nullfd);
-    if (pid < 0) {
+    if (rc0) {
         close(sv[0]);
         free(w);
-        return kcs_fail(err, KCS_E_INTERNAL, "worker: cannot start %s: %s", argv[0],
-                        have_env ? strerror(fork_errno) : "out of memory");
+        return rc0;
     }
+    pid_t pid = kcs_box_pid(w->box);
     w->pid = pid;
     w->fd = sv[0];
+    info->box = w->report;
 
     unsigned char buf[KCS_WORKER_MAX_MSG];
     ssize_t n = recv_msg(w, buf, sizeof buf,

@@ -12,17 +12,26 @@
 
 #include "error.h"
 #include "kcs_worker.h"
+#include "worker_box.h"
 
 typedef struct kcs_worker_limits {
     uint64_t as_bytes;    /* RLIMIT_AS of the worker; 0: unlimited */
     double cpu_s;         /* RLIMIT_CPU of the worker (s, per worker); 0: none */
+    int as_default, cpu_default; /* 1: the default, not set by the user */
     char log_path[PATH_MAX]; /* the worker's stdout and stderr are appended here */
     int log_default;      /* 1: log_path is the default, not KCS_WORKER_LOG */
 } kcs_worker_limits;
 
+/* The default limits of a worker (docs/isolation.md): address space
+ * KCS_WORKER_MEM_DEFAULT_MIB, or half the physical memory when that is
+ * less (never under 2 GiB); CPU time KCS_WORKER_CPU_DEFAULT_S per worker. */
+#define KCS_WORKER_MEM_DEFAULT_MIB 16384
+#define KCS_WORKER_CPU_DEFAULT_S 3600
+
 /* Limits from the environment: KCS_WORKER_MEM (MiB of address space),
- * KCS_WORKER_CPU (seconds), KCS_WORKER_LOG (file; default
- * $TMPDIR/kcs-worker-<pid>.log). A malformed value is KCS_E_INVAL. */
+ * KCS_WORKER_CPU (seconds), 0 for none, the defaults above when unset;
+ * KCS_WORKER_LOG (file; default $TMPDIR/kcs-worker-<pid>.log). A malformed
+ * value is KCS_E_INVAL. */
 int kcs_worker_limits_env(kcs_worker_limits *l, kcs_error *err);
 
 /* Remove the log when it is the default one ($TMPDIR/kcs-worker-<pid>.log)
@@ -38,11 +47,13 @@ typedef struct kcs_worker_info {
     char msg[KCS_ERRMSG_MAX];
     char file[PATH_MAX];
     char declares[256]; /* what the implementation declares ("" when nothing) */
+    kcs_box_report box; /* what of the worker's box held (worker_box.h) */
 } kcs_worker_info;
 
 typedef struct kcs_worker kcs_worker;
 
-/* Start argv[0] (a path) with argv as a worker and read its HELLO (within
+/* Start argv[0] (a path) with argv as a worker, in a box (worker_box.h;
+ * info->box says which layers held), and read its HELLO (within
  * start_timeout_s). A worker that dies or says nothing is KCS_E_CRASHED /
  * KCS_E_TIMEOUT; a HELLO with status < 0 is returned in info with rc 0 (the
  * caller decides; the worker has exited). */
@@ -67,7 +78,8 @@ int kcs_worker_alive(const kcs_worker *w);
 int kcs_worker_pid(const kcs_worker *w);
 
 /* Close the channel, give the worker a moment to exit, then SIGKILL its
- * process group; free everything. NULL is fine. */
+ * whole box (worker_box.h); free everything. When this returns no process
+ * of the box is left. NULL is fine. */
 void kcs_worker_stop(kcs_worker *w);
 
 /* Make this process unreadable to its workers (/proc/PID/mem, ptrace):

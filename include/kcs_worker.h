@@ -16,16 +16,21 @@
  * ---------------------------------------------------------------------------
  * Life cycle
  * ---------------------------------------------------------------------------
- *  1. The grader creates an AF_UNIX SOCK_SEQPACKET socket pair and forks.
- *     The child: stdin is /dev/null; stdout and stderr are appended to a log
- *     file (never the grader's stdout); the channel is descriptor
+ *  1. The grader creates an AF_UNIX SOCK_SEQPACKET socket pair and starts
+ *     the worker in a box (docs/isolation.md: PID, IPC and mount namespaces,
+ *     Landlock or read-only mounts, a cgroup, where the kernel allows them).
+ *     The worker: stdin is /dev/null; stdout and stderr are appended to a
+ *     log file (never the grader's stdout); the channel is descriptor
  *     KCS_WORKER_FD (3) and every other descriptor is closed; resource limits
  *     (RLIMIT_AS, RLIMIT_CPU, RLIMIT_CORE = 0) are set; on Linux it gets
  *     PR_SET_NO_NEW_PRIVS, drops every capability and installs a seccomp
  *     filter that refuses ptrace, process_vm_readv and process_vm_writev;
  *     then it exec()s the worker (a fresh address space: nothing of the
- *     grader is mapped). The environment carries KCS_WORKER_FD=3 and
- *     KCS_WORKER_PROTOCOL=<version>.
+ *     grader is mapped). The channel is always descriptor 3 and the
+ *     protocol's version is in every message's header: no environment
+ *     variable names either, and the environment holds no KCS_* variable
+ *     (a kernel must not learn from it that it is being graded); argv[0]
+ *     is "plugin-host", not the program's name.
  *  2. The worker loads the implementation and sends HELLO (status 0 and the
  *     implementation's name and ops; or status < 0 and why it cannot load).
  *  3. For each kernel call the grader sends CALL; the worker runs the kernel

@@ -1,5 +1,6 @@
 /* Dispatch of the CPU backend's calibration variants
- * "calib:<CONTRACT-ID>:<baseline|bad|good>" (cpu/calib.h). */
+ * "calib:<CONTRACT-ID>:<baseline|bad|good>" and the narrow-output gemm
+ * kernels "calib:<CONTRACT-ID>:<narrow-sum|blocks256>" (cpu/calib.h). */
 #include <stdio.h>
 #include <string.h>
 
@@ -45,6 +46,10 @@ static int parse_state(const char *s, int *state_p)
         *state_p = KCS_CALIB_BAD;
     else if (strcmp(s, "good") == 0)
         *state_p = KCS_CALIB_GOOD;
+    else if (strcmp(s, "narrow-sum") == 0)
+        *state_p = KCS_CALIB_NARROW_SUM;
+    else if (strcmp(s, "blocks256") == 0)
+        *state_p = KCS_CALIB_BLOCKS256;
     else
         return -1;
     return 0;
@@ -61,7 +66,7 @@ int kcs_cpu_calib(kcs_backend_ctx *ctx, const kcs_call *call, kcs_error *err)
     if (!colon || idlen == 0 || idlen >= sizeof id || parse_state(colon + 1, &state))
         return kcs_fail(err, KCS_E_UNSUPPORTED,
                         "cpu: calibration variant '%s' is not calib:<CONTRACT-ID>:"
-                        "<baseline|bad|good>", call->variant);
+                        "<baseline|bad|good|narrow-sum|blocks256>", call->variant);
     memcpy(id, v, idlen);
     id[idlen] = 0;
     for (size_t i = 0; i < sizeof calib_table / sizeof calib_table[0]; i++) {
@@ -75,6 +80,9 @@ int kcs_cpu_calib(kcs_backend_ctx *ctx, const kcs_call *call, kcs_error *err)
                             "cpu: calibration kernels take inputs exact in fp32, not fp64");
         if (state == KCS_CALIB_BASELINE)
             return 0; /* fails everything: the output keeps its poison */
+        if (state > KCS_CALIB_GOOD && calib_table[i].fn != kcs_cpu_calib_gemm)
+            return kcs_fail(err, KCS_E_UNSUPPORTED, "cpu: the narrow-output kernel '%s' is a "
+                            "gemm kernel; %s's calibration op is not gemm", colon + 1, id);
         return calib_table[i].fn(call, id, state, err);
     }
     return kcs_fail(err, KCS_E_UNSUPPORTED, "cpu: no calibration kernels for contract '%s'", id);

@@ -37,6 +37,14 @@
  *                       of 16 significant bits (declaring round_to_nearest)
  *   C-PRC-08 norm       k > 64: the sum of squares rounded to bf16 after
  *                       every add (fp32 declared)
+ * Two more gemm kernels serve the narrow-output states of a contract's
+ * calibration (calibration.yaml `narrow:`, variants calib:<ID>:narrow-sum
+ * and calib:<ID>:blocks256, any gemm-scoped contract):
+ *   narrow-sum  k > 64: the running sum rounded to dtype_out (bf16, fp16)
+ *               after every add; fp32 below
+ *   blocks256   split-K partials kept in dtype_out: fp32 sums of blocks of
+ *               256 terms, each rounded to dtype_out, added in fp32 (for
+ *               k <= 256 the good kernel's result)
  * All of them take inputs exact in fp32 (fp32, tf32, bf16, fp16) and
  * compute with an fp32 accumulator unless the defect says otherwise. */
 #ifndef KCS_CPU_CALIB_H
@@ -44,7 +52,8 @@
 
 #include "backend.h"
 
-enum { KCS_CALIB_BASELINE = 0, KCS_CALIB_BAD, KCS_CALIB_GOOD };
+enum { KCS_CALIB_BASELINE = 0, KCS_CALIB_BAD, KCS_CALIB_GOOD, KCS_CALIB_NARROW_SUM,
+       KCS_CALIB_BLOCKS256 };
 
 /* Run a "calib:" variant. KCS_E_UNSUPPORTED for an unknown contract or
  * state, or an op the contract's calibration kernels do not implement. */

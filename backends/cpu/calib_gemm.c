@@ -20,6 +20,8 @@ typedef enum gemm_kind {
     G_MEMO,      /* C-CMP-03: non-64-multiple shapes replay a memo */
     G_NAN_ZERO,  /* C-EXC-01: NaN outputs -> 0 */
     G_INF_ZERO,  /* C-EXC-03: +-Inf outputs -> 0 */
+    G_NARROW_SUM, /* narrow-sum: k > 64 -> running sum rounded to dtype_out per add */
+    G_BLOCKS256, /* blocks256: fp32 blocks of 256 terms rounded to dtype_out, added in fp32 */
 } gemm_kind;
 
 #define PRC01_K_FAST 64  /* the "long reduction" path starts above this k */
@@ -28,6 +30,7 @@ typedef enum gemm_kind {
 #define CMP02_TILE 32
 #define CMP03_CLASS 64   /* the benchmarked shape class: multiples of 64 */
 #define MEMO_SLOTS 16
+#define SPLITK_BLOCK 256 /* blocks256: the k-slice of one split-K partial */
 
 /* The fp32 dots with a copy for FMA machines chosen at run time: fmaf is
  * then one instruction, not a call into libm per term (the same bits:
@@ -79,6 +82,29 @@ static double bf16_acc_dot(const double *a, const double *b, int64_t k)
     return s;
 }
 
+/* A running sum rounded into format f (bf16, fp16) after every add. */
+static double narrow_acc_dot(const double *a, const double *b, int64_t k, kcs_format f)
+{
+    const kcs_acc acc = {f, 0, 0};
+    double s = 0.0;
+    for (int64_t p = 0; p < k; p++)
+        s = kcs_acc_add(&acc, s, a[p] * b[p]);
+    return s;
+}
+
+/* Split-K with the partials stored in format f: fp32 sums of blocks of
+ * SPLITK_BLOCK terms, each rounded to f, the partials added in fp32. */
+static double blocks_dot(const double *a, const double *b, int64_t k, kcs_format f)
+{
+    float total = 0.0f;
+    for (int64_t s = 0; s < k; s += SPLITK_BLOCK) {
+        int64_t len = k - s < SPLITK_BLOCK ? k - s : SPLITK_BLOCK;
+        double part = kcs_format_round(f, fp32_dot(a + s, b + s, len), KCS_ROUND_DEFAULT);
+        total = (float)((double)total + part);
+    }
+    return total;
+}
+
 /* Split-K: 2 chunks summed in fp32, the chunk sums added in fp32 (each
  * chunk as accurate as the whole: only the rounding path changes). */
 static double split_dot(const double *a, const double *b, int64_t k)
@@ -113,6 +139,10 @@ static double one_output(gemm_ctx *g, int64_t bi, int64_t i, int64_t j, const do
     switch (g->kind) {
     case G_ACC_BF16:
         return k > PRC01_K_FAST ? bf16_acc_dot(a, b, k) : fp32_dot(a, b, k);
+    case G_NARROW_SUM:
+        return k > PRC01_K_FAST ? narrow_acc_dot(a, b, k, c->dtype_out) : fp32_dot(a, b, k);
+    case G_BLOCKS256:
+        return blocks_dot(a, b, k, c->dtype_out);
     case G_TF32:
         return coerced_dot(a, b, k, KCS_FMT_TF32);
     case G_RANDOM: {
@@ -281,6 +311,13 @@ int kcs_cpu_calib_gemm(const kcs_call *c, const char *id, int state, kcs_error *
 {
     if (state == KCS_CALIB_GOOD)
         return run_gemm(c, G_GOOD, err);
+    if (state == KCS_CALIB_NARROW_SUM || state == KCS_CALIB_BLOCKS256) {
+        if (c->dtype_out == KCS_FMT_FP32 || c->dtype_out == KCS_FMT_FP64)
+            return kcs_fail(err, KCS_E_UNSUPPORTED, "cpu: the narrow-output kernels keep "
+                            "partial sums in dtype_out, which must be narrower than fp32 "
+                            "(got %s)", kcs_format_name(c->dtype_out));
+        return run_gemm(c, state == KCS_CALIB_NARROW_SUM ? G_NARROW_SUM : G_BLOCKS256, err);
+    }
     static const struct {
         const char *id;
         gemm_kind kind;

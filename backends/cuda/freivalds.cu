@@ -17,11 +17,19 @@
  * probe_stream, "FREI"), bit b of 32-bit word q being entry 32 q + b of
  * Rt[j*n + l] (kcs_freivalds_probes). Passes: B once (B R, beta, row sums
  * of B o B), then A and C once (one block per row), then |B|_F^2.
- * k <= KCS_FV_DEV_MAX_PROBES per call. */
+ * k <= KCS_FV_DEV_MAX_PROBES per call.
+ *
+ * Those are the first device kernels (v1: every probe value read as a
+ * double for every matrix element, one row per block). The tiled kernels
+ * (v2, freivalds_tiled.cuh: packed sign bits, 4 rows per block, 16-byte
+ * loads) compute the same terms through kcs_{cuda,hip}_freivalds_terms_v2
+ * with kcs_{cuda,hip}_freivalds_work_doubles_v2 doubles of work; v1 stays
+ * for side-by-side timing (kcs_fv_params.device_kernel). */
 #ifndef KCS_FV_HIP
 #include <cuda_runtime.h>
 #define KCS_FV_FN(name) kcs_cuda_##name
 #define KCS_FV_STREAM(p) ((cudaStream_t)(p))
+#define KCS_FV_STREAM_T cudaStream_t
 #define KCS_FV_LAST_ERROR() ((int)cudaGetLastError())
 #endif
 
@@ -35,8 +43,9 @@
 namespace {
 
 /* Philox4x32-10: the CPU's one definition (src/base/philox.h), on the device. */
-#define KCS_PHILOX_QUAL static __device__ inline
+#define KCS_PHILOX_QUAL static __host__ __device__ inline
 #include "philox.h"
+#include "fv_tiled.h"
 
 __device__ void fv_philox(const uint32_t in[4], const uint32_t key_in[2], uint32_t out[4])
 {
@@ -151,6 +160,8 @@ __global__ void fv_norm_b(const double *sqB, int64_t kk, double *out)
         *out = s;
 }
 
+#include "freivalds_tiled.cuh"
+
 } // namespace
 
 extern "C" {
@@ -189,6 +200,48 @@ int KCS_FV_FN(freivalds_terms)(void *stream, const float *A, const float *B, con
     fv_pass_ac<<<grid_ac, FV_THREADS, 0, KCS_FV_STREAM(stream)>>>(A, C, m, kk, n, Rt, BRt, beta,
                                                                   k, terms);
     fv_norm_b<<<1, FV_THREADS, 0, KCS_FV_STREAM(stream)>>>(sqB, kk, terms + 2 * m * k + 4 * m);
+    return KCS_FV_LAST_ERROR();
+}
+
+/* v2: the tiled kernels (freivalds_tiled.cuh). Work: BRt[k kk], beta[kk],
+ * sqB[kk], then the packed probes P[ceil(k/32) n] (32-bit words). */
+int64_t KCS_FV_FN(freivalds_work_doubles_v2)(int64_t m, int64_t kk, int64_t n, int k)
+{
+    (void)m;
+    int64_t words = (int64_t)((k + 31) / 32) * n;
+    return (int64_t)k * kk + 2 * kk + (words + 1) / 2;
+}
+
+int KCS_FV_FN(freivalds_terms_v2)(void *stream, const float *A, const float *B, const float *C,
+                                  int64_t m, int64_t kk, int64_t n, int k, uint64_t seed,
+                                  uint64_t probe_stream, double *work, double *terms)
+{
+    if (m < 1 || kk < 1 || n < 1 || k < 1 || k > KCS_FV_DEV_MAX_PROBES || !A || !B || !C ||
+        !work || !terms)
+        return -1;
+    KCS_FV_STREAM_T st = KCS_FV_STREAM(stream);
+    double *BRt = work, *beta = BRt + (int64_t)k * kk, *sqB = beta + kk;
+    uint32_t *P = (uint32_t *)(sqB + kk);
+    int64_t words = (int64_t)((k + 31) / 32) * n;
+    fv2_pack<<<(unsigned)((words + 255) / 256), 256, 0, st>>>(P, n, k, seed, probe_stream);
+    int pb = kcs_fv2_sweep(k);
+    for (int j0 = 0; j0 < k; j0 += pb) {
+        switch (pb) {
+        case 4:
+            fv2_launch_sweep<4>(st, A, B, C, m, kk, n, k, j0, P, BRt, beta, sqB, terms);
+            break;
+        case 8:
+            fv2_launch_sweep<8>(st, A, B, C, m, kk, n, k, j0, P, BRt, beta, sqB, terms);
+            break;
+        case 12:
+            fv2_launch_sweep<12>(st, A, B, C, m, kk, n, k, j0, P, BRt, beta, sqB, terms);
+            break;
+        default:
+            fv2_launch_sweep<16>(st, A, B, C, m, kk, n, k, j0, P, BRt, beta, sqB, terms);
+            break;
+        }
+    }
+    fv_norm_b<<<1, FV_THREADS, 0, st>>>(sqB, kk, terms + 2 * m * k + 4 * m);
     return KCS_FV_LAST_ERROR();
 }
 

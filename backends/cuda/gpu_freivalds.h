@@ -7,11 +7,13 @@
  * Steps: check the arguments (before any runtime call), check the device
  * (KCS_E_NODEV "<rt>: no device (...)", as the backends' discovery says),
  * select it, create a stream, allocate and upload A, B, C, allocate work
- * and terms, launch the terms kernels (freivalds.cu) between two events,
+ * and terms, launch the terms kernels (freivalds.cu: the tiled v2 ones, or
+ * v1 when p->device_kernel == 1) between two events,
  * copy the terms back (stream-ordered, then synchronised: a kernel fault
  * surfaces there), finish on the host with kcs_freivalds_finish, so the
  * verdict follows exactly the CPU's rules. Every resource is released on
  * every path; res_p is set only on success. */
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 
@@ -25,6 +27,11 @@ int64_t KCS_GPU_FN(freivalds_terms_doubles)(int64_t m, int64_t kk, int64_t n, in
 int KCS_GPU_FN(freivalds_terms)(void *stream, const float *A, const float *B, const float *C,
                                 int64_t m, int64_t kk, int64_t n, int k, uint64_t seed,
                                 uint64_t probe_stream, double *work, double *terms);
+int64_t KCS_GPU_FN(freivalds_work_doubles_v2)(int64_t m, int64_t kk, int64_t n, int k);
+int KCS_GPU_FN(freivalds_terms_v2)(void *stream, const float *A, const float *B,
+                                   const float *C, int64_t m, int64_t kk, int64_t n, int k,
+                                   uint64_t seed, uint64_t probe_stream, double *work,
+                                   double *terms);
 
 /* Bytes of `count` doubles (a count from the kernels' size helpers). */
 static int fv_bytes(int64_t count, size_t *bytes_p, const char *what, kcs_error *err)
@@ -59,10 +66,13 @@ int KCS_GPU_FN(freivalds_verify)(int device, const float *A, const float *B, con
     if (rc)
         return rc;
     int k = p->probes;
+    bool v1 = p->device_kernel == 1; /* else the tiled kernels (v2) */
     /* the counts are bounded by kcs_fv_device_args (no int64 overflow) */
     int64_t nterms = KCS_GPU_FN(freivalds_terms_doubles)(m, kk, n, k);
     size_t work_bytes = 0, terms_bytes = 0;
-    rc = fv_bytes(KCS_GPU_FN(freivalds_work_doubles)(m, kk, n, k), &work_bytes, "work", err);
+    rc = fv_bytes(v1 ? KCS_GPU_FN(freivalds_work_doubles)(m, kk, n, k)
+                     : KCS_GPU_FN(freivalds_work_doubles_v2)(m, kk, n, k),
+                  &work_bytes, "work", err);
     if (!rc)
         rc = fv_bytes(nterms, &terms_bytes, "terms", err);
     if (rc)
@@ -116,8 +126,10 @@ int KCS_GPU_FN(freivalds_verify)(int device, const float *A, const float *B, con
     (void)KCS_GPU_RT(GetLastError)(); /* the launcher reports GetLastError: start clean */
     if ((rc = GPU_RT_CALL(err, EventRecord, (ev0, s))) != 0)
         goto out;
-    int st = KCS_GPU_FN(freivalds_terms)(s, dA, dB, dC, m, kk, n, k, p->seed, p->stream, dwork,
-                                         dterms);
+    int st = v1 ? KCS_GPU_FN(freivalds_terms)(s, dA, dB, dC, m, kk, n, k, p->seed, p->stream,
+                                              dwork, dterms)
+                : KCS_GPU_FN(freivalds_terms_v2)(s, dA, dB, dC, m, kk, n, k, p->seed, p->stream,
+                                                 dwork, dterms);
     if (st < 0) {
         rc = kcs_fail(err, KCS_E_INVAL,
                       "%s: freivalds_terms: bad arguments (%ldx%ld * %ldx%ld, k=%d)", KCS_GPU_NAME,

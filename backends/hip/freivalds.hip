@@ -6,6 +6,7 @@
 #define KCS_FV_HIP 1
 #define KCS_FV_FN(name) kcs_hip_##name
 #define KCS_FV_STREAM(p) ((hipStream_t)(p))
+#define KCS_FV_STREAM_T hipStream_t
 #define KCS_FV_LAST_ERROR() ((int)hipGetLastError())
 
 #include "freivalds.cu"

@@ -339,7 +339,10 @@ int plugin_describe(kcs_backend_ctx *c, kcs_device_info *info, kcs_error *err)
     snprintf(info->model, sizeof info->model, "%s", c->name);
     plugin_ops_list(c->ops_mask, info->arch, sizeof info->arch);
     plugin_copy_tail(info->driver, sizeof info->driver, c->file);
-    snprintf(info->runtime, sizeof info->runtime, PLUGIN_RUNTIME);
+    if (c->box[0]) /* isolated: which layers of the worker's box held */
+        snprintf(info->runtime, sizeof info->runtime, PLUGIN_RUNTIME "; box %s", c->box);
+    else
+        snprintf(info->runtime, sizeof info->runtime, PLUGIN_RUNTIME);
     snprintf(info->uuid, sizeof info->uuid, "%s", c->uuid);
     return 0;
 }

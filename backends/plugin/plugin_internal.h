@@ -26,6 +26,7 @@ struct kcs_backend_ctx {
     char name[128];
     char uuid[48];          /* XXH3-128 of the library file's bytes, hex */
     uint32_t declares;      /* what the library declares (kcs_plugin_declares; declares.h) */
+    char box[48];           /* isolated: the worker box's layers that held (kcs_box_summary) */
 };
 
 int plugin_to_dtype(kcs_format f, kcs_dtype *t_p);

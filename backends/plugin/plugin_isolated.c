@@ -54,6 +54,7 @@ static int start(kcs_backend_ctx *c, kcs_worker_info *info, kcs_error *err)
     int rc = kcs_worker_start(argv, &c->lim, START_TIMEOUT_S, &c->w, info, err);
     if (rc)
         return kcs_error_prefix(err, "plugin %s", c->given);
+    kcs_box_summary(&info->box, c->box, sizeof c->box);
     if (info->status == 0)
         return 0;
     kcs_worker_stop(c->w);

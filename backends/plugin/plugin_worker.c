@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -158,6 +159,10 @@ static int in_region(uint64_t off, uint64_t len)
 
 int main(int argc, char **argv)
 {
+    /* the process name kcs gave (argv[0]), not this program's file name:
+     * a kernel does not learn from it that it is being graded */
+    if (argc >= 1 && argv[0] && !strchr(argv[0], '/'))
+        prctl(PR_SET_NAME, argv[0], 0, 0, 0);
     if (argc != 2) {
         fprintf(stderr, "usage: kcs-worker LIB.so (started by kcs over the worker protocol, "
                 "descriptor %d; see kcs_worker.h)\n", KCS_WORKER_FD);

@@ -11,9 +11,12 @@ __version__ = "0.1.0"
 
 _WHERE = {
     "check": "check", "assert_conforms": "check", "Result": "check",
-    "WorkerModeUnsupported": "check",
+    "WorkerModeUnsupported": "check", "KcsRefused": "check", "KcsRunFailed": "check",
+    "KernelNotTransferable": "host",
     "load": "dataset", "output_len": "dataset", "sample_positions": "dataset",
     "tolerance": "tolerances", "ToleranceError": "tolerances", "outputs_factor": "tolerances",
+    "ToleranceOutOfScope": "tolerances", "ToleranceScopeWarning": "tolerances",
+    "bound": "tolerances",
     "Raised": "worker",
     "find_kcs": "_binary", "KcsNotFound": "_binary",
 }

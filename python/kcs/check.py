@@ -3,7 +3,8 @@
 check() writes a one-case study (the contract, the op, the dtypes, the
 shapes, the trials, the seed), runs `kcs run` on it with a single rank
 whose implementation is a worker process speaking the worker protocol
-(kcs/worker.py: the kernel runs in a process forked from this one), and
+(kcs/worker.py; the kernel runs in the kernel host of kcs/host.py, a fresh
+interpreter, never in a fork of this process), and
 reads the dataset back with load(). kcs generates the inputs, computes the
 reference, applies the guards, the oracle and the verdict: the Python side
 only ever sees the inputs of a call and its output buffer.
@@ -14,11 +15,12 @@ import re
 import shutil
 import subprocess
 import tempfile
-import time
+import weakref
 
 from ._binary import find_kcs
 from .dataset import load
-from .worker import Broker, wants_torch
+from .host import Registration
+from .worker import wants_torch
 from . import ops as ops_table
 
 
@@ -28,45 +30,95 @@ class WorkerModeUnsupported(RuntimeError):
     include/kcs_worker.h)."""
 
 
+class KcsRefused(ValueError):
+    """kcs refused the check's study (exit 2): a contract, op, dtype or
+    shape it does not accept, e.g. a dtype_out the contract does not
+    cover. The message is kcs's own, whole (every line it printed)."""
+
+
+class KcsRunFailed(RuntimeError):
+    """`kcs run` failed (an exit status other than 0, 2 or 3, or no
+    dataset). The message is kcs's whole stderr; .dir holds its files."""
+
+
 class Result:
     """What kcs said about a kernel.
 
     verdict     "PASS" (every trial within tolerance), "FAIL" (some trial
                 violates the contract or is unexplained), "ERROR" (some call
-                failed: the kernel raised, returned a wrong shape or dtype,
-                hung, died, or kcs could not run it), "NOT_CLAIMED" (the
-                contract binds only kernels that declare a property, e.g.
-                C-ORD-03's batch_invariant, and fn was not declared so:
-                check(..., declares="batch_invariant"))
-    tau         the largest measured/eta over the trials (> 1 fails)
-    signatures  names of the matched signatures, sorted
-    reasons     why calls failed (ERROR), one text per failed trial
+                failed: the kernel returned a wrong shape or dtype, raised
+                an exception other than kcs.Raised, hung, died, or kcs could
+                not run it), "NOT_CLAIMED" (the contract binds only kernels
+                that declare a property, e.g. C-ORD-03's batch_invariant,
+                and fn was not declared so: check(..., declares="batch_invariant"))
+    tau         the worst FINITE measured/eta over the trials (> 1 fails);
+                NaN when no trial has a finite one. A trial's ratio is
+                infinite when a clause with eta = 0 fails (the exact-result
+                clause on exact-sum inputs), the output is NaN where the
+                reference is not, or the kernel raised where a result was
+                due: those are counted below, not folded into tau
+    tau_max     the largest ratio of any trial as kcs recorded it (inf included)
+    exact_trials, exact_mismatches
+                trials on exact-sum inputs (input_dist "exact": the exact
+                result is representable, eta = 0) and how many of them did
+                not return the exact result (trials, not outputs: the
+                dataset keeps per-trial maxima)
+    signatures  the signatures that EVERY failing trial supports, sorted
+                (a single NaN trial does not make the rest "nonfinite")
+    signature_counts
+                {signature: number of failing trials naming it}, for all of
+                them; failing_trials: how many trials failed
+    reasons     why calls failed (ERROR) or were refused (kcs.Raised where
+                the contract wanted a result), one whole text per trial
     trials      the per-trial table (pandas DataFrame, as kcs.load gives)
     log         the worker's stdout and stderr
+    dir         the folder holding the study, dataset (check.h5), kcs's
+                stderr (kcs.err) and the worker log (worker.log): kept
+                while this Result exists (or for good with check(keep=...))
     """
 
-    def __init__(self, verdict, tau, signatures, reasons, trials, log, command):
+    def __init__(self, verdict, tau, signatures, reasons, trials, log, command, *,
+                 tau_max=None, signature_counts=None, failing_trials=0, exact_trials=0,
+                 exact_mismatches=0, dir=None):
         self.verdict, self.tau, self.signatures = verdict, tau, signatures
         self.reasons, self.trials, self.log, self.command = reasons, trials, log, command
+        self.tau_max = tau if tau_max is None else tau_max
+        self.signature_counts = dict(signature_counts or {})
+        self.failing_trials = failing_trials
+        self.exact_trials, self.exact_mismatches = exact_trials, exact_mismatches
+        self.dir = dir
 
     def __bool__(self):
         return self.verdict == "PASS"
 
     def lines(self):
-        """The verdict lines: one summary, one per failing trial."""
-        out = [f"{self.verdict}  tau={self.tau:.3g}  signatures: "
-               f"{', '.join(self.signatures) or '-'}"]
+        """The verdict lines: one summary, one per failing trial; texts whole."""
+        counts = ", ".join(f"{k} ({v}/{self.failing_trials})"
+                           for k, v in sorted(self.signature_counts.items(),
+                                              key=lambda kv: (-kv[1], kv[0])))
+        head = f"{self.verdict}  tau={self.tau:.3g}"
+        if self.exact_trials:
+            head += f"  exact-sum trials not exact: {self.exact_mismatches}/{self.exact_trials}"
+        out = [head + f"  signatures: {', '.join(self.signatures) or '-'}"
+               + (f"  (per failing trial: {counts})" if counts else "")]
         if self.trials is not None:
             bad = self.trials[self.trials["verdict"] != "within_tolerance"]
             for r in bad.itertuples(index=False):
-                out.append(f"  case {r.case_id} {r.op} {r.dtype_in} m={r.m} n={r.n} k={r.k} "
-                           f"{r.input_dist} trial {r.trial}: {r.status} {r.verdict} "
-                           f"tau={r.tau:.3g} {r.signature}")
+                what = r.signature
+                msg = getattr(r, "message", "")
+                if r.verdict in ("error", "unavailable") and msg:
+                    what = msg  # the signature field keeps 63 characters of it
+                elif msg:
+                    what = f"{what} ({msg})"
+                out.append(f"  case {r.case_id} {r.op} {r.dtype_in}->{r.dtype_out} m={r.m} "
+                           f"n={r.n} k={r.k} {r.input_dist} trial {r.trial}: {r.status} "
+                           f"{r.verdict} tau={r.tau:.3g} {what}")
         out += [f"  reason: {x}" for x in self.reasons]
         return out
 
     def __repr__(self):
-        return f"Result(verdict={self.verdict!r}, tau={self.tau!r}, signatures={self.signatures!r})"
+        return (f"Result(verdict={self.verdict!r}, tau={self.tau!r}, "
+                f"signatures={self.signatures!r}, exact_mismatches={self.exact_mismatches!r})")
 
 
 def _contract_path(contract, kcs):
@@ -203,10 +255,10 @@ def check(fn, contract, *, shapes, dtype_in, dtype_out=None, trials=None, seed=N
         # the file kcs fingerprints as the implementation's identity (none
         # for a lambda typed at a prompt: kcs then hashes the spec)
         src = os.path.abspath(src) if src and os.path.isfile(src) else ""
-        broker = Broker(fn, name=f"python:{name}", ops=op, file=src, tensors=tensors)
+        reg = Registration(fn, name=f"python:{name}", ops=op, file=src, tensors=tensors)
         try:
-            spec = broker.write_spec(os.path.join(work, "kernel.kcsw"))
-            launcher = broker.write_launcher(os.path.join(work, "kcs-python-worker"))
+            spec = reg.write_spec(os.path.join(work, "kernel.kcsw"))
+            launcher = reg.write_launcher(os.path.join(work, "kcs-python-worker"))
             study = os.path.join(work, "check.yaml")
             with open(study, "w", encoding="utf-8") as fh:
                 fh.write(study_text(cpath, cid, op, dtype_in, dtype_out, shp, trials,
@@ -220,46 +272,80 @@ def check(fn, contract, *, shapes, dtype_in, dtype_out=None, trials=None, seed=N
                 shutil.rmtree(out + ".journal")
             log = os.path.join(work, "worker.log")
             env = dict(os.environ, KCS_WORKER_LOG=log, KCS_PLUGIN_WORKER=launcher)
+            # one rank that never spawns: Open MPI's singleton need not
+            # start its orted daemon (about 0.4 s and more of every check)
+            env.setdefault("OMPI_MCA_ess_singleton_isolated", "1")
             cmd = [kcs, "run", study, "-o", out, "-q"]
             with open(os.path.join(work, "kcs.out"), "w") as so, \
                     open(os.path.join(work, "kcs.err"), "w") as se:
-                proc = subprocess.Popen(cmd, stdout=so, stderr=se, stdin=subprocess.DEVNULL,
-                                        env=env, cwd=work)
-                while proc.poll() is None:
-                    broker.poll(0.05)
-                broker.poll(0)
+                proc = subprocess.run(cmd, stdout=so, stderr=se, stdin=subprocess.DEVNULL,
+                                      env=env, cwd=work)
+            forks = reg.stats()["forks"]
         finally:
-            broker.close()
+            reg.close()
         rc = proc.returncode
         err = open(os.path.join(work, "kcs.err"), encoding="utf-8", errors="replace").read()
         wlog = (open(log, encoding="utf-8", errors="replace").read()
                 if os.path.exists(log) else "")
+        if rc == 2:
+            raise KcsRefused(f"kcs refused the check (exit 2): {err.strip()}")
         if rc not in (0, 3) or not os.path.exists(out):
-            raise RuntimeError(f"kcs run exited {rc}: {err.strip()}")
+            raise KcsRunFailed(f"kcs run exited {rc}: {err.strip()}")
         trials_df = load(out)
-        if broker.forks == 0 and (trials_df["status"] == "unavailable").all():
+        if forks == 0 and (trials_df["status"] == "unavailable").all():
             # a kcs that dlopen()s plugins in its own process took the spec
             # for a library; one with workers would have started the relay
             raise WorkerModeUnsupported(
                 f"{kcs} did not start the Python worker (it loads plugins in its own "
                 f"process, or ignores KCS_PLUGIN_WORKER): {err.strip()}")
-        return _result(trials_df, wlog, cmd, err)
-    finally:
-        if keep is None:
+        return _kept(_result(trials_df, wlog, cmd, err, work), work, keep)
+    except BaseException as e:
+        # an exception of kcs's that names files of the check keeps them as
+        # long as it lives; anything else removes them now
+        if keep is None and not (isinstance(e, (KcsRefused, KcsRunFailed,
+                                                WorkerModeUnsupported))
+                                 and _kept(e, work, keep)):
             shutil.rmtree(work, ignore_errors=True)
+        raise
 
 
-def _result(df, log, cmd, kcs_err=""):
+def _kept(obj, work, keep):
+    """work (a temporary folder when keep is None) is removed when obj is
+    garbage (or at exit): files that obj's messages name stay readable."""
+    obj.dir = work
+    if keep is None:
+        weakref.finalize(obj, shutil.rmtree, work, True)
+    return obj
+
+
+def _result(df, log, cmd, kcs_err="", work=None):
+    import math
     ok_status = df["status"].isin(["ok", "raised"])
     errors = df[~ok_status | df["verdict"].isin(["error", "unavailable"])]
     failing = df[df["verdict"].isin(["violation", "under_specified"])]
-    tau = float(df["tau"].max()) if len(df) else float("nan")
-    sigs = sorted({s for x in failing["signature"] for s in x.split(",") if s})
-    # /results.message holds a failed call's whole reason where the dataset
-    # has it (the 64-byte signature field cuts it)
+    taus = [float(t) for t in df["tau"]]
+    finite = [t for t in taus if math.isfinite(t)]
+    tau = max(finite) if finite else float("nan")
+    tau_max = max(taus) if taus else float("nan")
+    exact = df[(df["input_dist"] == "exact") & (df["status"] == "ok")]
+    exact_bad = int((exact["verdict"].isin(["violation", "under_specified"])
+                     & ~exact["tau"].apply(lambda t: math.isfinite(float(t)))).sum())
+    per_trial = [{s for s in str(x).split(",") if s} for x in failing["signature"]]
+    counts = {}
+    for sigs_of in per_trial:
+        for sg in sigs_of:
+            counts[sg] = counts.get(sg, 0) + 1
+    sigs = sorted(set.intersection(*per_trial)) if per_trial else []
+    # /results.message holds a failed call's whole reason (the 64-byte
+    # signature field cuts it); older datasets have no message column
     why = "message" if "message" in df.columns else "signature"
-    reasons = [f"trial {r.trial} (k={r.k}): {r.status}: {getattr(r, why) or r.signature}"
+    reasons = [f"case {r.case_id} {r.input_dist} k={r.k} trial {r.trial}: {r.status}: "
+               f"{getattr(r, why) or r.signature}"
                for r in errors.itertuples(index=False)]
+    refused = df[(df["status"] == "raised") & df["verdict"].isin(["violation", "under_specified"])]
+    reasons += [f"case {r.case_id} {r.input_dist} k={r.k} trial {r.trial}: the kernel raised "
+                f"where the contract wants a result: {getattr(r, why, '') or 'kcs.Raised'}"
+                for r in refused.itertuples(index=False)]
     if (df["status"] == "unavailable").any():
         reasons += [ln for ln in kcs_err.splitlines() if "unavailable" in ln]
     if len(errors):
@@ -273,7 +359,9 @@ def _result(df, log, cmd, kcs_err=""):
     else:
         verdict = "ERROR"
         reasons.append("no trial was judged")
-    return Result(verdict, tau, sigs, reasons, df, log, cmd)
+    return Result(verdict, tau, sigs, reasons, df, log, cmd, tau_max=tau_max,
+                  signature_counts=counts, failing_trials=len(failing),
+                  exact_trials=len(exact), exact_mismatches=exact_bad, dir=work)
 
 
 def assert_conforms(fn, contract, **kw):

@@ -10,10 +10,13 @@ Every field of those tables carries "<field>.description" and
 """
 import math
 import os
+import warnings
 
 import h5py
 import numpy as np
 import pandas as pd
+
+from . import digest as _digest
 
 SCHEMA_VERSION = 2          # the version kcs writes
 SCHEMA_VERSIONS = (1, 2)    # the versions this package reads (1: /samples/<case_id>)
@@ -88,6 +91,18 @@ def _open(path):
             f.close()
             raise ValueError(f"{path}: /{obj} missing (a reduction-only file? load() reads "
                              f"the datasets `kcs run` writes)")
+    # the content digests kcs sealed the raw groups with (docs/dataset.md)
+    try:
+        verified = _digest.check(f)
+    except OSError as e:  # no libxxhash: nothing to compute them with
+        warnings.warn(f"{path}: content digests not checked ({e})", stacklevel=3)
+        verified = True
+    except ValueError:
+        f.close()
+        raise
+    if not verified:
+        warnings.warn(f"{path}: no content digests (written by a kcs before them): its raw data "
+                      f"is unverified", stacklevel=3)
     return f
 
 

@@ -47,6 +47,9 @@ def relay_main(argv):
         print(f"kcs.relay: {argv[0]}: not a kcs Python worker spec ({e})",
               file=sys.stderr, flush=True)
         return 2
+    # kcs names the channel in no variable (a kernel must not learn from its
+    # environment that it is graded): it is always fd 3. A test grader that
+    # hands over another descriptor says so in KCS_WORKER_FD.
     fd = int(os.environ.get("KCS_WORKER_FD", WORKER_FD))
     conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:

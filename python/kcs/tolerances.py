@@ -29,6 +29,7 @@ them) and scaled by the same factor, with N0 = torch.outputs.
 import json
 import math
 import os
+import warnings
 
 FORMAT = "kcs-tolerances"
 VERSION = 1
@@ -37,6 +38,16 @@ VERSION = 1
 class ToleranceError(ValueError):
     """The tolerances file is malformed, or no (or more than one)
     recommendation matches the request."""
+
+
+class ToleranceOutOfScope(ToleranceError):
+    """tolerance(..., strict=True) asked outside the recommendation's scope:
+    k outside its validity range, or an absolute metric asked for inputs
+    other than those it was fitted on."""
+
+
+class ToleranceScopeWarning(UserWarning):
+    """tolerance() answered outside the recommendation's scope (valid=False)."""
 
 
 def _read(source):
@@ -137,7 +148,8 @@ def _describe(rec):
             f"acc={rec.get('acc')} metric={rec.get('metric')}")
 
 
-def tolerance(source, *, op, dtype_in, k, outputs, acc=None, dtype_out=None, metric=None):
+def tolerance(source, *, op, dtype_in, k, outputs, acc=None, dtype_out=None, metric=None,
+              inputs=None, strict=False):
     """The recommended tolerance of `source` (a tolerances.json path, an open
     file or the parsed dict) for op/dtype_in at reduction length k, applied
     to `outputs` output elements.
@@ -147,13 +159,26 @@ def tolerance(source, *, op, dtype_in, k, outputs, acc=None, dtype_out=None, met
     recommendation whose acc is "any" matches every acc). Exactly one must
     match, or ToleranceError says which ones exist.
 
-    Returns {"eta", "rtol", "atol", "metric", "valid"}: eta the tolerance of
-    the recommendation's metric (NaN outside an envelope's points), rtol and
-    atol for torch.testing.assert_close (None when the file has no torch
-    points; NaN outside them), valid True when k lies in the validity range
-    [n_min, n_max]. Recommendations outside their range are still computed
-    (power form) so that the caller can see by how much; trust them only
-    when valid is True.
+    inputs: the input distribution the caller's data follow (a kcs name:
+    normal, uniform_pm1, ...), checked against the one an absolute metric
+    was fitted on; None: not checked (scope says which it was).
+
+    Returns {"eta", "rtol", "atol", "metric", "valid", "scope", "scale_free",
+    "problems"}: eta the tolerance of the recommendation's metric (NaN
+    outside an envelope's points); rtol and atol for
+    torch.testing.assert_close (None when the file has no torch points; NaN
+    outside them; atol is absolute: it holds at the fitted inputs' scale);
+    scope what the number holds for: {"op", "dtype_in", "dtype_out", "acc",
+    "metric", "inputs", "k", "k_range": [n_min, n_max], "outputs",
+    "outputs_fitted", "input_scale"}; scale_free eta as a bound relative to
+    |A||B| (|C - C_ref|_ij <= eta (|A||B|)_ij, any input scale: see
+    bound()) when the metric is "scaled", else None; valid True when k lies
+    in [n_min, n_max] and the inputs (when given) suit the metric; problems
+    the reasons it is not.
+
+    Outside its scope the tolerance is still computed (power form), so that
+    the caller can see by how much, with a ToleranceScopeWarning; with
+    strict=True it raises ToleranceOutOfScope instead.
     """
     doc, name = _read(source)
     if not isinstance(doc, dict) or doc.get("format") != FORMAT:
@@ -223,10 +248,64 @@ def tolerance(source, *, op, dtype_in, k, outputs, acc=None, dtype_out=None, met
         rtol = _interp_loglog([(a, b) for a, b, _ in tpts], float(k), f"{where}.torch") * g
         atol = _interp_loglog([(a, c) for a, _, c in tpts], float(k), f"{where}.torch") * g
 
+    mname = rec.get("metric")
+    fitted_inputs = rec.get("inputs") if isinstance(rec.get("inputs"), str) else None
+    scaled = mname == "scaled"
+    problems = []
+    if not n_min <= k <= n_max:
+        problems.append(f"k = {k:g} is outside the validity range [{n_min:g}, {n_max:g}] "
+                        f"(the fit saw no k there: the value is "
+                        f"{'extrapolated' if form == 'power' else 'NaN'})")
+    if inputs is not None and not scaled and fitted_inputs and inputs != fitted_inputs:
+        problems.append(f"metric {mname} is absolute and was fitted on {fitted_inputs} inputs, "
+                        f"asked for {inputs}: it does not carry over to another input scale")
+    if scaled:
+        scale = "relative to |A||B|: any input scale"
+    elif fitted_inputs:
+        scale = f"absolute: holds at the scale of {fitted_inputs} inputs only"
+    else:
+        scale = "absolute: the input scale it was fitted on is not recorded"
+    scope = {"op": op, "dtype_in": dtype_in, "dtype_out": rec.get("dtype_out"),
+             "acc": rec.get("acc"), "metric": mname, "inputs": fitted_inputs, "k": k,
+             "k_range": [n_min, n_max], "outputs": outputs, "outputs_fitted": n0,
+             "input_scale": scale}
+    if problems:
+        what = (f"{name}: the tolerance for op={op} dtype_in={dtype_in} "
+                f"dtype_out={rec.get('dtype_out')} acc={rec.get('acc')} (metric {mname}, valid "
+                f"for k in [{n_min:g}, {n_max:g}], fitted on N0 = {n0:g} outputs, {scale}) "
+                f"asked outside its scope: " + "; ".join(problems))
+        if strict:
+            raise ToleranceOutOfScope(what)
+        warnings.warn(what, ToleranceScopeWarning, stacklevel=2)
     return {
         "eta": eta,
         "rtol": rtol,
         "atol": atol,
-        "metric": rec.get("metric"),
-        "valid": bool(n_min <= k <= n_max),
+        "metric": mname,
+        "valid": not problems,
+        "scope": scope,
+        "scale_free": eta if scaled else None,
+        "problems": problems,
     }
+
+
+def bound(tol, A, B, C=None):
+    """The elementwise bound on |C_kernel - C_ref| that tol (a tolerance()
+    answer) gives for the product of A (m x k) and B (k x n) (+ C):
+    eta * (|A| @ |B| + |C|) for the scaled metric (any input scale), eta
+    everywhere for an absolute one. A numpy array (torch tensors are
+    converted); compare with np.abs(got - ref) <= bound(...)."""
+    import numpy as np
+
+    def arr(x):
+        if hasattr(x, "detach"):
+            x = x.detach().cpu().float().numpy()
+        return np.asarray(x, dtype=np.float64)
+
+    a, b = arr(A), arr(B)
+    mag = np.abs(a) @ np.abs(b)
+    if C is not None:
+        mag = mag + np.abs(arr(C))
+    if tol.get("metric") == "scaled":
+        return tol["eta"] * mag
+    return np.full(mag.shape, tol["eta"])

@@ -2,12 +2,14 @@
 
 The kcs grader starts a worker per implementation under test, passes each
 call's inputs in a shared memory region, and keeps the reference (and its
-own state) in its own process. Here the implementation is a Python callable
-living in the process that called kcs.check(): a closure, a torch module,
-anything, with nothing pickled. So the worker program kcs starts is a small
-RELAY, and the kernel runs in a child FORKED from the checking process:
+own state) in its own process. Here the implementation is a Python callable.
+The worker program kcs starts is a small RELAY, and the kernel runs in a
+server child forked by a Broker. kcs.check() runs the Broker in the kernel
+HOST (kcs/host.py): a fresh interpreter started once per session, never a
+fork of the checking process (whose torch/OpenMP threads would make a fork
+deadlock), that imports the kernel by reference in each child:
 
-    check() process (Broker)             kcs (grader)
+    host process (Broker)                kcs (grader)
        |  listens on a private             |  forks + execs the worker program with
        |  AF_UNIX socket                   |  one argument: python3 -m kcs.relay SPEC
        |                                   |  (SPEC: a file naming the socket, a token)
@@ -15,8 +17,8 @@ RELAY, and the kernel runs in a child FORKED from the checking process:
        |<---- connect, token, fds --- relay (fd 3: the protocol channel,
        |      [3, 1, 2] (SCM_RIGHTS)       1/2: the worker log)
        |
-       +-- fork --> server child: serve(channel) -> HELLO, CALL/RESULT...
-                    stdout/stderr = the worker log; runs fn(A, B, ...)
+       +-- fork --> server child: load the kernel of that token, serve(channel)
+                    -> HELLO, CALL/RESULT...; stdout/stderr = the worker log
 
 The relay stays alive as long as the server child: the Broker tells it how
 the child ended ("exit N" / "signal S") and the relay ends the same way, so
@@ -24,7 +26,8 @@ kcs sees the worker's death, its status and its signal as the protocol
 says. When kcs kills the relay (time limit) the Broker sees its connection
 close and SIGKILLs the server child. A fresh relay (for the next call) gets
 a fresh fork. The reference never crosses the channel: only the call's
-inputs and the output buffer are in the region.
+inputs and the output buffer are in the region. A kernel that cannot be
+loaded in the child answers HELLO with LOAD_FAILED and the reason.
 
 Message layouts (native byte order) mirror kcs_worker.h; if that header
 changes, HDR/HELLO/CALL/RESULT below change with it.
@@ -65,9 +68,15 @@ class ProtocolError(RuntimeError):
 
 
 class Raised(Exception):
-    """Raise this from a kernel to refuse a call on purpose, as its declared
-    semantics demand (e.g. an out-of-range gather index under oob=raise):
-    kcs records the call as "raised" (status > 0), not as a failure."""
+    """Raise this from a kernel to refuse a call on purpose, as declared
+    semantics demand (e.g. an out-of-range gather index under oob=raise, a
+    NaN input under nan=raise). kcs records the call with status "raised"
+    and its message (not as an error: the kernel did not break). Whether
+    the refusal conforms is the contract's business: where its declared
+    semantics allow raising (oob=raise, nan=raise) its clauses say whether
+    this call's inputs called for it; anywhere else a result was due, and
+    the trial FAILs (check()'s reasons say "the kernel raised where the
+    contract wants a result")."""
 
 
 def _strings(payload, off, n):
@@ -330,25 +339,63 @@ def _close_other_fds(keep):
                 pass
 
 
-class Broker:
-    """The checking process's end: hands each relay's channel to a forked
-    server child that runs fn. Call poll() regularly while kcs runs; close()
-    at the end (kills what is left)."""
+def write_launcher(path):
+    """An executable that kcs can exec as the worker program (kcs passes
+    one argument, the spec): this interpreter, -m kcs.relay, with this
+    package importable."""
+    pkg_parent = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o700)
+    with os.fdopen(fd, "w") as fh:
+        fh.write("#!/bin/sh\n# kcs Python worker: the relay of kcs/relay.py\n"
+                 f"PYTHONPATH='{pkg_parent}'${{PYTHONPATH:+:$PYTHONPATH}}\n"
+                 "export PYTHONPATH\n"
+                 f"exec '{sys.executable}' -m kcs.relay \"$@\"\n")
+    return path
 
-    def __init__(self, fn, *, name, ops, file="", tensors="numpy", tmpdir=None):
-        self.fn, self.name, self.ops, self.file, self.tensors = fn, name, ops, file, tensors
+
+class Broker:
+    """Hands each relay's channel to a server child forked from THIS
+    process, which runs the kernel registered under the relay's token.
+    kcs.check() runs a Broker only in the kernel host (kcs/host.py), a
+    fresh interpreter that never runs a kernel itself; constructed with fn
+    in a process of one's own (the protocol tests) it forks that process.
+    Call poll() regularly; close() at the end (kills what is left)."""
+
+    def __init__(self, fn=None, *, name="python", ops="gemm", file="", tensors="numpy",
+                 tmpdir=None):
         self.dir = tempfile.mkdtemp(prefix="kcs-broker-", dir=tmpdir)
         self.path = os.path.join(self.dir, "s")
-        self.token = secrets.token_hex(_TOKEN_LEN // 2)
         self.listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         self.listener.bind(self.path)
         os.chmod(self.path, 0o600)
         self.listener.listen(8)
         self.sel = selectors.DefaultSelector()
         self.sel.register(self.listener, selectors.EVENT_READ, None)
+        self.watched = []  # other sockets of the owner (the host's control)
+        self.kernels = {}  # token -> {load, name, ops, file, tensors, forks, deaths}
         self.children = {}  # pid -> relay connection
-        self.forks = 0
+        self.child_token = {}  # pid -> token
         self.deaths = []  # (pid, "exit N" | "signal S")
+        self.token = None
+        if fn is not None:
+            self.token = self.add(lambda: fn, name=name, ops=ops, file=file, tensors=tensors)
+
+    def add(self, load, *, name, ops, file="", tensors="numpy"):
+        """Register a kernel (load(): the callable, run in the child);
+        returns the token its relays present."""
+        token = secrets.token_hex(_TOKEN_LEN // 2)
+        self.kernels[token] = {"load": load, "name": name, "ops": ops, "file": file,
+                               "tensors": tensors, "forks": 0, "deaths": []}
+        return token
+
+    @property
+    def forks(self):
+        return sum(k["forks"] for k in self.kernels.values())
+
+    def watch(self, sock, handler):
+        """poll() calls handler(sock) when sock is readable."""
+        self.watched.append(sock)
+        self.sel.register(sock, selectors.EVENT_READ, handler)
 
     def write_spec(self, path):
         """The file a relay reads (its one argument): where this broker
@@ -359,14 +406,7 @@ class Broker:
             json.dump({"broker": self.path, "token": self.token, "pid": os.getpid()}, fh)
         return path
 
-    def write_launcher(self, path):
-        """An executable that kcs can exec as the worker program (kcs
-        passes one argument, the spec): this interpreter, -m kcs.relay."""
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o700)
-        with os.fdopen(fd, "w") as fh:
-            fh.write("#!/bin/sh\n# kcs Python worker: the relay of kcs/worker.py\n"
-                     f"exec '{sys.executable}' -m kcs.relay \"$@\"\n")
-        return path
+    write_launcher = staticmethod(write_launcher)
 
     def command(self, spec):
         """The worker argv: what kcs runs."""
@@ -376,6 +416,8 @@ class Broker:
         for key, _ in self.sel.select(timeout):
             if key.data is None:
                 self._accept()
+            elif callable(key.data):
+                key.data(key.fileobj)
             else:  # a relay connection: readable means closed (relay gone)
                 pid = key.data
                 try:
@@ -391,13 +433,15 @@ class Broker:
 
     def _accept(self):
         conn, _ = self.listener.accept()
+        conn.settimeout(10)
         try:
             data, fds, _, _ = socket.recv_fds(conn, _TOKEN_LEN + _LIMITS.size, 3)
         except OSError:
             conn.close()
             return
         token = data[:_TOKEN_LEN].rstrip(b"\0").decode(errors="replace")
-        if token != self.token or len(fds) != 3 or len(data) != _TOKEN_LEN + _LIMITS.size:
+        kernel = self.kernels.get(token)
+        if kernel is None or len(fds) != 3 or len(data) != _TOKEN_LEN + _LIMITS.size:
             for fd in fds:
                 os.close(fd)
             conn.close()
@@ -410,7 +454,7 @@ class Broker:
             code = 0
             try:
                 self.listener.close()
-                for c in self.children.values():
+                for c in list(self.children.values()) + self.watched:
                     c.close()
                 conn.close()
                 os.dup2(out_fd, 1)
@@ -422,7 +466,17 @@ class Broker:
                 signal.signal(signal.SIGINT, signal.SIG_DFL)
                 signal.signal(signal.SIGTERM, signal.SIG_DFL)
                 sock = socket.socket(fileno=chan_fd)
-                code = serve(sock, self.fn, self.name, self.ops, self.file, self.tensors)
+                try:
+                    fn = kernel["load"]()
+                except BaseException as e:  # noqa: B902 - reported to kcs as the load failure
+                    traceback.print_exc()
+                    send_hello(sock, LOAD_FAILED, kernel["name"], kernel["ops"],
+                               f"the Python kernel could not be loaded in the kcs worker: "
+                               f"{type(e).__name__}: {e}", kernel["file"])
+                    code = 0
+                else:
+                    code = serve(sock, fn, kernel["name"], kernel["ops"], kernel["file"],
+                                 kernel["tensors"])
             except BaseException:  # noqa: B902
                 traceback.print_exc()
                 code = 3
@@ -434,8 +488,10 @@ class Broker:
                     os._exit(code)
         for fd in fds:
             os.close(fd)
-        self.forks += 1
+        conn.settimeout(None)
+        kernel["forks"] += 1
         self.children[pid] = conn
+        self.child_token[pid] = token
         self.sel.register(conn, selectors.EVENT_READ, pid)
 
     def _reap(self, block):
@@ -452,6 +508,9 @@ class Broker:
             else:
                 how = f"exit {os.WEXITSTATUS(status)}"
             self.deaths.append((pid, how))
+            k = self.kernels.get(self.child_token.pop(pid, None))
+            if k is not None:
+                k["deaths"].append([pid, how])
             try:
                 conn.sendall((how + "\n").encode())
             except OSError:

@@ -76,8 +76,13 @@ def test_more_outputs_widen_by_the_sqrt_log_rule(tmp_path):
 def test_validity_range(tmp_path):
     src = write(tmp_path, doc(power()))
     inside = kcs.tolerance(src, op="gemm", dtype_in="fp32", k=16384, outputs=1024)
-    outside = kcs.tolerance(src, op="gemm", dtype_in="fp32", k=65536, outputs=1024)
+    with pytest.warns(kcs.ToleranceScopeWarning, match=r"k = 65536 is outside the validity "
+                                                       r"range \[64, 16384\]"):
+        outside = kcs.tolerance(src, op="gemm", dtype_in="fp32", k=65536, outputs=1024)
     assert inside["valid"] is True and outside["valid"] is False
+    assert inside["problems"] == [] and len(outside["problems"]) == 1
+    with pytest.raises(kcs.ToleranceOutOfScope, match="asked outside its scope"):
+        kcs.tolerance(src, op="gemm", dtype_in="fp32", k=65536, outputs=1024, strict=True)
     # the power form is still evaluated outside (3 * 256 * u) ...
     assert outside["eta"] == pytest.approx(3 * 256 * U32, rel=1e-12)
     # ... torch points are not extrapolated
@@ -97,7 +102,8 @@ def test_envelope_interpolates_log_log_and_never_extrapolates(tmp_path):
     assert kcs.tolerance(src, op="softmax", dtype_in="fp16", k=4096,
                          outputs=4096)["eta"] == pytest.approx(1e-4, rel=1e-15)
     for k in (128, 8192):
-        t = kcs.tolerance(src, op="softmax", dtype_in="fp16", k=k, outputs=4096)
+        with pytest.warns(kcs.ToleranceScopeWarning, match="NaN"):
+            t = kcs.tolerance(src, op="softmax", dtype_in="fp16", k=k, outputs=4096)
         assert math.isnan(t["eta"]) and t["valid"] is False
 
 
@@ -151,3 +157,50 @@ def test_nulls_and_withheld_keys(tmp_path):
     assert t["rtol"] == pytest.approx(2e-6) and math.isnan(t["atol"])
     with pytest.raises(kcs.ToleranceError, match="withheld.*1 needed more"):
         kcs.tolerance(d, op="gemm", dtype_in="bf16", k=64, outputs=1024)
+
+
+def test_the_answer_states_its_scope(tmp_path):
+    src = write(tmp_path, doc(power(inputs="normal")))
+    t = kcs.tolerance(src, op="gemm", dtype_in="fp32", k=4096, outputs=4096)
+    assert t["scope"] == {"op": "gemm", "dtype_in": "fp32", "dtype_out": "fp32", "acc": "fp32",
+                          "metric": "max_scaled", "inputs": "normal", "k": 4096,
+                          "k_range": [64.0, 16384.0], "outputs": 4096,
+                          "outputs_fitted": 1024.0,
+                          "input_scale": "absolute: holds at the scale of normal inputs only"}
+    # max_scaled is not the reducer's "scaled" metric name: no scale-free form
+    assert t["scale_free"] is None
+
+
+def test_an_absolute_tolerance_is_tied_to_its_inputs(tmp_path):
+    src = write(tmp_path, doc(power(metric="abs", inputs="normal")))
+    ok = kcs.tolerance(src, op="gemm", dtype_in="fp32", k=4096, outputs=1024, inputs="normal")
+    assert ok["valid"] is True
+    with pytest.warns(kcs.ToleranceScopeWarning, match="fitted on normal inputs, asked for "
+                                                       "uniform_pm1"):
+        other = kcs.tolerance(src, op="gemm", dtype_in="fp32", k=4096, outputs=1024,
+                              inputs="uniform_pm1")
+    assert other["valid"] is False and other["eta"] == ok["eta"]
+    with pytest.raises(kcs.ToleranceOutOfScope):
+        kcs.tolerance(src, op="gemm", dtype_in="fp32", k=4096, outputs=1024,
+                      inputs="uniform_pm1", strict=True)
+
+
+def test_the_scale_free_form_and_its_bound(tmp_path):
+    np = pytest.importorskip("numpy")
+    src = write(tmp_path, doc(power(metric="scaled", inputs="normal")))
+    # a scaled tolerance holds at any input scale: other inputs are fine
+    t = kcs.tolerance(src, op="gemm", dtype_in="fp32", k=4096, outputs=1024, inputs="large")
+    assert t["valid"] is True and t["scale_free"] == t["eta"]
+    assert t["scope"]["input_scale"] == "relative to |A||B|: any input scale"
+    A = np.array([[1.0, -2.0], [0.5, 0.0]])
+    B = np.array([[3.0, 1.0], [-1.0, 4.0]])
+    # |A||B| = [[1*3 + 2*1, 1*1 + 2*4], [0.5*3, 0.5*1]] = [[5, 9], [1.5, 0.5]]
+    assert np.allclose(kcs.bound(t, A, B), t["eta"] * np.array([[5.0, 9.0], [1.5, 0.5]]),
+                       rtol=1e-15)
+    C = np.array([[-1.0, 0.0], [0.0, 2.0]])
+    assert np.allclose(kcs.bound(t, A, B, C), t["eta"] * np.array([[6.0, 9.0], [1.5, 2.5]]),
+                       rtol=1e-15)
+    absolute = kcs.tolerance(doc(power(metric="abs")), op="gemm", dtype_in="fp32", k=4096,
+                             outputs=1024)
+    assert absolute["scale_free"] is None
+    assert (kcs.bound(absolute, A, B) == absolute["eta"]).all()

@@ -151,29 +151,66 @@ static double floor_to(double t, double q)
     return floor(t / q) * q;
 }
 
-/* The largest e(a_i) + e(b_i) over the non-zero products (the inputs'
- * exponents clamped to the input format's emin); INT_MIN when none. */
-static int max_product_exp(const kcs_profile_params *p, const double *a, const double *b, int n)
+/* The exponent the alignment sees for an operand of the block: zero has
+ * none (INT_MIN) unless the profile gives zeros the exponent -126. */
+static int op_exp(const kcs_profile_params *p, double x, int emin)
 {
-    int emin = kcs_format_get(p->in)->emin;
+    if (x == 0.0)
+        return p->zero_exp == KCS_ZEXP_MIN ? -126 : INT_MIN;
+    return kcs_bfma_exp_clamped(x, emin);
+}
+
+/* The largest e(a_i) + e(b_i) over the products of indices i0, i0 + st, ...
+ * that take part (the inputs' exponents clamped to the input format's emin;
+ * zero products only under zero_exp = min); INT_MIN when none. */
+static int max_product_exp(const kcs_profile_params *p, const double *a, const double *b, int n,
+                           int i0, int st)
+{
+    int emin = kcs_format_get(p->in)->emin, emin_b = kcs_format_get(kcs_profile_in_b(p))->emin;
     int E = INT_MIN;
-    for (int i = 0; i < n; i++) {
-        if (a[i] * b[i] != 0.0) {
-            int e = kcs_bfma_exp_clamped(a[i], emin) + kcs_bfma_exp_clamped(b[i], emin);
-            E = e > E ? e : E;
-        }
+    for (int i = i0; i < n; i += st) {
+        int ea = op_exp(p, a[i], emin), eb = op_exp(p, b[i], emin_b);
+        if (a[i] * b[i] == 0.0 && p->zero_exp != KCS_ZEXP_MIN)
+            continue;
+        int e = ea + eb;
+        E = e > E ? e : E;
     }
     return E;
+}
+
+static double zero_sign(const kcs_profile_params *p, double d)
+{
+    return (d == 0.0 && p->zero_sign == KCS_ZSIGN_POSITIVE) ? 0.0 : d;
+}
+
+/* prod_ovf = inf: +-Inf when a product reaches 2^128 in magnitude, NaN
+ * when both signs do; 0 (no verdict) otherwise. */
+static bool product_overflow(const kcs_profile_params *p, const double *a, const double *b,
+                             int n, double *d)
+{
+    if (p->prod_ovf != KCS_POVF_INF)
+        return false;
+    bool pos = false, neg = false;
+    for (int i = 0; i < n; i++) {
+        double t = a[i] * b[i];
+        pos |= t >= 0x1p128;
+        neg |= t <= -0x1p128;
+    }
+    if (!pos && !neg)
+        return false;
+    *d = pos && neg ? NAN : pos ? INFINITY : -INFINITY;
+    return true;
 }
 
 static double step_global(const kcs_profile_params *p, double c, const double *a,
                           const double *b, int n)
 {
-    int E = max_product_exp(p, a, b, n);
-    if (c != 0.0) {
-        int e = kcs_bfma_exp_clamped(c, -126);
-        E = e > E ? e : E;
-    }
+    double ovf;
+    if (product_overflow(p, a, b, n, &ovf))
+        return ovf;
+    int E = max_product_exp(p, a, b, n, 0, 1);
+    int ec = op_exp(p, c, p->acc_f16 ? kcs_format_get(KCS_FMT_FP16)->emin : -126);
+    E = ec > E ? ec : E;
     if (E == INT_MIN)
         return 0.0;
     double t[KCS_BLOCKFMA_MAX_TERMS + 1];
@@ -183,60 +220,99 @@ static double step_global(const kcs_profile_params *p, double c, const double *a
     t[cnt++] = exact ? c : trunc_to(c, q);
     for (int i = 0; i < n; i++)
         t[cnt++] = exact ? a[i] * b[i] : trunc_to(a[i] * b[i], q);
-    return exact_sum_round(t, cnt, kcs_profile_out_bits(p), p->rounding);
+    if (p->acc_f16 && !exact) {
+        /* multiples of q below (n+1)*2^(E+2): < 2^(39+neab) quanta, exact */
+        double S = 0.0;
+        for (int i = 0; i < cnt; i++)
+            S += t[i];
+        return zero_sign(p, kcs_format_round(KCS_FMT_FP16, S, KCS_ROUND_DEFAULT));
+    }
+    return zero_sign(p, exact_sum_round(t, cnt, kcs_profile_out_bits(p), p->rounding));
+}
+
+/* The truncated product sum of indices i0, i0 + st, ... aligned to their own
+ * largest exponent (returned in *E, INT_MIN when none takes part). */
+static double product_sum(const kcs_profile_params *p, const double *a, const double *b, int n,
+                          int i0, int st, int *E)
+{
+    *E = max_product_exp(p, a, b, n, i0, st);
+    if (*E == INT_MIN)
+        return 0.0;
+    double q = ldexp(1.0, *E - 23 - p->neab);
+    /* multiples of q below n*2^(E+2) < 2^(E+14): < 2^(39+neab) quanta, exact */
+    double P = 0.0;
+    for (int i = i0; i < n; i += st)
+        P += trunc_to(a[i] * b[i], q);
+    return P;
 }
 
 static double step_late_c(const kcs_profile_params *p, double c, const double *a,
                           const double *b, int n)
 {
-    int Ep = max_product_exp(p, a, b, n);
+    double ovf;
+    if (product_overflow(p, a, b, n, &ovf))
+        return ovf;
+    int Ep;
+    double P;
+    if (p->halves == 2) {
+        /* CDNA3 fp8: even and odd products each aligned to their own
+         * largest exponent, then both rounded down to the larger one's grid */
+        int E0, E1;
+        double P0 = product_sum(p, a, b, n, 0, 2, &E0), P1 = product_sum(p, a, b, n, 1, 2, &E1);
+        Ep = E0 > E1 ? E0 : E1;
+        if (Ep != INT_MIN) {
+            double u = ldexp(1.0, Ep - 23 - p->neab);
+            P = floor_to(P0, u) + floor_to(P1, u);
+        } else {
+            P = 0.0;
+        }
+    } else {
+        P = product_sum(p, a, b, n, 0, 1, &Ep);
+    }
     if (Ep == INT_MIN) /* no products: the adder passes c through */
-        return c;
-    double q = ldexp(1.0, Ep - 23 - p->neab);
-    double t[KCS_BLOCKFMA_MAX_TERMS];
-    for (int i = 0; i < n; i++)
-        t[i] = trunc_to(a[i] * b[i], q);
-    /* P: multiples of q below n*2^(Ep+2) < 2^(Ep+14): < 2^(39+neab) quanta,
-     * exact in double, as is S below (see the file comment). */
-    double P = 0.0;
-    for (int i = 0; i < n; i++)
-        P += t[i];
+        return zero_sign(p, c);
     int ec = c != 0.0 ? kcs_bfma_exp_clamped(c, -126) : -126;
+    double q = ldexp(1.0, Ep - 23 - p->neab);
     double S;
     if (Ep > ec)
-        S = P + floor_to(c, q);
+        /* the fp8 adder drops a c more than 25 binades below (RD would
+         * give -q for a small negative c) */
+        S = P + ((p->halves == 2 && ec < Ep - 25) ? 0.0 : floor_to(c, q));
     else if (Ep < ec)
         S = floor_to(P, ldexp(1.0, ec - 23 - p->neab - 7)) + c;
     else
         S = P + c;
-    return kcs_round_bits(S, 24, KCS_RNE);
+    return zero_sign(p, kcs_round_bits(S, 24, KCS_RNE));
 }
 
-static double pair_tree(const double *v, int n)
+static double pair_tree(const double *v, int n, bool flush)
 {
     if (n == 1)
         return v[0];
     int h = (n + 1) / 2;
-    float l = (float)pair_tree(v, h), r = (float)pair_tree(v + h, n - h);
-    return ftz32((double)(l + r)); /* fp32 RNE add, then flush */
+    float l = (float)pair_tree(v, h, flush), r = (float)pair_tree(v + h, n - h, flush);
+    double s = (double)(l + r); /* fp32 RNE add, then the profile's flush */
+    return flush ? ftz32(s) : s;
 }
 
 static double step_pairwise(const kcs_profile_params *p, double c, const double *a,
                             const double *b, int n)
 {
     double tiny = ldexp(1.0, kcs_format_get(p->in)->emin);
+    double tiny_b = ldexp(1.0, kcs_format_get(kcs_profile_in_b(p))->emin);
     int nn = n < p->F ? p->F : n; /* padded with zero products */
     double pr[KCS_BLOCKFMA_MAX_TERMS];
     for (int i = 0; i < nn; i++) {
         double x = i < n ? a[i] : 0.0, y = i < n ? b[i] : 0.0;
         if (p->flush) {
-            x = fabs(x) < tiny ? copysign(0.0, x) : x;
-            y = fabs(y) < tiny ? copysign(0.0, y) : y;
+            bool pos = p->flush_sign == KCS_FSIGN_POSITIVE;
+            x = fabs(x) < tiny ? (pos ? 0.0 : copysign(0.0, x)) : x;
+            y = fabs(y) < tiny_b ? (pos ? 0.0 : copysign(0.0, y)) : y;
         }
         double pp = (double)(float)(x * y);
         pr[i] = p->flush ? ftz32(pp) : pp;
     }
-    float tree = (float)pair_tree(pr, nn);
+    float tree = (float)pair_tree(pr, nn, p->flush);
     float cf = (float)(p->flush ? ftz32(c) : c);
     double d = (double)(cf + tree);
     return p->flush ? ftz32(d) : d;
@@ -250,14 +326,17 @@ double kcs_blockfma_step(const kcs_profile_params *p, double c, const double *a,
     bool finite = isfinite(c);
     for (int i = 0; i < nterms && finite; i++)
         finite = isfinite(a[i]) && isfinite(b[i]);
+    if (p->step == KCS_STEP_PAIRWISE && p->inf_path == KCS_INF_STEP)
+        finite = true; /* fp32 arithmetic carries NaN/Inf itself */
     if (!finite) { /* IEEE semantics, after the profile's input flush */
         double tiny = ldexp(1.0, kcs_format_get(p->in)->emin);
+        double tiny_b = ldexp(1.0, kcs_format_get(kcs_profile_in_b(p))->emin);
         double s = p->flush ? ftz32(c) : c;
         for (int i = 0; i < nterms; i++) {
             double x = a[i], y = b[i];
             if (p->flush) {
                 x = fabs(x) < tiny ? 0.0 : x;
-                y = fabs(y) < tiny ? 0.0 : y;
+                y = fabs(y) < tiny_b ? 0.0 : y;
             }
             s += x * y;
         }

@@ -58,15 +58,17 @@ static kcs_bfma_group_fn pick_group(const kcs_profile_params *p)
     return f ? f : group_ref;
 }
 
-/* Prepared operand element: value (flushed if the profile flushes) and
- * 2^-e(x) (+Inf for 0). Returns false for NaN/Inf. */
-static inline bool prep1(double x, int emin, double tiny, bool flush, double *v, double *is)
+/* Prepared operand element: value (flushed if the profile flushes, to +0
+ * under flush_sign = positive) and 2^-e(x) (zinv for 0: +Inf, or 2^126
+ * under zero_exp = min). Returns false for NaN/Inf. */
+static inline bool prep1(const kcs_profile_params *p, double x, int emin, double tiny,
+                         double zinv, double *v, double *is)
 {
-    if (flush && fabs(x) < tiny)
-        x = copysign(0.0, x);
+    if (p->flush && fabs(x) < tiny)
+        x = p->flush_sign == KCS_FSIGN_POSITIVE ? 0.0 : copysign(0.0, x);
     *v = x;
     if (x == 0.0 || !isfinite(x)) {
-        *is = INFINITY;
+        *is = isfinite(x) ? zinv : INFINITY;
         return isfinite(x) != 0;
     }
     *is = kcs_bfma_pow2i(-kcs_bfma_exp_clamped(x, emin));
@@ -86,17 +88,23 @@ int kcs_emulated_gemm(const kcs_profile_params *p, int64_t m, int64_t n, int64_t
     double *av = malloc(sizeof(double) * 2 * asz);
     double *bv = malloc(sizeof(double) * 2 * bsz);
     char *abad = malloc((size_t)m), *gbad = malloc((size_t)ng);
+    /* largest |a| per row, |b| per group: under prod_ovf = inf a row and
+     * group whose product can reach 2^128 take the reference step */
+    double *amax = malloc(sizeof(double) * (size_t)m), *bmax = malloc(sizeof(double) * (size_t)ng);
     int rc = KCS_E_NOMEM;
-    if (!av || !bv || !abad || !gbad)
+    if (!av || !bv || !abad || !gbad || !amax || !bmax)
         goto out;
-    int emin = kcs_format_get(p->in)->emin;
-    double tiny = ldexp(1.0, emin);
+    int emin = kcs_format_get(p->in)->emin, emin_b = kcs_format_get(kcs_profile_in_b(p))->emin;
+    double tiny = ldexp(1.0, emin), tiny_b = ldexp(1.0, emin_b);
+    double zinv = p->zero_exp == KCS_ZEXP_MIN ? 0x1p126 : INFINITY;
     double *ia = av + asz;
     for (int64_t i = 0; i < m; i++) {
         bool ok = true;
+        amax[i] = 0.0;
         for (int64_t kk = 0; kk < kp; kk++) {
             int64_t o = i * kp + kk;
-            ok &= prep1(kk < k ? A[i * k + kk] : 0.0, emin, tiny, p->flush, &av[o], &ia[o]);
+            ok &= prep1(p, kk < k ? A[i * k + kk] : 0.0, emin, tiny, zinv, &av[o], &ia[o]);
+            amax[i] = fmax(amax[i], fabs(av[o]));
         }
         abad[i] = !ok;
     }
@@ -104,11 +112,13 @@ int kcs_emulated_gemm(const kcs_profile_params *p, int64_t m, int64_t n, int64_t
     double *ib = bv + bsz;
     for (int64_t gi = 0; gi < ng; gi++) {
         bool ok = true;
+        bmax[gi] = 0.0;
         for (int64_t kk = 0; kk < kp; kk++)
             for (int j = 0; j < NJ; j++) {
                 int64_t col = gi * NJ + j, o = (gi * kp + kk) * NJ + j;
                 double x = (kk < k && col < n) ? B[kk * n + col] : 0.0;
-                ok &= prep1(x, emin, tiny, p->flush, &bv[o], &ib[o]);
+                ok &= prep1(p, x, emin_b, tiny_b, zinv, &bv[o], &ib[o]);
+                bmax[gi] = fmax(bmax[gi], fabs(bv[o]));
             }
         gbad[gi] = !ok;
     }
@@ -117,6 +127,7 @@ int kcs_emulated_gemm(const kcs_profile_params *p, int64_t m, int64_t n, int64_t
     g.maxp = ldexp(2.0 - ldexp(1.0, 1 - g.ob), 127);
     g.sck = p->neab == KCS_NEAB_INF ? 1.0 : ldexp(1.0, 23 + p->neab);
     g.gridmask = (int64_t)((((uint64_t)1) << (52 - g.ob)) - 1);
+    g.czero = zinv;
     kcs_bfma_group_fn fast = pick_group(p);
     const int64_t IT = 64; /* a tile of A rows is reused across the B groups */
     for (int64_t i0 = 0; i0 < m; i0 += IT) {
@@ -128,10 +139,15 @@ int kcs_emulated_gemm(const kcs_profile_params *p, int64_t m, int64_t n, int64_t
                 for (int j = 0; j < NJ; j++) {
                     int64_t col = gi * NJ + j;
                     double cv = (C && col < n) ? (double)(float)C[i * n + col] : 0.0;
-                    c[j] = (p->flush && fabs(cv) < FLT_MIN) ? copysign(0.0, cv) : cv;
+                    if (p->acc_f16)
+                        cv = kcs_format_round(KCS_FMT_FP16, cv, KCS_ROUND_DEFAULT);
+                    if (p->flush && fabs(cv) < FLT_MIN)
+                        cv = p->flush_sign == KCS_FSIGN_POSITIVE ? 0.0 : copysign(0.0, cv);
+                    c[j] = cv;
                 }
-                (abad[i] || gbad[gi] ? group_ref : fast)(&g, c, av + i * kp, ia + i * kp,
-                                                          bv + go, ib + go);
+                bool ovf = p->prod_ovf == KCS_POVF_INF && amax[i] * bmax[gi] >= 0x1p128;
+                (abad[i] || gbad[gi] || ovf ? group_ref : fast)(&g, c, av + i * kp, ia + i * kp,
+                                                                bv + go, ib + go);
                 for (int j = 0; j < NJ && gi * NJ + j < n; j++)
                     D[i * n + gi * NJ + j] = c[j];
             }
@@ -139,6 +155,6 @@ int kcs_emulated_gemm(const kcs_profile_params *p, int64_t m, int64_t n, int64_t
     }
     rc = 0;
 out:
-    KCS_FREE(av, bv, abad, gbad);
+    KCS_FREE(av, bv, abad, gbad, amax, bmax);
     return rc;
 }

@@ -39,6 +39,7 @@ typedef struct kcs_bfma_ctx {
     double sck;  /* 2^(23 + neab): 1/q = 2^-E * sck */
     int64_t gridmask; /* exact path: the low 52 - ob significand bits */
     double maxp; /* largest finite d: (2 - 2^(1-ob)) * 2^127 */
+    double czero; /* 2^-e(c) for c = 0: +Inf (no part in E) or 2^126 (zero_exp = min) */
     int64_t nb, kp; /* blocks along k; padded k */
 } kcs_bfma_ctx;
 

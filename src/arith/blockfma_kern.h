@@ -70,14 +70,14 @@ HOT bool vany(vl m)
         o |= m[j];
     return o != 0;
 }
-/* 2^-e(c), e(c) = max(floor(log2|c|), -126); +Inf for c = 0 */
-HOT vd vinv_scale_c(vd c)
+/* 2^-e(c), e(c) = max(floor(log2|c|), -126); `zero` for c = 0 */
+HOT vd vinv_scale_c(vd c, double zero)
 {
     typedef uint64_t vu __attribute__((vector_size(VW * 8)));
     vu ef = ((vu)c >> 52) & 0x7FF; /* logical shift: native on SSE2 */
     vd inv = (vd)((2046 - ef) << 52);  /* 2^-floor(log2|c|) for normal c */
     inv = vmin(inv, (vd){} + 0x1p126); /* e clamped to -126 */
-    return vsel(c == 0.0, (vd){} + INFINITY, inv);
+    return vsel(c == 0.0, (vd){} + zero, inv);
 }
 
 static double rz_bits1(double s, int p, double maxp)
@@ -167,7 +167,7 @@ HOT vd block_step(const kcs_bfma_ctx *g, const int kind, vd c, const double *a, 
                 if (bad[j])
                     d[j] = kcs_bfma_lane_ref(g, cin[j], a, b + j, F);
     } else {
-        vd m = kind == K_LATE ? (vd){} + INFINITY : vinv_scale_c(cin);
+        vd m = kind == K_LATE ? (vd){} + INFINITY : vinv_scale_c(cin, g->czero);
         for (int kk = 0; kk < F; kk++)
             m = vmin(m, ia[kk] * vload(ib + kk * NJ));
         vl none = m == INFINITY; /* no products (and, if global, c = 0) */
@@ -181,7 +181,7 @@ HOT vd block_step(const kcs_bfma_ctx *g, const int kind, vd c, const double *a, 
             d = vfinal(g, S);
         } else {
             /* late c: ic = 2^-e_c (e_c = -126 for c = 0); m = 2^-E_p */
-            vd ic = vsel(cin == 0.0, (vd){} + 0x1p126, vinv_scale_c(cin));
+            vd ic = vinv_scale_c(cin, 0x1p126);
             vd d1 = S + vfloor(cin * sc) * rsc;       /* E_p > e_c: RD(c, q_p) */
             vd us = ic * g->sck * 0x1p7;               /* 2^-(e_c-23-neab-7) */
             vd d2 = vfloor(S * us) * vrecip2(us) + cin; /* E_p < e_c: RD(P, u) */
@@ -191,6 +191,8 @@ HOT vd block_step(const kcs_bfma_ctx *g, const int kind, vd c, const double *a, 
             d = vsel(none, cin, d); /* no products: c passes through */
         }
     }
+    if (kind != K_PAIR && g->p->zero_sign == KCS_ZSIGN_POSITIVE)
+        d = vsel(d == 0.0, (vd){}, d);
     if (vany(~fin)) /* NaN/Inf c: the reference (IEEE) step */
         for (int j = 0; j < VW; j++)
             if (!fin[j])
@@ -257,7 +259,7 @@ kcs_bfma_group_fn KERN_PICK(const kcs_profile_params *p)
         return p->F == 4 && p->flush ? group_K_PAIR_4 : NULL;
     if (p->neab == KCS_NEAB_INF)
         return p->step == KCS_STEP_GLOBAL && !p->flush ? by_kind[2][fi] : NULL;
-    if (p->neab > 5 || p->neab < -20 || p->flush)
+    if (p->neab > 5 || p->neab < -20 || p->flush || p->halves == 2 || p->acc_f16)
         return NULL;
     return by_kind[p->step == KCS_STEP_LATE_C ? 1 : 0][fi];
 }

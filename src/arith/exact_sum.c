@@ -21,6 +21,18 @@ int kcs_exact_bits(const kcs_acc *acc, kcs_format out)
     return p > 53 ? 53 : p;
 }
 
+int kcs_exact_acc_bits(const kcs_acc *acc)
+{
+    int pa = acc->bits > 0 ? acc->bits : kcs_format_get(acc->fmt)->p;
+    return pa > 53 ? 53 : pa;
+}
+
+int kcs_exact_narrow_out(kcs_op op, const kcs_acc *acc, kcs_format out)
+{
+    return (op == KCS_OP_GEMM || op == KCS_OP_BATCHED_GEMM) &&
+           kcs_format_get(out)->p < kcs_exact_acc_bits(acc);
+}
+
 int kcs_exact_ceil_log2(int64_t k)
 {
     int l = 0;
@@ -35,6 +47,20 @@ int kcs_exact_check(kcs_op op, const kcs_acc *acc, kcs_format in, kcs_format out
     if (!kcs_exact_op_ok(op))
         return kcs_fail(err, KCS_E_INVAL, "exact inputs exist for gemm, batched_gemm, dot, "
                         "reduce_sum and allreduce only, not %s", kcs_op_name(op));
+    if (kcs_exact_narrow_out(op, acc, out)) {
+        /* (k - 1) / 2 cancelling pairs drawn for a (P - 2)-bit sum
+         * (inputs_exact_narrow.c) */
+        int64_t h = (k - 1) / 2;
+        int pa = kcs_exact_acc_bits(acc);
+        if (k < 1 || pa - 3 - kcs_exact_ceil_log2(h > 1 ? h : 1) < 0)
+            return kcs_fail(err, KCS_E_INVAL, "exact inputs with a %s output need 1 <= k <= "
+                            "2^%d + 1 for a %d-bit accumulator (k = %lld)", kcs_format_name(out),
+                            pa - 2, pa, (long long)k);
+        if (kcs_format_get(in)->p < 2)
+            return kcs_fail(err, KCS_E_INVAL, "exact inputs need an input format with at "
+                            "least 2 significand bits (%s)", kcs_format_name(in));
+        return 0;
+    }
     int P = kcs_exact_bits(acc, out);
     if (k < 1 || P - 1 - kcs_exact_ceil_log2(k) < 0)
         return kcs_fail(err, KCS_E_INVAL, "exact inputs need 1 <= %s <= 2^%d for a %d-bit "

@@ -664,6 +664,9 @@ int kcs_freivalds_check_args(const void *A, const void *B, const void *C, long m
         return kcs_fail(err, KCS_E_INVAL, "freivalds: bad precision parameters");
     if (p->mode != KCS_FV_RIGOROUS && p->mode != KCS_FV_PROBABILISTIC)
         return kcs_fail(err, KCS_E_INVAL, "freivalds: unknown mode %d", (int)p->mode);
+    if (p->device_kernel != 0 && p->device_kernel != 1)
+        return kcs_fail(err, KCS_E_INVAL, "freivalds: unknown device kernel %d (0: tiled, 1: v1)",
+                        p->device_kernel);
     return 0;
 }
 

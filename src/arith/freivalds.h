@@ -35,6 +35,10 @@ typedef struct kcs_fv_params {
                           * conforming GEMM fails one call; 0 means 1e-9 */
     int threads;         /* 0: all online CPUs */
     bool portable_kernels; /* skip the x86-64-v4 kernels (same results; for tests) */
+    int device_kernel;   /* the device verifiers' terms kernels: 0 the tiled ones (v2,
+                          * backends/cuda/freivalds_tiled.cuh), 1 the per-row ones of
+                          * the first device run (v1, kept for side-by-side timing);
+                          * the same terms up to summation order either way */
 } kcs_fv_params;
 
 /* Defaults for an fp32-accumulating, fp32-output GEMM, rigorous, k = 10. */

@@ -11,42 +11,56 @@
 #define SRC_FTTN "Li et al., FTTN, arXiv:2403.00232"
 #define SRC_DSV3 "DeepSeek-AI, DeepSeek-V3 technical report sec. 3.3 (~14 bits kept)"
 
-#define ROW(prof, fmt, f, nb, st, rnd, fl, src) \
+#define SRC_MMASIM "Xie, Wang, Yang, Yang, MMA-Sim, arXiv:2511.10909 (commit c785138)"
+
+/* The corner features (profile.h) after the sources: the ones not named
+ * keep kcs's original behaviour. docs/profiles.md gives the evidence. */
+#define ROW(prof, fmt, f, nb, st, rnd, fl, src, ...) \
     {.profile = prof, .in = fmt, .F = f, .neab = nb, .step = st, .rounding = rnd, \
-     .flush = fl, .source = src}
+     .flush = fl, .source = src, __VA_ARGS__}
+
+/* NVIDIA and CDNA3: MMA-Sim's hardware-compared models (random bit
+ * patterns) give a zero operand and c = 0 the exponent -126. */
+#define ZMIN .zero_exp = KCS_ZEXP_MIN
+/* CDNA3: a product reaching 2^128 gives Inf/NaN before alignment (MMA-Sim). */
+#define POVF .prod_ovf = KCS_POVF_INF
+/* CDNA1/2 pairwise: NaN/Inf through the fp32 arithmetic the model describes. */
+#define INFSTEP .inf_path = KCS_INF_STEP
+#define NV_F " zero_exp=min: " SRC_MMASIM
+#define CDNA3_F " zero_exp=min, prod_ovf=inf: " SRC_MMASIM
 
 static const kcs_profile_params rows[] = {
     ROW("nvidia-v100", KCS_FMT_FP16, 4, 0, KCS_STEP_GLOBAL, KCS_RZ, false,
-        SRC_FASI "; " SRC_KM " (V100 fp16: F=4, neab=0, RZ)"),
+        SRC_FASI "; " SRC_KM " (V100 fp16: F=4, neab=0, RZ)" NV_F, ZMIN),
 
     ROW("nvidia-a100", KCS_FMT_FP16, 8, 1, KCS_STEP_GLOBAL, KCS_RZ, false,
-        SRC_KM "; " SRC_FASI " (A100 fp16: F=8, neab=1, RZ)"),
+        SRC_KM "; " SRC_FASI " (A100 fp16: F=8, neab=1, RZ)" NV_F, ZMIN),
     ROW("nvidia-a100", KCS_FMT_BF16, 8, 1, KCS_STEP_GLOBAL, KCS_RZ, false,
-        SRC_KM "; " SRC_FASI " (A100 bf16: F=8, neab=1, RZ)"),
+        SRC_KM "; " SRC_FASI " (A100 bf16: F=8, neab=1, RZ)" NV_F, ZMIN),
     ROW("nvidia-a100", KCS_FMT_TF32, 4, 1, KCS_STEP_GLOBAL, KCS_RZ, false,
-        SRC_KM "; " SRC_FASI " (A100 tf32: F=4, neab=1, RZ)"),
+        SRC_KM "; " SRC_FASI " (A100 tf32: F=4, neab=1, RZ)" NV_F, ZMIN),
 
     ROW("nvidia-h100", KCS_FMT_FP16, 16, 2, KCS_STEP_GLOBAL, KCS_RZ, false,
-        SRC_KM " (H100 fp16: F=16, neab=2, RZ)"),
+        SRC_KM " (H100 fp16: F=16, neab=2, RZ)" NV_F, ZMIN),
     ROW("nvidia-h100", KCS_FMT_BF16, 16, 2, KCS_STEP_GLOBAL, KCS_RZ, false,
-        SRC_KM " (H100 bf16: F=16, neab=2, RZ)"),
+        SRC_KM " (H100 bf16: F=16, neab=2, RZ)" NV_F, ZMIN),
     ROW("nvidia-h100", KCS_FMT_TF32, 8, 2, KCS_STEP_GLOBAL, KCS_RZ, false,
-        SRC_KM " (H100 tf32: F=8, neab=2, RZ)"),
+        SRC_KM " (H100 tf32: F=8, neab=2, RZ)" NV_F, ZMIN),
     ROW("nvidia-h100", KCS_FMT_FP8_E4M3, 32, -10, KCS_STEP_GLOBAL, KCS_RZ, false,
-        SRC_KM " (H100 fp8: F=32, neab=-10, RZ); " SRC_DSV3),
+        SRC_KM " (H100 fp8: F=32, neab=-10, RZ); " SRC_DSV3 NV_F, ZMIN),
     ROW("nvidia-h100", KCS_FMT_FP8_E5M2, 32, -10, KCS_STEP_GLOBAL, KCS_RZ, false,
-        SRC_KM " (H100 fp8: F=32, neab=-10, RZ); " SRC_DSV3),
+        SRC_KM " (H100 fp8: F=32, neab=-10, RZ); " SRC_DSV3 NV_F, ZMIN),
 
     ROW("nvidia-b200", KCS_FMT_FP16, 16, 2, KCS_STEP_GLOBAL, KCS_RZ, false,
-        SRC_KM " (B200 fp16: F=16, neab=2, RZ)"),
+        SRC_KM " (B200 fp16: F=16, neab=2, RZ)" NV_F, ZMIN),
     ROW("nvidia-b200", KCS_FMT_BF16, 16, 2, KCS_STEP_GLOBAL, KCS_RZ, false,
-        SRC_KM " (B200 bf16: F=16, neab=2, RZ)"),
+        SRC_KM " (B200 bf16: F=16, neab=2, RZ)" NV_F, ZMIN),
     ROW("nvidia-b200", KCS_FMT_TF32, 8, 2, KCS_STEP_GLOBAL, KCS_RZ, false,
-        SRC_KM " (B200 tf32: F=8, neab=2, RZ)"),
+        SRC_KM " (B200 tf32: F=8, neab=2, RZ)" NV_F, ZMIN),
     ROW("nvidia-b200", KCS_FMT_FP8_E4M3, 32, 2, KCS_STEP_GLOBAL, KCS_RZ, false,
-        SRC_KM " (B200 fp8: F=32, neab=2, RZ)"),
+        SRC_KM " (B200 fp8: F=32, neab=2, RZ)" NV_F, ZMIN),
     ROW("nvidia-b200", KCS_FMT_FP8_E5M2, 32, 2, KCS_STEP_GLOBAL, KCS_RZ, false,
-        SRC_KM " (B200 fp8: F=32, neab=2, RZ)"),
+        SRC_KM " (B200 fp8: F=32, neab=2, RZ)" NV_F, ZMIN),
 
     ROW("amd-mi100", KCS_FMT_FP16, 4, KCS_NEAB_INF, KCS_STEP_GLOBAL, KCS_RNE, false,
         SRC_KM " (CDNA1 fp16: F=4, exact block, RNE); " SRC_FTTN),
@@ -54,23 +68,88 @@ static const kcs_profile_params rows[] = {
         SRC_KM " (CDNA1 bf16: F=2, exact block, RNE); " SRC_FTTN),
 
     ROW("amd-mi250", KCS_FMT_FP16, 4, 0, KCS_STEP_PAIRWISE, KCS_RNE, true,
-        SRC_KM " (CDNA2 fp16: pairwise fp32, F=4, flushes subnormals); " SRC_FTTN),
+        SRC_KM " (CDNA2 fp16: pairwise fp32, F=4, flushes subnormals); " SRC_FTTN
+               "; inf_path=step: " SRC_MMASIM, INFSTEP),
     ROW("amd-mi250", KCS_FMT_BF16, 4, 0, KCS_STEP_PAIRWISE, KCS_RNE, true,
-        SRC_KM " (CDNA2 bf16: pairwise fp32, F=4, flushes subnormals); " SRC_FTTN),
+        SRC_KM " (CDNA2 bf16: pairwise fp32, F=4, flushes subnormals); " SRC_FTTN
+               "; inf_path=step: " SRC_MMASIM, INFSTEP),
 
     ROW("amd-mi300", KCS_FMT_FP16, 8, 1, KCS_STEP_LATE_C, KCS_RNE, false,
-        SRC_KM " (CDNA3 fp16: F=8, neab=1, late c addition, RNE); " SRC_FTTN),
+        SRC_KM " (CDNA3 fp16: F=8, neab=1, late c addition, RNE); " SRC_FTTN
+               CDNA3_F, ZMIN, POVF),
     ROW("amd-mi300", KCS_FMT_BF16, 8, 1, KCS_STEP_LATE_C, KCS_RNE, false,
-        SRC_KM " (CDNA3 bf16: F=8, neab=1, late c addition, RNE); " SRC_FTTN),
+        SRC_KM " (CDNA3 bf16: F=8, neab=1, late c addition, RNE); " SRC_FTTN
+               CDNA3_F, ZMIN, POVF),
     ROW("amd-mi300", KCS_FMT_TF32, 4, 1, KCS_STEP_LATE_C, KCS_RNE, false,
-        SRC_KM " (CDNA3 tf32: F=4, neab=1, late c addition, RNE); " SRC_FTTN),
+        SRC_KM " (CDNA3 tf32: F=4, neab=1, late c addition, RNE); " SRC_FTTN
+               CDNA3_F, ZMIN, POVF),
+    ROW("amd-mi300", KCS_FMT_FP8_E4M3FNUZ, 16, 1, KCS_STEP_LATE_C, KCS_RNE, false,
+        "CDNA3 fp8 (v_mfma_f32_*_fp8_fp8, e4m3fnuz): groups of 16, even and odd products "
+        "aligned apart, late c addition, RNE: " SRC_MMASIM,
+        ZMIN, POVF, .halves = 2),
+    ROW("amd-mi300", KCS_FMT_FP8_E5M2FNUZ, 16, 1, KCS_STEP_LATE_C, KCS_RNE, false,
+        "CDNA3 bf8 (v_mfma_f32_*_bf8_bf8, e5m2fnuz): as fp8: " SRC_MMASIM, ZMIN, POVF,
+        .halves = 2),
+
+    /* Named variants and the profiles added after the MMA-Sim comparison
+     * (docs/profiles.md). */
+    ROW("nvidia-ada", KCS_FMT_FP16, 8, 1, KCS_STEP_GLOBAL, KCS_RZ, false,
+        "as nvidia-a100 (mma.m16n8k16 is two k=8 halves on Ampere and Ada): " SRC_MMASIM,
+        ZMIN),
+    ROW("nvidia-ada", KCS_FMT_BF16, 8, 1, KCS_STEP_GLOBAL, KCS_RZ, false,
+        "as nvidia-a100: " SRC_MMASIM, ZMIN),
+    ROW("nvidia-ada", KCS_FMT_TF32, 4, 1, KCS_STEP_GLOBAL, KCS_RZ, false,
+        "as nvidia-a100: " SRC_MMASIM, ZMIN),
+    ROW("nvidia-ada", KCS_FMT_FP8_E4M3, 16, -10, KCS_STEP_GLOBAL, KCS_RZ, false,
+        "Ada fp8: mma.m16n8k32 as two k=16 halves, 13 fraction bits kept, output "
+        "truncated to 14 bits: " SRC_MMASIM, ZMIN),
+    ROW("nvidia-ada", KCS_FMT_FP8_E5M2, 16, -10, KCS_STEP_GLOBAL, KCS_RZ, false,
+        "Ada fp8 (as e4m3): " SRC_MMASIM, ZMIN),
+
+    ROW("amd-mi100-pairwise", KCS_FMT_FP16, 4, 0, KCS_STEP_PAIRWISE, KCS_RNE, false,
+        "CDNA1 read as CDNA2 without the flush: fp32 products, pairwise fp32 tree, + c: "
+        SRC_MMASIM " (no hardware comparison published for CDNA1)", INFSTEP),
+    ROW("amd-mi100-pairwise", KCS_FMT_BF16, 2, 0, KCS_STEP_PAIRWISE, KCS_RNE, false,
+        "CDNA1 bf16 (v_mfma_*bf16, pairs): " SRC_MMASIM " (no hardware comparison published)",
+        INFSTEP),
+
+    ROW("amd-mi250-pairs", KCS_FMT_BF16, 2, 0, KCS_STEP_PAIRWISE, KCS_RNE, true,
+        "CDNA2 bf16 without _1k (v_mfma_f32_*bf16: pairs of products, then + c): " SRC_MMASIM,
+        INFSTEP),
+
+    ROW("amd-mi300-k4", KCS_FMT_FP16, 4, 1, KCS_STEP_LATE_C, KCS_RNE, false,
+        "CDNA3 k=4 instructions (v_mfma_f32_4x4x4_16b_f16, 16x16x4_4b): groups of 4, "
+        "otherwise as amd-mi300: " SRC_MMASIM, ZMIN, POVF),
+    ROW("amd-mi300-k4", KCS_FMT_BF16, 4, 1, KCS_STEP_LATE_C, KCS_RNE, false,
+        "CDNA3 k=4 instructions (v_mfma_f32_16x16x4_4b_bf16): " SRC_MMASIM, ZMIN, POVF),
+
+    /* fp16 accumulators (mma/wgmma/tcgen05 .f16.f16 forms): the same
+     * alignment as the fp32 form, c in fp16, d rounded to fp16 RNE */
+#define F16ACC(prof, fmt, f, nb, what) \
+    ROW(prof, fmt, f, nb, KCS_STEP_GLOBAL, KCS_RZ, false, \
+        what " with an fp16 accumulator (d rounded to fp16, nearest-even): " SRC_MMASIM, ZMIN, \
+        .acc_f16 = true)
+    F16ACC("nvidia-v100-f16acc", KCS_FMT_FP16, 4, 0, "V100 mma.m8n8k4.f16"),
+    F16ACC("nvidia-a100-f16acc", KCS_FMT_FP16, 8, 1, "A100 mma.m16n8k16.f16 (two k=8 halves)"),
+    F16ACC("nvidia-ada-f16acc", KCS_FMT_FP16, 8, 1, "Ada mma.m16n8k16.f16 (as Ampere)"),
+    F16ACC("nvidia-ada-f16acc", KCS_FMT_FP8_E4M3, 16, -10,
+           "Ada mma.m16n8k32.f16.e4m3 (two k=16 halves, 13 fraction bits)"),
+    F16ACC("nvidia-ada-f16acc", KCS_FMT_FP8_E5M2, 16, -10, "Ada mma.m16n8k32.f16.e5m2"),
+    F16ACC("nvidia-h100-f16acc", KCS_FMT_FP16, 16, 2, "H100 wgmma.m64nNk16.f16"),
+    F16ACC("nvidia-h100-f16acc", KCS_FMT_FP8_E4M3, 32, -10,
+           "H100 wgmma.m64nNk32.f16.e4m3 (13 fraction bits)"),
+    F16ACC("nvidia-h100-f16acc", KCS_FMT_FP8_E5M2, 32, -10, "H100 wgmma.m64nNk32.f16.e5m2"),
+    F16ACC("nvidia-b200-f16acc", KCS_FMT_FP16, 16, 2, "B200 tcgen05.mma.f16"),
+#undef F16ACC
 };
 
 #define N_ROWS ((int)(sizeof rows / sizeof rows[0]))
 
-static const char *const names[] = {"nvidia-v100", "nvidia-a100", "nvidia-h100",
-                                    "nvidia-b200", "amd-mi100",   "amd-mi250",
-                                    "amd-mi300"};
+static const char *const names[] = {
+    "nvidia-v100", "nvidia-a100",        "nvidia-h100",     "nvidia-b200",
+    "amd-mi100",   "amd-mi250",          "amd-mi300",       "nvidia-ada",
+    "amd-mi100-pairwise", "amd-mi250-pairs", "amd-mi300-k4", "nvidia-v100-f16acc",
+    "nvidia-a100-f16acc", "nvidia-ada-f16acc", "nvidia-h100-f16acc", "nvidia-b200-f16acc"};
 #define N_NAMES ((int)(sizeof names / sizeof names[0]))
 
 int kcs_profile_names(const char *const **names_p, int *n_p)
@@ -97,8 +176,21 @@ const char *kcs_step_kind_name(kcs_step_kind k)
     }
 }
 
+const char *kcs_profile_features(const kcs_profile_params *p, char *buf, int len)
+{
+    snprintf(buf, (size_t)len, "zero_exp=%s zero_sign=%s prod_ovf=%s inf_path=%s flush_sign=%s",
+             p->zero_exp == KCS_ZEXP_MIN ? "min" : "ignore",
+             p->zero_sign == KCS_ZSIGN_POSITIVE ? "positive" : "sum",
+             p->prod_ovf == KCS_POVF_INF ? "inf" : "exact",
+             p->inf_path == KCS_INF_STEP ? "step" : "double",
+             p->flush_sign == KCS_FSIGN_POSITIVE ? "positive" : "keep");
+    return buf;
+}
+
 int kcs_profile_out_bits(const kcs_profile_params *p)
 {
+    if (p->acc_f16)
+        return 11;
     return (p->neab != KCS_NEAB_INF && p->neab < 0) ? 24 + p->neab : 24;
 }
 
@@ -133,4 +225,28 @@ int kcs_profile_lookup(const char *name, kcs_format in, const kcs_profile_params
     }
     return kcs_fail(err, KCS_E_INVAL, "unknown profile '%s' (known: %s)",
                     name ? name : "(null)", list);
+}
+
+int kcs_profile_lookup_mixed(const char *name, kcs_format a, kcs_format b,
+                             kcs_profile_params *out, kcs_error *err)
+{
+    const kcs_profile_params *pa, *pb;
+    int rc = kcs_profile_lookup(name, a, &pa, err);
+    if (rc == 0)
+        rc = kcs_profile_lookup(name, b, &pb, err);
+    if (rc)
+        return rc;
+    if (pa->F != pb->F || pa->neab != pb->neab || pa->step != pb->step ||
+        pa->rounding != pb->rounding || pa->flush != pb->flush || pa->halves != pb->halves ||
+        pa->zero_exp != pb->zero_exp || pa->zero_sign != pb->zero_sign ||
+        pa->prod_ovf != pb->prod_ovf || pa->inf_path != pb->inf_path ||
+        pa->flush_sign != pb->flush_sign)
+        return kcs_fail(err, KCS_E_UNSUPPORTED,
+                        "profile %s computes %s and %s inputs differently: no mixed %s x %s row",
+                        name, kcs_format_name(a), kcs_format_name(b), kcs_format_name(a),
+                        kcs_format_name(b));
+    *out = *pa;
+    out->mixed = a != b;
+    out->in_b = b;
+    return 0;
 }

@@ -22,6 +22,37 @@ typedef enum kcs_step_kind {
     KCS_STEP_PAIRWISE,   /* fp32 products, pairwise fp32 tree, then + c */
 } kcs_step_kind;
 
+/* Corner features: how a matrix unit behaves where the published models
+ * disagree (docs/profiles.md says which evidence each profile's choice rests
+ * on). The zero value of each is kcs's original behaviour. */
+typedef enum kcs_zero_exp {
+    KCS_ZEXP_IGNORE = 0, /* zero products (and c = 0) take no part in E */
+    KCS_ZEXP_MIN,        /* a zero operand (and c = 0) has exponent -126 and
+                          * takes part in E, whatever the input format */
+} kcs_zero_exp;
+
+typedef enum kcs_zero_sign {
+    KCS_ZSIGN_SUM = 0,  /* a non-zero sum that rounds to 0 keeps its sign */
+    KCS_ZSIGN_POSITIVE, /* every zero result is +0 */
+} kcs_zero_sign;
+
+typedef enum kcs_prod_ovf {
+    KCS_POVF_EXACT = 0, /* products stay exact whatever their size */
+    KCS_POVF_INF,       /* a product of magnitude >= 2^128 makes d +-Inf
+                         * (NaN when both signs occur), before alignment */
+} kcs_prod_ovf;
+
+typedef enum kcs_inf_path {
+    KCS_INF_DOUBLE = 0, /* NaN/Inf operands: d = c + sum a_i*b_i in IEEE double */
+    KCS_INF_STEP,       /* NaN/Inf operands go through the step's own fp32
+                         * arithmetic (pairwise step: Inf - Inf = NaN) */
+} kcs_inf_path;
+
+typedef enum kcs_flush_sign {
+    KCS_FSIGN_KEEP = 0, /* a flushed subnormal input keeps its sign */
+    KCS_FSIGN_POSITIVE, /* flushed subnormal inputs (A, B, C) become +0 */
+} kcs_flush_sign;
+
 typedef struct kcs_profile_params {
     const char *profile;    /* "nvidia-h100", ... */
     kcs_format in;          /* format of A and B */
@@ -31,7 +62,37 @@ typedef struct kcs_profile_params {
     kcs_rounding rounding;  /* final rounding of d: KCS_RZ or KCS_RNE */
     bool flush;             /* flush subnormal inputs, products, partials, c, d */
     const char *source;     /* where the parameters come from */
+    /* corner features (zero: kcs's original behaviour) */
+    kcs_zero_exp zero_exp;
+    kcs_zero_sign zero_sign;
+    kcs_prod_ovf prod_ovf;
+    kcs_inf_path inf_path;
+    kcs_flush_sign flush_sign;
+    int halves;             /* 2: products split into even/odd halves, each
+                             * aligned alone (CDNA3 fp8); 0 or 1: one group */
+    bool acc_f16;           /* fp16 accumulator (.f16 instructions): c is an
+                             * fp16 value (exponent clamped at -14), d is
+                             * rounded to fp16 nearest-even; global step only */
+    bool mixed;             /* B has its own format in_b (mixed fp8 inputs) */
+    kcs_format in_b;
 } kcs_profile_params;
+
+/* The format of B: in_b for a mixed row, else in. */
+static inline kcs_format kcs_profile_in_b(const kcs_profile_params *p)
+{
+    return p->mixed ? p->in_b : p->in;
+}
+
+/* A row for A in format a and B in format b (a != b: mixed fp8 inputs, e.g.
+ * e4m3 x e5m2): the profile must offer both formats with the same
+ * arithmetic; *out is that row with in = a, in_b = b. Errors as
+ * kcs_profile_lookup, KCS_E_UNSUPPORTED when the two rows differ. */
+int kcs_profile_lookup_mixed(const char *name, kcs_format a, kcs_format b,
+                             kcs_profile_params *out, kcs_error *err);
+
+/* The names of a row's corner features, "zero_exp=min zero_sign=sum ..."
+ * into buf (static names; buf holds at least 128 bytes). */
+const char *kcs_profile_features(const kcs_profile_params *p, char *buf, int len);
 
 /* Find the row for a profile and input format. Unknown profile:
  * KCS_E_INVAL, the message lists the known profiles; a format the profile
@@ -43,7 +104,8 @@ int kcs_profile_names(const char *const **names_p, int *n_p);
 /* Every (profile, format) row of the table (static storage). */
 int kcs_profile_table(const kcs_profile_params **rows_p, int *n_p);
 const char *kcs_step_kind_name(kcs_step_kind k);
-/* Significand bits of d: 24, or 24 + neab when neab < 0. */
+/* Significand bits of d: 24, or 24 + neab when neab < 0; 11 for an fp16
+ * accumulator. */
 int kcs_profile_out_bits(const kcs_profile_params *p);
 
 /* One step d = c + sum_{i<nterms} a_i*b_i per the model (reference

@@ -38,6 +38,8 @@ void kcs_calib_entry_free(kcs_calib_entry *e)
     free((char *)e->bad_cpu);
     free((char *)e->bad_wrap);
     free((char *)e->family);
+    for (int i = 0; i < e->n_narrow; i++)
+        free(e->narrow[i].what);
     memset(e, 0, sizeof *e);
 }
 
@@ -109,6 +111,117 @@ static char *load_names(kcs_yctx *y, struct fy_node *root, const char *key, int 
     return n && used ? strdup(list) : NULL;
 }
 
+/* A format name at key of map into *f (required). */
+static void load_format(kcs_yctx *y, struct fy_node *map, const char *key, const char *parent,
+                        kcs_format *f)
+{
+    struct fy_node *n = kcs_yaml_get(y, map, key, true, parent);
+    char fname[32], field[64];
+    snprintf(field, sizeof field, "%s.%s", parent, key);
+    if (n && kcs_yaml_str(y, n, field, fname, sizeof fname) && kcs_format_parse(fname, f))
+        kcs_yaml_error(y, n, field, "unknown format '%s'", fname);
+}
+
+/* narrow: the narrow-output states, each a map of state, kernel,
+ * dtype_in, dtype_out, verdict (PASS | FAIL), expected (FAIL only: the
+ * state's own signatures) and what. */
+static void load_narrow(kcs_yctx *y, struct fy_node *root, kcs_calib_entry *e)
+{
+    static const char *const keys[] = {"state", "kernel", "dtype_in", "dtype_out", "verdict",
+                                       "expected", "what", NULL};
+    static const char *const kernels[] = {"good", "bad", "narrow-sum", "blocks256", NULL};
+    struct fy_node *n = kcs_yaml_get(y, root, "narrow", false, ""), *it_n;
+    if (!n)
+        return;
+    if (!fy_node_is_sequence(n)) {
+        kcs_yaml_error(y, n, "narrow", "expected a list of states");
+        return;
+    }
+    void *it = NULL;
+    for (int i = 0; (it_n = fy_node_sequence_iterate(n, &it)); i++) {
+        char f[48], buf[96];
+        snprintf(f, sizeof f, "narrow[%d]", i);
+        if (i >= KCS_CALIB_MAX_NARROW) {
+            kcs_yaml_error(y, it_n, f, "at most %d narrow-output states", KCS_CALIB_MAX_NARROW);
+            return;
+        }
+        if (!fy_node_is_mapping(it_n)) {
+            kcs_yaml_error(y, it_n, f, "expected a map (state, kernel, dtype_in, dtype_out, "
+                           "verdict, expected, what)");
+            continue;
+        }
+        kcs_yaml_check_keys(y, it_n, f, keys);
+        kcs_calib_narrow *s = &e->narrow[e->n_narrow++];
+        char ff[64];
+        struct fy_node *v;
+        snprintf(ff, sizeof ff, "%s.state", f);
+        if ((v = kcs_yaml_get(y, it_n, "state", true, f)) &&
+            kcs_yaml_str(y, v, ff, buf, sizeof buf)) {
+            if (strlen(buf) >= sizeof s->state || strchr(buf, ' ') || strchr(buf, ','))
+                kcs_yaml_error(y, v, ff, "'%s': a state name of at most %zu characters, no "
+                               "blank or comma", buf, sizeof s->state - 1);
+            else if (!strcmp(buf, "baseline") || !strcmp(buf, "bad") || !strcmp(buf, "good"))
+                kcs_yaml_error(y, v, ff, "'%s' is one of the three states; name the narrow one "
+                               "apart (e.g. good-bf16-out)", buf);
+            for (int j = 0; j < e->n_narrow - 1; j++)
+                if (!strcmp(e->narrow[j].state, buf))
+                    kcs_yaml_error(y, v, ff, "'%s' is listed twice", buf);
+            snprintf(s->state, sizeof s->state, "%s", buf);
+        }
+        snprintf(ff, sizeof ff, "%s.kernel", f);
+        if ((v = kcs_yaml_get(y, it_n, "kernel", true, f)) &&
+            kcs_yaml_str(y, v, ff, buf, sizeof buf)) {
+            int ok = 0;
+            for (const char *const *k = kernels; *k; k++)
+                ok |= !strcmp(*k, buf);
+            if (!ok)
+                kcs_yaml_error(y, v, ff, "unknown kernel '%s' (good, bad, narrow-sum, "
+                               "blocks256)", buf);
+            snprintf(s->kernel, sizeof s->kernel, "%s", buf);
+        }
+        s->dtype_in = s->dtype_out = KCS_FMT_FP32;
+        load_format(y, it_n, "dtype_in", f, &s->dtype_in);
+        load_format(y, it_n, "dtype_out", f, &s->dtype_out);
+        snprintf(ff, sizeof ff, "%s.verdict", f);
+        if ((v = kcs_yaml_get(y, it_n, "verdict", true, f)) &&
+            kcs_yaml_str(y, v, ff, buf, sizeof buf)) {
+            if (strcmp(buf, "PASS") && strcmp(buf, "FAIL"))
+                kcs_yaml_error(y, v, ff, "'%s': PASS or FAIL", buf);
+            s->pass = !strcmp(buf, "PASS");
+        }
+        struct fy_node *ex = kcs_yaml_get(y, it_n, "expected", false, f);
+        snprintf(ff, sizeof ff, "%s.expected", f);
+        if (s->pass && ex)
+            kcs_yaml_error(y, ex, ff, "a PASS state expects no signature");
+        else if (!s->pass && !ex)
+            kcs_yaml_error(y, it_n, ff, "missing: a FAIL state names its own signature(s)");
+        else if (ex && (!fy_node_is_sequence(ex) || fy_node_sequence_item_count(ex) == 0))
+            kcs_yaml_error(y, ex, ff, "expected a non-empty list");
+        else if (ex) {
+            void *it2 = NULL;
+            struct fy_node *sn;
+            size_t used = 0;
+            for (int j = 0; (sn = fy_node_sequence_iterate(ex, &it2)); j++) {
+                char fj[80];
+                snprintf(fj, sizeof fj, "%s[%d]", ff, j);
+                if (!kcs_yaml_str(y, sn, fj, buf, sizeof buf))
+                    continue;
+                int w = snprintf(s->expected + used, sizeof s->expected - used, "%s%s",
+                                 used ? "," : "", buf);
+                if (w < 0 || (size_t)w >= sizeof s->expected - used) {
+                    kcs_yaml_error(y, sn, fj, "the names together exceed %zu characters",
+                                   sizeof s->expected - 1);
+                    break;
+                }
+                used += (size_t)w;
+            }
+        }
+        snprintf(ff, sizeof ff, "%s.what", f);
+        if ((v = kcs_yaml_get(y, it_n, "what", true, f)))
+            s->what = kcs_yaml_strdup(y, v, ff);
+    }
+}
+
 static char *load_text(kcs_yctx *y, struct fy_node *root, const char *key)
 {
     struct fy_node *n = kcs_yaml_get(y, root, key, true, "");
@@ -118,7 +231,7 @@ static char *load_text(kcs_yctx *y, struct fy_node *root, const char *key)
 int kcs_calib_entry_load(const char *path, const char *id, kcs_calib_entry *e, kcs_error *err)
 {
     static const char *const keys[] = {"ops",     "dtype_in", "expected", "bad_cpu",
-                                       "bad_wrap", "family",  NULL};
+                                       "bad_wrap", "family",  "narrow",   NULL};
     memset(e, 0, sizeof *e);
     kcs_yctx y;
     int rc = kcs_yaml_open(&y, path, err);
@@ -138,6 +251,7 @@ int kcs_calib_entry_load(const char *path, const char *id, kcs_calib_entry *e, k
     char *family = load_names(&y, root, "family", 0);
     char *bad_cpu = load_text(&y, root, "bad_cpu");
     char *bad_wrap = load_text(&y, root, "bad_wrap");
+    load_narrow(&y, root, e);
     char *idc = strdup(id);
     rc = kcs_yaml_finish(&y, err);
     e->id = idc;

@@ -80,12 +80,12 @@ static int counted_bad(const kcs_contract *c, const kcs_sweep_kdef *kd)
  * t ran (status ok or raised) for every distribution; flag[t]: some
  * distribution's call was not within tolerance; dig[i * T + t]: the
  * output digest of distribution i's call in trial t. */
-static int point(const kcs_contract *c, kcs_op op, kcs_format f, kcs_shape sh,
+static int point(const kcs_contract *c, kcs_op op, kcs_format f, kcs_format fout, kcs_shape sh,
                  kcs_rank_binding *bs, int nk, const kcs_calib_run *run, int T,
                  kcs_sweep_out *pos, kcs_progress *prog, int64_t done, kcs_error *err)
 {
     kcs_plan plan;
-    int rc = kcs_sweep_point_plan(c, op, f, sh, run, T, &plan, err);
+    int rc = kcs_sweep_point_plan_out(c, op, f, fout, sh, NULL, 0, run, T, &plan, err);
     if (rc)
         return rc;
     /* one replay memory per kernel for the point's distributions (one
@@ -240,6 +240,112 @@ static int sweep_points(const kcs_contract *c, const kcs_sweep_opts *o, kcs_swee
     return n;
 }
 
+/* Whether narrow-output state s of entry e is the first of its (dtype_in,
+ * dtype_out) pair and c admits that pair for op. */
+static int narrow_pair(const kcs_contract *c, kcs_op op, const kcs_calib_entry *e, int s)
+{
+    const kcs_calib_narrow *a = &e->narrow[s];
+    for (int j = 0; j < s; j++)
+        if (e->narrow[j].dtype_in == a->dtype_in && e->narrow[j].dtype_out == a->dtype_out)
+            return 0;
+    kcs_error pe = {0};
+    return (op == KCS_OP_GEMM || op == KCS_OP_BATCHED_GEMM) &&
+           !kcs_precondition_dtype_out(c, a->dtype_out, &pe) &&
+           (kcs_precondition_op_dtypes(c, op) & (1u << a->dtype_in));
+}
+
+/* The narrow-output states of c's calibration (calibration.yaml narrow:)
+ * at the gemm points ks: per (dtype_in, dtype_out) pair, the gemm
+ * catalogue's conforming kernels and the pair's good states as the
+ * conforming kernels, its bad states as the bad ones, each row named
+ * "<kernel> > <dtype_out>". */
+static int narrow_sweep(const kcs_contract *c, const kcs_sweep_point *ks, int nk,
+                        const kcs_calib_run *run, int T, kcs_sweep_row **rows, int *nr,
+                        int *cap, int *misses, kcs_progress *prog, int64_t *done,
+                        kcs_error *err)
+{
+    const kcs_calib_entry *e = kcs_calib_find(c->id);
+    int rc = 0;
+    for (int s0 = 0; e && s0 < e->n_narrow && !rc; s0++) {
+        const kcs_calib_narrow *a = &e->narrow[s0];
+        int idx[KCS_CALIB_MAX_NARROW], ns = 0;
+        for (int pass = 1; pass >= 0; pass--) /* the good states first */
+            for (int j = 0; j < e->n_narrow; j++)
+                if (e->narrow[j].dtype_in == a->dtype_in &&
+                    e->narrow[j].dtype_out == a->dtype_out && e->narrow[j].pass == pass)
+                    idx[ns++] = j;
+        for (int ki = 0; ki < nk && !rc; ki++) {
+            if (!narrow_pair(c, ks[ki].op, e, s0))
+                continue;
+            kcs_rank_binding bs[MAX_SWEEP_KERNELS];
+            kcs_sweep_out pos[MAX_SWEEP_KERNELS], conf[MAX_SWEEP_KERNELS];
+            char names[MAX_SWEEP_KERNELS][40];
+            int nb = 0, n_conf = 0, bad_of[MAX_SWEEP_KERNELS];
+            memset(pos, 0, sizeof pos);
+            memset(conf, 0, sizeof conf);
+            /* the gemm catalogue's conforming kernels, each rounding its
+             * result once to dtype_out */
+            for (size_t kk = 0; kk < N_KERNELS && !rc; kk++) {
+                if (kernels[kk].bad)
+                    continue;
+                if ((rc = kcs_calib_bind("cpu", 0, NULL, 0, &bs[nb], NULL, err)))
+                    break;
+                char nm[40];
+                kcs_sweep_bind_kernel(&bs[nb], kernels[kk].variant, kernels[kk].acc,
+                                      kernels[kk].schedule, nm, sizeof nm);
+                snprintf(names[nb], sizeof names[nb], "%.30s > %s", nm,
+                         kcs_format_name(a->dtype_out));
+                bad_of[nb++] = 0;
+            }
+            for (int j = 0; j < ns && !rc; j++) {
+                if ((rc = kcs_calib_bind("cpu", 0, NULL, 0, &bs[nb], NULL, err)))
+                    break;
+                snprintf(bs[nb].pl.variant, sizeof bs[nb].pl.variant, "calib:%s:%s", c->id,
+                         e->narrow[idx[j]].kernel);
+                snprintf(names[nb], sizeof names[nb], "calib:%s:%s > %s", c->id,
+                         e->narrow[idx[j]].kernel, kcs_format_name(a->dtype_out));
+                bad_of[nb++] = !e->narrow[idx[j]].pass;
+            }
+            if (!rc)
+                rc = point(c, ks[ki].op, a->dtype_in, a->dtype_out, ks[ki].sh, bs, nb, run, T,
+                           pos, prog, *done, err);
+            for (int j = 0; j < nb; j++)
+                kcs_binding_close(&bs[j]);
+            for (int j = 0; j < nb && !rc; j++) {
+                int bad = bad_of[j], ran = 0, fl = 0, inert = 0;
+                kcs_sweep_out po = pos[j];
+                memset(&pos[j], 0, sizeof pos[j]);
+                for (int t = 0; t < T; t++) {
+                    if (!po.ok[t])
+                        continue;
+                    if (bad && !manifest(&po, conf, n_conf, T, t)) {
+                        inert++;
+                        continue;
+                    }
+                    ran++;
+                    fl += po.flag[t];
+                }
+                if (bad)
+                    kcs_sweep_out_free(&po);
+                else
+                    conf[n_conf++] = po;
+                if (ran + inert == 0 || (rc = kcs_sweep_rows_room(rows, nr, cap, err)))
+                    continue;
+                kcs_sweep_row *r = &(*rows)[(*nr)++];
+                kcs_sweep_row_fill(r, c->id, names[j], bad ? "bad" : "conforming", ks[ki].op,
+                                   a->dtype_in, ks[ki].sh, ran, fl, inert);
+                *misses += kcs_sweep_row_missed(r);
+            }
+            for (int j = 0; j < nb; j++)
+                kcs_sweep_out_free(&pos[j]);
+            for (int j = 0; j < n_conf; j++)
+                kcs_sweep_out_free(&conf[j]);
+            kcs_progress_step(prog, ++*done);
+        }
+    }
+    return rc;
+}
+
 int kcs_calib_sweep(kcs_contract *const *cs, int n, const kcs_calib_run *run,
                     const kcs_sweep_opts *o, kcs_sweep_row **rows_p, int *n_rows_p,
                     int *misses_p, kcs_error *err)
@@ -261,10 +367,13 @@ int kcs_calib_sweep(kcs_contract *const *cs, int n, const kcs_calib_run *run,
                 nk = kcs_sweep_elem_points(cs[ci], o, pts, MAX_KS);
             proto = 1;
         }
+        const kcs_calib_entry *e = kcs_calib_find(cs[ci]->id);
         for (int ki = 0; ki < nk; ki++) { /* the formats each point's op admits */
             uint32_t fm = proto ? cs[ci]->dtype_in : kcs_precondition_op_dtypes(cs[ci], ks[ki].op);
             for (int f = 0; f < KCS_FMT_COUNT; f++)
                 total += (fm >> f) & 1u;
+            for (int s = 0; !proto && e && s < e->n_narrow; s++) /* narrow-output pairs */
+                total += narrow_pair(cs[ci], ks[ki].op, e, s);
         }
     }
     kcs_progress prog;
@@ -315,7 +424,8 @@ int kcs_calib_sweep(kcs_contract *const *cs, int n, const kcs_calib_run *run,
                     kds[nb++] = kd;
                 }
                 if (!rc)
-                    rc = point(c, op, (kcs_format)f, sh, bs, nb, run, T, pos, &prog, done, err);
+                    rc = point(c, op, (kcs_format)f, c->dtype_out, sh, bs, nb, run, T, pos, &prog,
+                               done, err);
                 for (int j = 0; j < nb; j++)
                     kcs_binding_close(&bs[j]);
                 /* the rows, in catalogue order: a bad kernel's trial counts
@@ -365,6 +475,8 @@ int kcs_calib_sweep(kcs_contract *const *cs, int n, const kcs_calib_run *run,
                 kcs_progress_step(&prog, ++done);
             }
         }
+        if (!rc && !by_ops)
+            rc = narrow_sweep(c, ks, nk, run, T, &rows, &nr, &cap, &misses, &prog, &done, err);
     }
     kcs_progress_end(&prog);
     if (rc) {

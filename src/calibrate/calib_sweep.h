@@ -66,6 +66,10 @@ int kcs_sweep_point_plan(const kcs_contract *c, kcs_op op, kcs_format f, kcs_sha
 int kcs_sweep_point_plan_dists(const kcs_contract *c, kcs_op op, kcs_format f, kcs_shape sh,
                                const kcs_dist *dists, int n_dists, const kcs_calib_run *run,
                                int T, kcs_plan *plan, kcs_error *err);
+/* The same with the output format given (narrow-output states). */
+int kcs_sweep_point_plan_out(const kcs_contract *c, kcs_op op, kcs_format f, kcs_format fout,
+                             kcs_shape sh, const kcs_dist *dists, int n_dists,
+                             const kcs_calib_run *run, int T, kcs_plan *plan, kcs_error *err);
 /* One kernel (binding b) on every case of a point's plan, T trials each,
  * through the contract's protocol: per cell i * T + t (case i, trial t)
  * whether the call returned (ok: status ok or raised), its output digest,

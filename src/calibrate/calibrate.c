@@ -187,7 +187,7 @@ static int measure_dtype(const kcs_contract *c, uint32_t ops, kcs_format f, kcs_
                 continue;
             kcs_sweep *w = &sw[nsw];
             *w = (kcs_sweep){.contract = 0, .op = (kcs_op)op, .dtype_in = f,
-                             .dtype_out = c->dtype_out};
+                             .dtype_out = sc->set_formats ? sc->dtype_out : c->dtype_out};
             int ns = sc->n_shapes < KCS_MAX_SHAPES ? sc->n_shapes : KCS_MAX_SHAPES;
             for (int i = 0; i < ns; i++)
                 if (kcs_precondition_op_ok(c, (kcs_op)op, f, &sc->shapes[i]))
@@ -243,7 +243,7 @@ int kcs_calib_measure_scoped(const kcs_contract *c, uint32_t ops, kcs_rank_bindi
     kcs_contract sem;
     c = kcs_calib_semantics(c, b, &ops, &sem, out->semantics, sizeof out->semantics);
     ops_str(ops, out->ops, sizeof out->ops);
-    kcs_format din = kcs_calib_dtype(c);
+    kcs_format din = sc->set_formats ? sc->dtype_in : kcs_calib_dtype(c);
     int unsupported = 0;
     uint32_t ran = 0; /* the ops measured: per-op preconditions may leave some out */
     char skipped[64] = "";
@@ -444,6 +444,70 @@ int kcs_calib_states(kcs_contract *const *cs, int n, kcs_rank_binding *b, int wr
         for (int st = 0; st < KCS_CALIB_N_STATES; st++)
             rows[3 * i + st].sound = sound;
     }
+    *unsound_p = unsound;
+    return 0;
+}
+
+int kcs_calib_narrow_states(kcs_contract *const *cs, int n, kcs_rank_binding *b, int wrapped,
+                            const kcs_calib_run *run, kcs_calib_row **rows_p, int *n_p,
+                            int *unsound_p, kcs_error *err)
+{
+    int total = 0, nr = 0, unsound = 0;
+    for (int i = 0; i < n; i++) {
+        const kcs_calib_entry *e = kcs_calib_find(cs[i]->id);
+        total += e ? e->n_narrow : 0;
+    }
+    kcs_calib_row *rows = calloc((size_t)total + 1, sizeof *rows);
+    if (!rows)
+        return kcs_fail(err, KCS_E_NOMEM, "out of memory for the narrow-output states");
+    for (int i = 0; i < n; i++) {
+        const kcs_contract *c = cs[i];
+        const kcs_calib_entry *e = kcs_calib_find(c->id);
+        for (int s = 0; e && s < e->n_narrow; s++) {
+            const kcs_calib_narrow *ns = &e->narrow[s];
+            kcs_calib_row *r = &rows[nr++];
+            snprintf(b->pl.variant, sizeof b->pl.variant, "calib:%s:%s", c->id, ns->kernel);
+            uint32_t ops = kcs_calib_ops(c, e->ops);
+            kcs_error pe = {0};
+            const char *why = wrapped ? "narrow-output states run on the CPU backend's own "
+                                        "calibration kernels only"
+                              : !ops ? "the contract's scope holds none of its calibration ops"
+                              : NULL;
+            char buf[KCS_ERRMSG_MAX];
+            if (!why && (kcs_precondition_dtype_out(c, ns->dtype_out, &pe) ||
+                         kcs_precondition_dtype(c, ns->dtype_in, &pe))) {
+                snprintf(buf, sizeof buf, "%s", pe.msg);
+                why = buf;
+            }
+            if (why) {
+                fill_row(r, b, wrapped, c->id, ns->state, NULL);
+                snprintf(r->detail, sizeof r->detail, "%s", why);
+                continue;
+            }
+            kcs_calib_scope sc = {.set_formats = 1, .dtype_in = ns->dtype_in,
+                                  .dtype_out = ns->dtype_out};
+            kcs_calib_outcome o;
+            int rc = kcs_calib_measure_scoped(c, ops, b, run, &sc, &o, err);
+            if (rc) {
+                free(rows);
+                return rc;
+            }
+            fill_row(r, b, wrapped, c->id, ns->state, &o);
+            snprintf(r->expected, sizeof r->expected, "%s", ns->expected);
+            if (strcmp(o.verdict, "N/A") != 0) {
+                r->sound = ns->pass ? strcmp(o.verdict, "PASS") == 0
+                                    : strcmp(o.verdict, "FAIL") == 0 &&
+                                          has_all(o.signatures, ns->expected);
+                unsound += !r->sound;
+            }
+            if (!r->detail[0])
+                snprintf(r->detail, sizeof r->detail, "dtype_in %s, dtype_out %s: %s",
+                         kcs_format_name(ns->dtype_in), kcs_format_name(ns->dtype_out),
+                         ns->what ? ns->what : "");
+        }
+    }
+    *rows_p = rows;
+    *n_p = nr;
     *unsound_p = unsound;
     return 0;
 }

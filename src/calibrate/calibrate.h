@@ -22,6 +22,20 @@
 
 enum { KCS_CALIB_N_STATES = 3 };
 
+/* A narrow-output state of a contract (calibration.yaml `narrow:`): a CPU
+ * calibration kernel measured with a bf16 / fp16 output instead of the
+ * contract's default dtype_out, expected to PASS (a good state) or to FAIL
+ * with its own signature(s). */
+enum { KCS_CALIB_MAX_NARROW = 8 };
+typedef struct kcs_calib_narrow {
+    char state[16];       /* the row's state name, e.g. good-bf16-out */
+    char kernel[16];      /* the CPU kernel: good | bad | narrow-sum | blocks256 */
+    kcs_format dtype_in, dtype_out;
+    int pass;             /* 1: expected PASS; 0: expected FAIL with `expected` */
+    char expected[64];    /* comma-separated; "" for a good state */
+    char *what;           /* what the kernel does (malloc'd) */
+} kcs_calib_narrow;
+
 /* What the calibration kernels of one contract are. */
 typedef struct kcs_calib_entry {
     const char *id;
@@ -33,6 +47,8 @@ typedef struct kcs_calib_entry {
     const char *family;   /* optional: what other contracts call the same mechanism
                              (comma-separated; "" when none): the confusion matrix
                              counts them as its own */
+    int n_narrow;         /* narrow-output states (optional key narrow) */
+    kcs_calib_narrow narrow[KCS_CALIB_MAX_NARROW];
 } kcs_calib_entry;
 
 /* The catalogue is data: contracts/<ID>/calibration.yaml of every contract
@@ -120,6 +136,8 @@ typedef struct kcs_calib_scope {
     const kcs_shape *shapes;
     int n_shapes;
     int all_dtypes;
+    int set_formats;           /* 1: measure with dtype_in and dtype_out below (narrow states) */
+    kcs_format dtype_in, dtype_out;
 } kcs_calib_scope;
 int kcs_calib_measure_scoped(const kcs_contract *c, uint32_t ops, kcs_rank_binding *b,
                              const kcs_calib_run *run, const kcs_calib_scope *sc,
@@ -194,6 +212,16 @@ int kcs_calib_bind(const char *backend, int device, const char *path, int wrap,
 int kcs_calib_states(kcs_contract *const *cs, int n, kcs_rank_binding *b, int wrapped,
                      const kcs_calib_run *run, kcs_calib_row *rows, int *unsound_p,
                      kcs_error *err);
+
+/* The narrow-output states of the contracts' catalogue entries, in
+ * contract order: *rows_p malloc'd (free it), *n_p rows. A row is sound
+ * when a good state PASSes, or a bad one FAILs naming its own
+ * signature(s); *unsound_p counts the rows that are not. With wrapped
+ * (a backend other than the CPU's own kernels) every row is N/A: the
+ * kernels are the CPU backend's. */
+int kcs_calib_narrow_states(kcs_contract *const *cs, int n, kcs_rank_binding *b, int wrapped,
+                            const kcs_calib_run *run, kcs_calib_row **rows_p, int *n_p,
+                            int *unsound_p, kcs_error *err);
 
 /* The cross matrix: every bad implementation of the catalogue (of the
  * contracts in cs) against every contract in cs whose scope holds one of

@@ -62,7 +62,15 @@ int kcs_sweep_point_plan_dists(const kcs_contract *c, kcs_op op, kcs_format f, k
                                const kcs_dist *dists, int n_dists, const kcs_calib_run *run,
                                int T, kcs_plan *plan, kcs_error *err)
 {
-    kcs_sweep sw = {.contract = 0, .op = op, .dtype_in = f, .dtype_out = c->dtype_out};
+    return kcs_sweep_point_plan_out(c, op, f, c->dtype_out, sh, dists, n_dists, run, T, plan,
+                                    err);
+}
+
+int kcs_sweep_point_plan_out(const kcs_contract *c, kcs_op op, kcs_format f, kcs_format fout,
+                             kcs_shape sh, const kcs_dist *dists, int n_dists,
+                             const kcs_calib_run *run, int T, kcs_plan *plan, kcs_error *err)
+{
+    kcs_sweep sw = {.contract = 0, .op = op, .dtype_in = f, .dtype_out = fout};
     sw.shapes[0] = sh;
     sw.n_shapes = 1;
     sw.trials = T;

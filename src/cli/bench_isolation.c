@@ -10,8 +10,12 @@
  *                shared-region copy and two messages over the socket pair
  * and, because kcs calls every kernel through kcs_callguard_run, both
  * plugin paths once more through it (in-process: a guard thread per call;
- * isolated: called directly, the process is the guard). The default
- * library is the build tree's libkcs_blas_plugin.so (OpenBLAS sgemm). */
+ * isolated: called directly, the process is the guard), and the isolated
+ * path with the worker's box off (KCS_WORKER_BOX=off, docs/isolation.md):
+ * the box's per-call cost. Then the cost of starting a worker (open and
+ * close of the backend: the box's keeper, namespaces, Landlock, cgroup),
+ * box on against box off, alternating. The default library is the build
+ * tree's libkcs_blas_plugin.so (OpenBLAS sgemm). */
 #include <cblas.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,9 +47,11 @@ static const kcs_cmd_doc doc = {
     "Per-call cost of running a plugin in its worker process against the same library\n"
     "loaded into kcs, for N x N x N fp32 GEMMs; cblas_sgemm alone as the kernel's floor.",
     "Columns: median microseconds per call of sgemm, in-process run(), isolated run(),\n"
-    "the ratio isolated/in-process, and the same two paths through kcs_callguard_run\n"
-    "(what kcs grade and kcs run execute). Default library: the build's\n"
-    "tests/plugin/libkcs_blas_plugin.so (or $KCS_BENCH_PLUGIN)."};
+    "the ratio isolated/in-process, the same two paths through kcs_callguard_run\n"
+    "(what kcs grade and kcs run execute), the isolated path with the worker's box off\n"
+    "(KCS_WORKER_BOX=off) and box/off; then the median time to start and stop a worker,\n"
+    "box on and off. Default library: the build's tests/plugin/libkcs_blas_plugin.so\n"
+    "(or $KCS_BENCH_PLUGIN)."};
 
 #define MAX_SIZES 16
 
@@ -111,28 +117,44 @@ int kcs_bench_isolation(int argc, char **argv)
     kcs_backend_config cfg = {0};
     cfg.path = lib;
     kcs_error err = {0};
-    path paths[4] = {{&kcs_backend_plugin_inprocess, NULL, 0}, {&kcs_backend_plugin, NULL, 0},
-                     {&kcs_backend_plugin_inprocess, NULL, 1}, {&kcs_backend_plugin, NULL, 1}};
-    if (kcs_backend_plugin_inprocess.open(0, &cfg, &paths[0].ctx, &err) ||
-        kcs_backend_plugin.open(0, &cfg, &paths[1].ctx, &err)) {
+    enum { NP = 5 }; /* plugin paths; column 0 is sgemm */
+    path paths[NP] = {{&kcs_backend_plugin_inprocess, NULL, 0}, {&kcs_backend_plugin, NULL, 0},
+                      {&kcs_backend_plugin_inprocess, NULL, 1}, {&kcs_backend_plugin, NULL, 1},
+                      {&kcs_backend_plugin, NULL, 0}};
+    char *box_env = getenv("KCS_WORKER_BOX") ? strdup(getenv("KCS_WORKER_BOX")) : NULL;
+    int open_rc = kcs_backend_plugin_inprocess.open(0, &cfg, &paths[0].ctx, &err) ||
+                  kcs_backend_plugin.open(0, &cfg, &paths[1].ctx, &err);
+    if (!open_rc) { /* the same library in a worker with its box off (never restarted here) */
+        setenv("KCS_WORKER_BOX", "off", 1);
+        open_rc = kcs_backend_plugin.open(0, &cfg, &paths[4].ctx, &err);
+    }
+    if (box_env)
+        setenv("KCS_WORKER_BOX", box_env, 1);
+    else
+        unsetenv("KCS_WORKER_BOX");
+    if (open_rc) {
         fprintf(stderr, "kcs bench isolation: %s\n", err.msg);
         if (paths[0].ctx)
             kcs_backend_plugin_inprocess.close(paths[0].ctx);
+        if (paths[1].ctx)
+            kcs_backend_plugin.close(paths[1].ctx);
+        free(box_env);
         return 2;
     }
     paths[2].ctx = paths[0].ctx;
     paths[3].ctx = paths[1].ctx;
     printf("kcs bench isolation: %s, medians of %lld calls per path (microseconds)\n", lib, reps);
     printf("median (best) per call; iso/in: isolated over in-process, medians (bests)\n");
-    printf("%5s %9s %20s %20s %15s %20s %20s %15s\n", "N", "sgemm", "in-process", "isolated",
-           "iso/in", "guarded in-process", "guarded isolated", "iso/in");
+    printf("%5s %9s %20s %20s %15s %20s %20s %15s %20s %15s\n", "N", "sgemm", "in-process",
+           "isolated", "iso/in", "guarded in-process", "guarded isolated", "iso/in",
+           "isolated, box off", "box/off");
     int status = 0;
     for (int si = 0; si < ns && !status; si++) {
         int N = sizes[si];
         size_t nn = (size_t)N * (size_t)N;
         double *A = malloc(nn * sizeof *A), *B = malloc(nn * sizeof *B), *D = malloc(nn * sizeof *D);
         float *fa = malloc(nn * sizeof *fa), *fb = malloc(nn * sizeof *fb), *fd = malloc(nn * sizeof *fd);
-        double *t = malloc((size_t)reps * 5 * sizeof *t);
+        double *t = malloc((size_t)reps * (NP + 1) * sizeof *t);
         if (!A || !B || !D || !fa || !fb || !fd || !t) {
             fprintf(stderr, "kcs bench isolation: out of memory\n");
             status = 1;
@@ -159,7 +181,7 @@ int kcs_bench_isolation(int argc, char **argv)
                             N, 0.0f, fd, N);
                 t[r] = kcs_bench_now() - t0;
             }
-            for (int p = 0; p < 4 && !status; p++) {
+            for (int p = 0; p < NP && !status; p++) {
                 for (int w = 0; w < 3 && !status; w++)
                     status = time_path(&paths[p], &c, &dummy, &err) ? 1 : 0;
                 for (long long r = 0; r < reps && !status; r++)
@@ -169,16 +191,17 @@ int kcs_bench_isolation(int argc, char **argv)
             if (status) {
                 fprintf(stderr, "kcs bench isolation: N = %d: %s\n", N, err.msg);
             } else {
-                double med[5], best[5];
-                for (int p = 0; p < 5; p++) {
+                double med[NP + 1], best[NP + 1];
+                for (int p = 0; p < NP + 1; p++) {
                     med[p] = kcs_bench_median(t + (size_t)p * (size_t)reps, (int)reps, &best[p]);
                     med[p] *= 1e6;
                     best[p] *= 1e6;
                 }
                 printf("%5d %9.1f %9.1f (%8.1f) %9.1f (%8.1f) %6.3f (%6.3f) %9.1f (%8.1f) "
-                       "%9.1f (%8.1f) %6.3f (%6.3f)\n", N, med[0], med[1], best[1], med[2],
-                       best[2], med[2] / med[1], best[2] / best[1], med[3], best[3], med[4],
-                       best[4], med[4] / med[3], best[4] / best[3]);
+                       "%9.1f (%8.1f) %6.3f (%6.3f) %9.1f (%8.1f) %6.3f (%6.3f)\n", N, med[0],
+                       med[1], best[1], med[2], best[2], med[2] / med[1], best[2] / best[1],
+                       med[3], best[3], med[4], best[4], med[4] / med[3], best[4] / best[3],
+                       med[5], best[5], med[2] / med[5], best[2] / best[5]);
                 fflush(stdout);
             }
         }
@@ -186,6 +209,37 @@ int kcs_bench_isolation(int argc, char **argv)
     }
     kcs_backend_plugin_inprocess.close(paths[0].ctx);
     kcs_backend_plugin.close(paths[1].ctx);
+    kcs_backend_plugin.close(paths[4].ctx);
+    /* Starting a worker: open (start, HELLO) and close (stop, reap), box on
+     * and off alternating. */
+    enum { STARTS = 21 };
+    double ton[STARTS], toff[STARTS];
+    for (int r = 0; r < STARTS && !status; r++) {
+        for (int off = 0; off < 2 && !status; off++) {
+            if (off)
+                setenv("KCS_WORKER_BOX", "off", 1);
+            kcs_backend_ctx *ctx = NULL;
+            double t0 = kcs_bench_now();
+            status = kcs_backend_plugin.open(0, &cfg, &ctx, &err) ? 1 : 0;
+            if (ctx)
+                kcs_backend_plugin.close(ctx);
+            (off ? toff : ton)[r] = kcs_bench_now() - t0;
+            if (box_env)
+                setenv("KCS_WORKER_BOX", box_env, 1);
+            else
+                unsetenv("KCS_WORKER_BOX");
+        }
+    }
+    if (status) {
+        fprintf(stderr, "kcs bench isolation: starting a worker: %s\n", err.msg);
+    } else {
+        double bon, boff, mon = kcs_bench_median(ton, STARTS, &bon),
+                          moff = kcs_bench_median(toff, STARTS, &boff);
+        printf("worker start+stop, median (best) of %d, ms: box %.2f (%.2f), box off %.2f "
+               "(%.2f), box/off %.2f\n", STARTS, mon * 1e3, bon * 1e3, moff * 1e3, boff * 1e3,
+               mon / moff);
+    }
+    free(box_env);
     return status;
 }
 #endif

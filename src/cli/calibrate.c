@@ -16,7 +16,10 @@ static const kcs_cmd_doc doc = {
     "       kcs calibrate --sweep [CONTRACT...] [--trials N] [--min-k K] [--max-k K] [-o SWEEP.h5]",
     "Run each contract's three built-in implementations (calib:<ID>:baseline|bad|good)\n"
     "through the contract's own measurement protocol and check that the contract\n"
-    "separates them: baseline FAIL, bad FAIL with the contract's own signature, good PASS.",
+    "separates them: baseline FAIL, bad FAIL with the contract's own signature, good PASS.\n"
+    "Then the narrow-output states a contract's calibration.yaml names (narrow:, CPU\n"
+    "kernels only): the contract with a bf16 or fp16 dtype_out, good ones PASS, bad ones\n"
+    "FAIL with their own signature (rows after the three states).",
     "CONTRACT: an id (C-PRC-01, looked up in the contracts directory) or a YAML path;\n"
     "default: every contract folder (C-*/<ID>.yaml) of the contracts directory\n"
     "(--contracts, $KCS_CONTRACTS, the installed share/kcs/contracts, or the source\n"
@@ -85,7 +88,7 @@ static void print_table(const kcs_calib_row *rows, int n, const kcs_rank_binding
     printf("%-9s %-17s %-8s %-7s %-7s %-5s %s\n", "CONTRACT", "OPS", "STATE", "VERDICT",
            "FAILED", "SOUND", "SIGNATURES (* the contract's own signature for its bad state)");
     for (int i = 0; i < n; i++)
-        print_row(&rows[i], strcmp(rows[i].state, "bad") == 0 ? rows[i].expected : NULL);
+        print_row(&rows[i], strncmp(rows[i].state, "bad", 3) == 0 ? rows[i].expected : NULL);
 }
 
 static void short_id(const char *id, char *buf, size_t len)
@@ -152,8 +155,9 @@ static void print_cross(kcs_contract *const *cs, int n, const kcs_calib_row *row
                    rows[k].sound == 0 ? "  (own contract: own signature NOT named)" : "");
 }
 
-static void print_json(const kcs_calib_row *rows, int n, const kcs_calib_row *cross, int nc,
-                       const kcs_rank_binding *b, int wrapped, int unsound, int misses)
+static void print_json(const kcs_calib_row *rows, int n, const kcs_calib_row *narrow, int nn,
+                       const kcs_calib_row *cross, int nc, const kcs_rank_binding *b,
+                       int wrapped, int unsound, int misses)
 {
     printf("{\"backend\": ");
     kcs_json_str(stdout, b->pl.backend);
@@ -176,6 +180,21 @@ static void print_json(const kcs_calib_row *rows, int n, const kcs_calib_row *cr
             printf("}");
         }
         printf("}}");
+    }
+    printf("\n], \"narrow\": [");
+    for (int k = 0; k < nn; k++) {
+        printf("%s\n  {\"id\": ", k ? "," : "");
+        kcs_json_str(stdout, narrow[k].contract);
+        printf(", \"state\": ");
+        kcs_json_str(stdout, narrow[k].state);
+        printf(", \"implementation\": ");
+        kcs_json_str(stdout, narrow[k].implementation);
+        printf(", \"sound\": %s, \"expected\": ",
+               narrow[k].sound < 0 ? "null" : narrow[k].sound ? "true" : "false");
+        kcs_json_names(stdout, narrow[k].expected);
+        printf(", ");
+        kcs_json_row_members(stdout, &narrow[k]);
+        printf("}");
     }
     printf("\n], \"unsound\": %d", unsound);
     if (cross) {
@@ -230,7 +249,8 @@ int kcs_cmd_calibrate(int argc, char **argv)
         dir = kcs_calib_contracts_dir(dbuf, sizeof dbuf);
     kcs_error err = {0};
     kcs_contract **cs = NULL;
-    int n = 0, wrapped = 0, unsound = 0, misses = 0, nc = 0, status = 0, top_misses = 0;
+    int n = 0, wrapped = 0, unsound = 0, misses = 0, nc = 0, status = 0, top_misses = 0, nn = 0,
+        nunsound = 0;
     kcs_calib_row *rows = NULL, *crows = NULL;
     kcs_rank_binding b;
     int bound = 0;
@@ -262,6 +282,21 @@ int kcs_cmd_calibrate(int argc, char **argv)
     kcs_calib_run run = {(uint64_t)seed, (double)timeout, verbose};
     if ((rc = kcs_calib_states(cs, n, &b, wrapped, &run, rows, &unsound, &err)))
         goto out;
+    /* the narrow-output states (calibration.yaml narrow:), after the 3 n rows */
+    kcs_calib_row *nrows = NULL;
+    if ((rc = kcs_calib_narrow_states(cs, n, &b, wrapped, &run, &nrows, &nn, &nunsound, &err)))
+        goto out;
+    if (nn > 0) {
+        kcs_calib_row *all = realloc(rows, (size_t)(3 * n + nn) * sizeof *rows);
+        if (!all) {
+            free(nrows);
+            rc = kcs_fail(&err, KCS_E_NOMEM, "out of memory");
+            goto out;
+        }
+        rows = all;
+        memcpy(rows + 3 * n, nrows, (size_t)nn * sizeof *rows);
+    }
+    free(nrows);
     clock_gettime(CLOCK_MONOTONIC, &t1);
     double secs = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
     if (cross && (rc = kcs_calib_cross(cs, n, &b, wrapped, &run, &crows, &nc, &misses, &err)))
@@ -269,15 +304,24 @@ int kcs_cmd_calibrate(int argc, char **argv)
     clock_gettime(CLOCK_MONOTONIC, &t0);
     double xsecs = (double)(t0.tv_sec - t1.tv_sec) + 1e-9 * (double)(t0.tv_nsec - t1.tv_nsec);
     if (json) {
-        print_json(rows, 3 * n, crows, nc, &b, wrapped, unsound, misses);
+        print_json(rows, 3 * n, rows + 3 * n, nn, crows, nc, &b, wrapped, unsound + nunsound,
+                   misses);
     } else {
-        print_table(rows, 3 * n, &b, wrapped);
+        print_table(rows, 3 * n + nn, &b, wrapped);
         int na = 0;
         for (int i = 0; i < n; i++)
             na += rows[3 * i].sound < 0;
         printf("\n%d contracts: %d sound (baseline FAIL, bad FAIL with its own signature, good "
                "PASS), %d unsound, %d not measured; %.1f s\n",
                n, n - unsound - na, unsound, na, secs);
+        if (nn > 0) {
+            int nna = 0;
+            for (int i = 0; i < nn; i++)
+                nna += rows[3 * n + i].sound < 0;
+            printf("%d narrow-output states (good PASS, bad FAIL with its own signature): %d "
+                   "sound, %d unsound, %d not measured\n",
+                   nn, nn - nunsound - nna, nunsound, nna);
+        }
         if (cross) {
             print_cross(cs, n, crows, nc);
             printf("\n%d bad implementation(s) not flagged by their own contract with their own "
@@ -289,12 +333,13 @@ int kcs_cmd_calibrate(int argc, char **argv)
             kcs_confusion_free(&cm);
         }
     }
-    if (out && (rc = kcs_store_calibration_write(out, rows, 3 * n, crows, nc, cmdline, &err)))
+    if (out && (rc = kcs_store_calibration_write(out, rows, 3 * n + nn, crows, nc, cmdline,
+                                                 &err)))
         goto out;
     if (out && !json)
         printf("calibration table written to %s (/calibration%s)\n", out,
                cross ? ", /calibration_cross" : "");
-    status = unsound || misses || top_misses ? 3 : 0;
+    status = unsound || nunsound || misses || top_misses ? 3 : 0;
 out:
     if (rc) {
         fprintf(stderr, "kcs calibrate: %s\n", err.msg);

@@ -11,6 +11,9 @@
 #include "backend.h"
 #include "cli.h"
 #include "blas_info.h"
+#include "format_fast.h"
+#include "order_expect.h"
+#include "probe_order.h"
 #include "tensor.h"
 
 static const kcs_cmd_doc doc = {
@@ -36,7 +39,12 @@ static const kcs_cmd_doc doc = {
     "  norm        -m M -k K --a X (m×k)               -> m 2-norms ||x_i||_2\n"
     "An input value that the input format cannot represent exactly is an error naming\n"
     "the file and element index (exit 2). Without --profile the backend's native variant\n"
-    "runs. --out is refused if it exists and is not empty, unless --force."};
+    "runs. --out is refused if it exists and is not empty, unless --force.\n\n"
+    "gemm --order TREES.json: no backend runs; each output is predicted from the summation\n"
+    "tree that `kcs probe --order --op gemm --json` recovered for its position (same m, n,\n"
+    "k; no C), with --leaf arithmetic: fma32 (default; fp32 fma per product, other adds\n"
+    "rounded to fp32), fp64, or profile (nodes of > 2 children: --profile's block FMA).\n"
+    "docs/order.md."};
 
 /* Read exactly n doubles from path; each must be exact in fmt, or, when
  * integer is set, an integer (of any magnitude: gather indices, where
@@ -103,11 +111,72 @@ static int write_output(const char *path, const double *x, size_t n, int force, 
     return 0;
 }
 
+/* exec gemm --order: the output predicted from probed trees. */
+static int exec_order(const kcs_call *call, const char *forder, const char *leafname,
+                      const char *profile, const char *fo, int force, kcs_error *err)
+{
+    if (!forder)
+        return kcs_fail(err, KCS_E_INVAL, "--leaf belongs to --order FILE");
+    if (call->op != KCS_OP_GEMM)
+        return kcs_fail(err, KCS_E_INVAL, "--order predicts gemm only, not %s",
+                        kcs_op_name(call->op));
+    if (call->in[2])
+        return kcs_fail(err, KCS_E_INVAL, "--order: the trees were probed without C; leave "
+                        "--c out");
+    kcs_order_leaf leaf = call->dtype_in == KCS_FMT_FP64 ? KCS_ORDER_LEAF_FP64
+                                                         : KCS_ORDER_LEAF_FMA32;
+    const kcs_profile_params *prof = NULL;
+    if (leafname) {
+        if (strcmp(leafname, "fma32") == 0)
+            leaf = KCS_ORDER_LEAF_FMA32;
+        else if (strcmp(leafname, "fp64") == 0)
+            leaf = KCS_ORDER_LEAF_FP64;
+        else if (strcmp(leafname, "profile") == 0)
+            leaf = KCS_ORDER_LEAF_PROFILE;
+        else
+            return kcs_fail(err, KCS_E_INVAL, "--leaf '%s': fma32, fp64 or profile", leafname);
+    }
+    if (leaf == KCS_ORDER_LEAF_PROFILE) {
+        int rc;
+        if (!profile)
+            return kcs_fail(err, KCS_E_INVAL, "--leaf profile needs --profile P");
+        if ((rc = kcs_profile_lookup(profile, call->dtype_in, &prof, err)))
+            return rc == KCS_E_UNSUPPORTED ? (err->code = KCS_E_INVAL) : rc;
+        if (prof->step != KCS_STEP_GLOBAL && prof->step != KCS_STEP_LATE_C)
+            return kcs_fail(err, KCS_E_INVAL, "--leaf profile: %s %s sums pairwise; only block "
+                            "FMA profiles (global alignment, late c) are evaluated", profile,
+                            kcs_format_name(call->dtype_in));
+    }
+    kcs_order_file f;
+    int rc = kcs_order_file_read(forder, &f, err);
+    if (rc)
+        return rc;
+    if (f.op != KCS_OP_GEMM || f.k != call->k || f.m != call->m || f.n != call->n)
+        rc = kcs_fail(err, KCS_E_INVAL, "%s: trees of %s k %lld m %lld n %lld; this call is gemm "
+                      "k %lld m %lld n %lld (the trees are per output position: probe this "
+                      "shape)", forder, kcs_op_name(f.op), (long long)f.k, (long long)f.m,
+                      (long long)f.n, (long long)call->k, (long long)call->m,
+                      (long long)call->n);
+    size_t len = (size_t)(call->m * call->n);
+    double *D = rc ? NULL : malloc(len * sizeof *D);
+    if (!rc && !D)
+        rc = kcs_fail(err, KCS_E_NOMEM, "out of memory");
+    if (!rc)
+        rc = kcs_order_predict_gemm(&f, leaf, prof, call->in[0], call->in[1], D, err);
+    if (!rc)
+        kcs_format_round_n(call->dtype_out, D, D, len);
+    if (!rc)
+        rc = write_output(fo, D, len, force, err);
+    free(D);
+    kcs_order_file_free(&f);
+    return rc;
+}
+
 int kcs_cmd_exec(int argc, char **argv)
 {
     const char *backend = "cpu", *profile = NULL, *din = "fp32", *dout = "fp32", *dacc = "fp32";
     const char *variant = NULL, *sched = "sequential", *attrs = "", *options = NULL;
-    const char *fa = NULL, *fb = NULL, *fc = NULL, *fo = NULL;
+    const char *fa = NULL, *fb = NULL, *fc = NULL, *fo = NULL, *forder = NULL, *leafname = NULL;
     long long m = 0, n = 0, k = 0, batch = 0, device = 0, seed = 0, threads = 0;
     int force = 0;
     const kcs_opt opts[] = {
@@ -131,6 +200,8 @@ int kcs_cmd_exec(int argc, char **argv)
         {0, "c", KCS_OPT_STR, &fc, "FILE", "third input (gemm: C, optional)"},
         {0, "out", KCS_OPT_STR, &fo, "FILE", "output file (float64)"},
         {0, "force", KCS_OPT_FLAG, &force, NULL, "overwrite a non-empty --out"},
+        {0, "order", KCS_OPT_STR, &forder, "FILE", "gemm: predict from probed trees (JSON)"},
+        {0, "leaf", KCS_OPT_STR, &leafname, "L", "--order: fma32 | fp64 | profile"},
         {0, "threads", KCS_OPT_INT, &threads, "N",
          "BLAS threads of the cpu native kernels (a rank's /provenance/ranks blas_threads)"},
         {0},
@@ -203,6 +274,10 @@ int kcs_cmd_exec(int argc, char **argv)
             goto out;
         call.in[i] = in[i];
         call.in_len[i] = len;
+    }
+    if (forder || leafname) {
+        rc = exec_order(&call, forder, leafname, profile, fo, force, &err);
+        goto out;
     }
     if ((rc = kcs_cli_open_backend(backend, (int)device, profile, options, &ops, &ctx, &err)))
         goto out;

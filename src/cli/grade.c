@@ -32,7 +32,10 @@ static const kcs_cmd_doc doc = {
     "its output goes to the worker log, never to kcs's stdout; a call that crashes the\n"
     "worker, exits it, closes its channel or passes --timeout is an ERROR with the\n"
     "reason, and a fresh worker takes the next call. Limits: --worker-mem, --worker-cpu\n"
-    "(or KCS_WORKER_MEM, KCS_WORKER_CPU, KCS_WORKER_LOG in the environment).\n\n"
+    "(or KCS_WORKER_MEM, KCS_WORKER_CPU, KCS_WORKER_LOG in the environment). The worker\n"
+    "runs in a box (PID, IPC and mount namespaces, Landlock or read-only mounts, a\n"
+    "cgroup, where the kernel allows them: docs/isolation.md); the line 'worker box'\n"
+    "says which layers held. Results are written after every process of the box is gone.\n\n"
     "--junit FILE writes JUnit XML: one test case per contract (failure: FAIL, error:\n"
     "ERROR).\n\n"
     "Every input format the contract's precondition admits is graded (formats the\n"
@@ -111,8 +114,10 @@ int kcs_cmd_grade(int argc, char **argv)
         {0, "timeout", KCS_OPT_INT, &timeout, "SECONDS", "time limit of one kernel call (120)"},
         {'v', "verbose", KCS_OPT_FLAG, &verbose, NULL, "log kernel failures on stderr"},
         {0, "junit", KCS_OPT_STR, &junit, "FILE", "write a JUnit XML report (one test case per contract)"},
-        {0, "worker-mem", KCS_OPT_STR, &wmem, "MIB", "address-space limit of the worker (none)"},
-        {0, "worker-cpu", KCS_OPT_STR, &wcpu, "SECONDS", "CPU-time limit of one worker (none)"},
+        {0, "worker-mem", KCS_OPT_STR, &wmem, "MIB",
+         "address-space limit of the worker (default 16384 or half the memory; 0: none)"},
+        {0, "worker-cpu", KCS_OPT_STR, &wcpu, "SECONDS",
+         "CPU-time limit of one worker (default 3600; 0: none)"},
         {0, "worker-log", KCS_OPT_STR, &wlog, "FILE",
          "the worker's stdout/stderr (default $TMPDIR/kcs-worker-PID.log)"},
         {0},
@@ -206,10 +211,17 @@ int kcs_cmd_grade(int argc, char **argv)
             }
         }
     }
-    kcs_calib_scope scope = {shapes, n_shapes, 1};
-    if (!json)
+    kcs_calib_scope scope = {.shapes = shapes, .n_shapes = n_shapes, .all_dtypes = 1};
+    char boxline[2048] = "";
+    kcs_box_report box;
+    if (!backend && kcs_box_last_report(&box))
+        kcs_box_describe(&box, boxline, sizeof boxline);
+    if (!json) {
         printf("kcs grade: %s (%s %s, ops %s)\n", lib, backend ? "backend" : "plugin",
                b.info.model, b.info.arch);
+        if (boxline[0])
+            printf("kcs grade: worker box: %s\n", boxline);
+    }
     for (int i = 0; i < n; i++) {
         uint32_t ops = kcs_calib_ops(cs[i], offered);
         if (!ops)
@@ -253,6 +265,11 @@ int kcs_cmd_grade(int argc, char **argv)
                       "offers (%s)", lib, b.info.arch);
         goto out;
     }
+    /* Every process of the worker's box is gone before a verdict, a JSON
+     * document or a JUnit file is written (the box's keeper is reaped and
+     * with it everything the kernel started). */
+    kcs_binding_close(&b);
+    bound = 0;
     if (json) {
         printf("{\"library\": ");
         kcs_json_str(stdout, lib);
@@ -262,6 +279,10 @@ int kcs_cmd_grade(int argc, char **argv)
         kcs_json_names(stdout, b.info.arch);
         printf(", \"uuid\": ");
         kcs_json_str(stdout, b.info.uuid);
+        if (boxline[0]) {
+            printf(", \"box\": ");
+            kcs_json_str(stdout, boxline);
+        }
         printf(", \"contracts\": [");
         for (int i = 0; i < graded; i++) {
             printf("%s\n  {\"id\": ", i ? "," : "");

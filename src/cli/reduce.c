@@ -8,21 +8,22 @@
 #include "cli.h"
 #include "h5out.h"
 #include "reduce.h"
+#include "tolerances.h"
 
 /* Last resort against damaged files: HDF5 1.10 crashes on some damaged
  * metadata (found by test_reduce_corrupt: H5Aexists on a damaged attribute
  * message, H5T conversion of a damaged compound), where no check of kcs can
  * look first. The crash becomes exit 2 with a message; the dataset was not
- * modified (reduce writes a copy, removed here). Nothing else is trusted
- * after the signal: write, unlink and _exit only. */
+ * modified (reduce opens it read-only) and the report directory was not
+ * replaced (the unfinished one is REPORT_DIR.partial-<pid>). Nothing else
+ * is trusted after the signal: write and _exit only. */
 static void on_crash(int sig)
 {
     static const char msg[] = "kcs reduce: the HDF5 library crashed reading a damaged file "
                               "(signal ";
     char num[4] = {(char)('0' + sig / 10 % 10), (char)('0' + sig % 10), ')', '\n'};
-    static const char tail[] = "; the dataset was not modified\n";
-    if (kcs_h5out_pending[0])
-        unlink(kcs_h5out_pending);
+    static const char tail[] = "; the dataset was not modified and the report directory not "
+                               "replaced (remove its .partial-<pid> copy)\n";
     ssize_t w = write(2, msg, sizeof msg - 1);
     w += write(2, num, 3);
     w += write(2, tail, sizeof tail - 1);
@@ -48,9 +49,11 @@ static void catch_hdf5_crashes(void)
 int kcs_cmd_reduce(int argc, char **argv)
 {
     static const kcs_cmd_doc doc = {
-        "reduce", "DATASET.h5 [MORE.h5 ...] [-o REPORT_DIR] [--tolerances FILE] [--json]",
+        "reduce", "DATASET.h5 [MORE.h5 ...] [-o REPORT_DIR] [--tolerances FILE] [--json]\n"
+        "       kcs reduce --tolerances FILE --query op=OP,dtype_in=D,k=K,outputs=N[,...]",
         "Read finished datasets back from disk, case by case, and write the analysis into\n"
-        "/analysis, CSV tables, figures and a Markdown report: per-(case, rank) verdicts,\n"
+        "REPORT_DIR: analysis.h5 (/analysis), CSV tables, figures and a Markdown report:\n"
+        "per-(case, rank) verdicts,\n"
         "cross-rank divergence, divergence baselines (fits of divergence ~ n^alpha against the\n"
         "oracle and between ranks, linear-in-n tolerances eta = c_q n u for comparison,\n"
         "torch's default tolerance), ordering signatures. Several\n"
@@ -62,9 +65,20 @@ int kcs_cmd_reduce(int argc, char **argv)
         "model fitted on the conforming ranks (c n^alpha u or a per-n envelope, validity range,\n"
         "false-alarm target, outputs rule, torch assert_close pairs) with its held-out\n"
         "false-alarm rate. --tolerances FILE judges the dataset's trials with such a file\n"
-        "(report section, judged.csv, judged_cases.csv).",
-        "The /analysis group is derived data: reducing again replaces it (of DATASET.h5, or of\n"
-        "the merged dataset), and replaces REPORT_DIR. Nothing else in a dataset is modified.\n"
+        "(report section, judged.csv, judged_cases.csv); trials it judges outside a\n"
+        "recommendation's scope (k outside its validity range, an absolute metric on other\n"
+        "inputs) get a warning on stderr that states the scope. --query (no dataset) prints\n"
+        "one recommendation of FILE evaluated at k for N outputs as JSON: eta, scale_free\n"
+        "(relative to |A||B|), valid and its scope (op, dtypes, acc, metric, inputs, k range,\n"
+        "N and N0, input scale); outside that scope also a warning on stderr. Query items:\n"
+        "op, dtype_in, k, outputs (required), dtype_out, acc (to choose), inputs (checked).",
+        "Datasets are only read, never written: each is verified first (its end of file,\n"
+        "HDF5 checksums and the content digest of every raw group: a mismatch is exit 2\n"
+        "naming the group; a dataset from before digests is read with a warning that it is\n"
+        "unverified). REPORT_DIR is built as REPORT_DIR.partial-<pid> and replaces an\n"
+        "earlier report in one rename only when complete; a failed reduce leaves the\n"
+        "earlier report untouched. A non-empty REPORT_DIR that is not a kcs report is\n"
+        "refused. analysis.h5 records every input's path and content digests.\n"
         "Figures: analysis/plot.py run by /usr/bin/python3 (KCS_PYTHON) with h5py and\n"
         "matplotlib, when there; the report does not need them.\n"
         "Default REPORT_DIR: the first DATASET without .h5, plus -report.\n"
@@ -77,7 +91,7 @@ int kcs_cmd_reduce(int argc, char **argv)
         "violation or under-specified (violation), 6 some trial errored or a rank was\n"
         "unavailable (error), 5 before 6."};
     const char *out_dir = NULL, *merged = NULL, *plot_script = NULL;
-    const char *tolerances = NULL, *false_alarm = NULL;
+    const char *tolerances = NULL, *false_alarm = NULL, *query = NULL;
     int quiet = 0, no_plots = 0, no_recompute = 0, json = 0;
     const char *junit = NULL, *fail_on_s = NULL;
     unsigned fail_on = 0;
@@ -93,6 +107,8 @@ int kcs_cmd_reduce(int argc, char **argv)
          "largest case (multiply-adds) whose inputs are regenerated (default 4e10)"},
         {0, "tolerances", KCS_OPT_STR, &tolerances, "FILE",
          "judge every trial with this tolerances.json"},
+        {0, "query", KCS_OPT_STR, &query, "SPEC",
+         "with --tolerances and no dataset: one tolerance and its scope as JSON"},
         {0, "false-alarm", KCS_OPT_STR, &false_alarm, "P",
          "false-alarm target per trial of the recommended tolerances (default 0.01)"},
         {'q', "quiet", KCS_OPT_FLAG, &quiet, NULL, "no summary line"},
@@ -111,6 +127,21 @@ int kcs_cmd_reduce(int argc, char **argv)
         fprintf(stderr, "kcs reduce: --fail-on %s: expected violation, error or "
                 "violation,error\n", fail_on_s);
         return 2;
+    }
+    if (query) {
+        if (!tolerances || npos > 0) {
+            fprintf(stderr, "kcs reduce: --query needs --tolerances FILE and no dataset\n");
+            return 2;
+        }
+        kcs_toljudge *tj = NULL;
+        kcs_error qerr = {0};
+        int qrc = kcs_toljudge_open(tolerances, NULL, 0, &tj, &qerr);
+        if (!qrc)
+            qrc = kcs_toljudge_query(tj, query, stdout, stderr, &qerr);
+        kcs_toljudge_free(tj);
+        if (qrc)
+            fprintf(stderr, "kcs reduce: %s\n", qerr.msg);
+        return qrc ? kcs_exit_status(qrc) : 0;
     }
     if (json)
         quiet = 1; /* stdout is the JSON document */

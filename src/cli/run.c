@@ -37,6 +37,10 @@ int kcs_cmd_run(int argc, char **argv)
     const char *resume = NULL, *junit = NULL, *fail_on_s = NULL;
     long long timeout = 0;
     int force = 0, verbose = 0, quiet = 0, subset = 0, json = 0;
+    /* SIGTERM/SIGINT stop the run between two trials (exit 4) from the
+     * start: the handler goes in before MPI_Init (half a second) and again
+     * after it, should the MPI library have replaced it. */
+    kcs_runner_handle_signals();
     unsigned fail_on = 0;
     const kcs_opt opts[] = {
         {'o', "output", KCS_OPT_STR, &out, "FILE", "HDF5 dataset to write (required)"},

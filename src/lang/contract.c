@@ -117,10 +117,24 @@ static void load_precondition(loader *L, struct fy_node *root)
     if (acc)
         kcs_contract_parse_name(L, acc, "precondition.dtype_acc",
                                 "accumulator (a format or bits:N)", parse_acc_v, &c->dtype_acc);
-    struct fy_node *out = kcs_yaml_get(L->y, p, "dtype_out", true, "precondition");
-    if (out)
-        kcs_contract_parse_name(L, out, "precondition.dtype_out", "format", parse_format_v,
-                                &c->dtype_out);
+    /* dtype_out: one format or a list; the first is a case's default */
+    struct fy_node *on = kcs_yaml_get(L->y, p, "dtype_out", true, "precondition");
+    n = kcs_contract_list_items(L, on, "precondition.dtype_out", items, KCS_FMT_COUNT * 2);
+    for (int i = 0; i < n; i++) {
+        char f[40];
+        if (fy_node_get_type(on) == FYNT_SCALAR)
+            snprintf(f, sizeof f, "precondition.dtype_out");
+        else
+            snprintf(f, sizeof f, "precondition.dtype_out[%d]", i);
+        kcs_format fmt;
+        if (!kcs_contract_parse_name(L, items[i], f, "format", parse_format_v, &fmt))
+            continue;
+        if (c->dtype_out_set & (1u << fmt))
+            kcs_yaml_error(L->y, items[i], f, "'%s' is listed twice", kcs_format_name(fmt));
+        if (!c->dtype_out_set)
+            c->dtype_out = fmt;
+        c->dtype_out_set |= 1u << fmt;
+    }
 
     struct fy_node *sh = kcs_contract_section(L, p, "shape", false, "precondition", shape_keys);
     if (sh) {

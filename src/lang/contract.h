@@ -125,7 +125,9 @@ typedef struct kcs_contract {
     /* 3. precondition */
     uint32_t dtype_in;  /* bit per kcs_format allowed as input */
     kcs_acc dtype_acc;  /* the accumulator the kernel declares */
-    kcs_format dtype_out;
+    kcs_format dtype_out;   /* the first of precondition.dtype_out: a case's default */
+    uint32_t dtype_out_set; /* bit per kcs_format admitted as output (precondition.dtype_out:
+                               one format or a list) */
     int64_t k_min, k_max;
     /* precondition.shape ranges of the other dimensions (default 1..INT64_MAX;
      * k_min/k_max likewise when precondition.shape has no k) */

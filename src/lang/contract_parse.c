@@ -1,6 +1,6 @@
 /* The contract loader's shared parsing helpers (contract_load.h): error
  * positions, expressions, keywords, lists, sections and the names of
- * distributions and protocols. Used by every part of the loader
+ * protocols (distributions: dist_names.c). Used by every part of the loader
  * (contract.c, contract_measure.c, contract_tolerance.c), and using none. */
 #include <ctype.h>
 #include <inttypes.h>
@@ -12,14 +12,6 @@
 
 #include "contract_load.h"
 
-static const char *const dist_names[KCS_DIST_COUNT] = {
-    [KCS_DIST_NORMAL] = "normal", [KCS_DIST_UNIFORM_PM1] = "uniform_pm1",
-    [KCS_DIST_WIDE_RANGE] = "wide_range", [KCS_DIST_CANCELLATION] = "cancellation",
-    [KCS_DIST_LARGE] = "large", [KCS_DIST_OFFSET] = "offset",
-    [KCS_DIST_SUBNORMAL] = "subnormal", [KCS_DIST_POSITIVE] = "positive",
-    [KCS_DIST_EXACT] = "exact", [KCS_DIST_SPREAD] = "spread",
-};
-
 static const char *const protocol_names[] = {
     [KCS_PROTO_ORACLE] = "oracle", [KCS_PROTO_REPEAT] = "repeat",
     [KCS_PROTO_BATCH_INVARIANCE] = "batch_invariance",
@@ -30,20 +22,6 @@ const char *kcs_protocol_name(kcs_protocol_kind p)
     return (p >= 0 && p <= KCS_PROTO_BATCH_INVARIANCE) ? protocol_names[p] : "?";
 }
 
-const char *kcs_dist_name(kcs_dist d)
-{
-    return (d >= 0 && d < KCS_DIST_COUNT) ? dist_names[d] : "?";
-}
-
-int kcs_dist_parse(const char *name, kcs_dist *d_p)
-{
-    for (int i = 0; name && i < KCS_DIST_COUNT; i++)
-        if (!strcmp(name, dist_names[i])) {
-            *d_p = (kcs_dist)i;
-            return 0;
-        }
-    return KCS_E_INVAL;
-}
 
 
 /* Record an error at an explicit position (expressions point inside their

@@ -198,7 +198,15 @@ int kcs_contract_print(const kcs_contract *c, FILE *f, bool json)
         }
     fputc(']', f), eol(p);
     key(p, 2, false, "dtype_acc"), name(p, kcs_acc_str(&c->dtype_acc, buf, sizeof buf)), eol(p);
-    key(p, 2, false, "dtype_out"), name(p, kcs_format_name(c->dtype_out)), eol(p);
+    if (!c->dtype_out_set || c->dtype_out_set == (1u << c->dtype_out)) {
+        key(p, 2, false, "dtype_out"), name(p, kcs_format_name(c->dtype_out)), eol(p);
+    } else { /* the default first, then the others */
+        key(p, 2, false, "dtype_out"), fputc('[', f), name(p, kcs_format_name(c->dtype_out));
+        for (int i = 0; i < KCS_FMT_COUNT; i++)
+            if ((c->dtype_out_set & (1u << i)) && i != (int)c->dtype_out)
+                fputs(", ", f), name(p, kcs_format_name((kcs_format)i));
+        fputc(']', f), eol(p);
+    }
     if (has_shape(c)) {
         key(p, 2, false, "shape"), fputc('{', f);
         first = true;

@@ -313,20 +313,24 @@ void kcs_contract_check_eta(loader *L, struct fy_node *root)
         if (L->tab->syms[i].type == KCS_EXPR_FORMAT && !kcs_format_parse(L->tab->syms[i].name, &f))
             v[i] = (double)f;
     }
+    /* name dtype_out in a message only where the contract admits several */
+    bool multi_out = (c->dtype_out_set & (c->dtype_out_set - 1)) != 0;
     for (int ci = 0; ci < c->n_clauses; ci++) {
         const kcs_tol_clause *cl = &c->clauses[ci];
         bool zero_ok = cl->structure == KCS_TOL_INVARIANT;
         bool bad = false;
         for (int i = 0; i < c->n_shapes + c->n_held_out && !bad; i++) {
             const kcs_shape *s = i < c->n_shapes ? &c->shapes[i] : &c->held_out[i - c->n_shapes];
-            for (int f = 0; f < KCS_FMT_COUNT && !bad; f++) {
-                if (!(c->dtype_in & (1u << f)))
+            for (int fi = 0; fi < KCS_FMT_COUNT * KCS_FMT_COUNT && !bad; fi++) {
+                /* every admitted (dtype_in, dtype_out) */
+                int f = fi % KCS_FMT_COUNT, fo = fi / KCS_FMT_COUNT;
+                if (!(c->dtype_in & (1u << f)) || !(c->dtype_out_set & (1u << fo)))
                     continue;
                 double bind[7] = {(double)s->m, (double)s->n, (double)s->k,
                                   (double)(s->batch ? s->batch : 1), (double)f,
                                   c->dtype_acc.bits > 0 ? -(double)c->dtype_acc.bits
                                                         : (double)c->dtype_acc.fmt,
-                                  (double)c->dtype_out};
+                                  (double)fo};
                 for (int j = 0; j < 7; j++)
                     if (idx[j] >= 0)
                         v[idx[j]] = bind[j];
@@ -337,8 +341,10 @@ void kcs_contract_check_eta(loader *L, struct fy_node *root)
                 struct fy_node *en = eta_node(L, root, ci, field, sizeof field);
                 kcs_yaml_error(L->y, en, field,
                                "is %g for shape [%" PRId64 ", %" PRId64 ", %" PRId64
-                               "] with dtype_in %s; it must be finite and %s",
+                               "] with dtype_in %s%s%s; it must be finite and %s",
                                eta, s->m, s->n, s->k, kcs_format_name((kcs_format)f),
+                               multi_out ? ", dtype_out " : "",
+                               multi_out ? kcs_format_name((kcs_format)fo) : "",
                                zero_ok ? "non-negative" : "positive");
                 bad = true;
             }
@@ -368,8 +374,13 @@ void kcs_contract_check_eta(loader *L, struct fy_node *root)
                 if (!(c->ops & (1u << op)) || !kcs_exact_op_ok((kcs_op)op))
                     continue;
                 kcs_error e = {0};
-                if (kcs_exact_check((kcs_op)op, &c->dtype_acc, KCS_FMT_FP32, c->dtype_out,
-                                    kcs_exact_terms((kcs_op)op, sh->m, sh->k), &e)) {
+                int bad_out = 0;
+                for (int fo = 0; fo < KCS_FMT_COUNT && !bad_out; fo++)
+                    bad_out = (c->dtype_out_set & (1u << fo)) &&
+                              kcs_exact_check((kcs_op)op, &c->dtype_acc, KCS_FMT_FP32,
+                                              (kcs_format)fo,
+                                              kcs_exact_terms((kcs_op)op, sh->m, sh->k), &e);
+                if (bad_out) {
                     kcs_yaml_error(L->y, in, "measurement.inputs", "shape [%" PRId64 ", %" PRId64
                                    ", %" PRId64 "]: %s", sh->m, sh->n, sh->k, e.msg);
                     failed = 1;

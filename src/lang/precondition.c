@@ -74,6 +74,9 @@ static int admitted(const kcs_contract *c, uint32_t mask, int formats, int v, kc
             used += (size_t)snprintf(list + used, sizeof list - used, "%s%s", used ? " " : "",
                                      formats ? kcs_format_name((kcs_format)i)
                                              : kcs_dist_name((kcs_dist)i));
+    if (formats == 2)
+        return kcs_fail(err, KCS_E_INVAL, "dtype_out %s is not admitted by %s's precondition "
+                        "(dtype_out: %s)", kcs_format_name((kcs_format)v), c->id, list);
     if (formats)
         return kcs_fail(err, KCS_E_INVAL, "dtype_in %s is not admitted by %s's precondition "
                         "(dtype_in: %s)", kcs_format_name((kcs_format)v), c->id, list);
@@ -89,6 +92,13 @@ int kcs_precondition_dist(const kcs_contract *c, kcs_dist d, kcs_error *err)
 int kcs_precondition_dtype(const kcs_contract *c, kcs_format f, kcs_error *err)
 {
     return admitted(c, c->dtype_in, 1, (int)f, err);
+}
+
+int kcs_precondition_dtype_out(const kcs_contract *c, kcs_format f, kcs_error *err)
+{
+    /* a contract built in code, not loaded, admits its one dtype_out */
+    uint32_t set = c->dtype_out_set ? c->dtype_out_set : 1u << c->dtype_out;
+    return admitted(c, set, 2, (int)f, err);
 }
 
 int kcs_shape_parse_text(const char *text, kcs_shape *s)

@@ -18,6 +18,8 @@ int kcs_precondition_shape(const kcs_contract *c, const kcs_shape *s, kcs_error 
 int kcs_precondition_dist(const kcs_contract *c, kcs_dist d, kcs_error *err);
 /* 0 when f is one of precondition.dtype_in; else KCS_E_INVAL. */
 int kcs_precondition_dtype(const kcs_contract *c, kcs_format f, kcs_error *err);
+/* 0 when f is one of precondition.dtype_out; else KCS_E_INVAL naming them. */
+int kcs_precondition_dtype_out(const kcs_contract *c, kcs_format f, kcs_error *err);
 /* 1 when s is inside c's precondition.shape ranges and classes. */
 int kcs_precondition_shape_ok(const kcs_contract *c, const kcs_shape *s);
 /* The same for one op of the scope: the contract's precondition, then

@@ -15,7 +15,8 @@
 #include "yamlx.h"
 
 static const char *const study_keys[] = {"name",  "seed",    "samples",     "contracts", "placement",
-                                         "cases", "timeout", "description", "max_memory_mib", NULL};
+                                         "cases", "timeout", "description", "max_memory_mib",
+                                         "record_order", NULL};
 static const char *const placement_keys[] = {"backend", "device", "profile", "variant", "schedule",
                                              "acc", "options", "plugin", "declares", NULL};
 static const char *const case_keys[] = {"contract", "op", "dtype_in", "dtype_out", "shapes",
@@ -387,9 +388,12 @@ static void load_case(kcs_yctx *y, struct fy_node *n, const char *field, kcs_stu
     }
     w->dtype_out = c ? c->dtype_out : KCS_FMT_FP32;
     if ((v = entry_get(y, n, field, "dtype_out", false, f, sizeof f)) &&
-        kcs_yaml_str(y, v, f, buf, sizeof buf) &&
-        kcs_format_parse(buf, &w->dtype_out))
-        kcs_yaml_error(y, v, f, "unknown format '%s'", buf);
+        kcs_yaml_str(y, v, f, buf, sizeof buf)) {
+        if (kcs_format_parse(buf, &w->dtype_out))
+            kcs_yaml_error(y, v, f, "unknown format '%s'", buf);
+        else if (c && kcs_precondition_dtype_out(c, w->dtype_out, &pe))
+            kcs_yaml_error(y, v, f, "%s", pe.msg);
+    }
     if ((v = entry_get(y, n, field, "shapes", false, f, sizeof f))) {
         load_shapes(y, v, f, w->shapes, &w->n_shapes);
         /* every shape inside the contract's precondition.shape ranges */
@@ -473,6 +477,11 @@ int kcs_study_load(const char *path, kcs_study **s_p, kcs_error *err)
         if (kcs_yaml_int(&y, v, "max_memory_mib", 1, (int64_t)1 << 30, &want))
             /* the operator's KCS_MAX_MEMORY_MIB is a ceiling a study cannot lift */
             s->max_memory_mib = cap && atoll(cap) > 0 && want > atoll(cap) ? atoll(cap) : want;
+    }
+    if ((v = kcs_yaml_get(&y, root, "record_order", false, ""))) {
+        bool ro = false;
+        if (kcs_yaml_bool(&y, v, "record_order", &ro))
+            s->record_order = ro;
     }
     if ((v = kcs_yaml_get(&y, root, "contracts", true, "")))
         load_contracts(&y, v, s);

@@ -54,6 +54,8 @@ typedef struct kcs_study {
     int n_samples; /* output values sampled per case into /samples */
     double timeout_s; /* per kernel call; a hung call is marked timeout (default 600) */
     int64_t max_memory_mib; /* per-rank memory a case may need; larger plans are refused */
+    int record_order; /* record_order: true: every rank's summation trees into
+                         /provenance/order (src/run/probe_order_record.c) */
 } kcs_study;
 
 int kcs_study_load(const char *path, kcs_study **s_p, kcs_error *err);

@@ -199,8 +199,8 @@ static void fill_reduction(kcs_rng *g, double *x, size_t stride, size_t k, size_
         x[j * stride] = s * ldexp(x[j * stride], lo);
 }
 
-int kcs_exact_fill(const kcs_case *cs, int tensor, double *x, size_t len, uint64_t seed,
-                   uint64_t sa, uint64_t sb, kcs_error *err)
+int kcs_exact_fill_sums(const kcs_case *cs, int tensor, double *x, size_t len, uint64_t seed,
+                        uint64_t sa, uint64_t sb, kcs_error *err)
 {
     int64_t k = kcs_exact_terms(cs->op, cs->shape.m, cs->shape.k); /* terms per output */
     int rc = kcs_exact_check(cs->op, &cs->acc, cs->dtype_in, cs->dtype_out, k, err);

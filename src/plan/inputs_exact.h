@@ -17,8 +17,21 @@
 #include "study.h"
 
 /* Fill tensor `tensor` (0: A / x, 1: B / y) of a case with exact-sum
- * inputs from the stream (seed, sa, sb). */
+ * inputs from the stream (seed, sa, sb): the narrow-output kind
+ * (kcs_exact_narrow_out) or the sums of P = min(accumulator, output)
+ * bits (kcs_exact_fill_sums). Defined in inputs_exact_narrow.c. */
 int kcs_exact_fill(const kcs_case *cs, int tensor, double *x, size_t len, uint64_t seed,
                    uint64_t sa, uint64_t sb, kcs_error *err);
+/* The exact-sum inputs whose every partial sum fits P = min(accumulator,
+ * output) bits (inputs_exact.c), whatever the output. */
+int kcs_exact_fill_sums(const kcs_case *cs, int tensor, double *x, size_t len, uint64_t seed,
+                        uint64_t sa, uint64_t sb, kcs_error *err);
+
+/* The narrow-output kind (kcs_exact_narrow_out; inputs_exact_narrow.c):
+ * every exact result representable in dtype_out, partial sums needing the
+ * accumulator (its pairs are kcs_exact_fill_sums's inputs of a shorter
+ * sum). kcs_exact_fill calls it for those cases. */
+int kcs_exact_fill_narrow(const kcs_case *cs, int tensor, double *x, size_t len, uint64_t seed,
+                          uint64_t sa, uint64_t sb, kcs_error *err);
 
 #endif

@@ -568,6 +568,8 @@ int kcs_protocol_trial(const kcs_contract *c, const kcs_case *cs, int trial,
     fill_rec(rec, cs, io->rank, trial, &o, &v, digest, ns);
     if (breach[0]) /* where the guards were written (dataset.md: message) */
         snprintf(rec->message, sizeof rec->message, "%s", breach);
+    else if (o.raised) /* the kernel's own reason for refusing the call, whole */
+        snprintf(rec->message, sizeof rec->message, "%s", kerr.msg);
     kcs_stage_add(KCS_STAGE_VERDICT, t0);
     if (trial == 0 && io->samples) {
         for (int j = 0; j < io->n_samples; j++) {

@@ -24,6 +24,7 @@
 #include "metrics.h"
 #include "outlock.h"
 #include "placement.h"
+#include "probe_order.h"
 #include "protocol.h"
 #include "progress.h"
 #include "store.h"
@@ -54,6 +55,7 @@ typedef struct run_state {
     uint64_t *digests;         /* per case: digest of this rank's rows as written */
     kcs_journal_header settings; /* what shapes results besides the study */
     int cleaned;               /* journals removed or deliberately kept (collective) */
+    char *order_text;          /* record_order: /provenance/order until the store has it */
 } run_state;
 
 static volatile sig_atomic_t stop_requested;
@@ -480,7 +482,16 @@ int kcs_runner_run(const kcs_run_opts *o, MPI_Comm comm, kcs_error *err)
     char backends[4096] = "";
     if (s.rank == 0)
         kcs_backends_describe(backends, sizeof backends, 1);
+    /* record_order: every rank's summation trees, the same text everywhere */
+    if (s.study->record_order) {
+        if (s.rank == 0 && !o->quiet)
+            fprintf(stderr, "kcs run: record_order: probing every rank's summation order\n");
+        rc = kcs_order_record(&s.bind, &s.plan, comm, o->verbose, &s.order_text, err);
+        if ((rc = kcs_agree(comm, rc, err)))
+            goto out_bind;
+    }
     kcs_store_meta meta = {
+        .order = s.order_text,
         .command_line = o->command_line,
         .study = s.study,
         .plan = &s.plan,
@@ -513,6 +524,9 @@ int kcs_runner_run(const kcs_run_opts *o, MPI_Comm comm, kcs_error *err)
     kcs_stage_mark t_store = kcs_stage_begin();
     rc = kcs_store_create(tmp, comm, &meta, &s.store, err);
     kcs_stage_add(KCS_STAGE_STORE, t_store);
+    free(s.order_text);
+    s.order_text = NULL;
+    meta.order = NULL;
     if ((rc = kcs_agree(comm, rc, err)))
         goto out_bind;
     kcs_store_record_digests(s.store, s.digests);
@@ -557,6 +571,9 @@ int kcs_runner_run(const kcs_run_opts *o, MPI_Comm comm, kcs_error *err)
         }
     }
     kcs_progress_end(&prog);
+    /* No process of a kernel's worker box is left once the dataset is
+     * written (a worker's box is reaped whole here). */
+    kcs_binding_close(&s.bind);
     t_store = kcs_stage_begin();
     if ((rc = kcs_store_write_cases(s.store, s.case_recs, err)))
         goto out_abort;
@@ -603,6 +620,7 @@ out_abort:
         unlink(tmp);
     cleanup_failed(&s);
 out_bind:
+    free(s.order_text);
     kcs_binding_close(&s.bind);
     KCS_FREE(s.case_recs, s.recs, s.samples, s.digests);
 out_journal:

@@ -13,15 +13,9 @@
 #include "outlock.h"
 #include "store_h5.h"
 
-#define PREVIOUS "/analysis.previous"
-
-char kcs_h5out_pending[4096];
-
 struct kcs_h5out {
     char *path;
     hid_t file;
-    int analysis; /* opened by kcs_h5out_open_analysis: /analysis is swapped in at close */
-    char *tmp;    /* ... written in this copy of path, renamed over it when complete */
 };
 
 struct kcs_h5table {
@@ -88,129 +82,21 @@ fail:
     return rc;
 }
 
-/* Close o's file, put the copy in place when rc is 0 (else remove it) and
- * free o. Returns rc, or the failure that came up here. */
-static int finish(kcs_h5out *o, int rc, kcs_error *err)
-{
-    if (o->file >= 0 && H5Fclose(o->file) < 0 && !rc)
-        rc = kcs_h5_fail(err, KCS_E_IO, o->path, NULL, "cannot close (disk full?)");
-    if (o->tmp) {
-        int fd = rc ? -1 : open(o->tmp, O_RDONLY | O_CLOEXEC);
-        if (!rc && (fd < 0 || fsync(fd) != 0 || rename(o->tmp, o->path) != 0 ||
-                    kcs_fsync_parent(o->path) != 0))
-            rc = kcs_fail(err, KCS_E_IO, "%s: cannot put the reduced copy in place", o->path);
-        if (fd >= 0)
-            close(fd);
-        if (rc) /* the dataset is untouched; the copy goes */
-            unlink(o->tmp);
-        free(o->tmp);
-        kcs_h5out_pending[0] = '\0';
-    }
-    free(o->path);
-    free(o);
-    return rc;
-}
-
-int kcs_h5out_open_analysis(const char *path, kcs_h5out **o_p, kcs_error *err)
-{
-    kcs_h5_quiet();
-    int rc0 = kcs_h5_input_regular(path, err);
-    if (rc0)
-        return rc0;
-    if (H5Fis_hdf5(path) <= 0) {
-        H5Eclear2(H5E_DEFAULT);
-        return kcs_fail(err, KCS_E_INVAL, /* a missing or foreign input: bad input */
-                        "%s: not an HDF5 file (or missing)", path);
-    }
-    kcs_h5out *o = NULL;
-    int rc = new_out(path, &o, err);
-    if (rc)
-        return rc;
-    /* HDF5 1.10 writes in place and a failed write (disk full) can damage
-     * the whole file, measured: the dataset itself would be lost. So the
-     * analysis is written into a copy that replaces the dataset only once
-     * complete (kcs_h5out_close). */
-    size_t tl = strlen(path) + 32;
-    o->tmp = malloc(tl);
-    if (!o->tmp) {
-        rc = kcs_fail(err, KCS_E_NOMEM, "%s: out of memory", path);
-        goto fail;
-    }
-    snprintf(o->tmp, tl, "%s.reduce-partial", path);
-    unlink(o->tmp); /* left by a reduce that died */
-    snprintf(kcs_h5out_pending, sizeof kcs_h5out_pending, "%s", o->tmp);
-    if ((rc = kcs_copy_file(path, o->tmp, err))) {
-        free(o->tmp);
-        o->tmp = NULL;
-        kcs_h5out_pending[0] = '\0';
-        goto fail;
-    }
-    hid_t fapl;
-    if (fapl_sec2(&fapl) < 0) {
-        rc = kcs_h5_fail(err, KCS_E_IO, path, NULL, "cannot set up file access");
-        goto fail;
-    }
-    o->file = H5Fopen(o->tmp, H5F_ACC_RDWR, fapl);
-    H5Pclose(fapl);
-    if (o->file < 0) {
-        rc = kcs_h5_fail(err, KCS_E_IO, path, NULL, "cannot open for writing");
-        goto fail;
-    }
-    /* The previous /analysis is kept as /analysis.previous until the new
-     * one is complete (close) and put back by abort; a reduce that died
-     * left /analysis.previous, and its /analysis (marked complete = 0) goes. */
-    htri_t prev = H5Lexists(o->file, PREVIOUS, H5P_DEFAULT);
-    htri_t ex = H5Lexists(o->file, "/analysis", H5P_DEFAULT);
-    if (prev < 0 || ex < 0 ||
-        (prev > 0 && ex > 0 && H5Ldelete(o->file, "/analysis", H5P_DEFAULT) < 0) ||
-        (prev == 0 && ex > 0 &&
-         H5Lmove(o->file, "/analysis", o->file, PREVIOUS, H5P_DEFAULT, H5P_DEFAULT) < 0)) {
-        rc = kcs_h5_fail(err, KCS_E_IO, path, "/analysis", "cannot set the old group aside");
-        goto fail;
-    }
-    if ((rc = kcs_h5out_group(o, "/analysis", err)) ||
-        (rc = kcs_h5out_attr_i64(o, "/analysis", "complete", 0, err)))
-        goto fail;
-    o->analysis = 1;
-    *o_p = o;
-    return 0;
-fail:
-    return finish(o, rc, err);
-}
-
 int kcs_h5out_close(kcs_h5out *o, kcs_error *err)
 {
     if (!o)
         return 0;
     int rc = 0;
-    if (o->analysis && o->file >= 0) {
-        htri_t prev = H5Lexists(o->file, PREVIOUS, H5P_DEFAULT);
-        if ((rc = kcs_h5out_attr_i64(o, "/analysis", "complete", 1, err)) == 0 &&
-            (prev < 0 || (prev > 0 && H5Ldelete(o->file, PREVIOUS, H5P_DEFAULT) < 0)))
-            rc = kcs_h5_fail(err, KCS_E_IO, o->path, PREVIOUS, "cannot remove");
-    }
-    return finish(o, rc, err);
+    if (o->file >= 0 && H5Fclose(o->file) < 0)
+        rc = kcs_h5_fail(err, KCS_E_IO, o->path, NULL, "cannot close (disk full?)");
+    free(o->path);
+    free(o);
+    return rc;
 }
 
 void kcs_h5out_abort(kcs_h5out *o)
 {
     kcs_error ignore = {0};
-    if (o && o->analysis && o->file >= 0) {
-        /* the new /analysis is incomplete: the previous one comes back */
-        if (H5Lexists(o->file, PREVIOUS, H5P_DEFAULT) > 0 &&
-            H5Ldelete(o->file, "/analysis", H5P_DEFAULT) >= 0)
-            H5Lmove(o->file, PREVIOUS, o->file, "/analysis", H5P_DEFAULT, H5P_DEFAULT);
-        o->analysis = 0;
-    }
-    if (o && o->tmp) { /* nothing of this reduce reaches the dataset */
-        if (o->file >= 0)
-            H5Fclose(o->file);
-        o->file = -1;
-        unlink(o->tmp);
-        free(o->tmp);
-        o->tmp = NULL;
-        kcs_h5out_pending[0] = '\0';
-    }
     kcs_h5out_close(o, &ignore);
     H5Eclear2(H5E_DEFAULT);
 }
@@ -402,8 +288,8 @@ static hid_t open_ro(const char *path, kcs_error *err)
     }
     hid_t f = H5Fopen(path, H5F_ACC_RDONLY, fapl);
     H5Pclose(fapl);
-    if (f < 0)
-        kcs_h5_fail(err, KCS_E_IO, path, NULL, "cannot open");
+    if (f < 0 && !kcs_h5_end_mismatch(path, err))
+        kcs_h5_fail(err, KCS_E_INVAL, path, NULL, "cannot open (damaged or truncated HDF5 file?)");
     return f;
 }
 
@@ -471,7 +357,7 @@ int kcs_h5in_table(const char *path, const char *obj, const kcs_field *f, int nf
         goto out;
     }
     if (n > 0 && H5Dread(d, t, H5S_ALL, H5S_ALL, H5P_DEFAULT, rows) < 0) {
-        rc = kcs_h5_fail(err, KCS_E_IO, path, obj, "cannot read");
+        rc = kcs_h5_fail(err, KCS_E_INVAL, path, obj, "cannot read");
         goto out;
     }
     kcs_fields_terminate(f, nf, rows, rec_size, (size_t)n);
@@ -501,7 +387,7 @@ int kcs_h5in_text(const char *path, const char *obj, char **text_p, kcs_error *e
     if (!s)
         rc = kcs_fail(err, KCS_E_NOMEM, "%s: %s: out of memory", path, obj);
     else if (H5Dread(d, t, H5S_ALL, H5S_ALL, H5P_DEFAULT, s) < 0)
-        rc = kcs_h5_fail(err, KCS_E_IO, path, obj, "cannot read");
+        rc = kcs_h5_fail(err, KCS_E_INVAL, path, obj, "cannot read");
 out:
     KCS_H5_CLOSE(t, d);
     return close_ro(file, rc, s, text_p);

@@ -21,13 +21,7 @@ int kcs_h5out_create(const char *path, kcs_h5out **o_p, kcs_error *err);
 /* The root identity every kcs file carries (kcs_h5_put_identity). */
 int kcs_h5out_identity(kcs_h5out *o, const char *created, const char *content,
                        const char *command_line, kcs_error *err);
-/* An existing kcs dataset opened read-write, its /analysis group replaced
- * by an empty one. */
-int kcs_h5out_open_analysis(const char *path, kcs_h5out **o_p, kcs_error *err);
 int kcs_h5out_close(kcs_h5out *o, kcs_error *err);
-/* The copy kcs_h5out_open_analysis is writing ("" when none): removed by
- * kcs reduce's crash handler (async-signal-safe unlink). */
-extern char kcs_h5out_pending[4096];
 void kcs_h5out_abort(kcs_h5out *o); /* close, ignoring errors; NULL is a no-op */
 
 /* Create group path (absolute; parents must exist). */

@@ -55,7 +55,8 @@ typedef struct kcs_result_rec {
     int64_t time_ns;
     char verdict[24];
     char signature[64];
-    char message[KCS_ERRMSG_MAX]; /* the whole reason of a status other than ok ("" when ok) */
+    char message[KCS_ERRMSG_MAX]; /* the whole reason of a status other than ok ("" when ok;
+                                     raised: the kernel's own reason) */
 } kcs_result_rec;
 
 /* One row of /cases. */
@@ -96,6 +97,9 @@ typedef struct kcs_store_meta {
     int n_ranks;           /* must equal the size of the communicator */
     int n_samples;         /* samples per case and rank (/samples) */
     const char *backends;  /* backends compiled in, for /provenance/build */
+    const char *order;     /* record_order: every rank's summation trees (JSON, the
+                              same text on every rank) for /provenance/order; NULL:
+                              no such dataset */
 } kcs_store_meta;
 
 /* Collective: create path (must not exist: KCS_E_EXISTS) and every object

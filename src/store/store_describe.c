@@ -48,7 +48,9 @@ static const kcs_field_doc result_docs[] = {
                         "contract binds only kernels that declare a property, precondition."
                         "declares, and this one does not: measured, not judged)"},
     {"signature", "none", "names of the matched signatures, comma-separated; for an error, the reason"},
-    {"message", "none", "the whole reason of a status other than ok (\"\" when ok)"},
+    {"message", "none",
+     "the whole reason of a status other than ok (\"\" when ok; raised: the kernel's own "
+     "reason for refusing the call)"},
 };
 
 static const kcs_field_doc case_docs[] = {

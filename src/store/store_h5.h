@@ -71,4 +71,24 @@ int kcs_h5_read_vlen_str(hid_t obj, int is_attr, hid_t mt, size_t cap, char **ou
 /* Read an integer attribute as int64. Returns 0, -1 or -2 (not integer). */
 int kcs_h5_get_i64(hid_t loc, const char *name, int64_t *value_p);
 
+/* Content digests and the declared end (store_digest.c, store_digest.h). */
+/* The canonical digest of object obj ("/results", ...) of file, or of the
+ * root's attributes other than digest_* (obj "/" with root_attrs != 0).
+ * 0, or -1 with why filled (the object cannot be read: a damaged file). */
+int kcs_h5_digest(hid_t file, const char *obj, int root_attrs, uint64_t *out, char *why,
+                  size_t why_len);
+
+/* Recompute the digests of an open file and compare. 0 when every one
+ * matches (*sealed_p = 1) or the file carries none (*sealed_p = 0: written
+ * before digests existed); KCS_E_INVAL naming the object otherwise. */
+int kcs_store_check_digests(hid_t file, const char *path, int *sealed_p, kcs_error *err);
+
+/* Before HDF5 opens a file (or when it could not): KCS_E_INVAL naming
+ * both when the end its superblock declares, read from the bytes, differs
+ * from its size; 0 when they agree or no superblock is found. */
+int kcs_h5_end_mismatch(const char *path, kcs_error *err);
+/* KCS_E_INVAL when the end of address the superblock declares differs
+ * from the file's size (a damaged superblock, or a file cut or grown). */
+int kcs_h5_check_eoa(hid_t file, const char *path, kcs_error *err);
+
 #endif

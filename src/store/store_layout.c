@@ -101,7 +101,8 @@ out:
     return rc;
 }
 
-/* A 1-D table [n] of compound type; /results is chunked. */
+/* A 1-D table [n] of compound type; /results is chunked, each chunk with
+ * HDF5's Fletcher32 checksum (verified by HDF5 on every read). */
 static hid_t make_table(kcs_store *st, const char *name, hid_t type, hsize_t n, hsize_t chunk)
 {
     hid_t sp = H5Screate_simple(1, &n, NULL);
@@ -110,7 +111,8 @@ static hid_t make_table(kcs_store *st, const char *name, hid_t type, hsize_t n, 
     /* no fill: every row is written (and the runner's reservation reads as
      * zeros); parallel HDF5 would otherwise write the whole table at creation */
     if (sp >= 0 && dcpl >= 0 && H5Pset_fill_time(dcpl, H5D_FILL_TIME_NEVER) >= 0 &&
-        (chunk == 0 || n == 0 || H5Pset_chunk(dcpl, 1, &chunk) >= 0))
+        (chunk == 0 || n == 0 ||
+         (H5Pset_chunk(dcpl, 1, &chunk) >= 0 && H5Pset_fletcher32(dcpl) >= 0)))
         d = H5Dcreate2(st->file, name, type, sp, H5P_DEFAULT, dcpl, H5P_DEFAULT);
     hid_t es = H5Eget_current_stack(); /* keep the failure's stack past the closes */
     KCS_H5_CLOSE(dcpl, sp);
@@ -194,6 +196,9 @@ int kcs_store_create_layout(kcs_store *st, const kcs_store_meta *m, char *const 
         goto out_groups;
     }
     if ((rc = describe(st, st->ranks, "ranks", "/provenance/ranks", err)))
+        goto out_groups;
+    if (m->order && (rc = write_text(st, prov, "order", "/provenance/order", m->order,
+                                     "kcs probe --order (record_order: true)", err)))
         goto out_groups;
     if ((rc = write_text(st, f, "study", "/study", study->text, study->path, err)))
         goto out_groups;

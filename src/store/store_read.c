@@ -19,8 +19,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include "store_digest.h"
 #include "store_h5.h"
 #include "store_read.h"
 
@@ -146,12 +148,12 @@ static int check_layout(kcs_store_reader *r, hid_t d, const char *obj, kcs_error
 {
     hid_t dcpl = H5Dget_create_plist(d);
     if (dcpl < 0)
-        return kcs_h5_fail(err, KCS_E_IO, r->path, obj, "cannot read the storage layout");
+        return kcs_h5_fail(err, KCS_E_INVAL, r->path, obj, "cannot read the storage layout");
     H5D_layout_t lay = H5Pget_layout(dcpl);
     int ext = H5Pget_external_count(dcpl);
     H5Pclose(dcpl);
     if (lay < 0 || ext < 0)
-        return kcs_h5_fail(err, KCS_E_IO, r->path, obj, "cannot read the storage layout");
+        return kcs_h5_fail(err, KCS_E_INVAL, r->path, obj, "cannot read the storage layout");
     if (lay == H5D_VIRTUAL || ext > 0)
         return kcs_fail(err, KCS_E_INVAL,
                         "%s: %s: the data is stored in other files (%s); kcs does not follow them",
@@ -182,7 +184,7 @@ static int check_stored(kcs_store_reader *r, hid_t d, const char *obj, int64_t r
     }
     int rc = 0;
     if (held < 0)
-        rc = kcs_h5_fail(err, KCS_E_IO, r->path, obj, "cannot read the storage size");
+        rc = kcs_h5_fail(err, KCS_E_INVAL, r->path, obj, "cannot read the storage size");
     else if (held < rows)
         rc = kcs_fail(err, KCS_E_INVAL,
                       "%s: %s: %" PRId64 " rows declared but only %" PRId64
@@ -213,7 +215,7 @@ static int open_table(kcs_store_reader *r, const char *obj, const char *what, co
     if (!rc && (sp < 0 || H5Sget_simple_extent_ndims(sp) != 1))
         rc = kcs_h5_fail(err, KCS_E_INVAL, r->path, obj, "not a kcs %s (not 1-D)", what);
     else if (!rc && H5Sget_simple_extent_dims(sp, dims, NULL) < 0)
-        rc = kcs_h5_fail(err, KCS_E_IO, r->path, obj, "cannot read the dataspace");
+        rc = kcs_h5_fail(err, KCS_E_INVAL, r->path, obj, "cannot read the dataspace");
     else if (!rc && dims[0] > (hsize_t)INT64_MAX)
         rc = kcs_fail(err, KCS_E_INVAL, "%s: %s: %llu rows is more than kcs reads", r->path, obj,
                       (unsigned long long)dims[0]);
@@ -306,7 +308,36 @@ static int open_tables(kcs_store_reader *r, kcs_error *err)
     return check_buffers(r, err);
 }
 
+/* The file as opened: the end its superblock declares, then (flags
+ * without KCS_READ_NO_DIGESTS) its content digests (store_digest.h). A
+ * file still being written (complete 0) may be larger than its end (the
+ * runner reserves space); a smaller one is cut in every case. */
+static int check_content(kcs_store_reader *r, int flags, kcs_error *err)
+{
+    kcs_store_info *in = &r->info;
+    struct stat st;
+    if (stat(r->path, &st) != 0)
+        return kcs_fail(err, KCS_E_INVAL, "%s: %s", r->path, strerror(errno));
+    in->id = (kcs_file_id){(uint64_t)st.st_dev, (uint64_t)st.st_ino, (int64_t)st.st_size,
+                           (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec};
+    haddr_t eoa = 0;
+    if (in->complete || (H5Fget_eoa(r->file, &eoa) >= 0 && (uint64_t)st.st_size < (uint64_t)eoa)) {
+        int rc = kcs_h5_check_eoa(r->file, r->path, err);
+        if (rc)
+            return rc;
+    }
+    H5Eclear2(H5E_DEFAULT);
+    if (flags & KCS_READ_NO_DIGESTS)
+        return 0;
+    return kcs_store_check_digests(r->file, r->path, &in->sealed, err);
+}
+
 int kcs_store_open_read(const char *path, kcs_store_reader **r_p, kcs_error *err)
+{
+    return kcs_store_open_read_flags(path, 0, r_p, err);
+}
+
+int kcs_store_open_read_flags(const char *path, int flags, kcs_store_reader **r_p, kcs_error *err)
 {
     kcs_h5_quiet();
     if (access(path, R_OK) != 0) /* a missing input is bad input; a failing disk is not */
@@ -319,7 +350,7 @@ int kcs_store_open_read(const char *path, kcs_store_reader **r_p, kcs_error *err
     if (is == 0)
         return kcs_fail(err, KCS_E_INVAL, "%s: not an HDF5 file", path);
     if (is < 0)
-        return kcs_h5_fail(err, KCS_E_IO, path, NULL, "cannot read the file");
+        return kcs_h5_fail(err, KCS_E_INVAL, path, NULL, "cannot read the file");
     kcs_store_reader *r = calloc(1, sizeof *r);
     if (!r || !(r->path = strdup(path))) {
         free(r);
@@ -336,7 +367,8 @@ int kcs_store_open_read(const char *path, kcs_store_reader **r_p, kcs_error *err
         H5Pset_elink_cb(r->dapl, no_external_links, NULL) < 0 ||
         H5Pset_elink_cb(r->gapl, no_external_links, NULL) < 0)
         rc = kcs_h5_fail(err, KCS_E_IO, path, NULL, "cannot set up file access");
-    else if ((r->file = H5Fopen(path, H5F_ACC_RDONLY, fapl)) < 0)
+    else if ((r->file = H5Fopen(path, H5F_ACC_RDONLY, fapl)) < 0 &&
+             !(rc = kcs_h5_end_mismatch(path, err)))
         rc =
             kcs_h5_fail(err, KCS_E_INVAL, path, NULL, "cannot open (damaged or truncated HDF5 file?)");
     if (fapl >= 0)
@@ -345,7 +377,8 @@ int kcs_store_open_read(const char *path, kcs_store_reader **r_p, kcs_error *err
         r->file = -1;
         goto fail;
     }
-    if ((rc = check_root(r, err)) || (rc = open_tables(r, err)))
+    if ((rc = check_root(r, err)) || (rc = check_content(r, flags, err)) ||
+        (rc = open_tables(r, err)))
         goto fail;
     r->result_t = kcs_h5_result_type();
     r->case_t = kcs_h5_case_type();
@@ -413,9 +446,9 @@ static int read_rows(kcs_store_reader *r, hid_t d, hid_t type, const kcs_field *
     hid_t fs = H5Dget_space(d);
     hid_t ms = H5Screate_simple(1, &n, NULL);
     if (fs < 0 || ms < 0 || H5Sselect_hyperslab(fs, H5S_SELECT_SET, &start, NULL, &n, NULL) < 0)
-        rc = kcs_h5_fail(err, KCS_E_IO, r->path, obj, "cannot select rows");
+        rc = kcs_h5_fail(err, KCS_E_INVAL, r->path, obj, "cannot select rows");
     else if (H5Dread(d, type, ms, fs, H5P_DEFAULT, out) < 0)
-        rc = kcs_h5_fail(err, KCS_E_IO, r->path, obj, "cannot read rows [%" PRId64 ", %" PRId64 ")",
+        rc = kcs_h5_fail(err, KCS_E_INVAL, r->path, obj, "cannot read rows [%" PRId64 ", %" PRId64 ")",
                          first, first + count);
     KCS_H5_CLOSE(ms, fs);
     if (!rc)
@@ -428,8 +461,10 @@ int kcs_store_read_cases(kcs_store_reader *r, int64_t first, int64_t count, kcs_
 {
     int nf;
     const kcs_field *f = kcs_store_case_fields(&nf);
-    return read_rows(r, r->cases, r->case_t, f, nf, sizeof *out, r->info.n_cases, first, count, out,
-                     "/cases", err);
+    int rc = read_rows(r, r->cases, r->case_t, f, nf, sizeof *out, r->info.n_cases, first, count,
+                       out, "/cases", err);
+    return rc ? rc
+              : kcs_store_validate_cases(r->path, out, first, count, r->info.max_trials, err);
 }
 
 int kcs_store_read_results(kcs_store_reader *r, int64_t first, int64_t count, kcs_result_rec *out,
@@ -437,8 +472,11 @@ int kcs_store_read_results(kcs_store_reader *r, int64_t first, int64_t count, kc
 {
     int nf;
     const kcs_field *f = kcs_store_result_fields(&nf);
-    return read_rows(r, r->results, r->result_t, f, nf, sizeof *out, r->n_rows, first, count, out,
-                     "/results", err);
+    int rc = read_rows(r, r->results, r->result_t, f, nf, sizeof *out, r->n_rows, first, count,
+                       out, "/results", err);
+    return rc ? rc
+              : kcs_store_validate_results(r->path, out, first, count, r->info.n_ranks,
+                                           r->info.max_trials, err);
 }
 
 int kcs_store_read_case_results(kcs_store_reader *r, int64_t case_idx, kcs_result_rec *out,
@@ -503,12 +541,13 @@ static int open_samples(kcs_store_reader *r, kcs_error *err)
     if (d < 0 || sp < 0 || t < 0)
         rc = kcs_h5_fail(err, KCS_E_INVAL, r->path, obj, "not a dataset");
     else if (!(rc = check_layout(r, d, obj, err)) &&
-             (H5Tget_class(t) != H5T_FLOAT || H5Sget_simple_extent_ndims(sp) != 3 ||
+             (H5Tget_class(t) != H5T_FLOAT || H5Tget_size(t) != 8 ||
+              H5Sget_simple_extent_ndims(sp) != 3 ||
               H5Sget_simple_extent_dims(sp, dims, NULL) < 0 ||
               dims[0] != (hsize_t)r->info.n_cases || dims[1] != (hsize_t)r->info.n_ranks ||
               dims[2] != (hsize_t)r->info.n_samples))
         rc = kcs_fail(err, KCS_E_INVAL,
-                      "%s: %s: not a float [%" PRId64 ", %d, %d] samples dataset", r->path, obj,
+                      "%s: %s: not a float64 [%" PRId64 ", %d, %d] samples dataset", r->path, obj,
                       r->info.n_cases, r->info.n_ranks, r->info.n_samples);
     KCS_H5_CLOSE(t, sp);
     if (rc) {
@@ -547,7 +586,7 @@ static int read_samples_row(kcs_store_reader *r, int64_t case_id, double *out, i
         if (fs < 0 || ms < 0 ||
             H5Sselect_hyperslab(fs, H5S_SELECT_SET, start, NULL, count, NULL) < 0 ||
             H5Dread(r->samples, H5T_NATIVE_DOUBLE, ms, fs, H5P_DEFAULT, out) < 0)
-            rc = kcs_h5_fail(err, KCS_E_IO, r->path, "/samples", "cannot read row %" PRId64, row);
+            rc = kcs_h5_fail(err, KCS_E_INVAL, r->path, "/samples", "cannot read row %" PRId64, row);
         KCS_H5_CLOSE(ms, fs);
         if (rc)
             return rc;
@@ -567,7 +606,7 @@ int kcs_store_read_samples(kcs_store_reader *r, int64_t case_id, double *out, in
          * schema 1 and merged datasets: a group of one dataset per case */
         hid_t o = r->samples >= 0 ? r->samples : H5Oopen(r->file, "/samples", r->dapl);
         if (o < 0)
-            return kcs_h5_fail(err, KCS_E_IO, r->path, "/samples", "cannot open");
+            return kcs_h5_fail(err, KCS_E_INVAL, r->path, "/samples", "cannot open");
         H5I_type_t kind = H5Iget_type(o);
         if (o != r->samples)
             H5Oclose(o);
@@ -576,7 +615,7 @@ int kcs_store_read_samples(kcs_store_reader *r, int64_t case_id, double *out, in
         ex = H5Lexists(r->file, obj, r->dapl);
     }
     if (ex < 0)
-        return kcs_h5_fail(err, KCS_E_IO, r->path, obj, "cannot look up");
+        return kcs_h5_fail(err, KCS_E_INVAL, r->path, obj, "cannot look up");
     if (ex == 0) {
         *found_p = 0;
         return 0;
@@ -592,15 +631,15 @@ int kcs_store_read_samples(kcs_store_reader *r, int64_t case_id, double *out, in
     }
     if ((rc = check_layout(r, d, obj, err)))
         goto out;
-    if (H5Tget_class(t) != H5T_FLOAT || H5Sget_simple_extent_ndims(sp) != 2 ||
+    if (H5Tget_class(t) != H5T_FLOAT || H5Tget_size(t) != 8 || H5Sget_simple_extent_ndims(sp) != 2 ||
         H5Sget_simple_extent_dims(sp, dims, NULL) < 0 || dims[0] != (hsize_t)r->info.n_ranks ||
         dims[1] != (hsize_t)r->info.n_samples) {
-        rc = kcs_fail(err, KCS_E_INVAL, "%s: %s: not a float [%d, %d] samples dataset", r->path,
+        rc = kcs_fail(err, KCS_E_INVAL, "%s: %s: not a float64 [%d, %d] samples dataset", r->path,
                       obj, r->info.n_ranks, r->info.n_samples);
         goto out;
     }
     if (dims[1] > 0 && H5Dread(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, out) < 0) {
-        rc = kcs_h5_fail(err, KCS_E_IO, r->path, obj, "cannot read");
+        rc = kcs_h5_fail(err, KCS_E_INVAL, r->path, obj, "cannot read");
         goto out;
     }
     *found_p = 1;
@@ -653,7 +692,7 @@ int kcs_store_read_text(kcs_store_reader *r, const char *object, char **text_p, 
         }
         s = calloc(n + 1, 1);
         if (s && H5Dread(d, mt, H5S_ALL, H5S_ALL, H5P_DEFAULT, s) < 0) {
-            rc = kcs_h5_fail(err, KCS_E_IO, r->path, object, "cannot read");
+            rc = kcs_h5_fail(err, KCS_E_INVAL, r->path, object, "cannot read");
             goto out;
         }
     }
@@ -709,7 +748,7 @@ int kcs_store_read_contract_ids(kcs_store_reader *r, char ***ids_p, int *n_p, kc
         if (len < 0 || !(ids[i] = malloc((size_t)len + 1)) ||
             H5Lget_name_by_idx(g, ".", H5_INDEX_NAME, H5_ITER_INC, (hsize_t)i, ids[i],
                                (size_t)len + 1, r->dapl) < 0)
-            rc = kcs_h5_fail(err, KCS_E_IO, r->path, "/contracts", "cannot list entry %d", i);
+            rc = kcs_h5_fail(err, KCS_E_INVAL, r->path, "/contracts", "cannot list entry %d", i);
     }
     H5Gclose(g);
     if (rc) {
@@ -731,7 +770,7 @@ int kcs_store_read_attr(kcs_store_reader *r, const char *object, const char *nam
     }
     hid_t o = H5Oopen(r->file, object, r->dapl);
     if (o < 0)
-        return kcs_h5_fail(err, KCS_E_IO, r->path, object, "cannot open");
+        return kcs_h5_fail(err, KCS_E_INVAL, r->path, object, "cannot open");
     int rc = 0;
     htri_t ax = H5Aexists(o, name);
     int g = ax > 0 ? kcs_h5_get_str(o, name, value_p) : -3;
@@ -741,7 +780,7 @@ int kcs_store_read_attr(kcs_store_reader *r, const char *object, const char *nam
         rc = kcs_fail(err, KCS_E_INVAL, "%s: %s: attribute %s is not a string", r->path, object,
                       name);
     else if (g < 0)
-        rc = kcs_h5_fail(err, KCS_E_IO, r->path, object, "cannot read attribute %s", name);
+        rc = kcs_h5_fail(err, KCS_E_INVAL, r->path, object, "cannot read attribute %s", name);
     H5Oclose(o);
     H5Eclear2(H5E_DEFAULT);
     return rc;

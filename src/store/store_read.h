@@ -53,6 +53,12 @@ const kcs_field *kcs_store_result_fields(int *n_p);
 const kcs_field *kcs_store_case_fields(int *n_p);
 const kcs_field *kcs_store_rank_fields(int *n_p);
 
+/* Which file: a reopened one must be the same, unchanged. */
+typedef struct kcs_file_id {
+    uint64_t dev, ino;
+    int64_t size, mtime_ns;
+} kcs_file_id;
+
 /* What the root attributes and table shapes say. */
 typedef struct kcs_store_info {
     int schema_version;
@@ -68,6 +74,9 @@ typedef struct kcs_store_info {
     int max_trials; /* rows per (case, rank) in /results */
     int n_samples;  /* samples per case and rank in /samples */
     int complete;   /* 1: the writer closed the file successfully */
+    int sealed;     /* 1: content digests recorded and verified; 0: none recorded (an
+                       older kcs): the raw data is unverified */
+    kcs_file_id id; /* the file as it was opened */
 } kcs_store_info;
 
 typedef struct kcs_store_reader kcs_store_reader;
@@ -80,6 +89,15 @@ typedef struct kcs_store_reader kcs_store_reader;
  * [n_cases * n_ranks * max_trials], [n_ranks]. An incomplete file
  * (complete == 0) opens; the caller decides (info->complete). */
 int kcs_store_open_read(const char *path, kcs_store_reader **r_p, kcs_error *err);
+/* Besides: a complete file whose superblock declares another end than
+ * its size is refused, and its content digests are recomputed and compared
+ * (store_digest.h; KCS_E_INVAL naming the object that differs). flags
+ * KCS_READ_NO_DIGESTS skips the digests: for a file verified before (the
+ * run's read-back after rank 0 checked them, the reducer's periodic
+ * reopen of a file whose identity it compares). */
+enum { KCS_READ_NO_DIGESTS = 1 };
+int kcs_store_open_read_flags(const char *path, int flags, kcs_store_reader **r_p,
+                              kcs_error *err);
 void kcs_store_reader_close(kcs_store_reader *r);
 const kcs_store_info *kcs_store_reader_info(const kcs_store_reader *r);
 const char *kcs_store_reader_path(const kcs_store_reader *r);
@@ -94,6 +112,17 @@ int kcs_store_read_case_results(kcs_store_reader *r, int64_t case_idx, kcs_resul
 /* Rows [first, first + count) of /results into out[count]. */
 int kcs_store_read_results(kcs_store_reader *r, int64_t first, int64_t count, kcs_result_rec *out,
                            kcs_error *err);
+/* Schema validation (store_validate.c), applied by the two functions
+ * above to every row they return: /results status and verdict are texts
+ * kcs writes, guard_ok 0 or 1, counts not negative, rank and trial those
+ * of the row's position; /cases op, dtype_in, dtype_out and input_dist
+ * known names, m, n, k, batch in [0, 2^31) with at most 2^53 multiply-adds,
+ * trials within max_trials. KCS_E_INVAL naming file, table, row and field. */
+int kcs_store_validate_results(const char *path, const kcs_result_rec *rows, int64_t first,
+                               int64_t n, int n_ranks, int max_trials, kcs_error *err);
+int kcs_store_validate_cases(const char *path, const kcs_case_rec *rows, int64_t first, int64_t n,
+                             int max_trials, kcs_error *err);
+int kcs_store_verdict_known(const char *verdict);
 /* The samples of case case_id into out[n_ranks * n_samples] (row-major
  * [rank][i]): schema 2's /samples[row, :, :], row the case's row of /cases
  * (row case_id when it holds it, else found by a scan of /cases), or schema

@@ -247,6 +247,28 @@ int kcs_h5_check_fields(hid_t dset, const kcs_field *f, int n, const char *file,
                           class_name(class_of(f[i].kind)));
             goto out;
         }
+        /* the width too: a digest narrowed to 8 bits, a count to 16 or a
+         * string cut short would read as other values */
+        hid_t mt = H5Tget_member_type(t, (unsigned)idx);
+        size_t ms = mt >= 0 ? H5Tget_size(mt) : 0;
+        int sign = mc == H5T_INTEGER && mt >= 0 ? (int)H5Tget_sign(mt) : -1;
+        int vstr = mc == H5T_STRING && mt >= 0 && H5Tis_variable_str(mt) > 0;
+        if (mt >= 0)
+            H5Tclose(mt);
+        const char *why = NULL;
+        if (mc == H5T_STRING && (vstr || ms > f[i].size))
+            why = vstr ? "a variable-length string" : "a longer string than kcs writes";
+        else if (mc != H5T_STRING && ms != f[i].size)
+            why = "of another width";
+        else if (mc == H5T_INTEGER && sign != (f[i].kind == KCS_FIELD_U64 ? H5T_SGN_NONE : H5T_SGN_2))
+            why = f[i].kind == KCS_FIELD_U64 ? "signed, expected unsigned" : "unsigned, expected signed";
+        if (why) {
+            H5Eclear2(H5E_DEFAULT);
+            rc = kcs_fail(err, KCS_E_INVAL,
+                          "%s: %s: field %s is %s (%zu bytes; kcs writes %zu): not a kcs %s",
+                          file, object, f[i].name, why, ms, f[i].size, what);
+            goto out;
+        }
     }
 out:
     H5Tclose(t);

@@ -39,7 +39,11 @@ set(_h5f_sources
     ${_h5f_dir}/fuzz_h5read.c ${_h5f_dir}/h5read_recipe.c ${_h5f_dir}/h5read_tables.c
     ${CMAKE_SOURCE_DIR}/src/store/store_read.c ${CMAKE_SOURCE_DIR}/src/store/store_h5.c
     ${CMAKE_SOURCE_DIR}/src/store/store_vlen.c
-    ${CMAKE_SOURCE_DIR}/src/store/store_types.c ${CMAKE_SOURCE_DIR}/src/base/error.c)
+    ${CMAKE_SOURCE_DIR}/src/store/store_types.c ${CMAKE_SOURCE_DIR}/src/base/error.c
+    ${CMAKE_SOURCE_DIR}/src/store/store_digest.c ${CMAKE_SOURCE_DIR}/src/store/store_validate.c
+    ${CMAKE_SOURCE_DIR}/src/store/store_status.c ${CMAKE_SOURCE_DIR}/src/arith/op.c
+    ${CMAKE_SOURCE_DIR}/src/arith/format.c ${CMAKE_SOURCE_DIR}/src/arith/format_fast.c
+    ${CMAKE_SOURCE_DIR}/src/lang/dist_names.c)
 file(GLOB _h5f_headers CONFIGURE_DEPENDS ${_h5f_dir}/h5read_*.h ${CMAKE_SOURCE_DIR}/src/*/*.h
      ${CMAKE_SOURCE_DIR}/backends/backend.h)
 set(_h5f_includes)
@@ -53,7 +57,7 @@ set(_h5f_out ${CMAKE_CURRENT_BINARY_DIR}/fuzz_h5read)
 add_custom_command(
   OUTPUT ${_h5f_out}
   COMMAND ${KCS_FUZZ_CLANG} ${_h5f_flags} -Wall -Wextra -Werror ${HDF5_DEFINITIONS}
-          ${_h5f_includes} ${_h5f_sources} ${HDF5_C_LIBRARIES} ${MPI_C_LIBRARIES} -lm
+          ${_h5f_includes} ${_h5f_sources} ${HDF5_C_LIBRARIES} ${MPI_C_LIBRARIES} -lxxhash -lm
           -o ${_h5f_out}
   DEPENDS ${_h5f_sources} ${_h5f_headers}
   COMMENT "Building the libFuzzer target fuzz_h5read with ${KCS_FUZZ_CLANG}"

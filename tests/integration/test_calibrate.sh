@@ -6,17 +6,35 @@
 # matrix; and kcs grade on the example plugins.
 source "$(dirname "$0")/lib.sh"
 
-# Seventeen contracts x three states. Every contract is measured (sound)
-# except, with UNOFFERED, the contracts whose op that backend does not
-# offer: their bad and good rows say so, and the summary counts them.
+# Eighteen contracts x three states, then C-PRC-01's five narrow-output
+# states (contracts/C-PRC-01/calibration.yaml narrow: good-bf16-out,
+# bad-bf16-sum, bad-bf16-blk256, good-fp16-out, bad-fp16-sum): 59 rows.
+# Every contract is measured (sound) except, with UNOFFERED, the contracts
+# whose op that backend does not offer: their bad and good rows say so,
+# and the summary counts them. The narrow states run on the CPU backend's
+# own kernels only (NARROW=measured); elsewhere they are N/A (NARROW=na).
 check_table() { # FILE LABEL [UNOFFERED_ID...]
-  local f=$1 label=$2 n
+  local f=$1 label=$2 n nn
   shift 2
-  n=$(grep -cE '^C-[A-Z]{3}-[0-9]{2} ' "$f")
-  [ "$n" = 54 ] || { cat "$f"; fail "$label: $n state rows, expected 54"; }
+  n=$(grep -cE '^C-[A-Z]{3}-[0-9]{2} ' "$f" || true)
+  [ "$n" = 59 ] || { cat "$f"; fail "$label: $n state rows, expected 59 (54 + 5 narrow)"; }
+  nn=$(grep -cE '^C-PRC-01 +[-a-z_,]+ +(good|bad)-(bf16|fp16)-' "$f" || true)
+  [ "$nn" = 5 ] || { cat "$f"; fail "$label: $nn narrow-output rows of C-PRC-01, expected 5"; }
   grep -qE "^18 contracts: $((18 - $#)) sound .* $# not measured" "$f" \
     || { cat "$f"; fail "$label: not every measured contract is sound"; }
-  grep -E '^C-' "$f" | awk -v L="$label" -v U=" $* " '
+  if [ "${NARROW:-measured}" = measured ]; then
+    grep -qE '^5 narrow-output states .*: 5 sound, 0 unsound, 0 not measured' "$f" \
+      || { cat "$f"; fail "$label: not every narrow-output state is sound"; }
+  else
+    grep -qE '^5 narrow-output states .*: 0 sound, 0 unsound, 5 not measured' "$f" \
+      || { cat "$f"; fail "$label: narrow-output states measured off the CPU kernels"; }
+  fi
+  grep -E '^C-' "$f" | awk -v L="$label" -v U=" $* " -v NW="${NARROW:-measured}" '
+    $3 ~ /^(good|bad)-/ {
+      if (NW != "measured") { if ($4 != "N/A") { print L ": " $0; bad = 1 } }
+      else if ($3 ~ /^good-/ && $4 != "PASS") { print L ": " $0; bad = 1 }
+      else if ($3 ~ /^bad-/ && ($4 != "FAIL" || $7 !~ /\*/)) { print L ": " $0; bad = 1 }
+      next }
     index(U, " " $1 " ") && $3 != "baseline" {
       if ($4 != "N/A" || $0 !~ /is not offered by this backend/) { print L ": " $0; bad = 1 }
       next }
@@ -33,7 +51,7 @@ check_table() { # FILE LABEL [UNOFFERED_ID...]
 # below checks the command's table).
 if [ "${1:-}" = --wrap ]; then
   "$KCS" calibrate --wrap > "$T/wrap.txt" || { cat "$T/wrap.txt"; fail "calibrate --wrap failed"; }
-  check_table "$T/wrap.txt" wrapped-cpu
+  NARROW=na check_table "$T/wrap.txt" wrapped-cpu
   echo "calibrate --wrap: ok"
   exit 0
 fi
@@ -62,7 +80,7 @@ done
 # (C-PRC-08), which the OpenCL backend does not offer.
 if "$KCS" devices 2>/dev/null | grep -qE '^opencl +[0-9]'; then
   "$KCS" calibrate --backend opencl > "$T/ocl.txt" || { cat "$T/ocl.txt"; fail "opencl calibration"; }
-  check_table "$T/ocl.txt" opencl C-PRC-08
+  NARROW=na check_table "$T/ocl.txt" opencl C-PRC-08
   grep -q "wrappers around the backend's native kernels" "$T/ocl.txt" || fail "opencl: not marked as wrappers"
 else
   echo "calibrate: no OpenCL device; the opencl column is skipped"
@@ -80,13 +98,17 @@ s = lambda x: x.decode() if isinstance(x, bytes) else str(x)
 with h5py.File(sys.argv[1], "r") as f:
     assert s(f.attrs["schema"]) == "kcs" and s(f.attrs["content"]) == "calibration"
     t = f["calibration"][:]
-    assert len(t) == 54, len(t)
+    assert len(t) == 59, len(t)  # 18 x 3 states, then C-PRC-01's 5 narrow-output states
+    KERNEL = {"good-bf16-out": "good", "bad-bf16-sum": "narrow-sum",
+              "bad-bf16-blk256": "blocks256", "good-fp16-out": "good",
+              "bad-fp16-sum": "narrow-sum"}  # contracts/C-PRC-01/calibration.yaml
+    assert sorted(s(r["state"]) for r in t[54:]) == sorted(KERNEL), t[54:]
     for r in t:
         st, v = s(r["state"]), s(r["verdict"])
         assert int(r["sound"]) == 1, r
-        assert v == ("PASS" if st == "good" else "FAIL"), r
-        assert s(r["implementation"]) == "calib:%s:%s" % (s(r["contract"]), st)
-        if st == "bad":
+        assert v == ("PASS" if st.startswith("good") else "FAIL"), r
+        assert s(r["implementation"]) == "calib:%s:%s" % (s(r["contract"]), KERNEL.get(st, st))
+        if st.startswith("bad"):
             got = s(r["signatures"]).split(",")
             assert all(e in got for e in s(r["expected"]).split(",")), r
     x = f["calibration_cross"][:]
@@ -250,6 +272,16 @@ d = json.load(open(sys.argv[1]))
 assert [c["id"] for c in d["contracts"]] == ["C-EXC-02", "C-PRC-01"], d["contracts"]
 assert d["unsound"] == 0 and all(c["sound"] for c in d["contracts"])
 assert d["contracts"][0]["states"]["bad"]["signatures"] == ["oob-silently-answered"]
+# C-PRC-01's narrow-output states, each sound: good ones PASS, bad ones FAIL naming
+# accumulator-narrower-than-declared (contracts/C-PRC-01/calibration.yaml)
+nw = d["narrow"]
+assert [x["state"] for x in nw] == ["good-bf16-out", "bad-bf16-sum", "bad-bf16-blk256",
+                                    "good-fp16-out", "bad-fp16-sum"], nw
+for x in nw:
+    assert x["id"] == "C-PRC-01" and x["sound"] is True, x
+    assert x["verdict"] == ("PASS" if x["state"].startswith("good") else "FAIL"), x
+    if x["state"].startswith("bad"):
+        assert x["expected"] == ["accumulator-narrower-than-declared"], x
 PY
 
 # 5. kcs grade: the correct example plugin passes C-PRC-01 and C-EXC-02,

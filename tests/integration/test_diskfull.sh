@@ -99,30 +99,36 @@ for pass in $passes; do
     fail "$pass: no failure was caught by the read-back check"
 done
 case " $passes " in *" reduce "*) ;; *) echo "diskfull ($passes): ok"; exit 0 ;; esac
-# kcs reduce on a full disk: the dataset is either left byte for byte as it
-# was or carries a complete new /analysis -- never damaged (HDF5 writes in
-# place, so reduce writes a copy and renames it over the dataset).
+# kcs reduce on a full disk: the dataset is only ever read, so it stays
+# byte for byte as it was whatever happens; the report directory (on the
+# full disk) is either the earlier complete report, untouched, or the new
+# complete one -- never a partial one under its name, and no partial copy
+# (REPORT_DIR.partial-<pid>) is left behind.
 mount -t tmpfs -o size=8m tmpfs "$M"
 cp "$T/ref.h5" "$M/d.h5"
-"$KCS" reduce "$M/d.h5" -o "$T/r0" --no-plots -q || fail "reduce with space failed"
 cp "$M/d.h5" "$T/before.h5"
+"$KCS" reduce "$M/d.h5" -o "$M/r1" --no-plots -q || fail "reduce with space failed"
+cp -r "$M/r1" "$T/r1-before"
 seen_fail=0 seen_ok=0
-for kib in 4 1024 1300 1600 1900 2200 5000; do
+for kib in 4 64 256 512 1024 2048 5000; do
   rm -f "$M/fill"
   avail=$(df -k --output=avail "$M" | tail -1)
   [ "$avail" -gt "$kib" ] && dd if=/dev/zero of="$M/fill" bs=1k count=$((avail - kib)) 2> /dev/null
-  set +e; timeout 60 "$KCS" reduce "$M/d.h5" -o "$T/r1" --no-plots -q 2> "$T/rlog"; r=$?; set -e
+  set +e; timeout 60 "$KCS" reduce "$M/d.h5" -o "$M/r1" --no-plots -q 2> "$T/rlog"; r=$?; set -e
   [ "$r" -ne 124 ] || fail "reduce hung on a full disk"
-  [ ! -e "$M/d.h5.reduce-partial" ] || fail "reduce ${kib}k: left its copy behind"
+  cmp -s "$M/d.h5" "$T/before.h5" || fail "reduce ${kib}k: exit $r and the dataset changed"
+  ! ls -d "$M"/r1.partial-* > /dev/null 2>&1 || fail "reduce ${kib}k: left its partial report"
   if [ "$r" -eq 0 ]; then
-    "$PYTHON" -c 'import sys,h5py; f=h5py.File(sys.argv[1],"r"); assert int(f["analysis"].attrs["complete"]) == 1; f["results"][:]' "$M/d.h5" ||
-      fail "reduce ${kib}k: exit 0 but the dataset does not read"
+    "$PYTHON" -c 'import sys,h5py; f=h5py.File(sys.argv[1],"r"); f["analysis/verdicts"][:]' "$M/r1/analysis.h5" ||
+      fail "reduce ${kib}k: exit 0 but its analysis.h5 does not read"
+    [ -s "$M/r1/report.md" ] || fail "reduce ${kib}k: exit 0 without report.md"
     seen_ok=1
     rm -f "$M/fill"
-    cp "$M/d.h5" "$T/before.h5" # what the next failure must leave
+    rm -rf "$T/r1-before"
+    cp -r "$M/r1" "$T/r1-before" # what the next failure must leave
   else
-    [ "$r" -eq 1 ] || fail "reduce ${kib}k: exit $r on a full disk"
-    cmp -s "$M/d.h5" "$T/before.h5" || fail "reduce ${kib}k: failed and changed the dataset"
+    [ "$r" -eq 1 ] || fail "reduce ${kib}k: exit $r on a full disk: $(cat "$T/rlog")"
+    diff -r "$M/r1" "$T/r1-before" > /dev/null || fail "reduce ${kib}k: failed and changed the earlier report"
     seen_fail=1
   fi
   echo "reduce with ${kib}k free: exit $r"

@@ -202,16 +202,21 @@ for w in "$T/bad-worker.sh:not a protocol 1 HELLO" "/bin/true:ended before it sa
 done
 echo "isolation: rogue workers refused"
 
-# kcs bench isolation at tiny sizes: one row per size, positive times.
+# kcs bench isolation at tiny sizes: one row per size, positive times (the
+# box-off column and its ratio included), and the worker start line.
 "$KCS" bench isolation --sizes 16,32 --reps 3 > "$T/bench.out"
 cat "$T/bench.out"
 "$PYTHON" - "$T/bench.out" <<'PY' || fail "bench isolation: bad table"
 import re, sys
-rows = [l.split() for l in open(sys.argv[1]) if re.match(r"^\s*\d+\s", l)]
+lines = open(sys.argv[1]).read().splitlines()
+rows = [l.split() for l in lines if re.match(r"^\s*\d+\s", l)]
 assert [r[0] for r in rows] == ["16", "32"], rows
 for r in rows:
     nums = [float(x.strip("()")) for x in r[1:] if x not in ("(", ")")]
-    assert len(nums) == 13 and all(x > 0 for x in nums), r
+    assert len(nums) == 17 and all(x > 0 for x in nums), r
+start, = [l for l in lines if l.startswith("worker start+stop")]
+m = re.search(r"box ([0-9.]+) \(([0-9.]+)\), box off ([0-9.]+) \(([0-9.]+)\), box/off ([0-9.]+)", start)
+assert m and all(float(x) > 0 for x in m.groups()), start
 PY
 set +e
 "$KCS" bench isolation --sizes 0 > /dev/null 2>&1

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The Python package (python/, import name kcs): a fresh venv with the
 # system's numpy, h5py and pandas (--system-site-packages), the package
-# installed with pip --no-deps --no-build-isolation, then its pytest suite
+# installed as docs/python.md says (pip install --no-deps, offline: --no-index),
+# then its pytest suite
 # against this build's kcs. Skipped (exit 77) only when python3-venv or
 # pytest is missing; scripts/setup-deps installs both.
 source "$(dirname "$0")/lib.sh"
@@ -19,7 +20,7 @@ rm -rf "$venv"
 # build in a copy: pip builds in-tree and would leave build/ and *.egg-info in the sources
 cp -r "$KCS_SRC/python" "$T/pkg"
 rm -rf "$T/pkg/build" "$T/pkg"/*.egg-info
-"$venv/bin/pip" install -q --no-deps --no-build-isolation "$T/pkg" > "$T/pip.log" 2>&1 \
+"$venv/bin/python" -m pip install -q --no-deps --no-index "$T/pkg" > "$T/pip.log" 2>&1 \
   || { cat "$T/pip.log"; fail "pip install of the package failed"; }
 where=$("$venv/bin/python" -c "import kcs, os; print(os.path.dirname(kcs.__file__))")
 case "$where" in "$venv"/*) ;; *) fail "kcs imported from $where, not the venv" ;; esac

@@ -9,6 +9,7 @@
 # asked for 4e10 multiply-adds, legal work but minutes long). KCS_CORRUPT_COUNT sets how many (default
 # 300 in CI; run a few thousand by hand: KCS_CORRUPT_COUNT=3000; failing
 # inputs are copied to KCS_CORRUPT_KEEP, a directory, when set).
+# No run may change its input (reduce opens it read-only).
 # KCS_CORRUPT_ASLIMIT=0 drops the address-space limit (not the RSS bound):
 # the sanitizer stage runs this test under ASan, whose shadow memory needs
 # terabytes of address space. A sanitizer report fails a run whatever its
@@ -16,9 +17,6 @@
 source "$(dirname "$0")/lib.sh"
 study="$KCS_SRC/tests/studies/diskfull.yaml"
 mpirun4 "$KCS" run "$study" -o "$T/clean.h5" -q
-# (on a copy: the corrupted files have no /analysis to replace -- deleting a
-# damaged old /analysis can loop for ever inside HDF5 1.10's free-space
-# manager, found with this test and not bounded by kcs)
 cp "$T/clean.h5" "$T/clean-copy.h5"
 "$KCS" reduce "$T/clean-copy.h5" -o "$T/clean-report" --no-plots -q || fail "reduce of the clean dataset failed"
 # datasets that once crashed it (tests/fuzz/regress_reduce): exit 1 or 2
@@ -75,6 +73,8 @@ for i in range(count):
     except subprocess.TimeoutExpired:
         rc = "hang"
     worst_rss = max(worst_rss, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
+    if open(path, "rb").read() != bytes(b):  # reduce opens its input read-only
+        rc = "changed its input"
     codes[rc] = codes.get(rc, 0) + 1
     if rc != "hang" and (b"Sanitizer" in p.stderr or b"runtime error:" in p.stderr):
         rc = "sanitizer"

@@ -26,14 +26,14 @@ EOF
 mpirun4 "$KCS" run "$T/sig.yaml" -o "$T/sig.h5" -q
 "$KCS" reduce "$T/sig.h5" -o "$T/rep" -q --no-plots
 grep -q "## Ordering signatures" "$T/rep/report.md" || fail "report lacks the signatures"
-"$PYTHON" - "$T/sig.h5" <<'PY'
+"$PYTHON" - "$T/sig.h5" "$T/rep/analysis.h5" <<'PY'
 import sys
 import h5py
 
 f = h5py.File(sys.argv[1], "r")
 s = lambda x: x.decode() if isinstance(x, bytes) else x
 cases = {int(c["case_id"]): s(c["contract"]) for c in f["cases"][:]}
-sig = {(cases[int(r["case_id"])], int(r["rank"])): r for r in f["analysis/signatures"][:]}
+sig = {(cases[int(r["case_id"])], int(r["rank"])): r for r in h5py.File(sys.argv[2], "r")["analysis/signatures"][:]}
 for (c, r), x in sorted(sig.items()):
     print(c, r, s(x["klass"]), s(x["determinism"]), s(x["protocol"]), "pattern", s(x["pattern"]),
           "class", int(x["bitwise_class"]))

@@ -145,6 +145,89 @@ set -e
 [ $rc -eq 2 ] || fail "malformed tolerances: exit $rc"
 grep -qE "bad.json:[0-9]+:[0-9]+: recommendations\[0\]\.form: 'cubic' is not a form" "$T/err" ||
   fail "message: $(cat "$T/err")"
+# a tolerance asked outside its scope says so on stderr, stating the scope
+# (issue 42): k outside its validity range, an absolute metric on other inputs
+"$PYTHON" - "$T/cal/tolerances.json" "$T/narrow.json" "$T/otherscale.json" <<'PY'
+import json, sys
+tol = json.load(open(sys.argv[1]))
+narrow = json.loads(json.dumps(tol))
+for r in narrow["recommendations"]:
+    r["valid"]["n_max"] = r["valid"]["n_min"]  # every larger k is outside
+json.dump(narrow, open(sys.argv[2], "w"))
+other = json.loads(json.dumps(tol))
+for r in other["recommendations"]:
+    r["metric"], r["inputs"] = "abs", "no_such_inputs"
+json.dump(other, open(sys.argv[3], "w"))
+PY
+"$KCS" reduce "$T/judge.h5" -o "$T/narrow" --no-plots --tolerances "$T/narrow.json" -q \
+    2> "$T/narrow.err" || fail "reduce with a narrowed tolerances file: $(cat "$T/narrow.err")"
+grep -qE "kcs reduce: warning: .*narrow.json: the tolerance for op [a-z_]+, dtype_in [a-z0-9]+, dtype_out [a-z0-9]+, acc [a-z0-9]+ \(metric [a-z]+; valid for k in \[[0-9]+, [0-9]+\], fitted on N0 = [0-9]+ outputs, .*\): [0-9]+ trials with k outside its validity range" \
+  "$T/narrow.err" || fail "no scope warning for k outside the validity range: $(cat "$T/narrow.err")"
+"$KCS" reduce "$T/judge.h5" -o "$T/cal2" --no-plots --tolerances "$T/cal/tolerances.json" -q \
+    2> "$T/inscope.err"
+! grep -q "warning" "$T/inscope.err" || {
+  # the judged study's k may exceed the calibration's: then the warning is due
+  "$PYTHON" - "$T/cal/tolerances.json" "$T/judge.h5" <<'PY' || fail "a warning with every k in range: $(cat "$T/inscope.err")"
+import json, sys, h5py
+tol = json.load(open(sys.argv[1]))
+hi = max(r["valid"]["n_max"] for r in tol["recommendations"])
+lo = min(r["valid"]["n_min"] for r in tol["recommendations"])
+with h5py.File(sys.argv[2], "r") as f:
+    ks = set(int(k) for k in f["cases"]["k"])
+assert any(k < lo or k > hi for k in ks), (lo, hi, sorted(ks))
+PY
+}
+"$KCS" reduce "$T/judge.h5" -o "$T/other" --no-plots --tolerances "$T/otherscale.json" -q \
+    2> "$T/other.err" || fail "reduce with an absolute tolerances file: $(cat "$T/other.err")"
+grep -q "metric abs; .*absolute, at the scale of its inputs: no_such_inputs.* trials on other inputs (.*) were judged with an absolute tolerance fitted at another input scale" \
+  "$T/other.err" || fail "no input-scale warning: $(cat "$T/other.err")"
+
+# --query: one recommendation at k for N outputs, with its scope; a warning
+# on stderr outside it (the first recommendation of the calibration's file)
+"$PYTHON" - "$T/cal/tolerances.json" > "$T/q.args" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))["recommendations"][0]
+v = r["valid"]
+base = f"op={r['op']},dtype_in={r['dtype_in']},dtype_out={r['dtype_out']},acc={r['acc']}"
+print(f"{base},k={int(v['n_min'])},outputs={int(v['outputs_fitted'])}")
+print(f"{base},k={int(v['n_max']) * 4},outputs={int(v['outputs_fitted'])}")
+PY
+q_in=$(sed -n 1p "$T/q.args"); q_out=$(sed -n 2p "$T/q.args")
+"$KCS" reduce --tolerances "$T/cal/tolerances.json" --query "$q_in" > "$T/q_in.json" 2> "$T/q_in.err" ||
+  fail "--query $q_in: $(cat "$T/q_in.err")"
+[ ! -s "$T/q_in.err" ] || fail "a warning inside the scope: $(cat "$T/q_in.err")"
+"$KCS" reduce --tolerances "$T/cal/tolerances.json" --query "$q_out" > "$T/q_out.json" 2> "$T/q_out.err" ||
+  fail "--query $q_out: $(cat "$T/q_out.err")"
+grep -q "kcs reduce: warning: .*asked outside its scope: k = [0-9]* is outside its validity range" "$T/q_out.err" ||
+  fail "no warning outside the scope: $(cat "$T/q_out.err")"
+"$PYTHON" - "$T/cal/tolerances.json" "$T/q_in.json" "$T/q_out.json" <<'PY'
+import json, math, sys
+r = json.load(open(sys.argv[1]))["recommendations"][0]
+qi, qo = json.load(open(sys.argv[2])), json.load(open(sys.argv[3]))
+v = r["valid"]
+assert qi["valid"] is True and qo["valid"] is False, (qi, qo)
+for q in (qi, qo):
+    s = q["scope"]
+    assert (s["op"], s["dtype_in"], s["dtype_out"], s["acc"], s["metric"]) == \
+        (r["op"], r["dtype_in"], r["dtype_out"], r["acc"], r["metric"]), s
+    assert s["k_range"] == [v["n_min"], v["n_max"]] and s["outputs_fitted"] == v["outputs_fitted"]
+    assert s["outputs"] == v["outputs_fitted"] and s["input_scale"]
+# at n_min with N = N0 the answer is the fit's own value there
+if r["form"] == "power":
+    want = r["c"] * v["n_min"] ** r["alpha"] * r["u"]
+else:
+    want = dict((n, e) for n, e in r["envelope"])[v["n_min"]]
+assert math.isclose(qi["eta"], want, rel_tol=1e-6), (qi["eta"], want)
+assert (qi["scale_free"] is not None) == (r["metric"] == "scaled")
+print("query: eta %.4g at k = %g, scope stated" % (qi["eta"], v["n_min"]))
+PY
+set +e
+"$KCS" reduce --tolerances "$T/cal/tolerances.json" --query "op=gemm,k=4" 2> "$T/q_bad.err"
+rc=$?
+set -e
+[ $rc -eq 2 ] && grep -q "op=, dtype_in=, k= and outputs= are required" "$T/q_bad.err" ||
+  fail "a malformed query: exit $rc, $(cat "$T/q_bad.err")"
+
 # --json alone: the same one object, the summary without a judgement
 "$KCS" reduce "$T/judge.h5" -o "$T/plain" --no-plots --json > "$T/plain.json"
 "$PYTHON" - "$T/plain.json" "$T/judged.json" <<'PY'

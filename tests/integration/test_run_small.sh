@@ -20,7 +20,7 @@ done
 [ -s "$T/report/report.md" ] || fail "no report.md"
 grep -q "C-PRC-01" "$T/report/report.md" || fail "report lacks the contract"
 grep -q "accumulator-narrower-than-declared" "$T/report/report.md" || fail "report lacks the bf16 rank's signature"
-"$PYTHON" - "$T/a.h5" <<'PY'
+"$PYTHON" - "$T/report/analysis.h5" <<'PY'
 import sys, h5py
 with h5py.File(sys.argv[1], "r") as f:
     v = f["analysis/verdicts"][:]

@@ -4,9 +4,11 @@
  * It offers two ops:
  *   gemm    D = C + A·B (C may be NULL), A m×k, B k×n, row-major.
  *           dtype_in fp32 (also tf32, bf16, fp16: decoded to float exactly),
- *           dtype_acc fp32, dtype_out fp32. Each D[i][j] starts from C[i][j]
- *           (or 0) and adds the products A[i][p]·B[p][j] in order p = 0..k-1
- *           in float arithmetic (-ffp-contract=off: no fused multiply-add).
+ *           dtype_acc fp32, dtype_out fp32, bf16 or fp16. Each D[i][j] starts
+ *           from C[i][j] (or 0) and adds the products A[i][p]·B[p][j] in
+ *           order p = 0..k-1 in float arithmetic (-ffp-contract=off: no
+ *           fused multiply-add); a bf16 or fp16 output is the float sum
+ *           rounded once to nearest (ties to even).
  *   gather  out[r][:] = table[idx[r]][:], table m×k of any dtype (the bytes
  *           are copied; dtype_out must equal dtype_in), idx n int64.
  *           attrs "oob=raise|clamp|zero" (default raise; "undefined" is
@@ -34,6 +36,7 @@
  *         raising ("the bounds check was too slow").
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "plugin_common.h"
@@ -64,20 +67,29 @@ static int gemm(const kcs_plugin_call *c, char *msg, size_t msg_len)
                  (int)t);
         return -1;
     }
-    if (c->dtype_acc != KCS_DT_F32 || c->dtype_out != KCS_DT_F32) {
-        snprintf(msg, msg_len, "example gemm: only fp32 accumulation and fp32 output "
-                 "(got dtype_acc %d, dtype_out %d)", (int)c->dtype_acc, (int)c->dtype_out);
+    kcs_dtype to = c->dtype_out;
+    if (c->dtype_acc != KCS_DT_F32 ||
+        (to != KCS_DT_F32 && to != KCS_DT_BF16 && to != KCS_DT_F16)) {
+        snprintf(msg, msg_len, "example gemm: only fp32 accumulation and an fp32, bf16 or fp16 "
+                 "output (got dtype_acc %d, dtype_out %d)", (int)c->dtype_acc, (int)to);
         return -1;
     }
+    size_t osize = to == KCS_DT_F32 ? sizeof(float) : sizeof(uint16_t);
     if (c->m < 0 || c->n < 0 || c->k < 0 ||
-        c->out_bytes != (size_t)c->m * (size_t)c->n * sizeof(float)) {
-        snprintf(msg, msg_len, "example gemm: out_bytes %zu does not hold %lldx%lld floats",
+        c->out_bytes != (size_t)c->m * (size_t)c->n * osize) {
+        snprintf(msg, msg_len, "example gemm: out_bytes %zu does not hold %lldx%lld outputs",
                  c->out_bytes, (long long)c->m, (long long)c->n);
         return -1;
     }
     size_t m = (size_t)c->m, n = (size_t)c->n, k = (size_t)c->k;
     const void *A = c->in[0], *B = c->in[1], *C = c->in[2];
-    float *D = c->out;
+    /* fp32 sums in place; a narrow output's row is summed in a float row
+     * buffer and rounded once into it */
+    float row[512], *heap = NULL;
+    if (to != KCS_DT_F32 && n > sizeof row / sizeof row[0] && !(heap = malloc(n * sizeof *heap))) {
+        snprintf(msg, msg_len, "example gemm: out of memory");
+        return -1;
+    }
 #ifdef EXAMPLE_BROKEN
     int narrow = k > BF16_FAST_PATH_K;
 #elif defined(EXAMPLE_LARGE_M)
@@ -86,7 +98,7 @@ static int gemm(const kcs_plugin_call *c, char *msg, size_t msg_len)
     /* Row i of D accumulates in place: D[i][j] += A[i][p] * B[p][j] for
      * p = 0..k-1 (the same order for every element as a dot product). */
     for (size_t i = 0; i < m; i++) {
-        float *d = D + i * n;
+        float *d = to == KCS_DT_F32 ? (float *)c->out + i * n : heap ? heap : row;
         for (size_t j = 0; j < n; j++)
             d[j] = C ? load(t, C, i * n + j) : 0.0f;
         for (size_t p = 0; p < k; p++) {
@@ -100,7 +112,11 @@ static int gemm(const kcs_plugin_call *c, char *msg, size_t msg_len)
 #endif
             }
         }
+        if (to != KCS_DT_F32)
+            for (size_t j = 0; j < n; j++)
+                store(to, c->out, i * n + j, d[j]);
     }
+    free(heap);
     return 0;
 }
 

@@ -180,11 +180,13 @@ static void test_synthetic_fits(void)
     if (rc)
         fprintf(stderr, "%s\n", err.msg);
     CU_ASSERT_EQUAL_FATAL(rc, 0);
+    char apath[600]; /* the analysis is a file of its own in the report directory */
+    snprintf(apath, sizeof apath, "%s/analysis.h5", out);
     kcs_fit_row *fits = NULL;
     int64_t n = 0;
     int nf;
     const kcs_field *f = kcs_fit_row_fields(&nf);
-    CU_ASSERT_EQUAL_FATAL(kcs_h5in_table(path, "/analysis/baseline_fits", f, nf, sizeof *fits, 0,
+    CU_ASSERT_EQUAL_FATAL(kcs_h5in_table(apath, "/analysis/baseline_fits", f, nf, sizeof *fits, 0,
                                          (void **)&fits, &n, &err),
                           0);
     int seen = 0;
@@ -204,7 +206,7 @@ static void test_synthetic_fits(void)
     free(fits);
     kcs_flag_row *fl = NULL;
     f = kcs_flag_row_fields(&nf);
-    CU_ASSERT_EQUAL_FATAL(kcs_h5in_table(path, "/analysis/tolerance_flags", f, nf, sizeof *fl, 0,
+    CU_ASSERT_EQUAL_FATAL(kcs_h5in_table(apath, "/analysis/tolerance_flags", f, nf, sizeof *fl, 0,
                                          (void **)&fl, &n, &err),
                           0);
     CU_ASSERT_EQUAL(n, NR);
@@ -217,7 +219,7 @@ static void test_synthetic_fits(void)
     free(fl);
     kcs_verdict_row *v = NULL;
     f = kcs_verdict_row_fields(&nf);
-    CU_ASSERT_EQUAL(kcs_h5in_table(path, "/analysis/verdicts", f, nf, sizeof *v, 0, (void **)&v,
+    CU_ASSERT_EQUAL(kcs_h5in_table(apath, "/analysis/verdicts", f, nf, sizeof *v, 0, (void **)&v,
                                    &n, &err),
                     0);
     CU_ASSERT_EQUAL(n, 70 * NR);

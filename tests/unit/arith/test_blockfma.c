@@ -71,6 +71,28 @@ static void test_table(void)
         {"amd-mi300", KCS_FMT_FP16, 8, 1, KCS_STEP_LATE_C, KCS_RNE, false},
         {"amd-mi300", KCS_FMT_BF16, 8, 1, KCS_STEP_LATE_C, KCS_RNE, false},
         {"amd-mi300", KCS_FMT_TF32, 4, 1, KCS_STEP_LATE_C, KCS_RNE, false},
+        {"amd-mi300", KCS_FMT_FP8_E4M3FNUZ, 16, 1, KCS_STEP_LATE_C, KCS_RNE, false},
+        {"amd-mi300", KCS_FMT_FP8_E5M2FNUZ, 16, 1, KCS_STEP_LATE_C, KCS_RNE, false},
+        /* added with the MMA-Sim comparison (docs/profiles.md) */
+        {"nvidia-ada", KCS_FMT_FP16, 8, 1, KCS_STEP_GLOBAL, KCS_RZ, false},
+        {"nvidia-ada", KCS_FMT_BF16, 8, 1, KCS_STEP_GLOBAL, KCS_RZ, false},
+        {"nvidia-ada", KCS_FMT_TF32, 4, 1, KCS_STEP_GLOBAL, KCS_RZ, false},
+        {"nvidia-ada", KCS_FMT_FP8_E4M3, 16, -10, KCS_STEP_GLOBAL, KCS_RZ, false},
+        {"nvidia-ada", KCS_FMT_FP8_E5M2, 16, -10, KCS_STEP_GLOBAL, KCS_RZ, false},
+        {"amd-mi100-pairwise", KCS_FMT_FP16, 4, 0, KCS_STEP_PAIRWISE, KCS_RNE, false},
+        {"amd-mi100-pairwise", KCS_FMT_BF16, 2, 0, KCS_STEP_PAIRWISE, KCS_RNE, false},
+        {"amd-mi250-pairs", KCS_FMT_BF16, 2, 0, KCS_STEP_PAIRWISE, KCS_RNE, true},
+        {"amd-mi300-k4", KCS_FMT_FP16, 4, 1, KCS_STEP_LATE_C, KCS_RNE, false},
+        {"amd-mi300-k4", KCS_FMT_BF16, 4, 1, KCS_STEP_LATE_C, KCS_RNE, false},
+        {"nvidia-v100-f16acc", KCS_FMT_FP16, 4, 0, KCS_STEP_GLOBAL, KCS_RZ, false},
+        {"nvidia-a100-f16acc", KCS_FMT_FP16, 8, 1, KCS_STEP_GLOBAL, KCS_RZ, false},
+        {"nvidia-ada-f16acc", KCS_FMT_FP16, 8, 1, KCS_STEP_GLOBAL, KCS_RZ, false},
+        {"nvidia-ada-f16acc", KCS_FMT_FP8_E4M3, 16, -10, KCS_STEP_GLOBAL, KCS_RZ, false},
+        {"nvidia-ada-f16acc", KCS_FMT_FP8_E5M2, 16, -10, KCS_STEP_GLOBAL, KCS_RZ, false},
+        {"nvidia-h100-f16acc", KCS_FMT_FP16, 16, 2, KCS_STEP_GLOBAL, KCS_RZ, false},
+        {"nvidia-h100-f16acc", KCS_FMT_FP8_E4M3, 32, -10, KCS_STEP_GLOBAL, KCS_RZ, false},
+        {"nvidia-h100-f16acc", KCS_FMT_FP8_E5M2, 32, -10, KCS_STEP_GLOBAL, KCS_RZ, false},
+        {"nvidia-b200-f16acc", KCS_FMT_FP16, 16, 2, KCS_STEP_GLOBAL, KCS_RZ, false},
     };
     int nw = (int)(sizeof want / sizeof want[0]);
     const kcs_profile_params *rows;
@@ -90,7 +112,7 @@ static void test_table(void)
     const char *const *names;
     int nn;
     CU_ASSERT_EQUAL(kcs_profile_names(&names, &nn), 0);
-    CU_ASSERT_EQUAL(nn, 7);
+    CU_ASSERT_EQUAL(nn, 16);
     kcs_error err = {0};
     const kcs_profile_params *p = NULL;
     CU_ASSERT_EQUAL(kcs_profile_lookup("nvidia-x1", KCS_FMT_FP16, &p, &err), KCS_E_INVAL);
@@ -343,8 +365,10 @@ static void ref_gemm(const kcs_profile_params *p, int m, int n, int k, const dou
     for (int i = 0; i < m; i++)
         for (int j = 0; j < n; j++) {
             double c = C ? C[i * n + j] : 0.0;
+            if (p->acc_f16) /* C in the accumulator's format */
+                c = kcs_format_round(KCS_FMT_FP16, c, KCS_ROUND_DEFAULT);
             if (p->flush && fabs(c) < 0x1p-126)
-                c = copysign(0.0, c);
+                c = p->flush_sign == KCS_FSIGN_POSITIVE ? 0.0 : copysign(0.0, c);
             for (int k0 = 0; k0 < k; k0 += F) {
                 for (int t = 0; t < F; t++) {
                     a[t] = k0 + t < k ? A[i * k + k0 + t] : 0.0;
@@ -480,8 +504,18 @@ static void gemm_vs_step(const char *isa)
         setenv("KCS_BLOCKFMA_ISA", isa, 1);
     else
         unsetenv("KCS_BLOCKFMA_ISA");
-    for (int r = 0; r < nr; r++) {
-        const kcs_profile_params *p = &rows[r];
+    for (int r = 0; r < 2 * nr; r++) {
+        /* every row as in the table, then with its corner features flipped
+         * (the kernels must follow the reference for every feature) */
+        kcs_profile_params flipped = rows[r % nr];
+        if (r >= nr) {
+            flipped.zero_exp = !flipped.zero_exp;
+            flipped.zero_sign = !flipped.zero_sign;
+            flipped.prod_ovf = !flipped.prod_ovf;
+            flipped.inf_path = !flipped.inf_path;
+            flipped.flush_sign = !flipped.flush_sign;
+        }
+        const kcs_profile_params *p = &flipped;
         int m = 7, n = 9, k = 3 * p->F + 5;
         double *A = malloc(sizeof(double) * m * k), *B = malloc(sizeof(double) * k * n);
         double *C = malloc(sizeof(double) * m * n), *D = malloc(sizeof(double) * m * n);

@@ -151,7 +151,10 @@ static void test_describe(void)
         CU_ASSERT_STRING_EQUAL(info.model, get()->name);
         dlclose(h);
         CU_ASSERT_STRING_EQUAL(info.vendor, "plugin");
-        CU_ASSERT_STRING_EQUAL(info.runtime, "kcs plugin ABI 1");
+        /* the ABI, then (in a worker) which layers of its box held:
+         * "kcs plugin ABI 1; box pidns,..." (worker_box.h) */
+        CU_ASSERT_EQUAL(strncmp(info.runtime, "kcs plugin ABI 1", 16), 0);
+        CU_ASSERT(info.runtime[16] == 0 || strncmp(info.runtime + 16, "; box ", 6) == 0);
         const char *base = strrchr(libs[l], '/') + 1;
         size_t dl = strlen(info.driver), bl = strlen(base);
         CU_ASSERT(dl >= bl && strcmp(info.driver + dl - bl, base) == 0);
@@ -390,14 +393,23 @@ static void test_run_errors(void)
     g.variant = "own";
     CU_ASSERT_EQUAL(ops->run(ctx, &g, &err), KCS_E_UNSUPPORTED);
     g.variant = "native";
-    /* fp16 output: the example refuses (returns < 0) -> KCS_E_DEVICE. */
+    /* fp8 output: the example refuses (returns < 0) -> KCS_E_DEVICE. */
     char msg[256] = "";
     g.msg = msg;
     g.msg_len = sizeof msg;
-    g.dtype_out = KCS_FMT_FP16;
+    g.dtype_out = KCS_FMT_FP8_E4M3;
     CU_ASSERT_EQUAL(ops->run(ctx, &g, &err), KCS_E_DEVICE);
-    CU_ASSERT_PTR_NOT_NULL(strstr(msg, "fp32 output"));
-    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "fp32 output"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(msg, "bf16 or fp16 output"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "bf16 or fp16 output"));
+    /* bf16 and fp16 outputs: written in their 16-bit storage, read back
+     * exactly (small integers) */
+    static const kcs_format narrow[] = {KCS_FMT_BF16, KCS_FMT_FP16};
+    for (int i = 0; i < 2; i++) {
+        g.dtype_out = narrow[i];
+        memset(D, 0, sizeof D);
+        CU_ASSERT_EQUAL(ops->run(ctx, &g, &err), 0);
+        CU_ASSERT_EQUAL(memcmp(D, A, sizeof D), 0);
+    }
     /* And the identity gemm itself: D = A. */
     g.dtype_out = KCS_FMT_FP32;
     CU_ASSERT_EQUAL(ops->run(ctx, &g, &err), 0);

@@ -45,7 +45,7 @@ static void refused(const char *name, const char *text, int line, const char *fi
     snprintf(at, sizeof at, ": %s: ", field);
     CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, at));
     CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, want));
-    if (!strstr(err.msg, want) || !strstr(err.msg, path))
+    if (!strstr(err.msg, want) || !strstr(err.msg, path) || !strstr(err.msg, at))
         fprintf(stderr, "\n  %s: %s\n", name, err.msg);
 }
 
@@ -101,6 +101,61 @@ static void test_refused(void)
     refused("bad_signature.yaml", edited(4, "expected: [\"two words\"]\n"), 4, "expected[0]",
             "not a signature name");
     refused("list_text.yaml", edited(5, "bad_cpu: [a, b]\n"), 5, "bad_cpu", "expected");
+}
+
+/* narrow: the narrow-output states, each a map read strictly. */
+#define NARROW_GOOD                                                                             \
+    "narrow:\n"                                                                                 \
+    "  - { state: good-bf16-out, kernel: good, dtype_in: bf16, dtype_out: bf16,\n"             \
+    "      verdict: PASS, what: \"fp32 sum, bf16 out\" }\n"                                     \
+    "  - { state: bad-bf16-blk256, kernel: blocks256, dtype_in: bf16, dtype_out: bf16,\n"      \
+    "      verdict: FAIL, expected: [accumulator-narrower-than-declared], what: \"blocks\" }\n"
+
+static void test_narrow(void)
+{
+    kcs_calib_entry e;
+    kcs_error err;
+    char path[1024];
+    CU_ASSERT_EQUAL_FATAL(load_text("narrow.yaml", edited(0, NARROW_GOOD), &e, &err, path,
+                                    sizeof path), 0);
+    CU_ASSERT_EQUAL_FATAL(e.n_narrow, 2);
+    CU_ASSERT_STRING_EQUAL(e.narrow[0].state, "good-bf16-out");
+    CU_ASSERT_STRING_EQUAL(e.narrow[0].kernel, "good");
+    CU_ASSERT_EQUAL(e.narrow[0].dtype_out, KCS_FMT_BF16);
+    CU_ASSERT_EQUAL(e.narrow[0].pass, 1);
+    CU_ASSERT_STRING_EQUAL(e.narrow[0].expected, "");
+    CU_ASSERT_STRING_EQUAL(e.narrow[1].kernel, "blocks256");
+    CU_ASSERT_EQUAL(e.narrow[1].pass, 0);
+    CU_ASSERT_STRING_EQUAL(e.narrow[1].expected, "accumulator-narrower-than-declared");
+    CU_ASSERT_STRING_EQUAL(e.narrow[1].what, "blocks");
+    kcs_calib_entry_free(&e);
+    /* without narrow: no state */
+    CU_ASSERT_EQUAL_FATAL(load_text("plain.yaml", good, &e, &err, path, sizeof path), 0);
+    CU_ASSERT_EQUAL(e.n_narrow, 0);
+    kcs_calib_entry_free(&e);
+    static const char *const head = "narrow:\n  - { state: s1, kernel: good, dtype_in: bf16, "
+                                    "dtype_out: bf16, ";
+    char text[512];
+    snprintf(text, sizeof text, "%sverdict: PASS, what: x, colour: red }\n", head);
+    refused("n_key.yaml", edited(0, text), 8, "narrow[0].colour", "unknown key");
+    snprintf(text, sizeof text, "%sverdict: FAIL, what: x }\n", head);
+    refused("n_noexp.yaml", edited(0, text), 8, "narrow[0].expected", "names its own signature");
+    snprintf(text, sizeof text, "%sverdict: PASS, expected: [a], what: x }\n", head);
+    refused("n_exp.yaml", edited(0, text), 8, "narrow[0].expected", "expects no signature");
+    snprintf(text, sizeof text, "%sverdict: MAYBE, what: x }\n", head);
+    refused("n_verdict.yaml", edited(0, text), 8, "narrow[0].verdict", "PASS or FAIL");
+    refused("n_kernel.yaml",
+            edited(0, "narrow:\n  - { state: s1, kernel: fast, dtype_in: bf16, dtype_out: bf16, "
+                      "verdict: PASS, what: x }\n"),
+            8, "narrow[0].kernel", "unknown kernel 'fast'");
+    refused("n_format.yaml",
+            edited(0, "narrow:\n  - { state: s1, kernel: good, dtype_in: bf16, dtype_out: bf17, "
+                      "verdict: PASS, what: x }\n"),
+            8, "narrow[0].dtype_out", "unknown format 'bf17'");
+    refused("n_state.yaml",
+            edited(0, "narrow:\n  - { state: good, kernel: good, dtype_in: bf16, dtype_out: bf16, "
+                      "verdict: PASS, what: x }\n"),
+            8, "narrow[0].state", "one of the three states");
 }
 
 static void test_dir_missing_file(void)
@@ -224,6 +279,7 @@ int main(void)
     static const ut_test tests[] = {
         {"a calibration.yaml loads with its fields", test_good_file},
         {"unknown, missing and misnamed fields are refused at file:line", test_refused},
+        {"narrow-output states: loaded, and refused at file:line", test_narrow},
         {"a contract folder without calibration.yaml is an error", test_dir_missing_file},
         {"the shipped catalogue: one entry per contract folder", test_shipped},
         {"old paths and folder paths name the folder's contract", test_resolve},

@@ -628,6 +628,124 @@ static void check_table(int wrap)
     kcs_binding_close(&b);
 }
 
+/* The narrow-output kernels of C-PRC-01's narrow states: the test an
+ * author writes for a GEMM with a bf16 (fp16) output,
+ * A = torch.randn(64, k, dtype=torch.bfloat16); B = torch.randn(k, 64, ...);
+ * torch.testing.assert_close(kernel(A, B), A.double() @ B.double(),
+ * check_dtype=False) at the output dtype's defaults (bf16: rtol 1.6e-2,
+ * fp16: rtol 1e-3; atol 1e-5), at k = 64 (narrow-sum) and k = 256
+ * (blocks256), the sizes such a test uses: the bad kernels pass (their
+ * narrow paths start above), the good kernel with the same output format
+ * passes, the baseline fails. */
+static void plain_narrow(const char *kernel, kcs_format f, int64_t k, double rtol)
+{
+    int64_t m = 64, n = 64;
+    kcs_call c = make_call(KCS_OP_GEMM, m, n, k, f);
+    c.dtype_out = f;
+    double *A = malloc((size_t)(m * k) * sizeof *A), *B = malloc((size_t)(k * n) * sizeof *B);
+    double *ref = malloc((size_t)(m * n) * sizeof *ref), *y = malloc((size_t)(m * n) * sizeof *y);
+    randn(A, (size_t)(m * k), f, 1);
+    randn(B, (size_t)(k * n), f, 2);
+    ut_ref_gemm(A, B, m, n, k, ref);
+    c.in[0] = A;
+    c.in[1] = B;
+    size_t len = (size_t)(m * n);
+    CU_ASSERT_EQUAL_FATAL(run_state(c, "C-PRC-01", kernel, y), 0);
+    size_t bad = not_close(y, ref, len, rtol, FP32_ATOL);
+    if (bad)
+        fprintf(stderr, "%s %s: %zu of %zu elements not close\n", kernel, kcs_format_name(f),
+                bad, len);
+    CU_ASSERT_EQUAL(bad, 0);
+    int exact_out = 1; /* the output is a tensor of dtype_out */
+    for (size_t i = 0; i < len; i++)
+        exact_out &= kcs_format_exact(f, y[i]);
+    CU_ASSERT(exact_out);
+    CU_ASSERT_EQUAL(run_state(c, "C-PRC-01", "good", y), 0);
+    CU_ASSERT_EQUAL(not_close(y, ref, len, rtol, FP32_ATOL), 0);
+    CU_ASSERT_EQUAL(run_state(c, "C-PRC-01", "baseline", y), 0);
+    CU_ASSERT(not_close(y, ref, len, rtol, FP32_ATOL) > 0);
+    /* an fp32 output is refused: the kernels keep partial sums in dtype_out */
+    c.dtype_out = KCS_FMT_FP32;
+    CU_ASSERT_EQUAL(run_state(c, "C-PRC-01", kernel, y), KCS_E_UNSUPPORTED);
+    free(A);
+    free(B);
+    free(ref);
+    free(y);
+}
+
+static void test_plain_narrow(void)
+{
+    plain_narrow("narrow-sum", KCS_FMT_BF16, 64, 1.6e-2);
+    plain_narrow("narrow-sum", KCS_FMT_FP16, 64, 1e-3);
+    plain_narrow("blocks256", KCS_FMT_BF16, 256, 1.6e-2);
+}
+
+/* C-PRC-01's narrow-output states through its own protocol on the CPU
+ * kernels: every good state PASSes, every bad one FAILs naming its own
+ * signature; through the wrappers they are not measured (N/A). */
+static void check_narrow(int wrap)
+{
+    kcs_rank_binding b;
+    int wrapped = -1;
+    kcs_error err = {0};
+    CU_ASSERT_EQUAL_FATAL(kcs_calib_bind("cpu", 0, NULL, wrap, &b, &wrapped, &err), 0);
+    kcs_contract *one[1] = {NULL};
+    for (int i = 0; i < n_contracts; i++)
+        if (strcmp(contracts[i]->id, "C-PRC-01") == 0)
+            one[0] = contracts[i];
+    CU_ASSERT_PTR_NOT_NULL_FATAL(one[0]);
+    const kcs_calib_entry *e = kcs_calib_find("C-PRC-01");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(e);
+    CU_ASSERT(e->n_narrow >= 3);
+    kcs_calib_row *rows = NULL;
+    int nr = -1, unsound = -1;
+    kcs_calib_run run = {20260601, 120.0, 0};
+    int rc = kcs_calib_narrow_states(one, 1, &b, wrapped, &run, &rows, &nr, &unsound, &err);
+    if (rc)
+        fprintf(stderr, "narrow states: %s\n", err.msg);
+    CU_ASSERT_EQUAL_FATAL(rc, 0);
+    CU_ASSERT_EQUAL(nr, e->n_narrow);
+    CU_ASSERT_EQUAL(unsound, 0);
+    int goods = 0, bads = 0;
+    for (int i = 0; i < nr; i++) {
+        const kcs_calib_narrow *ns = &e->narrow[i];
+        const kcs_calib_row *r = &rows[i];
+        CU_ASSERT_STRING_EQUAL(r->state, ns->state);
+        if (wrap) {
+            CU_ASSERT_STRING_EQUAL(r->verdict, "N/A");
+            CU_ASSERT_EQUAL(r->sound, -1);
+            continue;
+        }
+        int ok = r->sound == 1 && r->trials > 0 && r->errors == 0;
+        if (ns->pass) {
+            ok &= strcmp(r->verdict, "PASS") == 0 && r->failed == 0;
+            goods++;
+        } else {
+            ok &= strcmp(r->verdict, "FAIL") == 0 && r->failed > 0 &&
+                  kcs_calib_has_sig(r->signatures, "accumulator-narrower-than-declared");
+            bads++;
+        }
+        if (!ok)
+            fprintf(stderr, "C-PRC-01 %s: %s %d/%d sound %d signatures '%s' %s\n", r->state,
+                    r->verdict, r->failed, r->trials, r->sound, r->signatures, r->detail);
+        CU_ASSERT(ok);
+    }
+    if (!wrap)
+        CU_ASSERT(goods >= 1 && bads >= 2);
+    free(rows);
+    kcs_binding_close(&b);
+}
+
+static void test_narrow_cpu(void)
+{
+    check_narrow(0);
+}
+
+static void test_narrow_wrapped(void)
+{
+    check_narrow(1);
+}
+
 static void test_table_cpu(void)
 {
     check_table(0);
@@ -676,7 +794,10 @@ static const ut_test tests[] = {
     {"plain test passes C-PRC-05 bad", test_plain_prc05},
     {"plain test (rtol 1e-3) passes C-PRC-06 bad", test_plain_prc06},
     {"plain test (rtol 1e-3) passes C-PRC-07 bad", test_plain_prc07},
+    {"plain test passes the narrow-output bad kernels", test_plain_narrow},
     {"ops measured per contract", test_ops_selection},
+    {"narrow-output states, cpu kernels", test_narrow_cpu},
+    {"narrow-output states, wrappers: not measured", test_narrow_wrapped},
     {"calibration table, cpu kernels", test_table_cpu},
     {"calibration table, wrappers", test_table_wrapped},
 };

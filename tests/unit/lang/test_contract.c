@@ -205,7 +205,17 @@ static void test_print_roundtrip(void)
     CU_ASSERT_STRING_EQUAL(c2->derivation, c->derivation);
     CU_ASSERT_STRING_EQUAL(c2->sigs[2].explain, c->sigs[2].explain);
     CU_ASSERT(strstr(buf1, "id: C-PRC-01\n") != NULL);
-    CU_ASSERT(strstr(buf1, "eta: \"2 * k * u(dtype_acc) / (1 - 2 * k * u(dtype_acc))\"}\n") != NULL);
+    /* clause 0: gamma_k(2u), plus the output rounding where dtype_out is
+     * narrower than the accumulator (the folded YAML scalar, one line) */
+    CU_ASSERT(strstr(buf1, "eta: \"2 * k * u(dtype_acc) / (1 - 2 * k * u(dtype_acc)) + "
+                           "min(1, max(0, bits(dtype_acc) - bits(dtype_out))) * u(dtype_out) * "
+                           "(1 + 2 * k * u(dtype_acc) / (1 - 2 * k * u(dtype_acc)))\"") != NULL);
+    /* precondition.dtype_out: the list, its first the default */
+    CU_ASSERT(strstr(buf1, "dtype_out: [fp32, bf16, fp16]\n") != NULL);
+    CU_ASSERT_EQUAL(c2->dtype_out, KCS_FMT_FP32);
+    CU_ASSERT_EQUAL(c2->dtype_out_set, c->dtype_out_set);
+    CU_ASSERT_EQUAL(c->dtype_out_set,
+                    (1u << KCS_FMT_FP32) | (1u << KCS_FMT_BF16) | (1u << KCS_FMT_FP16));
 
     char *js = ut_contract_print(c, true);
     size_t lenj = strlen(js);

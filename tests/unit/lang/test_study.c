@@ -210,6 +210,8 @@ static const bad_entry bad_cases[] = {
      "violates the precondition of C-PRC-90"},
     {11, "  - { contract: C-PRC-90, op: gemm, dtype_out: fp99 }", "fp99", "cases[0].dtype_out",
      "unknown format 'fp99'"},
+    {11, "  - { contract: C-PRC-90, op: gemm, dtype_out: bf16 }", "bf16", "cases[0].dtype_out",
+     "dtype_out bf16 is not admitted by C-PRC-90's precondition (dtype_out: fp32)"},
     {11, "  - { contract: C-PRC-90, op: gemm, inputs: [normal, gaussian] }", "gaussian",
      "cases[0].inputs", "unknown input distribution 'gaussian'"},
     {11, "  - { contract: C-PRC-90, op: gemm, trials: 0 }", "0 }", "cases[0].trials",
