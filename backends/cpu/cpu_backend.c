@@ -85,20 +85,13 @@ static int cpu_open(int device_index, const kcs_backend_config *cfg, kcs_backend
         return kcs_fail(err, KCS_E_NODEV, "cpu: no device %d (the cpu backend has device 0)",
                         device_index);
     if (cfg && cfg->profile && cfg->profile[0]) {
-        /* Validate the profile name now, not at the first call. */
-        const char *const *names;
-        int n = 0, found = 0;
-        kcs_profile_names(&names, &n);
-        for (int i = 0; i < n; i++)
-            found |= strcmp(names[i], cfg->profile) == 0;
-        if (!found) {
-            char list[512] = "";
-            for (int i = 0; i < n; i++)
-                snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", i ? ", " : "",
-                         names[i]);
-            return kcs_fail(err, KCS_E_INVAL, "cpu: unknown profile '%s' (known: %s)",
-                            cfg->profile, list);
-        }
+        /* Validate the profile spec (name and library path) now, not at
+         * the first call. */
+        char name[KCS_PROFILE_SPEC_MAX];
+        kcs_libpath lp;
+        kcs_error e = {0};
+        if (kcs_profile_spec_parse(cfg->profile, name, &lp, &e))
+            return kcs_fail(err, KCS_E_INVAL, "cpu: %s", e.msg);
     }
     kcs_backend_ctx *ctx = calloc(1, sizeof *ctx);
     if (!ctx)

@@ -86,10 +86,14 @@ static int gemm_profile(kcs_backend_ctx *ctx, const kcs_call *c, const double *A
                         const double *C, double *D, kcs_error *err)
 {
     const kcs_profile_params *p;
-    int rc = kcs_profile_lookup(ctx->profile, c->dtype_in, &p, err);
+    char name[KCS_PROFILE_SPEC_MAX];
+    kcs_libpath lp;
+    int rc = kcs_profile_spec_parse(ctx->profile, name, &lp, err);
+    if (!rc)
+        rc = kcs_profile_lookup(name, c->dtype_in, &p, err);
     if (rc)
         return rc;
-    if (kcs_emulated_gemm(p, c->m, c->n, c->k, A, B, C, D))
+    if (kcs_emulated_gemm_lib(p, &lp, c->m, c->n, c->k, A, B, C, D))
         return kcs_fail(err, KCS_E_NOMEM, "cpu: out of memory emulating %s", ctx->profile);
     if (c->dtype_out != KCS_FMT_FP32)
         kcs_format_round_n(c->dtype_out, D, D, (size_t)(c->m * c->n));

@@ -158,3 +158,61 @@ out:
     KCS_FREE(av, bv, abad, gbad, amax, bmax);
     return rc;
 }
+
+/* The unit on columns [k0, k1) of A (rows of B), from c = 0, into P. */
+static int unit_slice(const kcs_profile_params *p, int64_t m, int64_t n, int64_t k,
+                      const double *A, const double *B, int64_t k0, int64_t k1, double *As,
+                      double *P)
+{
+    int64_t kc = k1 - k0;
+    for (int64_t i = 0; i < m; i++)
+        memcpy(As + i * kc, A + i * k + k0, sizeof(double) * (size_t)kc);
+    return kcs_emulated_gemm(p, m, n, kc, As, B + k0 * n, NULL, P);
+}
+
+int kcs_emulated_gemm_lib(const kcs_profile_params *p, const kcs_libpath *lp, int64_t m,
+                          int64_t n, int64_t k, const double *A, const double *B,
+                          const double *C, double *D)
+{
+    bool split = lp && lp->splitk > 1, prom = lp && lp->promote > 0;
+    if (!split && !prom)
+        return kcs_emulated_gemm(p, m, n, k, A, B, C, D);
+    if (m <= 0 || n <= 0)
+        return 0;
+    if (p->F < 1 || p->F > 64)
+        return KCS_E_INVAL;
+    int64_t F = p->F, part = k;
+    if (split) {
+        part = (k + lp->splitk - 1) / lp->splitk;
+        part = part < 1 ? F : (part + F - 1) / F * F;
+    }
+    int64_t chunk = prom && lp->promote < part ? lp->promote : part;
+    size_t mn = (size_t)m * (size_t)n;
+    double *As = malloc(sizeof(double) * (size_t)m * (size_t)(chunk > 0 ? chunk : 1));
+    double *P = malloc(sizeof(double) * mn), *R = malloc(sizeof(double) * mn);
+    int rc = KCS_E_NOMEM;
+    if (!As || !P || !R)
+        goto out;
+    /* D: C in fp32 (an fp32 register's starting value) */
+    for (size_t i = 0; i < mn; i++)
+        D[i] = C ? (double)(float)C[i] : 0.0;
+    rc = 0;
+    for (int64_t p0 = 0; p0 < k && !rc; p0 += part) {
+        int64_t p1 = p0 + part < k ? p0 + part : k;
+        /* R: this part's register; without a split it is D itself */
+        double *reg = split ? R : D;
+        if (split)
+            memset(R, 0, sizeof(double) * mn);
+        for (int64_t c0 = p0; c0 < p1 && !rc; c0 += chunk) {
+            int64_t c1 = c0 + chunk < p1 ? c0 + chunk : p1;
+            rc = unit_slice(p, m, n, k, A, B, c0, c1, As, P);
+            for (size_t i = 0; i < mn && !rc; i++)
+                reg[i] = (double)((float)reg[i] + (float)P[i]);
+        }
+        for (size_t i = 0; split && i < mn && !rc; i++)
+            D[i] = (double)((float)D[i] + (float)R[i]);
+    }
+out:
+    KCS_FREE(As, P, R);
+    return rc;
+}

@@ -3,7 +3,9 @@
  * and the source of the numbers. */
 #include "profile.h"
 
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define SRC_FASI "Fasi, Higham, Mikaitis, Pranesh, PeerJ CS 7:e330 (2021)"
@@ -248,5 +250,75 @@ int kcs_profile_lookup_mixed(const char *name, kcs_format a, kcs_format b,
     *out = *pa;
     out->mixed = a != b;
     out->in_b = b;
+    return 0;
+}
+
+/* "N" or "none" (0) into *v, within [lo, hi]. */
+static bool spec_int(const char *s, bool none_ok, long long lo, long long hi, long long *v)
+{
+    if (none_ok && strcmp(s, "none") == 0) {
+        *v = 0;
+        return true;
+    }
+    char *end;
+    errno = 0;
+    long long x = strtoll(s, &end, 10);
+    if (errno || end == s || *end || x < lo || x > hi)
+        return false;
+    *v = x;
+    return true;
+}
+
+int kcs_profile_spec_parse(const char *spec, char *name, kcs_libpath *lp, kcs_error *err)
+{
+    *lp = (kcs_libpath){0};
+    name[0] = '\0';
+    if (!spec || strlen(spec) >= KCS_PROFILE_SPEC_MAX)
+        return kcs_fail(err, KCS_E_INVAL, "profile '%s': longer than %d characters",
+                        spec ? spec : "", KCS_PROFILE_SPEC_MAX - 1);
+    char buf[KCS_PROFILE_SPEC_MAX], *save = NULL;
+    snprintf(buf, sizeof buf, "%s", spec);
+    char *tok = strtok_r(buf, ",", &save);
+    if (!tok)
+        return kcs_fail(err, KCS_E_INVAL, "profile '%s': no profile name", spec);
+    bool found = false;
+    for (int i = 0; i < N_NAMES; i++)
+        found |= strcmp(names[i], tok) == 0;
+    if (!found) {
+        char list[512] = "";
+        for (int i = 0; i < N_NAMES; i++)
+            snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", i ? ", " : "",
+                     names[i]);
+        return kcs_fail(err, KCS_E_INVAL, "unknown profile '%s' (known: %s)", tok, list);
+    }
+    snprintf(name, KCS_PROFILE_SPEC_MAX, "%s", tok);
+    while ((tok = strtok_r(NULL, ",", &save))) {
+        char *eq = strchr(tok, '=');
+        long long v = 0;
+        if (!eq)
+            return kcs_fail(err, KCS_E_INVAL,
+                            "profile '%s': '%s' is not key=value (promote=N|none, "
+                            "fp8_promote=N|none, splitk=S)",
+                            spec, tok);
+        *eq = '\0';
+        const char *val = eq + 1;
+        if (strcmp(tok, "promote") == 0 || strcmp(tok, "fp8_promote") == 0) {
+            if (!spec_int(val, true, 1, 1LL << 30, &v))
+                return kcs_fail(err, KCS_E_INVAL,
+                                "profile '%s': %s=%s: expected none or an interval in [1, 2^30]",
+                                spec, tok, val);
+            lp->promote = v;
+        } else if (strcmp(tok, "splitk") == 0) {
+            if (!spec_int(val, false, 1, 4096, &v))
+                return kcs_fail(err, KCS_E_INVAL,
+                                "profile '%s': splitk=%s: expected a part count in [1, 4096]", spec,
+                                val);
+            lp->splitk = (int)v;
+        } else {
+            return kcs_fail(err, KCS_E_INVAL,
+                            "profile '%s': unknown key '%s' (promote, fp8_promote, splitk)", spec,
+                            tok);
+        }
+    }
     return 0;
 }

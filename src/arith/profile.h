@@ -123,4 +123,39 @@ double kcs_blockfma_step(const kcs_profile_params *p, double c, const double *a,
 int kcs_emulated_gemm(const kcs_profile_params *p, int64_t m, int64_t n, int64_t k,
                       const double *A, const double *B, const double *C, double *D);
 
+/* Library paths on top of an instruction (docs/profiles.md, "Library
+ * paths"): what a BLAS library does around the matrix unit. A placement
+ * names them after the profile, "nvidia-h100,fp8_promote=128,splitk=2".
+ *   promote = N  the unit sums N products at a time starting from 0 (its own
+ *                alignment, truncation and output width); each N-product
+ *                partial is then added to an fp32 register in fp32, round to
+ *                nearest even (cuBLASLt fp8 with fast accumulation off; the
+ *                DeepSeek-V3 report's promotion interval N_C = 128). C is
+ *                that register's starting value. 0: none, the whole k goes
+ *                through the unit, C entering as its first addend.
+ *   splitk = S   k in S contiguous parts of ceil(k/S) rounded up to F; each
+ *                part runs the path above from 0, and the S part results
+ *                and C are summed in fp32 (round to nearest even), C first,
+ *                parts in order. 0 or 1: no split.
+ * The spec is at most KCS_PROFILE_SPEC_MAX - 1 characters (the placement
+ * and the rank record keep 32). */
+#define KCS_PROFILE_SPEC_MAX 32
+typedef struct kcs_libpath {
+    int64_t promote; /* 0: none */
+    int splitk;      /* 0 or 1: none */
+} kcs_libpath;
+
+/* Parse "name[,promote=N|none][,fp8_promote=N|none][,splitk=S]": name into
+ * name (KCS_PROFILE_SPEC_MAX bytes), the path into *lp. The name is checked
+ * against the table; N in [1, 2^30] (a last partial block of the unit is
+ * padded with zero products), S in [1, 4096]. Errors: KCS_E_INVAL naming
+ * the bad part. */
+int kcs_profile_spec_parse(const char *spec, char *name, kcs_libpath *lp, kcs_error *err);
+
+/* kcs_emulated_gemm through a library path (lp NULL or all zero: exactly
+ * kcs_emulated_gemm). Same arguments and errors. */
+int kcs_emulated_gemm_lib(const kcs_profile_params *p, const kcs_libpath *lp, int64_t m,
+                          int64_t n, int64_t k, const double *A, const double *B,
+                          const double *C, double *D);
+
 #endif

@@ -95,10 +95,11 @@ static double time_own(arith_state *s, kcs_schedule sched, kcs_format acc, int m
     return t;
 }
 
-static double time_emulated(arith_state *s, const kcs_profile_params *p, int *rc_p)
+static double time_emulated(arith_state *s, const kcs_profile_params *p, const kcs_libpath *lp,
+                            int *rc_p)
 {
     double t0 = kcs_bench_now();
-    *rc_p = kcs_emulated_gemm(p, s->N, s->N, s->N, s->A, s->B, NULL, s->D);
+    *rc_p = kcs_emulated_gemm_lib(p, lp, s->N, s->N, s->N, s->A, s->B, NULL, s->D);
     double t = kcs_bench_now() - t0;
     if (*rc_p)
         fprintf(stderr, "kcs bench arith: %s: out of memory\n", p->profile);
@@ -109,7 +110,8 @@ static int bench_arith(int argc, char **argv)
 {
     static const kcs_cmd_doc doc = {
         "bench arith", "[--size N] [--reps R] [--profile P]",
-        "GFLOP/s of the emulated matrix units (every profile/format row of the profile table),\n"
+        "GFLOP/s of the emulated matrix units (every profile/format row of the profile table,\n"
+        "and nvidia-h100 fp8 through two library paths: fp8_promote=128, splitk=4),\n"
         "of OpenBLAS sgemm and of kcs's own gemm kernel (every schedule with fp32, bf16 and\n"
         "fp16 accumulators, and the exact accumulator model its fast paths are tested\n"
         "against), measured side by side in one run on m = n = k = N, medians over R\n"
@@ -153,7 +155,11 @@ static int bench_arith(int argc, char **argv)
     s.fb = malloc(nn * sizeof *s.fb);
     s.fd = malloc(nn * sizeof *s.fd);
     enum { N_OWN_EXTRA = 16 }; /* 5 schedules x 3 accumulators - 1 + the model */
-    arith_row *rows = calloc((size_t)nrows + 2 + N_OWN_EXTRA, sizeof *rows);
+    /* library paths on top of one instruction (profile.h): nvidia-h100 fp8 */
+    static const char *const libspecs[] = {"nvidia-h100,fp8_promote=128",
+                                           "nvidia-h100,splitk=4"};
+    enum { N_LIB = sizeof libspecs / sizeof libspecs[0] };
+    arith_row *rows = calloc((size_t)nrows + 2 + N_OWN_EXTRA + N_LIB, sizeof *rows);
     double *t = malloc((size_t)reps * sizeof *t);
     rc = 0;
     if (!s.A || !s.B || !s.D || !s.fa || !s.fb || !s.fd || !rows || !t) {
@@ -208,7 +214,7 @@ static int bench_arith(int argc, char **argv)
         fill_fmt(s.A, nn, p->in, 3);
         fill_fmt(s.B, nn, p->in, 4);
         for (int r = 0; r < reps && !rc; r++)
-            t[r] = time_emulated(&s, p, &rc);
+            t[r] = time_emulated(&s, p, NULL, &rc);
         char neab[16];
         if (p->step == KCS_STEP_PAIRWISE)
             snprintf(neab, sizeof neab, "-");
@@ -218,6 +224,28 @@ static int bench_arith(int argc, char **argv)
             snprintf(neab, sizeof neab, "%d", p->neab);
         snprintf(rows[n].kernel, sizeof rows[n].kernel, "emulated %s (F=%d neab=%s %s)",
                  p->profile, p->F, neab, kcs_step_kind_name(p->step));
+        rows[n].format = kcs_format_name(p->in);
+        rows[n].seconds = kcs_bench_median(t, (int)reps, &rows[n].best);
+        n++;
+    }
+    for (int i = 0; i < N_LIB && !rc; i++) {
+        char name[KCS_PROFILE_SPEC_MAX];
+        kcs_libpath lp;
+        kcs_error err = {0};
+        const kcs_profile_params *p;
+        if (kcs_profile_spec_parse(libspecs[i], name, &lp, &err) ||
+            kcs_profile_lookup(name, KCS_FMT_FP8_E4M3, &p, &err)) {
+            fprintf(stderr, "kcs bench arith: %s\n", err.msg);
+            rc = 1;
+            break;
+        }
+        if (only && strcmp(name, only) != 0)
+            continue;
+        fill_fmt(s.A, nn, p->in, 3);
+        fill_fmt(s.B, nn, p->in, 4);
+        for (int r = 0; r < reps && !rc; r++)
+            t[r] = time_emulated(&s, p, &lp, &rc);
+        snprintf(rows[n].kernel, sizeof rows[n].kernel, "emulated %s", libspecs[i]);
         rows[n].format = kcs_format_name(p->in);
         rows[n].seconds = kcs_bench_median(t, (int)reps, &rows[n].best);
         n++;

@@ -93,6 +93,9 @@ int kcs_placement_parse(const char *text, kcs_placement *p, kcs_error *err)
                             text, tok, KCS_MAX_DEVICES - 1);
         p->device = (int)d;
         tok = strtok_r(NULL, ":", &save);
+        if (tok && strlen(tok) >= sizeof p->profile)
+            return kcs_fail(err, KCS_E_INVAL, "placement '%s': profile '%s' is longer than %zu "
+                            "characters", text, tok, sizeof p->profile - 1);
         if (tok)
             snprintf(p->profile, sizeof p->profile, "%s", tok);
     }
@@ -194,17 +197,11 @@ static void load_placement_entry(kcs_yctx *y, struct fy_node *n, const char *fie
     }
     /* a misspelt profile or variant is found here, not at run time */
     if (p->profile[0]) {
-        const char *const *names;
-        int nn = 0, found = 0;
-        char known[512] = "";
-        kcs_profile_names(&names, &nn);
-        for (int i = 0; i < nn; i++) {
-            found |= strcmp(names[i], p->profile) == 0;
-            snprintf(known + strlen(known), sizeof known - strlen(known), "%s%s", i ? ", " : "",
-                     names[i]);
-        }
-        if (!found)
-            kcs_yaml_error(y, n, field, "unknown profile '%s' (known: %s)", p->profile, known);
+        char pname[KCS_PROFILE_SPEC_MAX];
+        kcs_libpath lp;
+        kcs_error perr = {0};
+        if (kcs_profile_spec_parse(p->profile, pname, &lp, &perr))
+            kcs_yaml_error(y, n, field, "%s", perr.msg);
         else if (p->backend[0] && strcmp(p->backend, "cpu") != 0)
             kcs_yaml_error(y, n, field,
                            "profile '%s' on backend %s: emulated profiles run on the cpu backend",

@@ -16,7 +16,8 @@
 typedef struct kcs_placement {
     char backend[16];
     int device;          /* -1: auto */
-    char profile[32];    /* emulated silicon profile (cpu) */
+    char profile[32];    /* emulated silicon profile (cpu), with a library path:
+                          * "nvidia-h100,fp8_promote=128" (profile.h) */
     char variant[32];    /* native | own | calibration variant */
     kcs_schedule schedule;
     kcs_acc acc;         /* accumulator of "own" (default: contract's) */

@@ -128,7 +128,10 @@ static void check_profiles(checker *k, int n)
             }
             const kcs_profile_params *row;
             kcs_error e = {0};
-            if (kcs_profile_lookup(p->profile, sw->dtype_in, &row, &e))
+            char name[KCS_PROFILE_SPEC_MAX];
+            kcs_libpath lp;
+            if (kcs_profile_spec_parse(p->profile, name, &lp, &e) ||
+                kcs_profile_lookup(name, sw->dtype_in, &row, &e))
                 problem(k, "%s:%d: placement[%d]: cases[%d] (%s, dtype_in %s): %s", s->path,
                         p->line, i, w, cid, kcs_format_name(sw->dtype_in), e.msg);
         }

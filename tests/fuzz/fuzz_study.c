@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "backend.h"
+#include "profile.h"
 #include "study.h"
 
 #ifndef KCS_FUZZ_SOURCE_DIR
@@ -46,6 +47,19 @@ int kcs_profile_names(const char *const **names_p, int *n_p)
     static const char *const names[] = {"nvidia-h100", "amd-mi300"};
     *names_p = names;
     *n_p = 2;
+    return 0;
+}
+/* the profile spec parser: the name must be one of the two above; a
+ * library path after a comma is accepted as it stands */
+int kcs_profile_spec_parse(const char *spec, char *name, kcs_libpath *lp, kcs_error *err)
+{
+    *lp = (kcs_libpath){0};
+    size_t n = strcspn(spec, ",");
+    if (n >= KCS_PROFILE_SPEC_MAX || !((n == 11 && strncmp(spec, "nvidia-h100", n) == 0) ||
+                                       (n == 9 && strncmp(spec, "amd-mi300", n) == 0)))
+        return kcs_fail(err, KCS_E_INVAL, "unknown profile '%.*s'", (int)n, spec);
+    memcpy(name, spec, n);
+    name[n] = '\0';
     return 0;
 }
 int kcs_backend_known(const char *name)

@@ -69,6 +69,14 @@ study typo '  - { backend: cpu, profile: nvidia-h10 }
 expect 2 "typo.yaml:6:[0-9]+: placement\[0\]: unknown profile 'nvidia-h10' \(known: .*nvidia-h100" "$KCS" check "$T/typo.yaml"
 grep -Eq "typo.yaml:7:[0-9]+: placement\[1\]: unknown variant 'nativ'" "$T/out" || fail "variant not refused: $(cat "$T/out")"
 
+# a library path after the profile name (docs/profiles.md): a bad value is
+# refused at load with file:line, naming the key and value
+study libpath '  - { backend: cpu, profile: "nvidia-h100,fp8_promote=128" }
+  - { backend: cpu, profile: "nvidia-h100,fp8_promote=0" }
+' "$GEMM"
+expect 2 "libpath.yaml:7:[0-9]+: placement\[1\]: profile 'nvidia-h100,fp8_promote=0': fp8_promote=0: expected none or an interval" "$KCS" check "$T/libpath.yaml"
+grep -q "placement\[0\]" "$T/out" && fail "a valid library path refused: $(cat "$T/out")"
+
 # kcs run makes the same checks first: -n 1 on the two-entry study, nothing written
 set +e
 "$MPIEXEC" -n 1 --allow-run-as-root --oversubscribe "$KCS" run "$T/ok.yaml" -o "$T/r.h5" -q 2> "$T/run.err"; rc=$?
