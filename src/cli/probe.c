@@ -19,7 +19,8 @@ static const kcs_cmd_doc doc = {
     "Infer the arithmetic of a backend's gemm from 1×k by k×1 test vectors (Fasi et al.\n"
     "2021; FTTN 2024): block size F, extra alignment bits neab, accumulator bits, step\n"
     "kind (global alignment, late c, pairwise, c added last), rounding of d, subnormal\n"
-    "handling; then the nearest profile of the emulated-silicon table.",
+    "handling, and the widths apart (product alignment, c addend, product sum under a\n"
+    "larger c, output; docs/profiles.md); then the nearest profile of the table.",
     "The backend is a black box: only its gemm is called (m = n = 1, k <= 128, C given;\n"
     "--tile T: m = n = T, the vectors in row 0 of A and column 0 of B, zeros elsewhere, for\n"
     "libraries whose 1×1 output does not take the matrix units a tile takes).\n"
