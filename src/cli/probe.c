@@ -19,7 +19,8 @@ static const kcs_cmd_doc doc = {
     "Infer the arithmetic of a backend's gemm from 1×k by k×1 test vectors (Fasi et al.\n"
     "2021; FTTN 2024): block size F, extra alignment bits neab, accumulator bits, step\n"
     "kind (global alignment, late c, pairwise, c added last), rounding of d, subnormal\n"
-    "handling; then the nearest profile of the emulated-silicon table.",
+    "handling, and the widths apart (product alignment, c addend, product sum under a\n"
+    "larger c, output; docs/profiles.md); then the nearest profile of the table.",
     "The backend is a black box: only its gemm is called (m = n = 1, k <= 128, C given;\n"
     "--tile T: m = n = T, the vectors in row 0 of A and column 0 of B, zeros elsewhere, for\n"
     "libraries whose 1×1 output does not take the matrix units a tile takes).\n"
@@ -100,10 +101,10 @@ static void json_bound(FILE *f, int x)
         fprintf(f, "%d", x);
 }
 
-static void json_value(FILE *f, const char *key, const kcs_probe_value *v)
+static void json_value_ind(FILE *f, const char *ind, const char *key, const kcs_probe_value *v)
 {
     char buf[48];
-    fprintf(f, "  \"%s\": {\"text\": \"%s\", \"status\": \"%s\"", key,
+    fprintf(f, "%s\"%s\": {\"text\": \"%s\", \"status\": \"%s\"", ind, key,
             kcs_probe_value_str(v, buf, sizeof buf), kcs_probe_status_name(v->st));
     if (v->st == KCS_PROBE_EXACT || v->st == KCS_PROBE_RANGE) {
         fputs(", \"lo\": ", f);
@@ -112,6 +113,11 @@ static void json_value(FILE *f, const char *key, const kcs_probe_value *v)
         json_bound(f, v->hi);
     }
     fputs("},\n", f);
+}
+
+static void json_value(FILE *f, const char *key, const kcs_probe_value *v)
+{
+    json_value_ind(f, "  ", key, v);
 }
 
 static void print_json(FILE *f, const char *backend, int device, const char *profile,
@@ -140,6 +146,16 @@ static void print_json(FILE *f, const char *backend, int device, const char *pro
         fputs("null,\n", f);
     fprintf(f, "  \"rounding\": \"%s\", \"rounding_status\": \"%s\", \"rounding_modes\": %u,\n",
             kcs_probe_rounding_str(r), kcs_probe_status_name(r->rounding_st), r->round_modes);
+    /* widths apart (docs/profiles.md "Widths"): fraction bits below the
+     * largest exponent for a product, for c, for the product sum under a
+     * larger c; the output width is acc_bits (significand bits) + rounding */
+    kcs_probe_value under = kcs_probe_sum_under_c_bits(r);
+    fputs("  \"widths\": {\n", f);
+    json_value_ind(f, "    ", "product_align_bits", &r->align_bits);
+    json_value_ind(f, "    ", "c_addend_bits", &r->c_bits);
+    json_value_ind(f, "    ", "sum_under_c_bits", &under);
+    json_value_ind(f, "    ", "output_bits", &r->acc_bits);
+    fprintf(f, "    \"output_rounding\": \"%s\"},\n", kcs_probe_rounding_str(r));
     fprintf(f, "  \"subnormals\": {\"inputs\": \"%s\", \"products\": \"%s\", \"c\": \"%s\", "
                "\"results\": \"%s\"},\n",
             kcs_probe_sub_name(r->sub_inputs), kcs_probe_sub_name(r->sub_products),
@@ -185,6 +201,13 @@ static void print_text(FILE *f, const char *backend, int device, const char *pro
     if (r->late_extra_bits >= 0)
         fprintf(f, "  %-24s %d\n", "c-dominating extra bits", r->late_extra_bits);
     fprintf(f, "  %-24s %s\n", "rounding of d", kcs_probe_rounding_str(r));
+    kcs_probe_value under = kcs_probe_sum_under_c_bits(r);
+    char w1[48], w2[48], w3[48], w4[48];
+    fprintf(f, "  %-24s product alignment %s, c addend %s, sum under a larger c %s "
+               "(fraction bits below the largest exponent); output %s significand bits, %s\n",
+            "widths", kcs_probe_value_str(&r->align_bits, w1, 48),
+            kcs_probe_value_str(&r->c_bits, w2, 48), kcs_probe_value_str(&under, w3, 48),
+            kcs_probe_value_str(&r->acc_bits, w4, 48), kcs_probe_rounding_str(r));
     fprintf(f, "  %-24s inputs %s, products %s, c %s, results %s: flush %s\n", "subnormals",
             kcs_probe_sub_name(r->sub_inputs), kcs_probe_sub_name(r->sub_products),
             kcs_probe_sub_name(r->sub_c), kcs_probe_sub_name(r->sub_results),

@@ -518,25 +518,48 @@ static int scan_neab(probe *p, int kind, int base, double s, int *lo, int *hi)
     return 0;
 }
 
+/* neab range lo..hi of some series as a width in fraction bits (23 + neab),
+ * with its status; bad: a series of this group disagreed with itself. */
+static kcs_probe_value width_of(int lo, int hi, bool bad, bool open_inf)
+{
+    if (bad || lo > hi || lo == INT_MIN)
+        return (kcs_probe_value){KCS_PROBE_INCONSISTENT, 0, 0};
+    if (hi == KCS_PROBE_INF && open_inf)
+        return (kcs_probe_value){KCS_PROBE_EXACT, KCS_PROBE_INF, KCS_PROBE_INF};
+    int wl = lo + 23, wh = hi == KCS_PROBE_INF ? KCS_PROBE_INF : hi + 23;
+    return (kcs_probe_value){wl == wh ? KCS_PROBE_EXACT : KCS_PROBE_RANGE, wl, wh};
+}
+
 static int stage_neab(probe *p)
 {
     int lo = INT_MIN, hi = KCS_PROBE_INF, bad = 0, cz_open = 0;
+    /* per group: [0] c (series CZ), [1] products (NP, NC) */
+    int glo[2] = {INT_MIN, INT_MIN}, ghi[2] = {KCS_PROBE_INF, KCS_PROBE_INF};
+    bool gbad[2] = {false, false}, gopen[2] = {false, false};
     for (int base = p->eB; base >= p->eB - 2; base -= 2)
         for (int s = 1; s >= -1; s -= 2)
             for (int kind = 0; kind < 3; kind++) {
-                int l, h;
+                int l, h, g = kind != 0;
                 if (kind == 1 && p->r->F.lo < 3)
                     continue;
                 int rc = scan_neab(p, kind, base, s, &l, &h);
                 if (rc < 0)
                     return rc;
                 bad |= rc;
+                gbad[g] |= rc != 0;
                 if (!rc) {
                     lo = l > lo ? l : lo;
                     hi = h < hi ? h : hi;
                     cz_open |= kind == 0 && h == KCS_PROBE_INF;
+                    glo[g] = l > glo[g] ? l : glo[g];
+                    ghi[g] = h < ghi[g] ? h : ghi[g];
+                    gopen[g] |= h == KCS_PROBE_INF && kind == 0;
                 }
             }
+    p->r->c_bits = width_of(glo[0], ghi[0], gbad[0], gopen[0]);
+    /* a product survives at every offset the inputs reach: unbounded when c
+     * (reaching down to 2^-126) is too */
+    p->r->align_bits = width_of(glo[1], ghi[1], gbad[1], gopen[0] && ghi[1] == KCS_PROBE_INF);
     kcs_probe_value *n = &p->r->neab;
     *n = (kcs_probe_value){KCS_PROBE_EXACT, lo, hi};
     if (bad || lo > hi)
@@ -570,6 +593,10 @@ static int stage_neab_chain(probe *p)
     int lo = 2 * p->pin - 2 - 23;
     p->r->neab = ok ? (kcs_probe_value){KCS_PROBE_RANGE, lo, KCS_PROBE_INF}
                     : (kcs_probe_value){KCS_PROBE_RANGE, INT_MIN, lo - 1};
+    /* one product per step: its width is bounded like neab; c is the
+     * chain's running value, not an addend of a block */
+    p->r->align_bits = ok ? (kcs_probe_value){KCS_PROBE_RANGE, lo + 23, KCS_PROBE_INF}
+                          : (kcs_probe_value){KCS_PROBE_RANGE, INT_MIN, lo + 22};
     return 0;
 }
 
@@ -722,6 +749,7 @@ int kcs_probe_run_tile(const kcs_backend_ops *ops, kcs_backend_ctx *ctx, kcs_for
     r.tile = tile;
     r.late_extra_bits = -1;
     r.neab = (kcs_probe_value){KCS_PROBE_NA, 0, 0};
+    r.align_bits = r.c_bits = (kcs_probe_value){KCS_PROBE_NA, 0, 0};
     if (tile > 1) {
         size_t tk = (size_t)tile * (KMAX + 1);
         p->tA = malloc(tk * sizeof *p->tA);
@@ -761,7 +789,7 @@ int kcs_probe_run_tile(const kcs_backend_ops *ops, kcs_backend_ctx *ctx, kcs_for
         goto out;
     finish_step(p);
     if (r.step == KCS_PROBE_STEP_PAIRWISE)
-        r.neab = (kcs_probe_value){KCS_PROBE_NA, 0, 0};
+        r.neab = r.align_bits = r.c_bits = (kcs_probe_value){KCS_PROBE_NA, 0, 0};
     kcs_probe_nearest(&r);
     *r_p = r;
 out:
@@ -770,6 +798,15 @@ out:
     free(p->tB);
     free(p->tC);
     return rc;
+}
+
+kcs_probe_value kcs_probe_sum_under_c_bits(const kcs_probe_result *r)
+{
+    if (r->align_bits.st != KCS_PROBE_EXACT || r->align_bits.lo == KCS_PROBE_INF ||
+        r->late_extra_bits < 0)
+        return (kcs_probe_value){KCS_PROBE_NA, 0, 0};
+    int w = r->align_bits.lo + r->late_extra_bits;
+    return (kcs_probe_value){KCS_PROBE_EXACT, w, w};
 }
 
 /* ---- Nearest profile ------------------------------------------------------ */

@@ -68,6 +68,13 @@ typedef struct kcs_probe_result {
     kcs_probe_status step_st;
     int late_extra_bits;      /* c dominating: bits the product sum keeps beyond
                                  global alignment (late c: 7); -1 not measured */
+    /* Widths, measured apart (docs/profiles.md "Widths"): fraction bits a
+     * term keeps below the step's largest exponent, E - 23 - neab in the
+     * model. align_bits: a product (series NP, NC of stage_neab); c_bits:
+     * c itself (series CZ). NA where no block alignment was measured
+     * (pairwise steps, c added last, F unknown); c_bits also NA for an fma
+     * chain (F = 1). The output width is acc_bits with rounding. */
+    kcs_probe_value align_bits, c_bits;
     kcs_rounding rounding;    /* valid when rounding_st is EXACT */
     kcs_probe_status rounding_st;
     unsigned round_modes;     /* KCS_PROBE_RM_* consistent with every vector */
@@ -117,6 +124,10 @@ const char *kcs_probe_status_name(kcs_probe_status s);
 const char *kcs_probe_sub_name(kcs_probe_sub s);
 /* "24", "-10", "inf", ">=23", "1..2", "n/a", "inconsistent". */
 const char *kcs_probe_value_str(const kcs_probe_value *v, char *buf, size_t len);
+/* The product sum's fraction bits below a dominating c: align_bits +
+ * late_extra_bits (late c: 31 on CDNA3), or NA (value st) when either is
+ * not measured. */
+kcs_probe_value kcs_probe_sum_under_c_bits(const kcs_probe_result *r);
 /* "rne", "rz", ... or "inconsistent" / "n/a". */
 const char *kcs_probe_rounding_str(const kcs_probe_result *r);
 

@@ -23,10 +23,13 @@ static kcs_probe_step step_of(kcs_step_kind k)
 
 static void show(const char *who, const kcs_probe_result *r)
 {
-    char a[48], f[48], n[48];
-    printf("  %-22s %-9s acc %-3s F %-5s neab %-5s %-8s %-4s flush %-3s -> %s/%s (%d diff%s%s)\n",
+    char a[48], f[48], n[48], wa[48], wc[48];
+    printf("  %-22s %-9s acc %-3s F %-5s neab %-5s widths %s/%s %-8s %-4s flush %-3s -> %s/%s "
+           "(%d diff%s%s)\n",
            who, kcs_format_name(r->in), kcs_probe_value_str(&r->acc_bits, a, sizeof a),
            kcs_probe_value_str(&r->F, f, sizeof f), kcs_probe_value_str(&r->neab, n, sizeof n),
+           kcs_probe_value_str(&r->align_bits, wa, sizeof wa),
+           kcs_probe_value_str(&r->c_bits, wc, sizeof wc),
            kcs_probe_step_name(r->step), kcs_probe_rounding_str(r),
            r->flush_st == KCS_PROBE_EXACT ? (r->flush ? "yes" : "no")
                                           : kcs_probe_status_name(r->flush_st),
@@ -47,10 +50,21 @@ static void assert_recovers(const kcs_probe_result *r, const kcs_profile_params 
     CU_ASSERT_EQUAL(r->step, step_of(p->step));
     if (p->step == KCS_STEP_PAIRWISE) {
         CU_ASSERT_EQUAL(r->neab.st, KCS_PROBE_NA); /* PROFILES.md: "—" */
+        CU_ASSERT_EQUAL(r->align_bits.st, KCS_PROBE_NA);
+        CU_ASSERT_EQUAL(r->c_bits.st, KCS_PROBE_NA);
     } else {
         CU_ASSERT_EQUAL(r->neab.st, KCS_PROBE_EXACT);
         CU_ASSERT_EQUAL(r->neab.lo, p->neab); /* KCS_NEAB_INF == KCS_PROBE_INF */
         CU_ASSERT_EQUAL(r->neab.hi, p->neab);
+        /* widths, measured apart: a product and c each keep 23 + neab
+         * fraction bits below the step's largest exponent in the model */
+        int w = p->neab == KCS_NEAB_INF ? KCS_PROBE_INF : 23 + p->neab;
+        CU_ASSERT_EQUAL(r->align_bits.st, KCS_PROBE_EXACT);
+        CU_ASSERT_EQUAL(r->align_bits.lo, w);
+        CU_ASSERT_EQUAL(r->align_bits.hi, w);
+        CU_ASSERT_EQUAL(r->c_bits.st, KCS_PROBE_EXACT);
+        CU_ASSERT_EQUAL(r->c_bits.lo, w);
+        CU_ASSERT_EQUAL(r->c_bits.hi, w);
     }
     /* d keeps 24 + min(neab, 0) bits; pairwise adds in fp32 */
     int bits = p->step == KCS_STEP_PAIRWISE ? 24 : kcs_profile_out_bits(p);
@@ -63,8 +77,12 @@ static void assert_recovers(const kcs_probe_result *r, const kcs_profile_params 
     if (p->flush) /* pairwise flushes subnormal inputs and c in every format */
         CU_ASSERT(r->sub_inputs == KCS_PROBE_SUB_FLUSHED && r->sub_c == KCS_PROBE_SUB_FLUSHED);
     /* late c keeps 7 more product bits when c dominates; global none */
-    if (p->step == KCS_STEP_LATE_C)
+    if (p->step == KCS_STEP_LATE_C) {
         CU_ASSERT_EQUAL(r->late_extra_bits, 7);
+        /* the product sum under a larger c: 23 + neab + 7 (CDNA3: 31) */
+        kcs_probe_value u = kcs_probe_sum_under_c_bits(r);
+        CU_ASSERT(u.st == KCS_PROBE_EXACT && u.lo == 30 + p->neab);
+    }
     if (p->step == KCS_STEP_GLOBAL && r->late_extra_bits >= 0)
         CU_ASSERT_EQUAL(r->late_extra_bits, 0);
 }
@@ -299,6 +317,11 @@ static void test_fma_chains(void)
     CU_ASSERT(r.neab.lo == 2 * 24 - 2 - 23 && r.neab.hi == KCS_PROBE_INF);
     CU_ASSERT(r.rounding_st == KCS_PROBE_EXACT && r.rounding == KCS_RNE);
     CU_ASSERT(r.acc_bits.lo == 24 && r.flush_st == KCS_PROBE_EXACT && !r.flush);
+    /* the whole 48-bit product survives: at least 46 fraction bits; c is the
+     * chain's running value, no block addend */
+    CU_ASSERT(r.align_bits.st == KCS_PROBE_RANGE && r.align_bits.lo == 2 * 24 - 2 &&
+              r.align_bits.hi == KCS_PROBE_INF);
+    CU_ASSERT_EQUAL(r.c_bits.st, KCS_PROBE_NA);
     CU_ASSERT(r.nearest_cross_format); /* no profile takes fp32 inputs */
     CU_ASSERT_EQUAL_FATAL(probe_box(&last, KCS_FMT_FP32, &r, "fma chain, c last"), 0);
     CU_ASSERT(r.F.st == KCS_PROBE_EXACT && r.F.lo == 1);
