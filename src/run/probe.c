@@ -8,6 +8,7 @@
  * survives alignment iff r <= 23 + neab; d is rounded to P = 24 + min(neab, 0)
  * bits. Each stage below derives its vectors from those definitions. */
 #include "probe.h"
+#include "probe_gemm.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -88,62 +89,14 @@ static bool reach(const probe *p, double v)
     return factor(p, v, &a, &b);
 }
 
-/* The only contact with the backend: D (1×1) = C + A (1×k) · B (k×1), or,
- * with a tile T > 1, the output (0, 0) of a T×T×k gemm whose A has a in its
- * row 0, B has b in its column 0, C has c at (0, 0), zeros elsewhere (a
- * library routes a 1×1 output through other kernels than a tile's: on an
- * H200 cuBLAS took an fp32 dot product for it, not the tensor cores); every
- * other output must then be zero. */
+/* The only contact with the backend (probe_gemm.h). */
 static int gemm1(probe *p, double c, const double *a, const double *b, int k, double *d_p)
 {
-    char msg[256] = "";
-    int T = p->tile;
-    kcs_call call = {0};
-    call.op = KCS_OP_GEMM;
-    call.variant = "native";
-    call.schedule.kind = KCS_SCHED_SEQUENTIAL;
-    call.dtype_in = p->in;
-    call.dtype_out = KCS_FMT_FP32;
-    call.acc.fmt = KCS_FMT_FP32;
-    call.m = call.n = T;
-    call.k = k;
-    if (T > 1) {
-        size_t tk = (size_t)T * (size_t)k;
-        memset(p->tA, 0, tk * sizeof *p->tA);
-        memset(p->tB, 0, tk * sizeof *p->tB);
-        memset(p->tC, 0, (size_t)T * (size_t)T * sizeof *p->tC);
-        memcpy(p->tA, a, (size_t)k * sizeof *a); /* row 0 of A (T×k) */
-        for (int t = 0; t < k; t++)
-            p->tB[(size_t)t * (size_t)T] = b[t]; /* column 0 of B (k×T) */
-        p->tC[0] = c;
-        a = p->tA;
-        b = p->tB;
-    }
-    call.in[0] = a;
-    call.in[1] = b;
-    call.in[2] = T > 1 ? p->tC : &c;
-    call.in_len[0] = call.in_len[1] = (size_t)T * (size_t)k;
-    call.in_len[2] = (size_t)T * (size_t)T;
-    call.out = p->out.data;
-    call.out_len = (size_t)T * (size_t)T;
-    call.attrs = "";
-    call.msg = msg;
-    call.msg_len = sizeof msg;
-    kcs_tensor_poison(&p->out);
+    const kcs_probe_gemm g = {.ops = p->ops, .ctx = p->ctx, .in = p->in, .tile = p->tile,
+                              .tA = p->tA, .tB = p->tB, .tC = p->tC, .out = &p->out,
+                              .err = p->err, .who = "probe"};
     p->r->calls++;
-    int rc = p->ops->run(p->ctx, &call, p->err);
-    if (rc)
-        return kcs_error_prefix(p->err, "probe: %s gemm %dx%dx%d", p->ops->name, T, T, k);
-    if (!kcs_tensor_guards_ok(&p->out) || p->out.data[0] == p->out.sentinel)
-        return kcs_fail(p->err, KCS_E_DEVICE, "probe: %s gemm %dx%dx%d wrote outside its output "
-                        "or not at all", p->ops->name, T, T, k);
-    for (size_t i = 1; i < call.out_len; i++)
-        if (p->out.data[i] != 0.0)
-            return kcs_fail(p->err, KCS_E_DEVICE, "probe: %s gemm %dx%dx%d: output %zu is %g, "
-                            "not the 0 of its zero inputs", p->ops->name, T, T, k, i,
-                            p->out.data[i]);
-    *d_p = p->out.data[0];
-    return 0;
+    return kcs_probe_gemm_run(&g, c, a, b, k, d_p);
 }
 
 /* d for c + sum v[i] (each v[i] a product, factored into the input format). */

@@ -27,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "probe_gemm.h"
 #include "tensor.h"
 
 #define K_MAX 64
@@ -44,60 +45,15 @@ typedef struct fprobe {
 
 static int gemm(fprobe *p, double c, const double *a, const double *b, int k, double *d_p)
 {
-    char msg[256] = "";
     for (int i = 0; i < k; i++)
         if (!kcs_format_exact(p->in, a[i]) || !kcs_format_exact(p->in, b[i]))
             return kcs_fail(p->err, KCS_E_INTERNAL, "probe: a feature vector is not exact in %s",
                             kcs_format_name(p->in));
-    int T = p->tile;
-    if (T > 1) {
-        size_t tk = (size_t)T * (size_t)k;
-        memset(p->tA, 0, tk * sizeof *p->tA);
-        memset(p->tB, 0, tk * sizeof *p->tB);
-        memset(p->tC, 0, (size_t)T * (size_t)T * sizeof *p->tC);
-        memcpy(p->tA, a, (size_t)k * sizeof *a); /* row 0 of A (T×k) */
-        for (int t = 0; t < k; t++)
-            p->tB[(size_t)t * (size_t)T] = b[t]; /* column 0 of B (k×T) */
-        p->tC[0] = c;
-        a = p->tA;
-        b = p->tB;
-    }
-    kcs_call call = {0};
-    call.op = KCS_OP_GEMM;
-    call.variant = "native";
-    call.schedule.kind = KCS_SCHED_SEQUENTIAL;
-    call.dtype_in = p->in;
-    call.dtype_out = KCS_FMT_FP32;
-    call.acc.fmt = KCS_FMT_FP32;
-    call.m = call.n = T;
-    call.k = k;
-    call.in[0] = a;
-    call.in[1] = b;
-    call.in[2] = T > 1 ? p->tC : &c;
-    call.in_len[0] = call.in_len[1] = (size_t)T * (size_t)k;
-    call.in_len[2] = (size_t)T * (size_t)T;
-    call.out = p->out.data;
-    call.out_len = (size_t)T * (size_t)T;
-    call.attrs = "";
-    call.msg = msg;
-    call.msg_len = sizeof msg;
-    kcs_tensor_poison(&p->out);
+    const kcs_probe_gemm g = {.ops = p->ops, .ctx = p->ctx, .in = p->in, .tile = p->tile,
+                              .tA = p->tA, .tB = p->tB, .tC = p->tC, .out = &p->out,
+                              .err = p->err, .who = "probe features"};
     p->calls++;
-    int rc = p->ops->run(p->ctx, &call, p->err);
-    if (rc)
-        return kcs_error_prefix(p->err, "probe features: %s gemm %dx%dx%d", p->ops->name, T, T,
-                                k);
-    if (!kcs_tensor_guards_ok(&p->out) || p->out.data[0] == p->out.sentinel)
-        return kcs_fail(p->err, KCS_E_DEVICE,
-                        "probe features: %s gemm %dx%dx%d wrote outside its output or not at all",
-                        p->ops->name, T, T, k);
-    for (size_t i = 1; i < call.out_len; i++)
-        if (p->out.data[i] != 0.0)
-            return kcs_fail(p->err, KCS_E_DEVICE,
-                            "probe features: %s gemm %dx%dx%d: output %zu is %g, not the 0 of "
-                            "its zero inputs", p->ops->name, T, T, k, i, p->out.data[i]);
-    *d_p = p->out.data[0];
-    return 0;
+    return kcs_probe_gemm_run(&g, c, a, b, k, d_p);
 }
 
 /* Combine the verdicts of a feature's vectors: -1 inconsistent. */
