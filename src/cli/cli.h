@@ -44,6 +44,7 @@ void kcs_cli_help(FILE *f, const kcs_cmd_doc *doc, const kcs_opt *opts);
     X(run, "run a study under MPI and write its HDF5 dataset")                                \
     X(check, "check a study without running it and print its plan")                           \
     X(reduce, "analyse datasets: verdicts, baselines, signatures, merge, report")             \
+    X(publish, "a citable bundle: datasets, tidy tables, HTML atlas, datapackage, --verify") \
     X(detect, "detection curves: inject errors, judge them with every detector")              \
     X(lint, "validate contract files and print them normalized")                              \
     X(exec, "run one op on one backend with inputs from files")                               \
