@@ -313,9 +313,11 @@ static void ref_case(gen *g, kcs_pub_text *t, int64_t c, int rank)
     kcs_view *v = g->v;
     int s = v->rank_src[rank];
     int64_t sc = v->cases[c].src_case_id[s];
-    kcs_pub_text_add(t, "%s\t/results[case %" PRId64 ", rank %d, trials 0..%d]\n",
-                     g->in->data[s], sc, rank - v->src[s].first_rank,
-                     (int)v->cases[c].rec.trials - 1);
+    int sr = rank - v->src[s].first_rank, T = v->src[s].info.max_trials;
+    int64_t row = (sc * v->src[s].info.n_ranks + sr) * T; /* /results is [case][rank][trial] */
+    kcs_pub_text_add(t, "%s\t/results rows %" PRId64 "..%" PRId64 " (case_id %" PRId64
+                        ", rank %d, trials 0..%d)\n",
+                     g->in->data[s], row, row + T - 1, sc, sr, T - 1);
 }
 
 static int dataset_measurements(gen *g, const kcs_csv *verd, kcs_error *err)

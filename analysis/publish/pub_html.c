@@ -392,10 +392,11 @@ static int rows_pages(const kcs_pub_atlas *a, const char *out, kcs_error *err)
     if (!f)
         return KCS_E_IO;
     head(f, "Rows of tables/measurements.csv and their HDF5 rows", "../");
-    fputs("<p class=\"note\">Per row: the dataset file and its <code>/results</code> rows "
-          "[case, rank, trial] (h5py: <code>f['results'][case, rank, trial]</code> for a run's "
-          "dataset; <code>h5dump -d /results -s case,rank,0 -c 1,1,T FILE</code>), or the "
-          "imported report's CSV line.</p>\n",
+    fputs("<p class=\"note\">Per row: the dataset file and the rows of its <code>/results</code> "
+          "table it was computed from (rows are ordered by case, rank, trial; read them with "
+          "h5py: <code>h5py.File(FILE)['results'][FIRST:LAST + 1]</code>, or "
+          "<code>h5dump -d /results -s FIRST -c COUNT FILE</code>), or the imported report's "
+          "CSV line.</p>\n",
           f);
     for (int64_t i = 0; i < a->n_meas; i++) {
         const kcs_pub_meas *m = &a->meas[i];
