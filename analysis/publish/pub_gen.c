@@ -629,7 +629,31 @@ static int probe_fp(gen *g, int d, const char *path, const char *json, kcs_error
     json_get(json, "backend", backend, sizeof backend);
     json_get(json, "model", model, sizeof model);
     json_get(json, "dtype_in", din, sizeof din);
-    if (!backend[0] || strcmp(backend, dv->backend) || (dv->model[0] && strcmp(model, dv->model)))
+    if (!backend[0] || strcmp(backend, dv->backend))
+        return 0;
+    if (strstr(json, "\"trees\":")) {
+        /* kcs probe --order --json: the summation order of the device's rows */
+        char op[32], k[32], tree[4096], variant[32];
+        json_get(json, "op", op, sizeof op);
+        json_get(json, "k", k, sizeof k);
+        json_get(json, "tree", tree, sizeof tree);
+        json_get(json, "variant", variant, sizeof variant);
+        if (strcmp(variant, "native") || !tree[0])
+            return 0;
+        int any = 0;
+        for (int i = 0; i < g->a.n_fps; i++) {
+            kcs_pub_fp *fp = &g->a.fps[i];
+            if (fp->dev != d || (din[0] && fp->dtype_in[0] && strcmp(din, fp->dtype_in)))
+                continue;
+            int n = snprintf(fp->order, sizeof fp->order, "%s k=%s: %s", op, k, tree);
+            if (n >= (int)sizeof fp->order)
+                snprintf(fp->order + sizeof fp->order - 40, 40, "... (whole tree: %s)",
+                         strrchr(path, '/') ? strrchr(path, '/') + 1 : path);
+            any = 1;
+        }
+        return any;
+    }
+    if (dv->model[0] && strcmp(model, dv->model))
         return 0;
     kcs_pub_fp fp = {0};
     fp.dev = d;
@@ -681,16 +705,19 @@ static int fingerprints(gen *g, kcs_error *err)
                 found = 1;
             }
         } else if (strcmp(dv->kind, "cpu")) {
-            for (int i = 0; i < g->in->n_probes; i++) {
-                char *json = slurp(g->in->probes[i]);
-                if (!json)
-                    return kcs_fail(err, KCS_E_IO, "%s: cannot read", g->in->probes[i]);
-                rc = probe_fp(g, d, g->in->probes[i], json, err);
-                free(json);
-                if (rc < 0)
-                    return rc;
-                found |= rc;
-            }
+            for (int pass = 0; pass < 2; pass++) /* fingerprints, then orders */
+                for (int i = 0; i < g->in->n_probes; i++) {
+                    char *json = slurp(g->in->probes[i]);
+                    if (!json)
+                        return kcs_fail(err, KCS_E_IO, "%s: cannot read", g->in->probes[i]);
+                    rc = 0;
+                    if (!strstr(json, "\"trees\":") == !pass)
+                        rc = probe_fp(g, d, g->in->probes[i], json, err);
+                    free(json);
+                    if (rc < 0)
+                        return rc;
+                    found |= pass == 0 && rc;
+                }
             if (dv->src < 0) {
                 const char *dir = g->in->silicon[-1 - dv->src];
                 DIR *dd = opendir(dir);

@@ -73,7 +73,7 @@ typedef struct kcs_pub_pair {
 typedef struct kcs_pub_fp {
     int dev;
     char dtype_in[16];
-    char block_size[32], acc_bits[32], rounding[32], step[32], order[64], nearest[64];
+    char block_size[32], acc_bits[32], rounding[32], step[32], order[256], nearest[64];
     char source[512];
 } kcs_pub_fp;
 

@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "h5out.h"
 #include "outdir.h"
 #include "store_read.h"
 
@@ -117,6 +118,16 @@ void kcs_pub_inputs_free(kcs_pub_inputs *in)
 /* Every dataset verified by the store's reader before it is copied. */
 static int verify_dataset(const char *path, kcs_error *err)
 {
+    char *content = NULL;
+    if (kcs_h5in_root_str(path, "content", &content, err) == 0 && content &&
+        !strcmp(content, "detection")) {
+        free(content);
+        return kcs_fail(err, KCS_E_INVAL,
+                        "%s: a kcs detect dataset; kcs publish takes study datasets (detection "
+                        "curves are not published yet)",
+                        path);
+    }
+    free(content);
     kcs_store_reader *r = NULL;
     int rc = kcs_store_open_read(path, &r, err);
     if (rc) {

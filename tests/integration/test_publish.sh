@@ -88,4 +88,23 @@ grep -q "bad.h5" "$T/r2.txt" || fail "$(cat "$T/r2.txt")"
 ls -d "$T"/nb.partial-* 2>/dev/null && fail "a partial bundle was left"
 expect_rc 2 "$T/r3.txt" "$KCS" publish --verify "$T/mine" -q
 grep -q "not a kcs bundle" "$T/r3.txt" || fail "$(cat "$T/r3.txt")"
+# a native device (OpenCL on PoCL) fingerprinted from kcs probe --json and --order --json
+study_cpu_opencl ocl 5 > "$T/ocl.yaml"
+"$MPIEXEC" -n 2 --allow-run-as-root --oversubscribe "$KCS" run "$T/ocl.yaml" -o "$T/ocl.h5" -q
+"$KCS" probe --backend opencl --json > "$T/probe.json" 2> /dev/null
+"$KCS" probe --order --op gemm -k 16 --backend opencl --json > "$T/order.json" 2> /dev/null
+"$KCS" publish "$T/ocl.h5" --probe "$T/probe.json" --probe "$T/order.json" -q -o "$T/o"
+"$PYTHON" - "$T/o/tables/devices.csv" "$T/probe.json" "$T/order.json" <<'PY'
+import csv, json, sys
+rows = [r for r in csv.DictReader(open(sys.argv[1])) if r["backend"] == "opencl"]
+p, o = json.load(open(sys.argv[2])), json.load(open(sys.argv[3]))
+assert len(rows) == 1, rows
+r = rows[0]
+assert r["kind"] == "native" and r["model"] == p["model"], r
+assert (r["block_size"], r["acc_bits"], r["rounding"], r["step"]) == \
+    (p["F"]["text"], p["acc_bits"]["text"], p["rounding"], p["step"]), r
+assert r["order"] == "gemm k=16: " + o["trees"][0]["tree"], r["order"]
+assert r["source"] == "probes/01-probe.json", r["source"]
+PY
+"$KCS" publish --verify "$T/o" -q || fail "verify of the probed bundle"
 echo "test_publish: ok"
