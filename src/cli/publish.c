@@ -84,6 +84,7 @@ int kcs_cmd_publish(int argc, char **argv)
         return rc;
     }
     kcs_error err = {0};
+    kcs_cli_catch_hdf5_crashes(verify ? "kcs publish --verify" : "kcs publish");
     if (verify) {
         free(probes);
         free(silicon);
