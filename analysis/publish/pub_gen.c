@@ -795,8 +795,10 @@ static int cmp_meas(const void *pa, const void *pb, void *ctx)
     const kcs_pub_meas *a = pa, *b = pb;
     const kcs_pub_dev *d = ctx;
     int c;
+    /* a page's block is (op, dtype_in, distribution): imported rows, whose
+     * dtype_out is not recorded, sit beside the datasets' */
     if ((c = strcmp(a->op, b->op)) || (c = strcmp(a->dtype_in, b->dtype_in)) ||
-        (c = strcmp(a->dtype_out, b->dtype_out)) || (c = strcmp(a->dist, b->dist)))
+        (c = strcmp(a->dist, b->dist)) || (c = strcmp(a->dtype_out, b->dtype_out)))
         return c;
     if (a->dev != b->dev)
         return (c = strcmp(d[a->dev].label, d[b->dev].label)) ? c : a->dev - b->dev;

@@ -221,22 +221,30 @@ static int op_page(const kcs_pub_atlas *a, const char *out, const char *op, kcs_
         const kcs_pub_meas *m0 = &a->meas[i];
         int64_t j = i;
         while (j < a->n_meas && !strcmp(a->meas[j].op, m0->op) &&
-               !strcmp(a->meas[j].dtype_in, m0->dtype_in) &&
-               !strcmp(a->meas[j].dtype_out, m0->dtype_out) && !strcmp(a->meas[j].dist, m0->dist))
+               !strcmp(a->meas[j].dtype_in, m0->dtype_in) && !strcmp(a->meas[j].dist, m0->dist))
             j++;
         if (strcmp(m0->op, op)) {
             i = j;
             continue;
         }
-        char h[160];
-        snprintf(h, sizeof h, "%s → %s, inputs %s", m0->dtype_in, m0->dtype_out[0] ? m0->dtype_out : "(not recorded)", m0->dist);
+        char h[160], outs[64] = "", ft[200];
+        for (int64_t r = i; r < j; r++) {
+            const char *o = a->meas[r].dtype_out[0] ? a->meas[r].dtype_out : "(not recorded)";
+            if (r == i || strcmp(a->meas[r].dtype_out, a->meas[r - 1].dtype_out)) {
+                size_t l = strlen(outs);
+                snprintf(outs + l, sizeof outs - l, "%s%s", l ? " / " : "", o);
+            }
+        }
+        snprintf(h, sizeof h, "%s → %s, inputs %s", m0->dtype_in, outs, m0->dist);
         fputs("<h2>", f);
         T(h);
         fputs("</h2>\n", f);
-        /* divergence from the oracle against k, one series per device */
-        int use_scaled = 0;
+        /* divergence from the oracle against k, one series per device: the
+         * backward error (every row has it, imported ones too), then the
+         * scaled divergence where the datasets have it */
+        int have_scaled = 0;
         for (int64_t r = i; r < j; r++)
-            use_scaled |= !isnan(a->meas[r].max_scaled);
+            have_scaled |= !isnan(a->meas[r].max_scaled);
         int64_t n = j - i;
         double *xs = calloc((size_t)n, sizeof *xs), *ys = calloc((size_t)n, sizeof *ys);
         char **hr = calloc((size_t)n, sizeof *hr);
@@ -246,10 +254,13 @@ static int op_page(const kcs_pub_atlas *a, const char *out, const char *op, kcs_
             fclose(f);
             return kcs_fail(err, KCS_E_NOMEM, "out of memory");
         }
+        for (int use_scaled = 0; use_scaled <= have_scaled; use_scaled++) {
         int ns = 0;
+        memset(ser, 0, (size_t)n * sizeof *ser);
         for (int64_t r = i; r < j; r++) {
             const kcs_pub_meas *m = &a->meas[r];
-            if (ns == 0 || a->meas[r - 1].dev != m->dev || r == i) {
+            if (ns == 0 || a->meas[r - 1].dev != m->dev ||
+                strcmp(a->meas[r - 1].dtype_out, m->dtype_out)) {
                 ser[ns].name = a->devs[m->dev].label;
                 ser[ns].x = xs + (r - i);
                 ser[ns].y = ys + (r - i);
@@ -262,18 +273,19 @@ static int op_page(const kcs_pub_atlas *a, const char *out, const char *op, kcs_
             if (asprintf(&hr[r - i], "rows/measurements.html#r-%" PRId64, r) < 0)
                 hr[r - i] = NULL;
         }
-        char ft[200];
-        snprintf(ft, sizeof ft, "%s: divergence from the oracle against k", h);
+        snprintf(ft, sizeof ft, "%s: %s against k", h,
+                 use_scaled ? "divergence from the oracle" : "backward error");
         kcs_svg_plot(f, ft, "k (reduction length)",
                      use_scaled ? "max |y - y_ref| / (|A||B|)" : "max backward error", ser, ns);
         for (int64_t r = 0; r < n; r++)
             free(hr[r]);
+        }
         /* device pairs */
         int64_t np = 0;
         for (int64_t q = 0; q < a->n_pairs; q++) {
             const kcs_pub_pair *x = &a->pairs[q];
             np += !strcmp(x->op, m0->op) && !strcmp(x->dtype_in, m0->dtype_in) &&
-                  !strcmp(x->dtype_out, m0->dtype_out) && !strcmp(x->dist, m0->dist);
+                  !strcmp(x->dist, m0->dist);
         }
         if (np) {
             double *px = calloc((size_t)np, sizeof *px), *py = calloc((size_t)np, sizeof *py);
@@ -284,14 +296,14 @@ static int op_page(const kcs_pub_atlas *a, const char *out, const char *op, kcs_
             for (int64_t q = 0; px && py && ph && pn && ps && q < a->n_pairs; q++) {
                 const kcs_pub_pair *x = &a->pairs[q];
                 if (strcmp(x->op, m0->op) || strcmp(x->dtype_in, m0->dtype_in) ||
-                    strcmp(x->dtype_out, m0->dtype_out) || strcmp(x->dist, m0->dist))
+                    strcmp(x->dist, m0->dist))
                     continue;
                 pscaled |= !isnan(x->max_scaled);
             }
             for (int64_t q = 0; px && py && ph && pn && ps && q < a->n_pairs; q++) {
                 const kcs_pub_pair *x = &a->pairs[q];
                 if (strcmp(x->op, m0->op) || strcmp(x->dtype_in, m0->dtype_in) ||
-                    strcmp(x->dtype_out, m0->dtype_out) || strcmp(x->dist, m0->dist))
+                    strcmp(x->dist, m0->dist))
                     continue;
                 if (prev < 0 || a->pairs[prev].dev_a != x->dev_a || a->pairs[prev].dev_b != x->dev_b) {
                     if (asprintf(&pn[nps], "%s vs %s", a->devs[x->dev_a].label,

@@ -76,13 +76,17 @@ int kcs_pub_write_tables(const kcs_pub_atlas *a, const char *out, kcs_error *err
         snprintf(ibuf[1], 32, "%" PRId64, m->k);
         snprintf(ibuf[2], 32, "%d", m->n_cases);
         snprintf(ibuf[3], 32, "%" PRId64, m->n_trials);
+        /* eta: the 10 digits kcs reduce --query gives, no more */
+        char eta_s[32] = "";
+        if (!isnan(m->eta))
+            snprintf(eta_s, sizeof eta_s, "%.10g", m->eta);
         const char *cells[] = {ibuf[0], d->label, d->site, bool_s(m->imported), m->op,
                                m->dtype_in, m->dtype_out, ibuf[1], m->dist, ibuf[2], ibuf[3],
                                kcs_pub_num(m->max_scaled, b[0]), kcs_pub_num(m->max_abs, b[1]),
                                kcs_pub_num(m->max_backward, b[2]), kcs_pub_num(m->max_tau, b[3]),
                                kcs_pub_num(m->max_ulp, b[4]), kcs_pub_num(m->c, b[5]),
                                kcs_pub_num(m->alpha, b[6]), kcs_pub_num(m->alpha_lo, b[7]),
-                               kcs_pub_num(m->alpha_hi, b[8]), kcs_pub_num(m->eta, b[9]),
+                               kcs_pub_num(m->alpha_hi, b[8]), eta_s,
                                bool_s(m->eta_valid), m->eta_note, "", m->signature};
         row(f, "measurements", cells, (int)(sizeof cells / sizeof *cells));
     }
