@@ -6,7 +6,7 @@
 #include <string.h>
 
 const char *const kcs_pub_tables[] = {"measurements", "pairs", "devices", "tolerances",
-                                      "sources", NULL};
+                                      "detection", "sources", NULL};
 
 #define ID(t) {t, "row_id", "integer", "the row's number in this table (0-based); the atlas's rows/" t ".html#r-<row_id> lists the HDF5 rows it was computed from"}
 
@@ -34,7 +34,7 @@ static const kcs_pub_col cols[] = {
     {"measurements", "eta", "number", "the recommended tolerance of tolerances.json evaluated at this k for the largest output count among the row's cases (kcs reduce --query); empty when tolerances.json has no single recommendation for the key (eta_note says why)"},
     {"measurements", "eta_valid", "boolean", "false when k lies outside the recommendation's validated range (the reducer warns); empty without eta"},
     {"measurements", "eta_note", "string", "why eta is empty (the recommendation withheld, with the reducer's reason), or empty"},
-    {"measurements", "power", "number", "detection power at this key; empty: the datasets published carry no detection data (kcs detect datasets are not read by publish yet)"},
+    {"measurements", "power", "number", "detection power at this key: empty, as detection power is not a property of one implementation; it depends on the detector and the injected error's size, and is in tables/detection.csv when the bundle has kcs detect datasets"},
     {"measurements", "signature", "string", "the ordering signature class of the implementation on these cases (the reducer's signatures klass; several classes joined by '|')"},
     ID("pairs"),
     {"pairs", "device_a", "string", "first implementation (label as in measurements)"},
@@ -86,6 +86,22 @@ static const kcs_pub_col cols[] = {
     {"tolerances", "heldout_lo", "number", "95 % Clopper-Pearson interval of the held-out false-alarm rate, lower end"},
     {"tolerances", "heldout_hi", "number", "the same, upper end"},
     {"tolerances", "missing", "string", "why the recommendation is withheld (the reducer's reason), or empty"},
+    ID("detection"),
+    {"detection", "site", "string", "the kcs detect dataset (data file without .h5) the row comes from"},
+    {"detection", "op", "string", "the op errors were injected into (/analysis/detection.op)"},
+    {"detection", "dtype_in", "string", "input format"},
+    {"detection", "m", "integer", "output rows"},
+    {"detection", "n", "integer", "output columns"},
+    {"detection", "k", "integer", "reduction length"},
+    {"detection", "detector", "string", "the detector judging the corrupted output (oracle verdict, Freivalds, digest, ...: /analysis/detection.detector)"},
+    {"detection", "kind", "string", "the injected error: single (one output), dense (every output), row, or a coercion (/analysis/detection.kind)"},
+    {"detection", "magnitude", "number", "size of the injected error as a multiple of the contract's tolerance eta (empty for coercions)"},
+    {"detection", "magnitude_data", "number", "the same injections in units of the data: mean over trials of max |dy| / the corrupted row's scale"},
+    {"detection", "trials", "integer", "injections judged"},
+    {"detection", "detected", "integer", "of those, flagged by the detector"},
+    {"detection", "p_detect", "number", "power: detected / trials"},
+    {"detection", "p_lo", "number", "95 % Clopper-Pearson interval of the power, lower end"},
+    {"detection", "p_hi", "number", "the same, upper end"},
     {"sources", "site", "string", "the site's name: the data file's name without .h5, or the imported report's folder"},
     {"sources", "kind", "string", "dataset (an HDF5 file in data/) or imported (a report-only run in silicon/)"},
     {"sources", "path", "string", "the file in the bundle"},

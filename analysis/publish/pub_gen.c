@@ -22,6 +22,7 @@
 #include "outdir.h"
 #include "profile.h"
 #include "format.h"
+#include "h5out.h"
 #include "reduce.h"
 #include "stats.h"
 #include "tolerances.h"
@@ -790,6 +791,56 @@ static void dataset_sources(gen *g)
     }
 }
 
+/* A kcs detect dataset: the reducer's detection table, with Clopper-Pearson
+ * intervals of the power. */
+static int detection(gen *g, const char *path, int idx, kcs_error *err)
+{
+    char rdir[4400];
+    snprintf(rdir, sizeof rdir, "%s/.reduce-detect-%d", g->out, idx);
+    const char *in[1] = {path};
+    kcs_reduce_opts ro = {.inputs = in, .n_inputs = 1, .out_dir = rdir, .quiet = 1, .no_plots = 1};
+    int rc = kcs_reduce_run(&ro, err);
+    if (rc)
+        return rc;
+    char p[4500];
+    snprintf(p, sizeof p, "%s/detection.csv", rdir);
+    kcs_csv c = {0};
+    if ((rc = kcs_csv_read(p, &c, err))) {
+        kcs_outdir_remove(rdir);
+        return rc;
+    }
+    kcs_pub_det *d = realloc(g->a.dets, (size_t)(g->a.n_dets + c.n_rows + 1) * sizeof *d);
+    if (!d) {
+        rc = kcs_fail(err, KCS_E_NOMEM, "out of memory");
+    } else {
+        g->a.dets = d;
+        for (int i = 0; i < c.n_rows; i++) {
+            kcs_pub_det *x = &g->a.dets[g->a.n_dets++];
+            memset(x, 0, sizeof *x);
+            site_of(path, x->site, sizeof x->site);
+            snprintf(x->op, sizeof x->op, "%s", cell(&c, i, "op"));
+            snprintf(x->dtype_in, sizeof x->dtype_in, "%s", cell(&c, i, "dtype_in"));
+            snprintf(x->detector, sizeof x->detector, "%s", cell(&c, i, "detector"));
+            snprintf(x->kind, sizeof x->kind, "%s", cell(&c, i, "kind"));
+            x->m = strtoll(cell(&c, i, "m"), NULL, 10);
+            x->n = strtoll(cell(&c, i, "n"), NULL, 10);
+            x->k = strtoll(cell(&c, i, "k"), NULL, 10);
+            x->magnitude = cellnum(&c, i, "magnitude");
+            x->magnitude_data = cellnum(&c, i, "magnitude_data");
+            x->trials = strtoll(cell(&c, i, "trials"), NULL, 10);
+            x->detected = strtoll(cell(&c, i, "detected"), NULL, 10);
+            x->p_detect = cellnum(&c, i, "p_detect");
+            x->p_lo = x->p_hi = NAN;
+            if (x->trials > 0)
+                kcs_clopper_pearson(x->detected, x->trials, 0.95, &x->p_lo, &x->p_hi);
+            snprintf(x->ref, sizeof x->ref, "%s\t/analysis/detection row %d", path, i);
+        }
+    }
+    kcs_csv_free(&c);
+    kcs_outdir_remove(rdir);
+    return rc;
+}
+
 static int cmp_meas(const void *pa, const void *pb, void *ctx)
 {
     const kcs_pub_meas *a = pa, *b = pb;
@@ -847,8 +898,36 @@ int kcs_pub_generate(const kcs_pub_inputs *in, const char *out, int quiet, kcs_e
     g.out = out;
     int rc = 0;
     snprintf(g.rdir, sizeof g.rdir, "%s/.reduce", out);
-    if (in->n_data < 1)
-        return kcs_fail(err, KCS_E_INVAL, "no dataset in the bundle (data/*.h5)");
+    /* study datasets go through the merged view; kcs detect datasets apart */
+    kcs_pub_inputs studies = *in;
+    char **sd = calloc((size_t)in->n_data + 1, sizeof *sd), **dd = calloc((size_t)in->n_data + 1, sizeof *dd);
+    int n_det = 0;
+    if (!sd || !dd) {
+        free(sd);
+        free(dd);
+        return kcs_fail(err, KCS_E_NOMEM, "out of memory");
+    }
+    studies.data = sd;
+    studies.n_data = 0;
+    for (int i = 0; i < in->n_data; i++) {
+        char *content = NULL;
+        kcs_error e = {0};
+        int det = kcs_h5in_root_str(in->data[i], "content", &content, &e) == 0 && content &&
+                  !strcmp(content, "detection");
+        free(content);
+        if (det)
+            dd[n_det++] = in->data[i];
+        else
+            sd[studies.n_data++] = in->data[i];
+    }
+    g.in = &studies;
+    in = &studies;
+    if (in->n_data < 1) {
+        free(sd);
+        free(dd);
+        return kcs_fail(err, KCS_E_INVAL, "no study dataset in the bundle (data/: only kcs detect "
+                                          "datasets)");
+    }
     if (!quiet)
         fprintf(stderr, "kcs publish: reducing %d dataset%s (the reducer's code: verdicts, "
                         "baselines, tolerances, signatures)\n",
@@ -886,7 +965,9 @@ int kcs_pub_generate(const kcs_pub_inputs *in, const char *out, int quiet, kcs_e
     if (rc)
         goto out;
     dedupe_labels(&g);
-    if ((rc = tolerances(&g, err)))
+    for (int i = 0; i < n_det && !rc; i++)
+        rc = detection(&g, dd[i], i, err);
+    if (rc || (rc = tolerances(&g, err)))
         goto out;
     {
         kcs_error e = {0};
@@ -899,9 +980,9 @@ int kcs_pub_generate(const kcs_pub_inputs *in, const char *out, int quiet, kcs_e
         goto out;
     qsort_r(g.a.meas, (size_t)g.a.n_meas, sizeof *g.a.meas, cmp_meas, g.a.devs);
     qsort(g.a.pairs, (size_t)g.a.n_pairs, sizeof *g.a.pairs, cmp_pair);
-    snprintf(g.a.power_note, sizeof g.a.power_note,
-             "no detection data: the datasets published are study datasets; kcs detect "
-             "datasets are not read by kcs publish yet");
+    snprintf(g.a.power_note, sizeof g.a.power_note, "%s",
+             g.a.n_dets ? "this bundle's detection curves: tables/detection.csv"
+                        : "no kcs detect dataset in this bundle");
     if (!quiet)
         fprintf(stderr, "kcs publish: %" PRId64 " measurement rows, %" PRId64
                         " pair rows, %d devices; writing tables and pages\n",
@@ -919,5 +1000,7 @@ out:
     km_free(&g.pkey);
     kcs_pub_atlas_free(&g.a);
     kcs_outdir_remove(g.rdir);
+    free(sd);
+    free(dd);
     return rc;
 }

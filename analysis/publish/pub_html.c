@@ -139,6 +139,7 @@ static int index_page(const kcs_pub_atlas *a, const char *out, char **ops, int n
           "<a href=\"tables/measurements.csv\">measurements.csv</a>, "
           "<a href=\"tables/pairs.csv\">pairs.csv</a>, <a href=\"tables/devices.csv\">devices.csv</a>, "
           "<a href=\"tables/tolerances.csv\">tolerances.csv</a>, "
+          "<a href=\"tables/detection.csv\">detection.csv</a>, "
           "<a href=\"tables/sources.csv\">sources.csv</a>, data dictionary "
           "(<a href=\"tables/dictionary.md\">md</a>, <a href=\"tables/dictionary.csv\">csv</a>).</p>\n"
           "<h2>Ops</h2>\n<ul>\n",
@@ -202,6 +203,94 @@ static int index_page(const kcs_pub_atlas *a, const char *out, char **ops, int n
     return tail(f, p, err);
 }
 
+/* Detection curves of op: per (dtype_in, shape, kind of injected error),
+ * power against the error's size (multiples of eta), one series per
+ * detector; injections without a size (coercions) as a table. */
+static int detection_section(FILE *f, const kcs_pub_atlas *a, const char *op)
+{
+    int64_t n = a->n_dets;
+    char *done = calloc((size_t)(n ? n : 1), 1);
+    double *xs = calloc((size_t)(n ? n : 1), sizeof *xs), *ys = calloc((size_t)(n ? n : 1), sizeof *ys);
+    char **hr = calloc((size_t)(n ? n : 1), sizeof *hr);
+    kcs_svg_series *ser = calloc((size_t)(n ? n : 1), sizeof *ser);
+    if (!done || !xs || !ys || !hr || !ser) {
+        free(done), free(xs), free(ys), free(hr), free(ser);
+        return -1;
+    }
+    int any = 0;
+    for (int64_t i = 0; i < n; i++) {
+        const kcs_pub_det *k0 = &a->dets[i];
+        if (done[i] || strcmp(k0->op, op) || isnan(k0->magnitude))
+            continue;
+        if (!any)
+            fputs("<h2>Detection curves</h2>\n<p class=\"note\">Errors injected into a "
+                  "conforming output; power (share of injections flagged, with its 95 % "
+                  "Clopper-Pearson interval in tables/detection.csv) against the error's size "
+                  "in multiples of the contract's tolerance eta.</p>\n",
+                  f);
+        any = 1;
+        int ns = 0, m = 0;
+        for (int64_t j = i; j < n; j++) {
+            const kcs_pub_det *x = &a->dets[j];
+            if (done[j] || strcmp(x->op, op) || isnan(x->magnitude) ||
+                strcmp(x->dtype_in, k0->dtype_in) || strcmp(x->kind, k0->kind) ||
+                strcmp(x->site, k0->site) || x->m != k0->m || x->n != k0->n || x->k != k0->k)
+                continue;
+            done[j] = 1;
+            int si = -1;
+            for (int q = 0; q < ns; q++)
+                if (!strcmp(ser[q].name, x->detector))
+                    si = q;
+            if (si < 0 || ser[si].x + ser[si].n != xs + m) {
+                /* a new run of points for this detector (rows come grouped) */
+                si = ns++;
+                ser[si] = (kcs_svg_series){x->detector, 0, xs + m, ys + m,
+                                           (const char *const *)(hr + m)};
+            }
+            xs[m] = x->magnitude;
+            ys[m] = x->p_detect;
+            if (asprintf(&hr[m], "rows/detection.html#r-%" PRId64, j) < 0)
+                hr[m] = NULL;
+            ser[si].n++;
+            m++;
+        }
+        char t[256];
+        snprintf(t, sizeof t, "%s %s, %" PRId64 "x%" PRId64 " outputs, k = %" PRId64
+                              ", %s errors (%s)",
+                 op, k0->dtype_in, k0->m, k0->n, k0->k, k0->kind, k0->site);
+        kcs_svg_plot_y(f, t, "injected error / eta", "power (share detected)", ser, ns, 1);
+        for (int q = 0; q < m; q++)
+            free(hr[q]);
+    }
+    /* injections without a size */
+    int table = 0;
+    for (int64_t i = 0; i < n; i++) {
+        const kcs_pub_det *x = &a->dets[i];
+        if (strcmp(x->op, op) || !isnan(x->magnitude))
+            continue;
+        if (!table)
+            fputs("<h3>Injections without a size</h3>\n<table><tr><th>site</th><th>dtype_in</th>"
+                  "<th>shape</th><th>kind</th><th>detector</th><th>trials</th><th>power</th></tr>\n",
+                  f);
+        table = 1;
+        char shape[96];
+        snprintf(shape, sizeof shape, "%" PRId64 "x%" PRId64 ", k = %" PRId64, x->m, x->n, x->k);
+        fputs("<tr>", f);
+        td(f, x->site);
+        td(f, x->dtype_in);
+        td(f, shape);
+        td(f, x->kind);
+        td(f, x->detector);
+        num_link(f, "detection", i, (double)x->trials, "");
+        num_link(f, "detection", i, x->p_detect, "");
+        fputs("</tr>\n", f);
+    }
+    if (table)
+        fputs("</table>\n", f);
+    free(done), free(xs), free(ys), free(hr), free(ser);
+    return 0;
+}
+
 /* The series of one (op, dtypes, distribution) block. */
 static int op_page(const kcs_pub_atlas *a, const char *out, const char *op, kcs_error *err)
 {
@@ -211,11 +300,15 @@ static int op_page(const kcs_pub_atlas *a, const char *out, const char *op, kcs_
     if (!f)
         return KCS_E_IO;
     char title[128];
+    int rc_det = 0;
     snprintf(title, sizeof title, "op %s", op);
     head(f, title, "");
-    fputs("<p class=\"note\">Detection curves: none (the datasets published carry no detection "
-          "data). Points and numbers link to the HDF5 rows they come from.</p>\n",
-          f);
+    int64_t n_det = 0;
+    for (int64_t q = 0; q < a->n_dets; q++)
+        n_det += !strcmp(a->dets[q].op, op);
+    fprintf(f, "<p class=\"note\">Points and numbers link to the HDF5 rows they come from. "
+               "Detection curves: %s.</p>\n",
+            n_det ? "at the end of the page" : "none (no kcs detect dataset in this bundle for this op)");
     int64_t i = 0;
     while (i < a->n_meas) {
         const kcs_pub_meas *m0 = &a->meas[i];
@@ -362,6 +455,11 @@ static int op_page(const kcs_pub_atlas *a, const char *out, const char *op, kcs_
         free(xs), free(ys), free(hr), free(ser);
         i = j;
     }
+    rc_det = detection_section(f, a, op);
+    if (rc_det) {
+        fclose(f);
+        return kcs_fail(err, KCS_E_NOMEM, "out of memory");
+    }
     return tail(f, p, err);
 }
 
@@ -442,6 +540,24 @@ static int rows_pages(const kcs_pub_atlas *a, const char *out, kcs_error *err)
         fprintf(f, "<h3 id=\"r-%d\">row %d: %s %s→%s acc %s, %s</h3>\n", i, i, x->op,
                 x->dtype_in, x->dtype_out, x->acc, x->metric);
         refs_list(f, x->refs.s);
+    }
+    if ((rc = tail(f, p, err)) || !(f = open_page(dir, "detection.html", p, sizeof p, err)))
+        return rc ? rc : KCS_E_IO;
+    head(f, "Rows of tables/detection.csv and their HDF5 rows", "../");
+    fputs("<p class=\"note\">Per row: the kcs detect dataset and the row of its "
+          "<code>/analysis/detection</code> table (h5py: "
+          "<code>h5py.File(FILE)['analysis/detection'][ROW]</code>).</p>\n",
+          f);
+    for (int64_t i = 0; i < a->n_dets; i++) {
+        const kcs_pub_det *x = &a->dets[i];
+        fprintf(f, "<h3 id=\"r-%" PRId64 "\">row %" PRId64 ": ", i, i);
+        T(x->op);
+        fputs(" ", f);
+        T(x->detector);
+        fputs(" ", f);
+        T(x->kind);
+        fputs("</h3>\n", f);
+        refs_list(f, x->ref);
     }
     if ((rc = tail(f, p, err)) || !(f = open_page(dir, "devices.html", p, sizeof p, err)))
         return rc ? rc : KCS_E_IO;

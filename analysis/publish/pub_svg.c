@@ -2,6 +2,7 @@
 #include "pub_svg.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 void kcs_html_text(FILE *f, const char *s)
@@ -82,15 +83,34 @@ static const char *const palette[] = {"#1f77b4", "#d62728", "#2ca02c", "#9467bd"
                                       "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"};
 #define N_PALETTE (int)(sizeof palette / sizeof *palette)
 
+/* y on a linear [0, 1] axis: the pixel, or NaN outside */
+static double lin01_px(double y, double px0, double px1)
+{
+    return isfinite(y) && y >= 0 && y <= 1 ? px0 + y * (px1 - px0) : NAN;
+}
+
 void kcs_svg_plot(FILE *f, const char *title, const char *xlabel, const char *ylabel,
                   const kcs_svg_series *s, int n_series)
+{
+    kcs_svg_plot_y(f, title, xlabel, ylabel, s, n_series, 0);
+}
+
+void kcs_svg_plot_y(FILE *f, const char *title, const char *xlabel, const char *ylabel,
+                    const kcs_svg_series *s, int n_series, int y01)
 {
     const double W = 640, H = 360, L = 70, R = 20, T = 30, B = 50;
     const double legend_h = 16.0 * n_series + 8;
     int total = 0;
     for (int i = 0; i < n_series; i++)
         total += s[i].n;
-    double xs[total ? total : 1], ys[total ? total : 1];
+    double *xs = calloc((size_t)(total ? total : 1), sizeof *xs);
+    double *ys = calloc((size_t)(total ? total : 1), sizeof *ys);
+    if (!xs || !ys) {
+        free(xs);
+        free(ys);
+        fputs("<p>(figure left out: out of memory)</p>\n", f);
+        return;
+    }
     int m = 0;
     for (int i = 0; i < n_series; i++)
         for (int j = 0; j < s[i].n; j++) {
@@ -100,6 +120,12 @@ void kcs_svg_plot(FILE *f, const char *title, const char *xlabel, const char *yl
     kcs_logscale sx, sy;
     kcs_logscale_fit(&sx, 2, xs, m, L, W - R);
     int drawn = kcs_logscale_fit(&sy, 10, ys, m, H - B, T);
+    if (y01) {
+        drawn = 0;
+        for (int i = 0; i < m; i++)
+            drawn += !isnan(lin01_px(ys[i], H - B, T)) && !isnan(kcs_logscale_px(&sx, xs[i]));
+    }
+#define YPX(v) (y01 ? lin01_px((v), H - B, T) : kcs_logscale_px(&sy, (v)))
     fprintf(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" "
                "viewBox=\"0 0 %.0f %.0f\" role=\"img\">\n<title>",
             W, H + legend_h, W, H + legend_h);
@@ -117,10 +143,15 @@ void kcs_svg_plot(FILE *f, const char *title, const char *xlabel, const char *yl
                    "<text x=\"%.1f\" y=\"%.0f\" font-size=\"11\" text-anchor=\"middle\">%s</text>\n",
                 px, T, px, H - B, px, H - B + 16, lab);
     }
-    nt = kcs_logscale_ticks(&sy, ticks, 10);
+    nt = y01 ? 5 : kcs_logscale_ticks(&sy, ticks, 10);
     for (int i = 0; i < nt; i++) {
-        double py = kcs_logscale_px(&sy, ticks[i]);
-        kcs_logscale_label(&sy, ticks[i], lab, sizeof lab);
+        if (y01)
+            ticks[i] = 0.25 * i;
+        double py = YPX(ticks[i]);
+        if (y01)
+            snprintf(lab, sizeof lab, "%.2f", ticks[i]);
+        else
+            kcs_logscale_label(&sy, ticks[i], lab, sizeof lab);
         fprintf(f, "<line x1=\"%.0f\" y1=\"%.1f\" x2=\"%.0f\" y2=\"%.1f\" stroke=\"#ddd\"/>"
                    "<text x=\"%.0f\" y=\"%.1f\" font-size=\"11\" text-anchor=\"end\">%s</text>\n",
                 L, py, W - R, py, L - 4, py + 4, lab);
@@ -141,7 +172,7 @@ void kcs_svg_plot(FILE *f, const char *title, const char *xlabel, const char *yl
         /* the line joins the drawable points in order of x */
         int first = 1;
         for (int j = 0; j < s[i].n; j++) {
-            double px = kcs_logscale_px(&sx, s[i].x[j]), py = kcs_logscale_px(&sy, s[i].y[j]);
+            double px = kcs_logscale_px(&sx, s[i].x[j]), py = YPX(s[i].y[j]);
             if (isnan(px) || isnan(py))
                 continue;
             if (first)
@@ -154,7 +185,7 @@ void kcs_svg_plot(FILE *f, const char *title, const char *xlabel, const char *yl
         if (!first)
             fputs("\"/>\n", f);
         for (int j = 0; j < s[i].n; j++) {
-            double px = kcs_logscale_px(&sx, s[i].x[j]), py = kcs_logscale_px(&sy, s[i].y[j]);
+            double px = kcs_logscale_px(&sx, s[i].x[j]), py = YPX(s[i].y[j]);
             if (isnan(px) || isnan(py))
                 continue;
             if (s[i].href && s[i].href[j]) {
@@ -164,7 +195,7 @@ void kcs_svg_plot(FILE *f, const char *title, const char *xlabel, const char *yl
             }
             fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"4\" fill=\"%s\"><title>", px, py, col);
             kcs_html_text(f, s[i].name);
-            fprintf(f, ": k = %.17g, %.6g</title></circle>", s[i].x[j], s[i].y[j]);
+            fprintf(f, ": (%.6g, %.6g)</title></circle>", s[i].x[j], s[i].y[j]);
             fputs(s[i].href && s[i].href[j] ? "</a>\n" : "\n", f);
         }
         double ly = H + 12 + 16.0 * i;
@@ -176,7 +207,10 @@ void kcs_svg_plot(FILE *f, const char *title, const char *xlabel, const char *yl
     }
     if (drawn < m)
         fprintf(f, "<text x=\"%.0f\" y=\"%.0f\" font-size=\"11\" text-anchor=\"end\">%d of %d "
-                   "points not drawn (zero or undefined on a log axis)</text>\n",
-                W - R, T - 4, m - drawn, m);
+                   "points not drawn (%s)</text>\n",
+                W - R, T - 4, m - drawn, m, y01 ? "undefined" : "zero or undefined on a log axis");
     fputs("</svg>\n", f);
+    free(xs);
+    free(ys);
+#undef YPX
 }

@@ -38,6 +38,9 @@ typedef struct kcs_svg_series {
  * in a note under the plot. All text is escaped. */
 void kcs_svg_plot(FILE *f, const char *title, const char *xlabel, const char *ylabel,
                   const kcs_svg_series *s, int n_series);
+/* The same with a linear y axis from 0 to 1 (probabilities) when y01. */
+void kcs_svg_plot_y(FILE *f, const char *title, const char *xlabel, const char *ylabel,
+                    const kcs_svg_series *s, int n_series, int y01);
 
 /* HTML/XML text escaping (&, <, >, ", '). */
 void kcs_html_text(FILE *f, const char *s);

@@ -87,6 +87,15 @@ typedef struct kcs_pub_tol {
     kcs_pub_text refs;
 } kcs_pub_tol;
 
+typedef struct kcs_pub_det {
+    char site[96];
+    char op[32], dtype_in[16], detector[24], kind[24];
+    int64_t m, n, k;
+    double magnitude, magnitude_data, p_detect, p_lo, p_hi;
+    int64_t trials, detected;
+    char ref[320];           /* data file and /analysis/detection row */
+} kcs_pub_det;
+
 typedef struct kcs_pub_src {
     char site[96];
     char kind[16];           /* dataset | imported */
@@ -110,6 +119,8 @@ typedef struct kcs_pub_atlas {
     int n_tols;
     kcs_pub_src *srcs;
     int n_srcs;
+    kcs_pub_det *dets;
+    int64_t n_dets;
     char power_note[256];
 } kcs_pub_atlas;
 

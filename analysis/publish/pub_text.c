@@ -58,5 +58,6 @@ void kcs_pub_atlas_free(kcs_pub_atlas *a)
     free(a->fps);
     free(a->tols);
     free(a->srcs);
+    free(a->dets);
     memset(a, 0, sizeof *a);
 }

@@ -138,6 +138,24 @@ int kcs_pub_write_tables(const kcs_pub_atlas *a, const char *out, kcs_error *err
         row(f, "tolerances", cells, (int)(sizeof cells / sizeof *cells));
     }
     CLOSE();
+    OPEN("detection");
+    for (int64_t i = 0; i < a->n_dets; i++) {
+        const kcs_pub_det *x = &a->dets[i];
+        char n6[6][32];
+        snprintf(n6[0], 32, "%" PRId64, i);
+        snprintf(n6[1], 32, "%" PRId64, x->m);
+        snprintf(n6[2], 32, "%" PRId64, x->n);
+        snprintf(n6[3], 32, "%" PRId64, x->k);
+        snprintf(n6[4], 32, "%" PRId64, x->trials);
+        snprintf(n6[5], 32, "%" PRId64, x->detected);
+        const char *cells[] = {n6[0], x->site, x->op, x->dtype_in, n6[1], n6[2], n6[3],
+                               x->detector, x->kind, kcs_pub_num(x->magnitude, b[0]),
+                               kcs_pub_num(x->magnitude_data, b[1]), n6[4], n6[5],
+                               kcs_pub_num(x->p_detect, b[2]), kcs_pub_num(x->p_lo, b[3]),
+                               kcs_pub_num(x->p_hi, b[4])};
+        row(f, "detection", cells, (int)(sizeof cells / sizeof *cells));
+    }
+    CLOSE();
     OPEN("sources");
     for (int i = 0; i < a->n_srcs; i++) {
         const kcs_pub_src *x = &a->srcs[i];

@@ -46,7 +46,7 @@ int kcs_cmd_publish(int argc, char **argv)
         "a static HTML atlas (index.html, a page per op, rows/ pages linking every number to\n"
         "its HDF5 rows), datapackage.json (Frictionless Data Package with every file's sha256),\n"
         "CITATION.cff and LICENSE-data.txt (CC-BY-4.0). Several datasets are several sites of\n"
-        "one atlas. --probe FILE.json (`kcs probe --json` output) gives a native device's\n"
+        "one atlas; `kcs detect` datasets among them give the detection curves. --probe FILE.json (`kcs probe --json` output) gives a native device's\n"
         "fingerprint; --silicon DIR imports a report-only real-silicon run (study-verdicts.csv\n"
         "and probe-*.json, e.g. docs/silicon/nvidia-h200/run1) as its own columns, labelled\n"
         "imported and not recomputed.",

@@ -3,7 +3,8 @@
 # h5py and h5dump, datapackage.json's hashes and CSV schemas checked by
 # python, every measurement traced to its HDF5 rows), --verify passes, and
 # fails naming the file when a CSV cell, an HTML link or a data file is
-# tampered with; two datasets merge as two sites (duplicate labels get the
+# tampered with; a kcs detect dataset's curves are published with their
+# Clopper-Pearson intervals; two datasets merge as two sites (duplicate labels get the
 # site); --silicon imports the H200 run as its own device columns; bad input
 # and a user's directory are refused with exit 2 and nothing written.
 source "$(dirname "$0")/lib.sh"
@@ -65,6 +66,36 @@ PY
 rc=0; "$KCS" publish --verify "$T/t3" -q > "$T/v3.txt" 2>&1 || rc=$?
 [ "$rc" = 1 ] || [ "$rc" = 2 ] || fail "verify of a damaged data file: exit $rc"
 grep -q "data/01-site1.h5" "$T/v3.txt" || fail "damaged data file not named: $(cat "$T/v3.txt")"
+
+# a kcs detect dataset: its detection curves, every row traced to /analysis/detection
+{ study_head det 5 16 C-PRC-01; own_ranks sequential/fp32
+  printf 'cases:\n  - { contract: C-PRC-01, op: gemm, dtype_in: fp32, shapes: [[16, 16, 256]], inputs: [normal], trials: 2 }\n'
+} > "$T/det.yaml"
+"$KCS" detect "$T/det.yaml" -o "$T/det.h5" --trials 20 --magnitudes 5 --inputs 1 -q
+"$KCS" publish "$T/site1.h5" "$T/det.h5" -q -o "$T/d"
+"$PYTHON" - "$T/d" <<'PY'
+import csv, re, sys
+import h5py
+from scipy.stats import beta
+d = sys.argv[1]
+rows = list(csv.DictReader(open(d + "/tables/detection.csv")))
+page = open(d + "/rows/detection.html").read()
+det = h5py.File(d + "/data/02-det.h5", "r")["analysis/detection"][:]
+assert len(rows) == len(det) > 0, (len(rows), len(det))
+for r in rows:
+    ref = re.search(r'id="r-%s">.*?<code>(data/[^<]+)</code></a> <code>/analysis/detection row (\d+)</code>'
+                    % r["row_id"], page, re.S)
+    assert ref and ref.group(1) == "data/02-det.h5", r["row_id"]
+    x = det[int(ref.group(2))]
+    assert int(r["trials"]) == x["trials"] and int(r["detected"]) == x["detected"], r
+    assert r["detector"] == x["detector"].decode(), r
+    n, k = int(r["trials"]), int(r["detected"])
+    lo = 0.0 if k == 0 else beta.ppf(0.025, k, n - k + 1)
+    hi = 1.0 if k == n else beta.ppf(0.975, k + 1, n - k)
+    assert abs(float(r["p_lo"]) - lo) < 1e-9 and abs(float(r["p_hi"]) - hi) < 1e-9, (r, lo, hi)
+PY
+grep -q "<h2>Detection curves</h2>" "$T/d/op-gemm.html" || fail "no detection curves on the op page"
+"$KCS" publish --verify "$T/d" -q || fail "verify of the bundle with detection curves"
 
 # two sites: one atlas; the same implementations get their site
 "$KCS" publish "$T/site1.h5" "$T/site2.h5" -q -o "$T/m"
