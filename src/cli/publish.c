@@ -42,14 +42,15 @@ int kcs_cmd_publish(int argc, char **argv)
         "       kcs publish --verify DIR",
         "Publish datasets as one citable, browsable, checkable bundle DIR (docs/publish.md):\n"
         "data/ (the datasets, verified first, copied), tables/ (tidy CSV: measurements, pairs,\n"
-        "devices, tolerances, sources; a data dictionary), tolerances.json (the reducer's),\n"
+        "devices, tolerances, detection, sources; a data dictionary), tolerances.json (the reducer's),\n"
         "a static HTML atlas (index.html, a page per op, rows/ pages linking every number to\n"
         "its HDF5 rows), datapackage.json (Frictionless Data Package with every file's sha256),\n"
         "CITATION.cff and LICENSE-data.txt (CC-BY-4.0). Several datasets are several sites of\n"
-        "one atlas; `kcs detect` datasets among them give the detection curves. --probe FILE.json (`kcs probe --json` output) gives a native device's\n"
-        "fingerprint; --silicon DIR imports a report-only real-silicon run (study-verdicts.csv\n"
-        "and probe-*.json, e.g. docs/silicon/nvidia-h200/run1) as its own columns, labelled\n"
-        "imported and not recomputed.",
+        "one atlas; `kcs detect` datasets among them give the detection curves.\n"
+        "--probe FILE.json (`kcs probe --json` or `--order --json` output) gives a native\n"
+        "device's fingerprint; --silicon DIR imports a report-only real-silicon run\n"
+        "(study-verdicts.csv and probe-*.json, e.g. docs/silicon/nvidia-h200/run1) as its own\n"
+        "device columns, labelled imported and not recomputed.",
         "--verify DIR regenerates every table, page and tolerances.json from the bundle's own\n"
         "inputs and compares them byte for byte, checks every file's sha256 against\n"
         "datapackage.json and every internal link of the HTML; each mismatch is named on\n"
