@@ -87,6 +87,28 @@ static void test_svg_plot(void)
     free(buf);
 }
 
+static void test_svg_linear(void)
+{
+    /* probabilities on a linear [0, 1] axis: 0 is drawn (at the bottom), a
+     * value outside [0, 1] and NaN are not */
+    double x[] = {0.25, 1, 4, 16}, y[] = {0.0, 0.5, 1.0, NAN};
+    kcs_svg_series s[] = {{"oracle", 4, x, y, NULL}};
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    kcs_svg_plot_y(f, "p", "size", "power", s, 1, 1);
+    fclose(f);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(buf);
+    CU_ASSERT_EQUAL(count(buf, "<circle cx"), 3 + 1); /* three points and the legend's */
+    CU_ASSERT_PTR_NOT_NULL(strstr(buf, "1 of 4 points not drawn (undefined)"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(buf, ">0.50</text>"));
+    /* y = 0 at the plot's bottom (H - B = 310), y = 1 at its top (T = 30) */
+    CU_ASSERT_PTR_NOT_NULL(strstr(buf, "cy=\"310.0\""));
+    CU_ASSERT_PTR_NOT_NULL(strstr(buf, "cy=\"30.0\""));
+    CU_ASSERT_PTR_NOT_NULL(strstr(buf, "cy=\"170.0\""));
+    free(buf);
+}
+
 static void test_csv(void)
 {
     char b[64];
@@ -246,6 +268,7 @@ static void test_datapackage(void)
 static const ut_test tests[] = {
     {"log axes", test_logscale},
     {"svg plot: links, escaping, undrawable points", test_svg_plot},
+    {"svg plot: a linear probability axis", test_svg_linear},
     {"csv escaping and reading", test_csv},
     {"sha256 (FIPS 180-2 vectors)", test_sha256},
     {"datapackage.json and CITATION.cff", test_datapackage},
