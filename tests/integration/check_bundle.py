@@ -76,7 +76,6 @@ for m in meas:
         f = h5.setdefault(path, h5py.File(os.path.join(d, path), "r"))
         rows = f["results"][int(first):int(last) + 1]
         assert all(rows["case_id"] == int(case)) and all(rows["rank"] == int(rank)), (path, first)
-        ok = rows["status"] == b"ok" if rows["status"].dtype.kind == "S" else rows["status"] == "ok"
         best = max(best, float(np.max(rows["max_abs"])))
     assert abs(best - float(m["max_abs"])) <= 1e-12 * abs(best), (m["row_id"], best, m["max_abs"])
     checked += 1
