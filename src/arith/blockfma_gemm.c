@@ -283,27 +283,32 @@ int kcs_emulated_gemm_lib(const kcs_profile_params *p, const kcs_libpath *lp, in
                           const double *C, double *D)
 {
     bool split = lp && lp->splitk > 1, prom = lp && lp->promote > 0;
-    if (!split && !prom)
+    bool clast = lp && lp->c_last, sunit = split && lp->split_unit;
+    if (!split && !prom && !clast)
         return kcs_emulated_gemm(p, m, n, k, A, B, C, D);
     if (m <= 0 || n <= 0)
         return 0;
     if (p->F < 1 || p->F > 64)
         return KCS_E_INVAL;
+    size_t mn = (size_t)m * (size_t)n;
     int64_t F = p->F, part = k;
     if (split) {
         part = (k + lp->splitk - 1) / lp->splitk;
         part = part < 1 ? F : (part + F - 1) / F * F;
     }
     int64_t chunk = prom && lp->promote < part ? lp->promote : part;
-    size_t mn = (size_t)m * (size_t)n;
     double *As = malloc(sizeof(double) * (size_t)m * (size_t)(chunk > 0 ? chunk : 1));
     double *P = malloc(sizeof(double) * mn), *R = malloc(sizeof(double) * mn);
     int rc = KCS_E_NOMEM;
     if (!As || !P || !R)
         goto out;
-    /* D: C in fp32 (an fp32 register's starting value) */
-    for (size_t i = 0; i < mn; i++)
-        D[i] = C ? (double)(float)C[i] : 0.0;
+    /* D: C in fp32 (an fp32 register's starting value), or 0 when C comes last;
+     * summed in the unit, C is the accumulator's first value (in its format) */
+    for (size_t i = 0; i < mn; i++) {
+        D[i] = (C && !clast) ? (double)(float)C[i] : 0.0;
+        if (sunit && p->acc_f16)
+            D[i] = kcs_format_round(KCS_FMT_FP16, D[i], KCS_ROUND_DEFAULT);
+    }
     rc = 0;
     for (int64_t p0 = 0; p0 < k && !rc; p0 += part) {
         int64_t p1 = p0 + part < k ? p0 + part : k;
@@ -318,8 +323,11 @@ int kcs_emulated_gemm_lib(const kcs_profile_params *p, const kcs_libpath *lp, in
                 reg[i] = (double)((float)reg[i] + (float)P[i]);
         }
         for (size_t i = 0; split && i < mn && !rc; i++)
-            D[i] = (double)((float)D[i] + (float)R[i]);
+            D[i] = sunit ? kcs_blockfma_acc_add(p, D[i], R[i])
+                         : (double)((float)D[i] + (float)R[i]);
     }
+    for (size_t i = 0; clast && C && i < mn && !rc; i++)
+        D[i] = (double)((float)D[i] + (float)C[i]);
 out:
     KCS_FREE(As, P, R);
     return rc;
