@@ -386,8 +386,17 @@ HOT void iblock(const kcs_bfma_ctx *g, const int kind, const int F, const int R,
             if (kind == K_GLOBAL) {
                 vd S = (s + vtrunc32(cin * sc)) * q;
                 if (g->p->acc_f16) {
-                    for (int j = 0; j < VW; j++)
-                        d[j] = kcs_format_round(KCS_FMT_FP16, S[j], KCS_ROUND_DEFAULT);
+                    /* fp16 nearest-even: (S + M) - M with M = 1.5 * 2^(e + 42)
+                     * rounds S (|S| < 2^(e+1), e = max(floor(log2|S|), -14)) to
+                     * the grid 2^(e - 10) in one double rounding; above 65504:
+                     * +-Inf; a non-zero S that rounds to 0 keeps its sign */
+                    vl e = (((vl)S >> 52) & 0x7FF) - 1023;
+                    vl lo = e < -14;
+                    e = (lo & -14) | (~lo & e);
+                    vd M = (vd)(((e + 42 + 1023) << 52) | ((vl){} + (1LL << 51)));
+                    vd r = (S + M) - M;
+                    r = vsel(vabs(r) > 65504.0, (vd){} + INFINITY, vabs(r));
+                    d = (vd)((vl)r | ((vl)S & (int64_t)0x8000000000000000));
                 } else {
                     d = vfinal(g, S);
                 }
