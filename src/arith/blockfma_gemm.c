@@ -158,6 +158,7 @@ int kcs_emulated_gemm(const kcs_profile_params *p, int64_t m, int64_t n, int64_t
      * group whose product can reach 2^128 take the reference step */
     double *amax = malloc(sizeof(double) * (size_t)m), *bmax = malloc(sizeof(double) * (size_t)ng);
     int32_t *im = NULL, *ibm = NULL; /* decoded panels: m then e */
+    int32_t *iamx = NULL, *ibmx = NULL; /* their blocks' largest exponents */
     char *iaok = NULL, *igok = NULL;
     int rc = KCS_E_NOMEM;
     if (!av || !bv || !abad || !gbad || !amax || !bmax)
@@ -207,7 +208,9 @@ int kcs_emulated_gemm(const kcs_profile_params *p, int64_t m, int64_t n, int64_t
         ibm = malloc(sizeof(int32_t) * 2 * bsz);
         iaok = malloc((size_t)m);
         igok = malloc((size_t)ng);
-        if (!im || !ibm || !iaok || !igok) {
+        iamx = malloc(sizeof(int32_t) * (size_t)(m * (nb ? nb : 1)));
+        ibmx = malloc(sizeof(int32_t) * (size_t)(ng * (nb ? nb : 1) * NJ));
+        if (!im || !ibm || !iaok || !igok || !iamx || !ibmx) {
             rc = KCS_E_NOMEM;
             goto out;
         }
@@ -226,6 +229,24 @@ int kcs_emulated_gemm(const kcs_profile_params *p, int64_t m, int64_t n, int64_t
                 ok = decode1(bv[o], emin_b, fb, s0, g.czexp, &ibm[o], &ibe[o]);
             igok[gi] = ok;
         }
+        /* each block's largest exponents: of A per row, of B per lane */
+        for (int64_t i = 0; i < m; i++)
+            for (int64_t blk = 0; blk < nb; blk++) {
+                int32_t x = INT32_MIN;
+                for (int kk = 0; kk < F; kk++)
+                    x = ie[i * kp + blk * F + kk] > x ? ie[i * kp + blk * F + kk] : x;
+                iamx[i * nb + blk] = x;
+            }
+        for (int64_t gi = 0; gi < ng; gi++)
+            for (int64_t blk = 0; blk < nb; blk++)
+                for (int j = 0; j < NJ; j++) {
+                    int32_t x = INT32_MIN / 2;
+                    for (int kk = 0; kk < F; kk++) {
+                        int32_t e = ibe[(gi * kp + blk * F + kk) * NJ + j];
+                        x = e > x ? e : x;
+                    }
+                    ibmx[(gi * nb + blk) * NJ + j] = x;
+                }
     }
     const int64_t IT = 64; /* a tile of A rows is reused across the B groups */
     for (int64_t i0 = 0; i0 < m; i0 += IT) {
@@ -250,7 +271,8 @@ int kcs_emulated_gemm(const kcs_profile_params *p, int64_t m, int64_t n, int64_t
                     load_c(p, C, i + r, gi, n, c + r * NJ);
                 if (idec)
                     (R == 4 ? ifour : ione)(&g, c, im + i * kp, im + asz + i * kp, av + i * kp,
-                                            kp, ibm + go, ibm + bsz + go, bv + go);
+                                            kp, ibm + go, ibm + bsz + go, bv + go,
+                                            iamx + i * nb, ibmx + gi * nb * NJ);
                 else
                     (abad[i] || gbad[gi] || ovf ? group_ref : fast)(
                         &g, c, av + i * kp, ia + i * kp, bv + go, ib + go);
@@ -263,7 +285,7 @@ int kcs_emulated_gemm(const kcs_profile_params *p, int64_t m, int64_t n, int64_t
     }
     rc = 0;
 out:
-    KCS_FREE(av, bv, abad, gbad, amax, bmax, im, ibm, iaok, igok);
+    KCS_FREE(av, bv, abad, gbad, amax, bmax, im, ibm, iaok, igok, iamx, ibmx);
     return rc;
 }
 

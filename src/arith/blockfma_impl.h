@@ -59,10 +59,12 @@ typedef struct kcs_bfma_ctx {
 /* Advance NJ accumulators of each of R rows (c: R x NJ) over all blocks
  * with the decoded panels: am, ae (row r at + r * as), bm, be ([k][lane]);
  * a, b: the same panels as doubles (the reference step for lanes whose c is
- * NaN/Inf). */
+ * NaN/Inf); amx: each block's largest e_a (row r at + r * nb), bmx: each
+ * block's largest e_b per lane ([block][lane]). */
 typedef void (*kcs_bfma_igroup_fn)(const kcs_bfma_ctx *g, double *c, const int32_t *am,
                                    const int32_t *ae, const double *a, int64_t as,
-                                   const int32_t *bm, const int32_t *be, const double *b);
+                                   const int32_t *bm, const int32_t *be, const double *b,
+                                   const int32_t *amx, const int32_t *bmx);
 
 /* The decoded kernels of a profile for 1 and 4 rows (AVX2 only), or false. */
 bool kcs_bfma_pick_int(const kcs_profile_params *p, kcs_bfma_igroup_fn *one,

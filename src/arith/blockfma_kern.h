@@ -300,7 +300,8 @@ HOT vd ipow2(vl e) /* 2^e, |e| <= 1022 */
 
 HOT void iblock(const kcs_bfma_ctx *g, const int kind, const int F, const int R, vd *cv,
                 const int32_t *am, const int32_t *ae, const double *a, int64_t as,
-                const int32_t *bm, const int32_t *be, const double *b)
+                const int32_t *bm, const int32_t *be, const double *b, const int32_t *amx,
+                const int32_t *bmx)
 {
     const int sh = 23 + g->p->neab;
     __m256i E[4];
@@ -323,8 +324,16 @@ HOT void iblock(const kcs_bfma_ctx *g, const int kind, const int F, const int R,
 #pragma GCC unroll 4
     for (int r = 0; r < R; r++)
         E2[r] = E[r];
+    /* global step: where e(c) >= the block's largest e_a + largest e_b in
+     * every lane of every row, E = e(c) and the exponent pass is skipped */
+    bool skip = kind == K_GLOBAL;
+    __m256i bx = _mm256_loadu_si256((const __m256i *)bmx);
+#pragma GCC unroll 4
+    for (int r = 0; r < R && skip; r++)
+        skip = _mm256_movemask_epi8(_mm256_cmpgt_epi32(
+                   _mm256_add_epi32(_mm256_set1_epi32(amx[r * g->nb]), bx), E[r])) == 0;
 #pragma GCC unroll 32
-    for (int kk = 0; kk < F; kk++) {
+    for (int kk = 0; kk < F && !skip; kk++) {
         __m256i eb = _mm256_loadu_si256((const __m256i *)(be + kk * NJ));
     #pragma GCC unroll 4
     for (int r = 0; r < R; r++) {
@@ -420,14 +429,15 @@ HOT void iblock(const kcs_bfma_ctx *g, const int kind, const int F, const int R,
     static void igroup_##KIND##_##F##_##R(const kcs_bfma_ctx *g, double *c, const int32_t *am, \
                                           const int32_t *ae, const double *a, int64_t as,      \
                                           const int32_t *bm, const int32_t *be,                \
-                                          const double *b)                                     \
+                                          const double *b, const int32_t *amx,                 \
+                                          const int32_t *bmx)                                  \
     {                                                                                          \
         vd v[2 * R];                                                                           \
         memcpy(v, c, sizeof v);                                                                \
         for (int64_t blk = 0; blk < g->nb; blk++) {                                           \
             int64_t o = blk * F;                                                               \
             iblock(g, KIND, F, R, v, am + o, ae + o, a + o, as, bm + o * NJ, be + o * NJ,      \
-                   b + o * NJ);                                                                \
+                   b + o * NJ, amx + blk, bmx + blk * NJ);                                     \
         }                                                                                      \
         memcpy(c, v, sizeof v);                                                                \
     }
