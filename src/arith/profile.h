@@ -119,7 +119,8 @@ double kcs_blockfma_step(const kcs_profile_params *p, double c, const double *a,
  * row-major doubles; C may be NULL (zeros); C values are rounded to fp32
  * first (callers pass fp32 values). Steps of p->F along k starting at k = 0;
  * the last partial block is padded with zero products. D holds fp32 values.
- * Returns 0 or KCS_E_NOMEM (scratch of about 12*k*(m+n) bytes). */
+ * Returns 0 or KCS_E_NOMEM (scratch of about 24*k*(m+n) bytes: the operands
+ * as doubles and, on AVX2, decoded). */
 int kcs_emulated_gemm(const kcs_profile_params *p, int64_t m, int64_t n, int64_t k,
                       const double *A, const double *B, const double *C, double *D);
 
