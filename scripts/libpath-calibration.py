@@ -22,14 +22,22 @@ import tempfile
 
 from scipy.stats import beta
 
-VARIANTS = [
-    ("fp8_e4m3", "nvidia-h100,fp8_promote=none"),
-    ("fp8_e4m3", "nvidia-h100,fp8_promote=128"),
-    ("fp8_e4m3", "nvidia-h100,splitk=4"),
-    ("bf16", "nvidia-h100,fp8_promote=none"),
-    ("bf16", "nvidia-h100,fp8_promote=128"),
-]
 KS = [256, 4096, 65536]
+# (inputs, spec, k values): split-K summed in fp32 (":fp32", the default) or
+# in the instruction's accumulator (":unit"); C added first (default) or last
+VARIANTS = [
+    ("fp8_e4m3", "nvidia-h100,fp8_promote=none", KS),
+    ("fp8_e4m3", "nvidia-h100,fp8_promote=128", KS),
+    ("fp8_e4m3", "nvidia-h100,promote=128,c=last", KS),
+    ("fp8_e4m3", "nvidia-h100,splitk=4", KS),
+    ("fp8_e4m3", "nvidia-h100,splitk=4:unit", KS),
+    ("fp8_e4m3", "nvidia-h100,splitk=512", [65536]),
+    ("fp8_e4m3", "nvidia-h100,splitk=512:unit", [65536]),
+    ("bf16", "nvidia-h100,fp8_promote=none", KS),
+    ("bf16", "nvidia-h100,fp8_promote=128", KS),
+    ("bf16", "nvidia-h100,splitk=4:unit", KS),
+    ("bf16", "nvidia-h100,c=last", KS),
+]
 
 
 def cp(x, n, conf=0.95):
@@ -66,8 +74,8 @@ def main():
     print("|---|---|---|---|---|---|---|")
     with tempfile.TemporaryDirectory() as tmp:
         paths = {f: contract_copy(src, tmp, f) for f in ("fp8_e4m3", "bf16")}
-        for fmt, spec in VARIANTS:
-            for k in KS:
+        for fmt, spec, ks in VARIANTS:
+            for k in ks:
                 failed = trials = fails = 0
                 for seed in range(1, seeds + 1):
                     r = subprocess.run([kcs, "grade", "--backend", "cpu", "--profile", spec,

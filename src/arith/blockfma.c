@@ -349,3 +349,31 @@ double kcs_blockfma_step(const kcs_profile_params *p, double c, const double *a,
     default: return step_global(p, c, a, b, nterms);
     }
 }
+
+double kcs_blockfma_acc_add(const kcs_profile_params *p, double c, double x)
+{
+    if (!isfinite(c) || !isfinite(x))
+        return c + x;
+    if (p->step == KCS_STEP_PAIRWISE) {
+        double s = (double)((float)c + (float)x);
+        return p->flush ? ftz32(s) : s;
+    }
+    int E = INT_MIN;
+    if (c != 0.0)
+        E = kcs_bfma_exp_clamped(c, -126);
+    if (x != 0.0) {
+        int ex = kcs_bfma_exp_clamped(x, -126);
+        E = ex > E ? ex : E;
+    }
+    if (E == INT_MIN)
+        return c + x; /* two zeros: IEEE's sign */
+    double t[2] = {c, x};
+    if (p->neab != KCS_NEAB_INF) {
+        double q = ldexp(1.0, E - 23 - p->neab);
+        t[0] = trunc_to(c, q);
+        t[1] = trunc_to(x, q);
+    }
+    if (p->acc_f16) /* two multiples of q below 2^(E+2): exact in double */
+        return zero_sign(p, kcs_format_round(KCS_FMT_FP16, t[0] + t[1], KCS_ROUND_DEFAULT));
+    return zero_sign(p, exact_sum_round(t, 2, kcs_profile_out_bits(p), p->rounding));
+}

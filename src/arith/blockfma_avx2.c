@@ -16,4 +16,13 @@ kcs_bfma_group_fn kcs_bfma_pick_avx2(const kcs_profile_params *p)
     (void)p;
     return NULL;
 }
+
+bool kcs_bfma_pick_int(const kcs_profile_params *p, kcs_bfma_igroup_fn *one,
+                       kcs_bfma_igroup_fn *four)
+{
+    (void)p;
+    (void)one;
+    (void)four;
+    return false;
+}
 #endif

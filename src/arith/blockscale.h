@@ -51,5 +51,10 @@ int kcs_bs_scheme_table(const kcs_bs_scheme **rows_p, int *n_p);
 int kcs_blockscaled_gemm(const kcs_bs_scheme *s, int64_t m, int64_t n, int64_t k,
                          const double *A, const double *SA, const double *B, const double *SB,
                          const double *C, double *D);
+/* The same, the model written out term by term (the reference the fast
+ * kcs_blockscaled_gemm is tested against, bit for bit). */
+int kcs_blockscaled_gemm_ref(const kcs_bs_scheme *s, int64_t m, int64_t n, int64_t k,
+                             const double *A, const double *SA, const double *B,
+                             const double *SB, const double *C, double *D);
 
 #endif

@@ -298,7 +298,7 @@ int kcs_profile_spec_parse(const char *spec, char *name, kcs_libpath *lp, kcs_er
         if (!eq)
             return kcs_fail(err, KCS_E_INVAL,
                             "profile '%s': '%s' is not key=value (promote=N|none, "
-                            "fp8_promote=N|none, splitk=S)",
+                            "fp8_promote=N|none, splitk=S[:fp32|:unit], c=first|last)",
                             spec, tok);
         *eq = '\0';
         const char *val = eq + 1;
@@ -309,15 +309,28 @@ int kcs_profile_spec_parse(const char *spec, char *name, kcs_libpath *lp, kcs_er
                                 spec, tok, val);
             lp->promote = v;
         } else if (strcmp(tok, "splitk") == 0) {
-            if (!spec_int(val, false, 1, 4096, &v))
+            char num[KCS_PROFILE_SPEC_MAX];
+            snprintf(num, sizeof num, "%s", val);
+            char *colon = strchr(num, ':');
+            if (colon)
+                *colon++ = '\0';
+            if (!spec_int(num, false, 1, 4096, &v) ||
+                (colon && strcmp(colon, "fp32") != 0 && strcmp(colon, "unit") != 0))
                 return kcs_fail(err, KCS_E_INVAL,
-                                "profile '%s': splitk=%s: expected a part count in [1, 4096]", spec,
-                                val);
+                                "profile '%s': splitk=%s: expected a part count in [1, 4096], "
+                                "optionally :fp32 or :unit (where the parts are summed)",
+                                spec, val);
             lp->splitk = (int)v;
+            lp->split_unit = colon && strcmp(colon, "unit") == 0;
+        } else if (strcmp(tok, "c") == 0 || strcmp(tok, "c_order") == 0) {
+            if (strcmp(val, "first") != 0 && strcmp(val, "last") != 0)
+                return kcs_fail(err, KCS_E_INVAL,
+                                "profile '%s': %s=%s: expected first or last", spec, tok, val);
+            lp->c_last = strcmp(val, "last") == 0;
         } else {
             return kcs_fail(err, KCS_E_INVAL,
-                            "profile '%s': unknown key '%s' (promote, fp8_promote, splitk)", spec,
-                            tok);
+                            "profile '%s': unknown key '%s' (promote, fp8_promote, splitk, c)",
+                            spec, tok);
         }
     }
     return 0;

@@ -119,7 +119,8 @@ double kcs_blockfma_step(const kcs_profile_params *p, double c, const double *a,
  * row-major doubles; C may be NULL (zeros); C values are rounded to fp32
  * first (callers pass fp32 values). Steps of p->F along k starting at k = 0;
  * the last partial block is padded with zero products. D holds fp32 values.
- * Returns 0 or KCS_E_NOMEM (scratch of about 12*k*(m+n) bytes). */
+ * Returns 0 or KCS_E_NOMEM (scratch of about 24*k*(m+n) bytes: the operands
+ * as doubles and, on AVX2, decoded). */
 int kcs_emulated_gemm(const kcs_profile_params *p, int64_t m, int64_t n, int64_t k,
                       const double *A, const double *B, const double *C, double *D);
 
@@ -135,17 +136,36 @@ int kcs_emulated_gemm(const kcs_profile_params *p, int64_t m, int64_t n, int64_t
  *                through the unit, C entering as its first addend.
  *   splitk = S   k in S contiguous parts of ceil(k/S) rounded up to F; each
  *                part runs the path above from 0, and the S part results
- *                and C are summed in fp32 (round to nearest even), C first,
- *                parts in order. 0 or 1: no split.
+ *                are summed, parts in order, either in fp32 (round to
+ *                nearest even; ":fp32", the default) or in the instruction's
+ *                accumulator (":unit", kcs_blockfma_acc_add). 0 or 1: no
+ *                split.
+ *   c = first|last  where C enters: first (default) as the unit's first
+ *                addend, the promotion register's starting value or the
+ *                first addend of the split-K sum; last: every path runs
+ *                from 0 and C is added at the end in fp32, round to nearest
+ *                even (a library's epilogue, D = AB + C).
  * The spec is at most KCS_PROFILE_SPEC_MAX - 1 characters (the placement
  * and the rank record keep 32). */
 #define KCS_PROFILE_SPEC_MAX 32
 typedef struct kcs_libpath {
     int64_t promote; /* 0: none */
     int splitk;      /* 0 or 1: none */
+    bool split_unit; /* split-K parts summed in the unit's accumulator */
+    bool c_last;     /* C added last, in fp32 */
 } kcs_libpath;
 
-/* Parse "name[,promote=N|none][,fp8_promote=N|none][,splitk=S]": name into
+/* d = c + x in the instruction's accumulator (split-K parts summed in the
+ * unit): global and late-c steps align both to the larger exponent
+ * (max(floor(log2|v|), -126), zeros take no part), truncate each to
+ * 2^(E - 23 - neab) (neab = inf: exact) and round the sum to the unit's
+ * output (kcs_profile_out_bits, the profile's rounding; an fp16 accumulator
+ * to fp16 nearest-even); pairwise steps add in fp32 nearest-even (flushed
+ * where the profile flushes). NaN/Inf: IEEE. */
+double kcs_blockfma_acc_add(const kcs_profile_params *p, double c, double x);
+
+/* Parse "name[,promote=N|none][,fp8_promote=N|none][,splitk=S[:fp32|:unit]]
+ * [,c=first|last]": name into
  * name (KCS_PROFILE_SPEC_MAX bytes), the path into *lp. The name is checked
  * against the table; N in [1, 2^30] (a last partial block of the unit is
  * padded with zero products), S in [1, 4096]. Errors: KCS_E_INVAL naming

@@ -14,7 +14,9 @@
  *              load/plan, backend-open and kernel-call times (bench_study.c).
  *   isolation  per-call cost of a plugin in its worker process against the
  *              same library loaded into kcs (bench_isolation.c). */
+#define _POSIX_C_SOURCE 200809L /* setenv */
 #include <cblas.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +28,7 @@
 #include "freivalds.h"
 #include "backend.h"
 #include "profile.h"
+#include "blockscale.h"
 #include "rng.h"
 
 static void fill_fmt(double *x, size_t n, kcs_format f, uint64_t stream)
@@ -43,6 +46,7 @@ typedef struct arith_row {
     const char *format;
     double seconds; /* median */
     double best;    /* minimum */
+    double v1;      /* emulated rows: median of the kernels before the decoded ones; 0: none */
 } arith_row;
 
 typedef struct arith_state {
@@ -96,14 +100,88 @@ static double time_own(arith_state *s, kcs_schedule sched, kcs_format acc, int m
 }
 
 static double time_emulated(arith_state *s, const kcs_profile_params *p, const kcs_libpath *lp,
-                            int *rc_p)
+                            int old, int *rc_p)
 {
+    /* old: the kernels as they were before the decoded ones (blockfma_gemm.c) */
+    if (old)
+        setenv("KCS_BLOCKFMA_ISA", "v1", 1);
+    else
+        unsetenv("KCS_BLOCKFMA_ISA");
     double t0 = kcs_bench_now();
     *rc_p = kcs_emulated_gemm_lib(p, lp, s->N, s->N, s->N, s->A, s->B, NULL, s->D);
     double t = kcs_bench_now() - t0;
+    unsetenv("KCS_BLOCKFMA_ISA");
     if (*rc_p)
         fprintf(stderr, "kcs bench arith: %s: out of memory\n", p->profile);
     return t;
+}
+
+/* Blackwell block-scaled inputs (blockscale.h): elements from random codes,
+ * scales 2^-3 ... 2^3 (ue8m0) or their ue4m3 codes; N rounded down to a
+ * multiple of the instruction's k. */
+static int time_blockscaled(arith_state *s, const kcs_bs_scheme *bs, double *t, arith_row *row,
+                            int64_t *kused)
+{
+    int64_t N = s->N, k = N / bs->kinst * bs->kinst;
+    *kused = k;
+    if (k < 1)
+        return 1;
+    int64_t ns = k / bs->block;
+    double *SA = malloc(sizeof(double) * (size_t)(N * ns)),
+           *SB = malloc(sizeof(double) * (size_t)(N * ns));
+    if (!SA || !SB) {
+        KCS_FREE(SA, SB);
+        return 1;
+    }
+    kcs_rng r;
+    kcs_rng_init(&r, 2024, 9, (uint64_t)N);
+    kcs_bs_code ec = bs->fp4 ? KCS_BS_FP4_E2M1 : KCS_BS_CODE_COUNT;
+    for (int64_t i = 0; i < N * k; i++) {
+        unsigned code = (unsigned)(kcs_rng_u64(&r) & 0xFF);
+        s->A[i] = bs->fp4 ? kcs_bs_decode(ec, code & 0xF)
+                          : kcs_format_round(bs->elem, kcs_rng_normal(&r), KCS_ROUND_DEFAULT);
+        code = (unsigned)(kcs_rng_u64(&r) & 0xFF);
+        s->B[i] = bs->fp4 ? kcs_bs_decode(ec, code & 0xF)
+                          : kcs_format_round(bs->elem, kcs_rng_normal(&r), KCS_ROUND_DEFAULT);
+    }
+    for (int64_t i = 0; i < N * ns; i++) {
+        SA[i] = ldexp(1.0, (int)(kcs_rng_u64(&r) % 7) - 3);
+        SB[i] = ldexp(1.0, (int)(kcs_rng_u64(&r) % 7) - 3);
+    }
+    int rc = 0;
+    double *t_old = malloc(sizeof(double) * (size_t)s->reps), best_old;
+    for (int rep = 0; rep < s->reps && !rc && t_old; rep++) {
+        /* old: the model term by term (kcs_blockscaled_gemm_ref), as before */
+        double t0 = kcs_bench_now();
+        rc = kcs_blockscaled_gemm_ref(bs, N, N, k, s->A, SA, s->B, SB, NULL, s->D);
+        double t1 = kcs_bench_now();
+        rc = rc ? rc : kcs_blockscaled_gemm(bs, N, N, k, s->A, SA, s->B, SB, NULL, s->D);
+        t[rep] = kcs_bench_now() - t1;
+        t_old[rep] = t1 - t0;
+    }
+    if (!t_old)
+        rc = 1;
+    else {
+        row->seconds = kcs_bench_median(t, s->reps, &row->best);
+        row->v1 = kcs_bench_median(t_old, s->reps, &best_old);
+    }
+    free(t_old);
+    KCS_FREE(SA, SB);
+    return rc;
+}
+
+/* Both medians of an emulated row, the old and the new kernels alternating. */
+static void time_pair(arith_state *s, const kcs_profile_params *p, const kcs_libpath *lp,
+                      double *t, double *t_old, arith_row *row, int *rc_p)
+{
+    for (int r = 0; r < s->reps && !*rc_p; r++) {
+        t_old[r] = time_emulated(s, p, lp, 1, rc_p);
+        if (!*rc_p)
+            t[r] = time_emulated(s, p, lp, 0, rc_p);
+    }
+    double best_old;
+    row->seconds = kcs_bench_median(t, s->reps, &row->best);
+    row->v1 = kcs_bench_median(t_old, s->reps, &best_old);
 }
 
 static int bench_arith(int argc, char **argv)
@@ -111,7 +189,8 @@ static int bench_arith(int argc, char **argv)
     static const kcs_cmd_doc doc = {
         "bench arith", "[--size N] [--reps R] [--profile P]",
         "GFLOP/s of the emulated matrix units (every profile/format row of the profile table,\n"
-        "and nvidia-h100 fp8 through two library paths: fp8_promote=128, splitk=4),\n"
+        "mixed fp8 inputs, nvidia-h100 fp8 through two library paths: fp8_promote=128,\n"
+        "splitk=4, and the Blackwell block-scaled inputs),\n"
         "of OpenBLAS sgemm and of kcs's own gemm kernel (every schedule with fp32, bf16 and\n"
         "fp16 accumulators, and the exact accumulator model its fast paths are tested\n"
         "against), measured side by side in one run on m = n = k = N, medians over R\n"
@@ -119,7 +198,11 @@ static int bench_arith(int argc, char **argv)
         "GFLOP/s counts 2 N^3 flops per gemm over the median wall time (best: over the\n"
         "fastest run). /sgemm and /own are ratios of medians (this row's GFLOP/s over the\n"
         "sgemm or own row's). OpenBLAS uses its own thread count (shown);\n"
-        "the own and emulated kernels run on one thread."};
+        "the own and emulated kernels run on one thread. Each emulated row is timed twice,\n"
+        "alternating: with today's kernels and with the kernels as they were before the\n"
+        "decoded integer ones (KCS_BLOCKFMA_ISA=v1): 'v1 GFLOP/s' and '/v1' (the ratio of\n"
+        "medians, v1 over today). Block-scaled rows run k rounded down to the instruction's\n"
+        "k and are scaled to 2 N^3 flops."};
     long long size = 512, reps = 3;
     const char *only = NULL;
     const kcs_opt opts[] = {
@@ -159,10 +242,21 @@ static int bench_arith(int argc, char **argv)
     static const char *const libspecs[] = {"nvidia-h100,fp8_promote=128",
                                            "nvidia-h100,splitk=4"};
     enum { N_LIB = sizeof libspecs / sizeof libspecs[0] };
-    arith_row *rows = calloc((size_t)nrows + 2 + N_OWN_EXTRA + N_LIB, sizeof *rows);
-    double *t = malloc((size_t)reps * sizeof *t);
+    /* mixed fp8 inputs (kcs_profile_lookup_mixed): A e4m3, B e5m2 */
+    static const struct {
+        const char *profile;
+        kcs_format a, b;
+    } mixed[] = {{"nvidia-h100", KCS_FMT_FP8_E4M3, KCS_FMT_FP8_E5M2},
+                 {"amd-mi300", KCS_FMT_FP8_E4M3FNUZ, KCS_FMT_FP8_E5M2FNUZ}};
+    enum { N_MIXED = sizeof mixed / sizeof mixed[0] };
+    const kcs_bs_scheme *bss;
+    int nbs = 0;
+    kcs_bs_scheme_table(&bss, &nbs);
+    arith_row *rows =
+        calloc((size_t)nrows + 2 + N_OWN_EXTRA + N_LIB + N_MIXED + (size_t)nbs, sizeof *rows);
+    double *t = malloc((size_t)reps * sizeof *t), *t_old = malloc((size_t)reps * sizeof *t);
     rc = 0;
-    if (!s.A || !s.B || !s.D || !s.fa || !s.fb || !s.fd || !rows || !t) {
+    if (!s.A || !s.B || !s.D || !s.fa || !s.fb || !s.fd || !rows || !t || !t_old) {
         fprintf(stderr, "kcs bench arith: out of memory for N = %lld\n", size);
         rc = 1;
         goto out;
@@ -212,9 +306,11 @@ static int bench_arith(int argc, char **argv)
         if (only && strcmp(p->profile, only) != 0)
             continue;
         fill_fmt(s.A, nn, p->in, 3);
-        fill_fmt(s.B, nn, p->in, 4);
-        for (int r = 0; r < reps && !rc; r++)
-            t[r] = time_emulated(&s, p, NULL, &rc);
+        fill_fmt(s.B, nn, kcs_profile_in_b(p), 4);
+        if (!only)
+            fprintf(stderr, "kcs bench arith: %s %s%s%s\n", p->profile, kcs_format_name(p->in),
+                    p->mixed ? " x " : "", p->mixed ? kcs_format_name(p->in_b) : "");
+        time_pair(&s, p, NULL, t, t_old, &rows[n], &rc);
         char neab[16];
         if (p->step == KCS_STEP_PAIRWISE)
             snprintf(neab, sizeof neab, "-");
@@ -224,8 +320,25 @@ static int bench_arith(int argc, char **argv)
             snprintf(neab, sizeof neab, "%d", p->neab);
         snprintf(rows[n].kernel, sizeof rows[n].kernel, "emulated %s (F=%d neab=%s %s)",
                  p->profile, p->F, neab, kcs_step_kind_name(p->step));
-        rows[n].format = kcs_format_name(p->in);
-        rows[n].seconds = kcs_bench_median(t, (int)reps, &rows[n].best);
+        rows[n].format = p->mixed ? "fp8 mixed" : kcs_format_name(p->in);
+        n++;
+    }
+    for (int i = 0; i < N_MIXED && !rc; i++) {
+        kcs_profile_params mp;
+        kcs_error err = {0};
+        if (only && strcmp(mixed[i].profile, only) != 0)
+            continue;
+        if (kcs_profile_lookup_mixed(mixed[i].profile, mixed[i].a, mixed[i].b, &mp, &err)) {
+            fprintf(stderr, "kcs bench arith: %s\n", err.msg);
+            rc = 1;
+            break;
+        }
+        fill_fmt(s.A, nn, mp.in, 3);
+        fill_fmt(s.B, nn, mp.in_b, 4);
+        time_pair(&s, &mp, NULL, t, t_old, &rows[n], &rc);
+        snprintf(rows[n].kernel, sizeof rows[n].kernel, "emulated %s (F=%d, A %s x B %s)",
+                 mp.profile, mp.F, kcs_format_name(mp.in), kcs_format_name(mp.in_b));
+        rows[n].format = "fp8 mixed";
         n++;
     }
     for (int i = 0; i < N_LIB && !rc; i++) {
@@ -243,23 +356,41 @@ static int bench_arith(int argc, char **argv)
             continue;
         fill_fmt(s.A, nn, p->in, 3);
         fill_fmt(s.B, nn, p->in, 4);
-        for (int r = 0; r < reps && !rc; r++)
-            t[r] = time_emulated(&s, p, &lp, &rc);
+        time_pair(&s, p, &lp, t, t_old, &rows[n], &rc);
         snprintf(rows[n].kernel, sizeof rows[n].kernel, "emulated %s", libspecs[i]);
         rows[n].format = kcs_format_name(p->in);
-        rows[n].seconds = kcs_bench_median(t, (int)reps, &rows[n].best);
+        n++;
+    }
+    for (int i = 0; i < nbs && !rc && (!only || strcmp(only, "nvidia-b200") == 0); i++) {
+        int64_t kb;
+        if (time_blockscaled(&s, &bss[i], t, &rows[n], &kb)) {
+            fprintf(stderr, "kcs bench arith: %s: --size below %d or out of memory\n",
+                    bss[i].name, bss[i].kinst);
+            continue;
+        }
+        /* GFLOP/s over 2 N^3 like every row: scale the time to k = N */
+        rows[n].seconds *= (double)size / (double)kb;
+        rows[n].best *= (double)size / (double)kb;
+        rows[n].v1 *= (double)size / (double)kb;
+        snprintf(rows[n].kernel, sizeof rows[n].kernel, "emulated nvidia-b200 block-scaled");
+        rows[n].format = bss[i].name;
         n++;
     }
     if (rc)
         goto out;
-    printf("%-48s %-9s %10s %10s %9s %9s\n", "kernel", "format", "GFLOP/s", "best", "/sgemm",
-           "/own");
-    for (int i = 0; i < n; i++)
-        printf("%-48s %-9s %10.4g %10.4g %9.3g %9.3g\n", rows[i].kernel, rows[i].format,
+    printf("%-48s %-9s %10s %10s %9s %9s %10s %7s\n", "kernel", "format", "GFLOP/s", "best",
+           "/sgemm", "/own", "v1 GFLOP/s", "/v1");
+    for (int i = 0; i < n; i++) {
+        printf("%-48s %-9s %10.4g %10.4g %9.3g %9.3g", rows[i].kernel, rows[i].format,
                flops / rows[i].seconds / 1e9, flops / rows[i].best / 1e9,
                rows[0].seconds / rows[i].seconds, rows[1].seconds / rows[i].seconds);
+        if (rows[i].v1 > 0)
+            printf(" %10.4g %7.3g\n", flops / rows[i].v1 / 1e9, rows[i].v1 / rows[i].seconds);
+        else
+            printf(" %10s %7s\n", "-", "-");
+    }
 out:
-    KCS_FREE(s.A, s.B, s.D, s.fa, s.fb, s.fd, rows, t);
+    KCS_FREE(s.A, s.B, s.D, s.fa, s.fb, s.fd, rows, t, t_old);
     return rc ? 1 : 0;
 }
 

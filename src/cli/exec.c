@@ -140,7 +140,15 @@ static int exec_order(const kcs_call *call, const char *forder, const char *leaf
         int rc;
         if (!profile)
             return kcs_fail(err, KCS_E_INVAL, "--leaf profile needs --profile P");
-        if ((rc = kcs_profile_lookup(profile, call->dtype_in, &prof, err)))
+        char pname[KCS_PROFILE_SPEC_MAX];
+        kcs_libpath lp;
+        if ((rc = kcs_profile_spec_parse(profile, pname, &lp, err)))
+            return rc;
+        if (lp.promote || lp.splitk > 1 || lp.c_last)
+            return kcs_fail(err, KCS_E_INVAL, "--leaf profile: '%s' has a library path; the "
+                            "trees' leaves are one instruction (give the profile name alone)",
+                            profile);
+        if ((rc = kcs_profile_lookup(pname, call->dtype_in, &prof, err)))
             return rc == KCS_E_UNSUPPORTED ? (err->code = KCS_E_INVAL) : rc;
         if (prof->step != KCS_STEP_GLOBAL && prof->step != KCS_STEP_LATE_C)
             return kcs_fail(err, KCS_E_INVAL, "--leaf profile: %s %s sums pairwise; only block "

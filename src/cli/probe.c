@@ -235,6 +235,15 @@ static void print_text(FILE *f, const char *backend, int device, const char *pro
         fprintf(f, "  %-24s %s\n", "notes", r->notes);
 }
 
+/* The profile name of a spec "name[,library path]" (kcs_profile_spec_parse):
+ * the table is looked up by name, the backend opened with the whole spec. */
+static int spec_name(const char *profile, char *pname, kcs_error *err)
+{
+    kcs_libpath lp;
+    pname[0] = '\0';
+    return profile ? kcs_profile_spec_parse(profile, pname, &lp, err) : 0;
+}
+
 static int probe_order(const char *backend, int device, const char *profile, const char *din,
                        const char *options, const char *opname, const char *variant,
                        const char *sched, long long k, long long m, long long n,
@@ -281,24 +290,27 @@ static int probe_order(const char *backend, int device, const char *profile, con
         rc = kcs_fail(&err, KCS_E_INVAL, "--profile and --variant own exclude each other");
         goto out;
     }
+    char pname[KCS_PROFILE_SPEC_MAX];
+    if ((rc = spec_name(profile, pname, &err)))
+        goto out;
     if (profile && !din) { /* the profile's first format */
         const kcs_profile_params *rows;
         int nr = 0;
         kcs_profile_table(&rows, &nr);
         int found = 0;
         for (int i = 0; i < nr && !found; i++)
-            if (strcmp(rows[i].profile, profile) == 0) {
+            if (strcmp(rows[i].profile, pname) == 0) {
                 o.in = rows[i].in;
                 found = 1;
             }
         if (!found) {
             const kcs_profile_params *row;
-            rc = kcs_profile_lookup(profile, KCS_FMT_FP16, &row, &err);
+            rc = kcs_profile_lookup(pname, KCS_FMT_FP16, &row, &err);
             goto out;
         }
     } else if (profile) {
         const kcs_profile_params *row;
-        if (kcs_profile_lookup(profile, o.in, &row, &err)) {
+        if (kcs_profile_lookup(pname, o.in, &row, &err)) {
             rc = err.code = KCS_E_INVAL;
             goto out;
         }
@@ -374,6 +386,9 @@ int kcs_cmd_probe(int argc, char **argv)
         rc = kcs_fail(&err, KCS_E_INVAL, "--tile: %lld outside 1..%d", tile, KCS_PROBE_TILE_MAX);
         goto out;
     }
+    char pname[KCS_PROFILE_SPEC_MAX];
+    if ((rc = spec_name(profile, pname, &err)))
+        goto out;
     if (din) {
         if (kcs_format_parse(din, &fmts[0])) {
             rc = kcs_fail(&err, KCS_E_INVAL, "--dtype-in: unknown format '%s'", din);
@@ -381,7 +396,7 @@ int kcs_cmd_probe(int argc, char **argv)
         }
         nf = 1;
         const kcs_profile_params *row;
-        if (profile && kcs_profile_lookup(profile, fmts[0], &row, &err)) {
+        if (profile && kcs_profile_lookup(pname, fmts[0], &row, &err)) {
             rc = err.code = KCS_E_INVAL; /* a format the profile lacks: bad flags */
             goto out;
         }
@@ -390,11 +405,11 @@ int kcs_cmd_probe(int argc, char **argv)
         int n = 0;
         kcs_profile_table(&rows, &n);
         for (int i = 0; i < n; i++)
-            if (strcmp(rows[i].profile, profile) == 0)
+            if (strcmp(rows[i].profile, pname) == 0)
                 fmts[nf++] = rows[i].in;
         if (!nf) {
             const kcs_profile_params *row;
-            rc = kcs_profile_lookup(profile, KCS_FMT_FP16, &row, &err); /* names the known */
+            rc = kcs_profile_lookup(pname, KCS_FMT_FP16, &row, &err); /* names the known */
             goto out;
         }
     } else {

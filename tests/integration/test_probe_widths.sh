@@ -6,7 +6,9 @@
 # (That every profile's widths are recovered from its own emulation is
 # unit.test_probe's round trip.)
 source "$(dirname "$0")/lib.sh"
-for pd in "nvidia-h100 fp8_e4m3" "nvidia-h100 bf16" "amd-mi300 bf16" "amd-mi250 fp16"; do
+# library paths: the whole spec reaches the backend (docs/profiles.md "Library paths")
+for pd in "nvidia-h100 fp8_e4m3" "nvidia-h100 bf16" "amd-mi300 bf16" "amd-mi250 fp16" \
+          "nvidia-h100,fp8_promote=128 fp8_e4m3" "nvidia-h100,splitk=2:unit fp8_e4m3"; do
   set -- $pd
   text=$("$KCS" probe --backend cpu --profile "$1" --dtype-in "$2") || fail "probe $pd (text)"
   json=$("$KCS" probe --backend cpu --profile "$1" --dtype-in "$2" --json) || fail "probe $pd (json)"
@@ -29,4 +31,19 @@ assert w["output_rounding"] == m.group(5), (w["output_rounding"], m.group(5))
 print(sys.argv[1], {k: w[k]["text"] for k in keys}, w["output_rounding"])
 PY
 done
+# a bad library-path key: exit 2, the key named (probe and exec)
+expect_rc 2 "$T/probe.out" "$KCS" probe --backend cpu --profile nvidia-h100,bogus=1 --dtype-in fp8_e4m3
+grep -q "unknown key 'bogus'" "$T/probe.out" || fail "probe with a bad spec: $(cat "$T/probe.out")"
+"$PYTHON" -c "
+import struct
+open('$T/a.f64','wb').write(struct.pack('<64d', *[(-1)**i * 0.5 * (1 + i % 3) for i in range(64)]))" \
+  || fail "inputs"
+cp "$T/a.f64" "$T/b.f64"
+expect_rc 2 "$T/exec.out" "$KCS" exec gemm --backend cpu --profile nvidia-h100,bogus=1 \
+  --dtype-in fp8_e4m3 -m 4 -n 4 -k 16 --a "$T/a.f64" --b "$T/b.f64" --out "$T/d.f64"
+grep -q "unknown key 'bogus'" "$T/exec.out" || fail "exec with a bad spec: $(cat "$T/exec.out")"
+[ ! -e "$T/d.f64" ] || fail "exec with a bad spec wrote its output"
+"$KCS" exec gemm --backend cpu --profile nvidia-h100,promote=128,c=last --dtype-in fp8_e4m3 \
+  -m 4 -n 4 -k 16 --a "$T/a.f64" --b "$T/b.f64" --out "$T/d.f64" || fail "exec with a path"
+[ "$(stat -c %s "$T/d.f64")" -eq 128 ] || fail "exec with a path: 16 doubles expected"
 echo "probe widths: ok"

@@ -4,6 +4,7 @@
  * derivation is in the comment next to it. */
 #include "error.h"
 #include "format.h"
+#include "blockfma_impl.h"
 #include "profile.h"
 #include "unit_helpers.h"
 
@@ -566,7 +567,9 @@ static void test_gemm_vs_step(void)
 {
     gemm_vs_step("ref");  /* the driver's reference path */
     gemm_vs_step("sse2"); /* baseline vector kernels */
-    gemm_vs_step(NULL);   /* what the CPU offers (AVX2 here when present) */
+    gemm_vs_step("v1");   /* the double-lane kernels as before the decoded ones */
+    gemm_vs_step("avx2"); /* the double-lane kernels (new pairwise ones included) */
+    gemm_vs_step(NULL);   /* what the CPU offers (the decoded AVX2 kernels where present) */
 }
 
 /* Error vs fp64: within 2*k*u32*(|A||B|)_ij for the fp32-accumulating
@@ -634,6 +637,115 @@ static void test_error_bound(void)
     CU_ASSERT(err_h100_fp8 > 10 * err_a100_fp16);
 }
 
+/* The decoded integer kernels (blockfma_kern.h, default where AVX2 is
+ * present) and the double-lane kernels against the reference step, bit for
+ * bit: every row of the table, each with its corner features flipped, and
+ * the mixed fp8 rows; m = 9 (two blocks of 4 rows and one alone), long k
+ * (c grows over many blocks), random and corner inputs: normal, wide with
+ * zeros and tiny values, the format's whole range (overflow to Inf in c
+ * midway, subnormals), all-positive maximal values, NaN/Inf and signed-zero
+ * C. Where the CPU has AVX2 the decoded kernel must be the one picked for
+ * every non-pairwise row with a finite neab. */
+static void check_paths(const kcs_profile_params *p, long *cnt)
+{
+    int m = 9, n = 11, k = 20 * p->F + 3;
+    kcs_format fb = kcs_profile_in_b(p);
+    double *A = malloc(sizeof(double) * m * k), *B = malloc(sizeof(double) * k * n);
+    double *C = malloc(sizeof(double) * m * n), *D = malloc(sizeof(double) * m * n);
+    double *R = malloc(sizeof(double) * m * n);
+    for (int mode = 0; mode < 6; mode++) {
+        for (int i = 0; i < m * k; i++)
+            A[i] = mode == 4 ? kcs_format_get(p->in)->max_finite * (1 - urand() / 8)
+                             : rnd_in(p->in, mode < 4 ? mode : 1);
+        for (int i = 0; i < k * n; i++)
+            B[i] = mode == 4 ? kcs_format_get(fb)->max_finite * (1 - urand() / 8)
+                             : rnd_in(fb, mode < 4 ? mode : 1);
+        for (int i = 0; i < m * k && mode == 4; i++)
+            A[i] = kcs_format_round(p->in, A[i], KCS_ROUND_DEFAULT);
+        for (int i = 0; i < k * n && mode == 4; i++)
+            B[i] = kcs_format_round(fb, B[i], KCS_ROUND_DEFAULT);
+        for (int i = 0; i < m * n; i++)
+            C[i] = (float)((urand() * 2 - 1) * ldexp(1.0, (int)(rnd64() % 200) - 130));
+        if (mode == 5) {
+            C[0] = INFINITY;
+            C[13] = NAN;
+            C[20] = -0.0;
+            C[21] = 0.0;
+            C[30] = -INFINITY;
+        }
+        unsetenv("KCS_BLOCKFMA_ISA");
+        CU_ASSERT_EQUAL(kcs_emulated_gemm(p, m, n, k, A, B, mode ? C : NULL, D), 0);
+        ref_gemm(p, m, n, k, A, B, mode ? C : NULL, R);
+        long bad = 0;
+        for (int i = 0; i < m * n; i++)
+            bad += !same(D[i], R[i]);
+        setenv("KCS_BLOCKFMA_ISA", "avx2", 1);
+        CU_ASSERT_EQUAL(kcs_emulated_gemm(p, m, n, k, A, B, mode ? C : NULL, D), 0);
+        unsetenv("KCS_BLOCKFMA_ISA");
+        for (int i = 0; i < m * n; i++)
+            bad += !same(D[i], R[i]);
+        CU_ASSERT_EQUAL(bad, 0);
+        if (bad)
+            fprintf(stderr, "%s/%s x %s mode=%d: %ld mismatches\n", p->profile,
+                    kcs_format_name(p->in), kcs_format_name(fb), mode, bad);
+        *cnt += m * n;
+    }
+    free(A);
+    free(B);
+    free(C);
+    free(D);
+    free(R);
+}
+
+static void test_decoded_kernels(void)
+{
+    const kcs_profile_params *rows;
+    int nr;
+    kcs_profile_table(&rows, &nr);
+    long cnt = 0;
+    int picked = 0, want = 0;
+    bool avx2 = false;
+#if defined(__GNUC__) && defined(__x86_64__)
+    avx2 = __builtin_cpu_supports("avx2");
+#endif
+    for (int r = 0; r < 2 * nr; r++) {
+        kcs_profile_params p = rows[r % nr];
+        if (r >= nr) {
+            p.zero_exp = !p.zero_exp;
+            p.zero_sign = !p.zero_sign;
+            p.prod_ovf = !p.prod_ovf;
+            p.inf_path = !p.inf_path;
+            p.flush_sign = !p.flush_sign;
+        }
+        kcs_bfma_igroup_fn one, four;
+        bool dec = kcs_bfma_pick_int(&p, &one, &four);
+        bool expect = avx2 && p.step != KCS_STEP_PAIRWISE && p.neab != KCS_NEAB_INF;
+        picked += dec;
+        want += expect;
+        CU_ASSERT_EQUAL(dec, expect);
+        check_paths(&p, &cnt);
+    }
+    static const struct {
+        const char *name;
+        kcs_format a, b;
+    } mixed[] = {{"nvidia-h100", KCS_FMT_FP8_E4M3, KCS_FMT_FP8_E5M2},
+                 {"nvidia-ada", KCS_FMT_FP8_E5M2, KCS_FMT_FP8_E4M3},
+                 {"nvidia-b200", KCS_FMT_FP8_E4M3, KCS_FMT_FP8_E5M2},
+                 {"amd-mi300", KCS_FMT_FP8_E4M3FNUZ, KCS_FMT_FP8_E5M2FNUZ}};
+    for (size_t i = 0; i < sizeof mixed / sizeof mixed[0]; i++) {
+        kcs_profile_params p;
+        kcs_error err;
+        CU_ASSERT_EQUAL_FATAL(kcs_profile_lookup_mixed(mixed[i].name, mixed[i].a, mixed[i].b,
+                                                       &p, &err),
+                              0);
+        check_paths(&p, &cnt);
+    }
+    printf("decoded kernels: %d of %d rows (with flipped features) picked, %ld outputs "
+           "compared\n",
+           picked, 2 * nr, cnt);
+    CU_ASSERT_EQUAL(picked, want);
+}
+
 static const ut_test tests[] = {
     {"profile table", test_table},
     {"alignment truncation", test_alignment},
@@ -648,6 +760,7 @@ static const ut_test tests[] = {
     {"fttn cross-profile", test_fttn},
     {"gemm vs step", test_gemm_vs_step},
     {"error bound", test_error_bound},
+    {"decoded kernels vs reference", test_decoded_kernels},
 };
 
 UT_MAIN("blockfma", tests)

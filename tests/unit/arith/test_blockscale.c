@@ -5,6 +5,9 @@
 #include "unit_helpers.h"
 
 #include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 /* fp4 e2m1, all 16 codes: 0, 0.5, 1, 1.5, 2, 3, 4, 6 and their negatives
  * (OCP MX spec: bias 1, exponent field 0 subnormal with quantum 0.5). */
@@ -144,6 +147,87 @@ static void test_mxfp4_step(void)
     CU_ASSERT(isnan(d));
 }
 
+/* The fast kcs_blockscaled_gemm against kcs_blockscaled_gemm_ref bit for
+ * bit, every scheme: random codes for elements (every fp4 code, fp8 codes
+ * of the whole range with subnormals and zeros) and scales (every ue8m0 /
+ * ue4m3 code, NaN included), C random over fp32's range with NaN, +-Inf and
+ * signed zeros, long k (c carried over many instructions), plus huge scales
+ * that push sums toward fp32 overflow. */
+static uint64_t bs_state = 0x9E3779B97F4A7C15ull;
+static uint64_t bs_rnd(void)
+{
+    return ut_splitmix64(&bs_state);
+}
+
+static void test_fast_vs_ref(void)
+{
+    const kcs_bs_scheme *rows;
+    int nr = 0;
+    kcs_bs_scheme_table(&rows, &nr);
+    long compared = 0;
+    for (int r = 0; r < nr; r++) {
+        const kcs_bs_scheme *s = &rows[r];
+        const int64_t m = 5, n = 7, k = 8 * s->kinst, ns = k / s->block;
+        double *A = malloc(sizeof(double) * m * k), *B = malloc(sizeof(double) * k * n);
+        double *SA = malloc(sizeof(double) * m * ns), *SB = malloc(sizeof(double) * ns * n);
+        double *C = malloc(sizeof(double) * m * n), *D = malloc(sizeof(double) * m * n),
+               *R = malloc(sizeof(double) * m * n);
+        CU_ASSERT_FATAL(A && B && SA && SB && C && D && R);
+        for (int mode = 0; mode < 4; mode++) {
+            for (int64_t i = 0; i < m * k; i++)
+                A[i] = s->fp4 ? kcs_bs_decode(KCS_BS_FP4_E2M1, (unsigned)bs_rnd())
+                              : kcs_format_decode(s->elem, (unsigned)(bs_rnd() & 0xFF));
+            for (int64_t i = 0; i < k * n; i++)
+                B[i] = s->fp4 ? kcs_bs_decode(KCS_BS_FP4_E2M1, (unsigned)bs_rnd())
+                              : kcs_format_decode(s->elem, (unsigned)(bs_rnd() & 0xFF));
+            if (!s->fp4) /* the fast path takes finite elements; NaN/Inf codes: 1 */
+                for (int64_t i = 0; i < m * k; i++)
+                    A[i] = isfinite(A[i]) ? A[i] : 1.0;
+            if (!s->fp4)
+                for (int64_t i = 0; i < k * n; i++)
+                    B[i] = isfinite(B[i]) ? B[i] : -1.0;
+            /* scales: mode 0 near 1, 1 every code, 2 huge (2^100 ... 2^127), 3 tiny */
+            for (int64_t i = 0; i < m * ns + ns * n; i++) {
+                double *x = i < m * ns ? &SA[i] : &SB[i - m * ns];
+                unsigned code = (unsigned)bs_rnd();
+                if (s->scale == KCS_BS_UE8M0)
+                    code = mode == 0   ? 124 + code % 7
+                           : mode == 1 ? code & 0xFF
+                           : mode == 2 ? 227 + code % 28
+                                       : code % 20;
+                else
+                    code = mode == 0 ? 48 + code % 24 : mode == 2 ? 100 + code % 27 : code & 0x7F;
+                *x = kcs_bs_decode(s->scale, code);
+            }
+            for (int64_t i = 0; i < m * n; i++)
+                C[i] = (float)((bs_rnd() % 2 ? -1 : 1) * ldexp((double)(bs_rnd() % 1000) + 1,
+                                                            (int)(bs_rnd() % 250) - 140));
+            C[0] = INFINITY;
+            C[1] = -INFINITY;
+            C[2] = NAN;
+            C[3] = -0.0;
+            C[4] = 0.0;
+            CU_ASSERT_EQUAL(kcs_blockscaled_gemm(s, m, n, k, A, SA, B, SB, C, D), 0);
+            CU_ASSERT_EQUAL(kcs_blockscaled_gemm_ref(s, m, n, k, A, SA, B, SB, C, R), 0);
+            long bad = 0;
+            for (int64_t i = 0; i < m * n; i++)
+                bad += !(isnan(D[i]) && isnan(R[i])) && memcmp(&D[i], &R[i], sizeof D[i]) != 0;
+            CU_ASSERT_EQUAL(bad, 0);
+            if (bad)
+                fprintf(stderr, "%s mode %d: %ld outputs differ\n", s->name, mode, bad);
+            compared += m * n;
+        }
+        free(A);
+        free(B);
+        free(SA);
+        free(SB);
+        free(C);
+        free(D);
+        free(R);
+    }
+    CU_ASSERT(compared > 0);
+}
+
 static const ut_test tests[] = {
     {"fp4 e2m1 codes", test_e2m1},
     {"ue8m0 codes", test_ue8m0},
@@ -151,6 +235,7 @@ static const ut_test tests[] = {
     {"scheme table", test_schemes},
     {"mxfp8 step", test_mxfp8_step},
     {"mxfp4 step", test_mxfp4_step},
+    {"fast vs reference", test_fast_vs_ref},
 };
 
 UT_MAIN("blockscale", tests)

@@ -30,6 +30,15 @@ static void test_spec_parse(void)
     CU_ASSERT_EQUAL(kcs_profile_spec_parse("amd-mi300,promote=64,splitk=3", name, &lp, &err), 0);
     CU_ASSERT_STRING_EQUAL(name, "amd-mi300");
     CU_ASSERT(lp.promote == 64 && lp.splitk == 3);
+    CU_ASSERT(!lp.split_unit && !lp.c_last);
+    CU_ASSERT_EQUAL(kcs_profile_spec_parse("nvidia-h100,splitk=4:unit", name, &lp, &err), 0);
+    CU_ASSERT(lp.splitk == 4 && lp.split_unit && !lp.c_last);
+    CU_ASSERT_EQUAL(kcs_profile_spec_parse("nvidia-h100,splitk=4:fp32", name, &lp, &err), 0);
+    CU_ASSERT(lp.splitk == 4 && !lp.split_unit);
+    CU_ASSERT_EQUAL(kcs_profile_spec_parse("nvidia-h100,promote=128,c=last", name, &lp, &err), 0);
+    CU_ASSERT(lp.promote == 128 && lp.c_last);
+    CU_ASSERT_EQUAL(kcs_profile_spec_parse("nvidia-h100,c_order=first", name, &lp, &err), 0);
+    CU_ASSERT(!lp.c_last);
     /* each bad part is named in the message */
     static const struct {
         const char *spec, *named;
@@ -40,6 +49,9 @@ static void test_spec_parse(void)
         {"nvidia-h100,splitk=none", "splitk=none"},
         {"nvidia-h100,splitk=5000", "splitk=5000"},
         {"nvidia-h100,order=rev", "order"},
+        {"nvidia-h100,splitk=4:fp16", "splitk=4:fp16"},
+        {"nvidia-h100,splitk=:unit", "splitk=:unit"},
+        {"nvidia-h100,c=middle", "c=middle"},
         {"nvidia-h100,promote", "promote"},
         {"nvidia-h100,promote=128,splitk=22", "longer than"},
         {"", "no profile name"},
@@ -71,25 +83,35 @@ static float f32(double x)
     return (float)x;
 }
 
-/* d of one output through promote N and splitk S, from reference steps. */
-static double path_ref(const kcs_profile_params *p, int64_t N, int S, double c, const double *a,
-                       const double *b, int64_t k)
+/* d of one output through promote N, splitk S (parts summed in fp32 or,
+ * unit, with kcs_blockfma_acc_add) and C first or last, from reference
+ * steps. */
+static double path_ref(const kcs_profile_params *p, const kcs_libpath *lp, double c,
+                       const double *a, const double *b, int64_t k)
 {
-    int64_t part = k;
+    int64_t N = lp->promote, part = k;
+    int S = lp->splitk;
     if (S > 1)
         part = ((k + S - 1) / S + p->F - 1) / p->F * p->F;
     int64_t chunk = N > 0 && N < part ? N : part;
-    float d = f32(c);
+    double d = lp->c_last ? 0.0 : f32(c);
+    if (S > 1 && lp->split_unit && p->acc_f16)
+        d = kcs_format_round(KCS_FMT_FP16, d, KCS_ROUND_DEFAULT);
     for (int64_t p0 = 0; p0 < k; p0 += part) {
         int64_t p1 = p0 + part < k ? p0 + part : k;
-        float reg = S > 1 ? 0.0f : d;
+        float reg = S > 1 ? 0.0f : f32(d);
         for (int64_t c0 = p0; c0 < p1; c0 += chunk) {
             int64_t c1 = c0 + chunk < p1 ? c0 + chunk : p1;
             reg = reg + f32(unit_ref(p, a + c0, b + c0, c1 - c0));
         }
-        d = S > 1 ? d + reg : reg;
+        if (S <= 1)
+            d = reg;
+        else if (lp->split_unit)
+            d = kcs_blockfma_acc_add(p, d, reg);
+        else
+            d = f32(d) + reg;
     }
-    return d;
+    return lp->c_last ? (double)(f32(d) + f32(c)) : (double)f32(d);
 }
 
 static void fill(double *x, size_t n, kcs_format f, uint64_t stream)
@@ -112,7 +134,10 @@ static void test_paths_vs_ref(void)
     static const struct {
         int64_t N;
         int S;
-    } paths[] = {{128, 0}, {32, 0}, {40, 0}, {0, 3}, {64, 2}, {1000, 4}};
+        bool unit, last;
+    } paths[] = {{128, 0, 0, 0}, {32, 0, 0, 0}, {40, 0, 0, 0}, {0, 3, 0, 0},  {64, 2, 0, 0},
+                 {1000, 4, 0, 0}, {0, 3, 1, 0},  {64, 2, 1, 0}, {0, 4, 1, 1}, {128, 0, 0, 1},
+                 {0, 0, 0, 1},   {40, 3, 0, 1}};
     const int64_t m = 3, n = 5, k = 301;
     double *A = malloc(sizeof(double) * m * k), *B = malloc(sizeof(double) * k * n);
     double *C = malloc(sizeof(double) * m * n), *D = malloc(sizeof(double) * m * n);
@@ -126,22 +151,23 @@ static void test_paths_vs_ref(void)
         fill(B, (size_t)(k * n), p->in, 2);
         fill(C, (size_t)(m * n), KCS_FMT_FP32, 3);
         for (size_t q = 0; q < sizeof paths / sizeof paths[0]; q++) {
-            kcs_libpath lp = {.promote = paths[q].N, .splitk = paths[q].S};
+            kcs_libpath lp = {.promote = paths[q].N, .splitk = paths[q].S,
+                              .split_unit = paths[q].unit, .c_last = paths[q].last};
             CU_ASSERT_EQUAL_FATAL(kcs_emulated_gemm_lib(p, &lp, m, n, k, A, B, C, D), 0);
             int bad = 0;
             for (int64_t j = 0; j < n; j++) {
                 for (int64_t kk = 0; kk < k; kk++)
                     bcol[kk] = B[kk * n + j];
                 for (int64_t i = 0; i < m; i++) {
-                    double want = path_ref(p, lp.promote, lp.splitk, C[i * n + j], A + i * k,
-                                           bcol, k);
+                    double want = path_ref(p, &lp, C[i * n + j], A + i * k, bcol, k);
                     bad += memcmp(&want, &D[i * n + j], sizeof want) != 0;
                 }
             }
             if (bad)
-                fprintf(stderr, "%s %s promote=%lld splitk=%d: %d outputs differ\n",
+                fprintf(stderr, "%s %s promote=%lld splitk=%d unit=%d c_last=%d: %d outputs "
+                        "differ\n",
                         rows[r].name, kcs_format_name(rows[r].f), (long long)lp.promote,
-                        lp.splitk, bad);
+                        lp.splitk, lp.split_unit, lp.c_last, bad);
             CU_ASSERT_EQUAL(bad, 0);
         }
     }

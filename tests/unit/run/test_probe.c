@@ -437,10 +437,56 @@ static void test_compare(void)
     CU_ASSERT_EQUAL(kcs_probe_compare(&r, mi250, diff, sizeof diff), 2);
 }
 
+/* Library paths probed end to end (docs/profiles.md, "Widths"), on
+ * nvidia-h100 fp8 e4m3 (F = 32, 13 fraction bits, 14-bit RZ output): what
+ * the model of each path implies, derived from its definition:
+ *  - promote=64: every 64 products leave the unit (its 13-bit alignment
+ *    inside) and enter an fp32 register by a round-to-nearest add, C its
+ *    starting value: blocks of 64, products aligned to 13 bits, c never
+ *    truncated, d of 24 bits rounded to nearest;
+ *  - splitk=2:unit: each part is the unit itself from 0, and the parts meet
+ *    in the unit's accumulator: 13-bit alignment, 14-bit RZ output;
+ *  - c=last: the unit from 0, then C in fp32: c added after the product sum
+ *    has been rounded, d rounded to nearest with 24 bits. */
+static void test_library_paths(void)
+{
+    const kcs_backend_ops *ops = kcs_backend_find("cpu");
+    CU_ASSERT_FATAL(ops != NULL);
+    static const char *const specs[] = {"nvidia-h100,promote=64", "nvidia-h100,splitk=2:unit",
+                                        "nvidia-h100,c=last"};
+    for (int i = 0; i < 3; i++) {
+        kcs_backend_config cfg = {.profile = specs[i]};
+        kcs_backend_ctx *ctx = NULL;
+        kcs_error err = {0};
+        kcs_probe_result r;
+        CU_ASSERT_FATAL(ops->open(0, &cfg, &ctx, &err) == 0);
+        int rc = kcs_probe_run(ops, ctx, KCS_FMT_FP8_E4M3, &r, &err);
+        ops->close(ctx);
+        CU_ASSERT_EQUAL_FATAL(rc, 0);
+        show(specs[i], &r);
+        if (i == 0) {
+            CU_ASSERT(r.F.st == KCS_PROBE_EXACT && r.F.lo == 64);
+            CU_ASSERT(r.align_bits.st == KCS_PROBE_EXACT && r.align_bits.lo == 13);
+            CU_ASSERT(r.c_bits.st == KCS_PROBE_EXACT && r.c_bits.lo == KCS_PROBE_INF);
+        } else if (i == 1) {
+            CU_ASSERT(r.F.st == KCS_PROBE_EXACT && r.F.lo == 32);
+            CU_ASSERT(r.align_bits.st == KCS_PROBE_EXACT && r.align_bits.lo == 13);
+        } else {
+            CU_ASSERT(r.F.st == KCS_PROBE_EXACT && r.F.lo == 32);
+            CU_ASSERT_EQUAL(r.step, KCS_PROBE_STEP_C_LAST);
+        }
+        int bits = i == 1 ? 14 : 24;
+        CU_ASSERT(r.acc_bits.st == KCS_PROBE_EXACT && r.acc_bits.lo == bits);
+        CU_ASSERT(r.rounding_st == KCS_PROBE_EXACT &&
+                  r.rounding == (i == 1 ? KCS_RZ : KCS_RNE));
+    }
+}
+
 static const ut_test tests[] = {
     {"compare", test_compare},
     {"profiles round trip", test_profiles_round_trip},
     {"tiles", test_tiles},
+    {"library paths (h100 fp8)", test_library_paths},
     {"off-table models", test_off_table_models},
     {"fma chains", test_fma_chains},
     {"inconsistent boxes", test_inconsistent_boxes},
