@@ -13,7 +13,6 @@ import inspect
 import os
 import re
 import shutil
-import subprocess
 import tempfile
 import weakref
 
@@ -22,6 +21,7 @@ from .dataset import load
 from .host import Registration
 from .worker import wants_torch
 from . import ops as ops_table
+from . import runner as _runner
 
 
 class WorkerModeUnsupported(RuntimeError):
@@ -207,7 +207,7 @@ def study_text(contract_path, contract_id, op, dtype_in, dtype_out, shapes, tria
 
 
 def check(fn, contract, *, shapes, dtype_in, dtype_out=None, trials=None, seed=None, op=None,
-          inputs=None, timeout=60.0, tensors="auto", keep=None, declares=None):
+          inputs=None, timeout=60.0, tensors="auto", keep=None, declares=None, reuse=True):
     """Grade fn through contract's measurement protocol; returns a Result.
 
     fn        the kernel: fn(A, B) or fn(A, B, C) for gemm, the ops table's
@@ -225,9 +225,17 @@ def check(fn, contract, *, shapes, dtype_in, dtype_out=None, trials=None, seed=N
     tensors   "numpy", "torch" (CPU tensors; bf16 as torch.bfloat16), or
               "auto": torch when fn's parameters are annotated torch.Tensor
     keep      a directory to keep the study, dataset and worker log in
-    declares  what fn declares about itself, e.g. "batch_invariant" (a
-              contract with precondition.declares binds only kernels that
-              declare it; otherwise the verdict is "NOT_CLAIMED")
+    declares  what fn declares about itself, comma-separated, in the
+              plugins' vocabulary (src/arith/declares.c): "batch_invariant"
+              (a contract with precondition.declares binds only kernels
+              that declare it; otherwise the verdict is "NOT_CLAIMED"),
+              "nan=mask|propagate", "oob=raise|clamp|zero|undefined":
+              the semantics select the matching postconditions (the
+              contract's attrs are swapped for the declared ones, as
+              `kcs grade` does for a plugin); Result.semantics says which
+    reuse     True: run the study in this session's `kcs run --serve`
+              (kcs/runner.py: started once, replaced when it dies or
+              hangs); False: a `kcs run` process of its own
     """
     if tensors == "auto":
         tensors = "torch" if wants_torch(fn) else "numpy"
@@ -276,14 +284,15 @@ def check(fn, contract, *, shapes, dtype_in, dtype_out=None, trials=None, seed=N
             # start its orted daemon (about 0.4 s and more of every check)
             env.setdefault("OMPI_MCA_ess_singleton_isolated", "1")
             cmd = [kcs, "run", study, "-o", out, "-q"]
-            with open(os.path.join(work, "kcs.out"), "w") as so, \
-                    open(os.path.join(work, "kcs.err"), "w") as se:
-                proc = subprocess.run(cmd, stdout=so, stderr=se, stdin=subprocess.DEVNULL,
-                                      env=env, cwd=work)
+            # the session's `kcs run --serve` (runner.py), restarted when a
+            # kernel killed or stopped it; reuse=False: a process per check
+            calls = len(shp or [0] * 8) * (int(trials) if trials else 4) * 4
+            proc_rc, how = _runner.run(kcs, study, out, work, env,
+                                       deadline_s=120.0 + float(timeout) * calls, reuse=reuse)
             forks = reg.stats()["forks"]
         finally:
             reg.close()
-        rc = proc.returncode
+        rc = proc_rc
         err = open(os.path.join(work, "kcs.err"), encoding="utf-8", errors="replace").read()
         wlog = (open(log, encoding="utf-8", errors="replace").read()
                 if os.path.exists(log) else "")
