@@ -72,6 +72,11 @@ class Result:
                 the contract wanted a result), one whole text per trial
     trials      the per-trial table (pandas DataFrame, as kcs.load gives)
     log         the worker's stdout and stderr
+    semantics   the semantics (attrs) the kernel was judged under: the
+                contract's own ("nan=propagate"), or where declares= names
+                others (nan=mask, oob=clamp|zero|undefined) kcs's statement
+                of the declared ones ("nan=mask (declared; contract:
+                nan=propagate)"); "" for a contract without attrs
     dir         the folder holding the study, dataset (check.h5), kcs's
                 stderr (kcs.err) and the worker log (worker.log): kept
                 while this Result exists (or for good with check(keep=...))
@@ -79,7 +84,7 @@ class Result:
 
     def __init__(self, verdict, tau, signatures, reasons, trials, log, command, *,
                  tau_max=None, signature_counts=None, failing_trials=0, exact_trials=0,
-                 exact_mismatches=0, dir=None):
+                 exact_mismatches=0, dir=None, semantics=""):
         self.verdict, self.tau, self.signatures = verdict, tau, signatures
         self.reasons, self.trials, self.log, self.command = reasons, trials, log, command
         self.tau_max = tau if tau_max is None else tau_max
@@ -87,6 +92,7 @@ class Result:
         self.failing_trials = failing_trials
         self.exact_trials, self.exact_mismatches = exact_trials, exact_mismatches
         self.dir = dir
+        self.semantics = semantics
 
     def __bool__(self):
         return self.verdict == "PASS"
@@ -99,6 +105,8 @@ class Result:
         head = f"{self.verdict}  tau={self.tau:.3g}"
         if self.exact_trials:
             head += f"  exact-sum trials not exact: {self.exact_mismatches}/{self.exact_trials}"
+        if self.semantics:
+            head += f"  semantics: {self.semantics}"
         out = [head + f"  signatures: {', '.join(self.signatures) or '-'}"
                + (f"  (per failing trial: {counts})" if counts else "")]
         if self.trials is not None:
@@ -118,7 +126,11 @@ class Result:
 
     def __repr__(self):
         return (f"Result(verdict={self.verdict!r}, tau={self.tau!r}, "
-                f"signatures={self.signatures!r}, exact_mismatches={self.exact_mismatches!r})")
+                f"signatures={self.signatures!r}, exact_mismatches={self.exact_mismatches!r}, "
+                f"semantics={self.semantics!r})")
+
+    def __str__(self):
+        return "\n".join(self.lines())
 
 
 def _contract_path(contract, kcs):
@@ -146,6 +158,12 @@ def _contract_path(contract, kcs):
                 return os.path.abspath(p)
     raise FileNotFoundError(f"contract {contract!r}: not a file, and no {cid}/{name} in "
                             f"{', '.join(dirs)} (set $KCS_CONTRACTS)")
+
+
+def _contract_attrs(path):
+    """The contract's oracle attrs (its default semantics), "" when none."""
+    m = re.search(r'^\s+attrs:\s*"([^"]*)"', open(path, encoding="utf-8").read(), re.M)
+    return m.group(1) if m else ""
 
 
 def _contract_id_and_ops(path):
@@ -307,7 +325,10 @@ def check(fn, contract, *, shapes, dtype_in, dtype_out=None, trials=None, seed=N
             raise WorkerModeUnsupported(
                 f"{kcs} did not start the Python worker (it loads plugins in its own "
                 f"process, or ignores KCS_PLUGIN_WORKER): {err.strip()}")
-        return _kept(_result(trials_df, wlog, cmd, err, work), work, keep)
+        res = _result(trials_df, wlog, cmd, err, work)
+        said = re.search(r"judged under declared semantics (.*)", err)
+        res.semantics = said.group(1).strip() if said else _contract_attrs(cpath)
+        return _kept(res, work, keep)
     except BaseException as e:
         # an exception of kcs's that names files of the check keeps them as
         # long as it lives; anything else removes them now
