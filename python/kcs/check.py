@@ -13,7 +13,6 @@ import inspect
 import os
 import re
 import shutil
-import subprocess
 import tempfile
 import weakref
 
@@ -22,6 +21,7 @@ from .dataset import load
 from .host import Registration
 from .worker import wants_torch
 from . import ops as ops_table
+from . import runner as _runner
 
 
 class WorkerModeUnsupported(RuntimeError):
@@ -72,6 +72,11 @@ class Result:
                 the contract wanted a result), one whole text per trial
     trials      the per-trial table (pandas DataFrame, as kcs.load gives)
     log         the worker's stdout and stderr
+    semantics   the semantics (attrs) the kernel was judged under: the
+                contract's own ("nan=propagate"), or where declares= names
+                others (nan=mask, oob=clamp|zero|undefined) kcs's statement
+                of the declared ones ("nan=mask (declared; contract:
+                nan=propagate)"); "" for a contract without attrs
     dir         the folder holding the study, dataset (check.h5), kcs's
                 stderr (kcs.err) and the worker log (worker.log): kept
                 while this Result exists (or for good with check(keep=...))
@@ -79,7 +84,7 @@ class Result:
 
     def __init__(self, verdict, tau, signatures, reasons, trials, log, command, *,
                  tau_max=None, signature_counts=None, failing_trials=0, exact_trials=0,
-                 exact_mismatches=0, dir=None):
+                 exact_mismatches=0, dir=None, semantics=""):
         self.verdict, self.tau, self.signatures = verdict, tau, signatures
         self.reasons, self.trials, self.log, self.command = reasons, trials, log, command
         self.tau_max = tau if tau_max is None else tau_max
@@ -87,6 +92,7 @@ class Result:
         self.failing_trials = failing_trials
         self.exact_trials, self.exact_mismatches = exact_trials, exact_mismatches
         self.dir = dir
+        self.semantics = semantics
 
     def __bool__(self):
         return self.verdict == "PASS"
@@ -99,6 +105,8 @@ class Result:
         head = f"{self.verdict}  tau={self.tau:.3g}"
         if self.exact_trials:
             head += f"  exact-sum trials not exact: {self.exact_mismatches}/{self.exact_trials}"
+        if self.semantics:
+            head += f"  semantics: {self.semantics}"
         out = [head + f"  signatures: {', '.join(self.signatures) or '-'}"
                + (f"  (per failing trial: {counts})" if counts else "")]
         if self.trials is not None:
@@ -118,7 +126,11 @@ class Result:
 
     def __repr__(self):
         return (f"Result(verdict={self.verdict!r}, tau={self.tau!r}, "
-                f"signatures={self.signatures!r}, exact_mismatches={self.exact_mismatches!r})")
+                f"signatures={self.signatures!r}, exact_mismatches={self.exact_mismatches!r}, "
+                f"semantics={self.semantics!r})")
+
+    def __str__(self):
+        return "\n".join(self.lines())
 
 
 def _contract_path(contract, kcs):
@@ -146,6 +158,12 @@ def _contract_path(contract, kcs):
                 return os.path.abspath(p)
     raise FileNotFoundError(f"contract {contract!r}: not a file, and no {cid}/{name} in "
                             f"{', '.join(dirs)} (set $KCS_CONTRACTS)")
+
+
+def _contract_attrs(path):
+    """The contract's oracle attrs (its default semantics), "" when none."""
+    m = re.search(r'^\s+attrs:\s*"([^"]*)"', open(path, encoding="utf-8").read(), re.M)
+    return m.group(1) if m else ""
 
 
 def _contract_id_and_ops(path):
@@ -207,7 +225,7 @@ def study_text(contract_path, contract_id, op, dtype_in, dtype_out, shapes, tria
 
 
 def check(fn, contract, *, shapes, dtype_in, dtype_out=None, trials=None, seed=None, op=None,
-          inputs=None, timeout=60.0, tensors="auto", keep=None, declares=None):
+          inputs=None, timeout=60.0, tensors="auto", keep=None, declares=None, reuse=True):
     """Grade fn through contract's measurement protocol; returns a Result.
 
     fn        the kernel: fn(A, B) or fn(A, B, C) for gemm, the ops table's
@@ -225,9 +243,17 @@ def check(fn, contract, *, shapes, dtype_in, dtype_out=None, trials=None, seed=N
     tensors   "numpy", "torch" (CPU tensors; bf16 as torch.bfloat16), or
               "auto": torch when fn's parameters are annotated torch.Tensor
     keep      a directory to keep the study, dataset and worker log in
-    declares  what fn declares about itself, e.g. "batch_invariant" (a
-              contract with precondition.declares binds only kernels that
-              declare it; otherwise the verdict is "NOT_CLAIMED")
+    declares  what fn declares about itself, comma-separated, in the
+              plugins' vocabulary (src/arith/declares.c): "batch_invariant"
+              (a contract with precondition.declares binds only kernels
+              that declare it; otherwise the verdict is "NOT_CLAIMED"),
+              "nan=mask|propagate", "oob=raise|clamp|zero|undefined":
+              the semantics select the matching postconditions (the
+              contract's attrs are swapped for the declared ones, as
+              `kcs grade` does for a plugin); Result.semantics says which
+    reuse     True: run the study in this session's `kcs run --serve`
+              (kcs/runner.py: started once, replaced when it dies or
+              hangs); False: a `kcs run` process of its own
     """
     if tensors == "auto":
         tensors = "torch" if wants_torch(fn) else "numpy"
@@ -276,14 +302,15 @@ def check(fn, contract, *, shapes, dtype_in, dtype_out=None, trials=None, seed=N
             # start its orted daemon (about 0.4 s and more of every check)
             env.setdefault("OMPI_MCA_ess_singleton_isolated", "1")
             cmd = [kcs, "run", study, "-o", out, "-q"]
-            with open(os.path.join(work, "kcs.out"), "w") as so, \
-                    open(os.path.join(work, "kcs.err"), "w") as se:
-                proc = subprocess.run(cmd, stdout=so, stderr=se, stdin=subprocess.DEVNULL,
-                                      env=env, cwd=work)
+            # the session's `kcs run --serve` (runner.py), restarted when a
+            # kernel killed or stopped it; reuse=False: a process per check
+            calls = len(shp or [0] * 8) * (int(trials) if trials else 4) * 4
+            proc_rc, how = _runner.run(kcs, study, out, work, env,
+                                       deadline_s=120.0 + float(timeout) * calls, reuse=reuse)
             forks = reg.stats()["forks"]
         finally:
             reg.close()
-        rc = proc.returncode
+        rc = proc_rc
         err = open(os.path.join(work, "kcs.err"), encoding="utf-8", errors="replace").read()
         wlog = (open(log, encoding="utf-8", errors="replace").read()
                 if os.path.exists(log) else "")
@@ -298,7 +325,10 @@ def check(fn, contract, *, shapes, dtype_in, dtype_out=None, trials=None, seed=N
             raise WorkerModeUnsupported(
                 f"{kcs} did not start the Python worker (it loads plugins in its own "
                 f"process, or ignores KCS_PLUGIN_WORKER): {err.strip()}")
-        return _kept(_result(trials_df, wlog, cmd, err, work), work, keep)
+        res = _result(trials_df, wlog, cmd, err, work)
+        said = re.search(r"judged under declared semantics (.*)", err)
+        res.semantics = said.group(1).strip() if said else _contract_attrs(cpath)
+        return _kept(res, work, keep)
     except BaseException as e:
         # an exception of kcs's that names files of the check keeps them as
         # long as it lives; anything else removes them now

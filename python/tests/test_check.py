@@ -325,3 +325,22 @@ def test_the_kernel_sees_the_callers_environment_of_now(worker_mode, monkeypatch
     monkeypatch.setenv("KCS_TEST_MARK", "set-after-the-host-started")
     r = kcs.check(tells_env, "C-PRC-01", shapes=[[4, 4, 16]], dtype_in="fp32", trials=1)
     assert r.reasons and all("mark=set-after-the-host-started" in x for x in r.reasons), r.reasons
+
+
+def masked_matmul(A, B):
+    """NaN inputs treated as absent (0): the nan=mask semantics."""
+    return np.where(np.isnan(A), 0, A).astype(A.dtype) @ np.where(np.isnan(B), 0, B).astype(B.dtype)
+
+
+def test_declared_nan_mask_selects_its_postconditions(worker_mode):
+    # declared: C-EXC-01 is judged under nan=mask, and the kernel conforms
+    r = kcs.check(masked_matmul, "C-EXC-01", shapes=[[16, 16, 256]], dtype_in="fp32", trials=2,
+                  declares="nan=mask")
+    assert r.verdict == "PASS", r.lines()
+    assert r.semantics.startswith("nan=mask") and "declared" in r.semantics
+    assert "semantics: nan=mask" in str(r)
+    # undeclared: the contract's own nan=propagate, and masking is the fault
+    r = kcs.check(masked_matmul, "C-EXC-01", shapes=[[16, 16, 256]], dtype_in="fp32", trials=2)
+    assert r.verdict == "FAIL", r.lines()
+    assert "nan-suppressed" in r.signatures
+    assert r.semantics == "nan=propagate"

@@ -26,7 +26,7 @@ typedef enum kcs_decl {
     /* Declared semantics (attrs.h's values as the kernel's own, fixed
      * behaviour): kcs grade and kcs calibrate judge a contract whose attrs
      * say nan=propagate / oob=raise under the declared value instead
-     * (src/calibrate/calib_semantics.c). "nan=propagate" and "oob=raise",
+     * (src/run/semantics.c). "nan=propagate" and "oob=raise",
      * the contracts' defaults, are accepted and set nothing. */
     KCS_DECL_SEM_NAN_MASK,        /* "nan=mask": NaN inputs are absent (implies nan_mask) */
     KCS_DECL_OOB_CLAMP,           /* "oob=clamp": an out-of-range index reads the nearest row */

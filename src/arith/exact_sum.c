@@ -33,6 +33,19 @@ int kcs_exact_narrow_out(kcs_op op, const kcs_acc *acc, kcs_format out)
            kcs_format_get(out)->p < kcs_exact_acc_bits(acc);
 }
 
+int64_t kcs_exact_narrow_carriers(int64_t k)
+{
+    int64_t h = k >= 1 ? (k - 1) / 2 : 0, top = 1;
+    while (2 * top < k) /* the largest power of two below k */
+        top *= 2;
+    int64_t right = k - top, nc = 3;
+    if (nc > h)
+        nc = h;
+    if (nc > right)
+        nc = right;
+    return nc > 0 ? nc : 0;
+}
+
 int kcs_exact_ceil_log2(int64_t k)
 {
     int l = 0;
@@ -48,14 +61,14 @@ int kcs_exact_check(kcs_op op, const kcs_acc *acc, kcs_format in, kcs_format out
         return kcs_fail(err, KCS_E_INVAL, "exact inputs exist for gemm, batched_gemm, dot, "
                         "reduce_sum and allreduce only, not %s", kcs_op_name(op));
     if (kcs_exact_narrow_out(op, acc, out)) {
-        /* (k - 1) / 2 cancelling pairs drawn for a (P - 2)-bit sum
-         * (inputs_exact_narrow.c) */
-        int64_t h = (k - 1) / 2;
+        /* (k - 1) / 2 cancelling pairs, all but the carriers drawn for a
+         * (P - 3)-bit sum (inputs_exact_narrow.c) */
+        int64_t h = k >= 1 ? (k - 1) / 2 - kcs_exact_narrow_carriers(k) : 0;
         int pa = kcs_exact_acc_bits(acc);
-        if (k < 1 || pa - 3 - kcs_exact_ceil_log2(h > 1 ? h : 1) < 0)
+        if (k < 1 || pa - 4 - kcs_exact_ceil_log2(h > 1 ? h : 1) < 0)
             return kcs_fail(err, KCS_E_INVAL, "exact inputs with a %s output need 1 <= k <= "
-                            "2^%d + 1 for a %d-bit accumulator (k = %lld)", kcs_format_name(out),
-                            pa - 2, pa, (long long)k);
+                            "2^%d + 8 for a %d-bit accumulator (k = %lld)", kcs_format_name(out),
+                            pa - 3, pa, (long long)k);
         if (kcs_format_get(in)->p < 2)
             return kcs_fail(err, KCS_E_INVAL, "exact inputs need an input format with at "
                             "least 2 significand bits (%s)", kcs_format_name(in));

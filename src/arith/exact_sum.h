@@ -29,6 +29,10 @@ int kcs_exact_acc_bits(const kcs_acc *acc);
  * sums need the accumulator's bits while every exact result is
  * representable in the output format. */
 int kcs_exact_narrow_out(kcs_op op, const kcs_acc *acc, kcs_format out);
+/* The narrow-output kind's carrier pairs at k terms (up to 3, each
+ * straddling the largest power of two below k) and its filler pairs
+ * ((k - 1) / 2 in all): src/plan/inputs_exact_narrow.c. */
+int64_t kcs_exact_narrow_carriers(int64_t k);
 /* 0 when a case can have exact-sum inputs; else KCS_E_INVAL with why. */
 int kcs_exact_check(kcs_op op, const kcs_acc *acc, kcs_format in, kcs_format out, int64_t k,
                     kcs_error *err);

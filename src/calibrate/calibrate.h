@@ -18,6 +18,7 @@
 
 #include "contract.h"
 #include "placement.h"
+#include "semantics.h"
 #include "store_read.h"
 
 enum { KCS_CALIB_N_STATES = 3 };
@@ -110,15 +111,8 @@ typedef struct kcs_calib_outcome {
     int32_t sig_any[KCS_MAX_SIGNATURES + 1], sig_first[KCS_MAX_SIGNATURES + 1];
 } kcs_calib_outcome;
 
-/* The contract c as judged on binding b: where c's attrs hold the default
- * semantics (nan=propagate, oob=raise) and the kernel declares other ones
- * (declares.h: nan=mask, oob=clamp|zero|undefined), a copy in *copy with
- * the declared attrs (and *ops cut to the ops that define them); else c.
- * note gets the attrs judged, and where they were declared, the
- * contract's own (calib_semantics.c). */
-const kcs_contract *kcs_calib_semantics(const kcs_contract *c, kcs_rank_binding *b,
-                                        uint32_t *ops, kcs_contract *copy, char *note,
-                                        size_t len);
+/* kcs_declared_semantics (semantics.h), under calibrate's name. */
+#define kcs_calib_semantics kcs_declared_semantics
 
 /* Measure contract c on binding b (its placement's variant is what runs)
  * for the ops in `ops`, every case of the contract's plan, every trial.

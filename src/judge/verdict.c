@@ -165,7 +165,7 @@ void kcs_verdict_judge(const kcs_contract *c, const kcs_case *cs, const kcs_obse
     double vals[KCS_SYM_COUNT];
     kcs_verdict_bind(cs, o, 0.0, 0.0, vals);
     /* the semantics judged: the contract's attrs (as the kernel declared
-     * them, src/calibrate/calib_semantics.c) */
+     * them, src/run/semantics.c) */
     vals[KCS_SYM_OOB_RAISE] = strstr(c->attrs, "oob=raise") != NULL;
     kcs_tol_clause legacy = {.structure = c->tol_structure, .eta = c->eta};
     const kcs_tol_clause *cls = c->n_clauses > 0 ? c->clauses : &legacy;

@@ -16,6 +16,15 @@
 #include "exact_sum.h"
 #include "study.h"
 
+/* Version of the narrow-output kind's generator (inputs_exact_narrow.c).
+ * It enters the plan hash only through the cases that use that kind (a
+ * `narrow=N` token on their line, plan.c), so datasets of studies without
+ * them keep their hash and bits. 1: one free product and cancelling pairs
+ * of a (Pa - 2)-bit construction (no token); 2: up to 3 carrier pairs
+ * straddling the largest power of two below k, filler pairs of Pa - 3
+ * bits, the free product's exponent capped at Pa - 10 - p_out. */
+#define KCS_INPUTS_NARROW_VERSION 2
+
 /* Fill tensor `tensor` (0: A / x, 1: B / y) of a case with exact-sum
  * inputs from the stream (seed, sa, sb): the narrow-output kind
  * (kcs_exact_narrow_out) or the sums of P = min(accumulator, output)

@@ -158,6 +158,13 @@ int kcs_plan_build(const kcs_study *s, kcs_plan *plan_p, kcs_error *err)
                                (long long)cs->shape.batch, kcs_dist_name(cs->dist), cs->trials,
                                (unsigned long long)cs->seed, cs->held_out);
                 XXH3_64bits_update(h, line, (size_t)len);
+                /* the narrow-output generator's version, after the lines
+                 * of the cases that use it only (inputs_exact.h) */
+                if (cs->dist == KCS_DIST_EXACT &&
+                    kcs_exact_narrow_out(cs->op, &cs->acc, cs->dtype_out)) {
+                    len = snprintf(line, sizeof line, "narrow=%d\n", KCS_INPUTS_NARROW_VERSION);
+                    XXH3_64bits_update(h, line, (size_t)len);
+                }
                 p.n_cases++;
             }
         }

@@ -2,6 +2,7 @@
  * implementation; results are handed to the store per case (it writes them
  * collectively, a batch of cases at a time). */
 #include "runner.h"
+#include "semantics.h"
 #include "grow.h"
 
 #include "check.h"
@@ -56,6 +57,8 @@ typedef struct run_state {
     kcs_journal_header settings; /* what shapes results besides the study */
     int cleaned;               /* journals removed or deliberately kept (collective) */
     char *order_text;          /* record_order: /provenance/order until the store has it */
+    kcs_contract sem_copy;     /* the contract under the semantics the ranks declare */
+    unsigned char sem_said[64]; /* rank 0: contracts whose declared semantics were printed */
 } run_state;
 
 static volatile sig_atomic_t stop_requested;
@@ -96,6 +99,32 @@ static void fill_case_rec(const run_state *s, const kcs_case *cs, kcs_case_rec *
     r->trials = cs->trials;
 }
 
+/* The contract a case is judged under: its own, or where every rank's
+ * kernel declares other semantics (nan=mask, oob=clamp|zero|undefined,
+ * semantics.h) the same ones, a copy with those attrs; rank 0 says which
+ * on stderr, once per contract (kcs.check reads it). Ranks that declare
+ * differently are judged under the contract's own (their reference is
+ * computed together). Collective. */
+static const kcs_contract *judged_contract(run_state *s, const kcs_case *cs)
+{
+    const kcs_contract *c = s->study->contracts[cs->contract];
+    uint32_t ops = 1u << cs->op;
+    char note[256];
+    const kcs_contract *j = c;
+    if (s->bind.ctx)
+        j = kcs_declared_semantics(c, &s->bind, &ops, &s->sem_copy, note, sizeof note);
+    uint64_t mine = j == c ? 0 : XXH3_64bits(j->attrs, strlen(j->attrs)) | 1u, lo, hi;
+    MPI_Allreduce(&mine, &lo, 1, MPI_UINT64_T, MPI_MIN, s->comm);
+    MPI_Allreduce(&mine, &hi, 1, MPI_UINT64_T, MPI_MAX, s->comm);
+    if (lo != hi || j == c)
+        return c;
+    if (s->rank == 0 && cs->contract < (int)sizeof s->sem_said && !s->sem_said[cs->contract]) {
+        s->sem_said[cs->contract] = 1;
+        fprintf(stderr, "kcs run: %s judged under declared semantics %s\n", c->id, note);
+    }
+    return j;
+}
+
 static int run_case(run_state *s, int64_t ci, kcs_error *err)
 {
     const kcs_case *cs = &s->plan.cases[ci];
@@ -134,7 +163,7 @@ static int run_case(run_state *s, int64_t ci, kcs_error *err)
             .share_oracle = 1,
             .comm = s->comm,
         };
-        const kcs_contract *c = s->study->contracts[cs->contract];
+        const kcs_contract *c = judged_contract(s, cs);
         for (int t = 0; t < T; t++) {
             if (!rc && stop_requested)
                 /* a signal: stop between trials; the case is not journaled

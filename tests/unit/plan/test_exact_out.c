@@ -174,18 +174,86 @@ static void test_kind_and_refusal(void)
     CU_ASSERT_TRUE(kcs_exact_narrow_out(KCS_OP_GEMM, &a32, KCS_FMT_BF16));
     CU_ASSERT_TRUE(kcs_exact_narrow_out(KCS_OP_BATCHED_GEMM, &a32, KCS_FMT_FP16));
     kcs_error err = {0};
-    /* h = (k - 1) / 2 pairs need ceil(log2 h) <= 24 - 3 */
+    /* the (k - 1) / 2 - 3 filler pairs need ceil(log2 h) <= 24 - 4 */
     CU_ASSERT_EQUAL(kcs_exact_check(KCS_OP_GEMM, &a32, KCS_FMT_BF16, KCS_FMT_BF16,
-                                    (1 << 22) + 1, &err), 0);
+                                    (1 << 21) + 8, &err), 0);
     CU_ASSERT_EQUAL(kcs_exact_check(KCS_OP_GEMM, &a32, KCS_FMT_BF16, KCS_FMT_BF16,
-                                    (1 << 22) + 3, &err), KCS_E_INVAL);
+                                    (1 << 21) + 9, &err), KCS_E_INVAL);
     CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "bf16 output"));
+}
+
+/* Split-K partials of every power-of-two size B = 2 ... M (M the largest
+ * power of two below k), each fp32 block sum rounded to dtype_out and the
+ * partials added in fp32: on every trial some output misses the exact
+ * result, for each B (generator 2's carriers straddle every such block
+ * boundary; generator 1 let every block of 256 sum exactly in bf16 in 2
+ * of 10 trials at k = 2^20). A sum of the blocks rounded to dtype_out at
+ * the end, as the calibration kernel stores it. */
+static void blocks_trial(const kcs_case *cs, uint64_t seed, int trial, long *missed, long *tried)
+{
+    int64_t m = cs->shape.m, n = cs->shape.n, k = cs->shape.k;
+    size_t la = (size_t)(m * k), lb = (size_t)(k * n);
+    double *A = malloc(la * sizeof *A), *B = malloc(lb * sizeof *B);
+    double *t = malloc((size_t)k * sizeof *t);
+    CU_ASSERT_FATAL(A && B && t);
+    kcs_error err = {0};
+    uint64_t sa = 7, sb0 = (uint64_t)trial, sb1 = (1ull << 32) | (uint64_t)trial;
+    CU_ASSERT_EQUAL_FATAL(kcs_exact_fill(cs, 0, A, la, seed, sa, sb0, &err), 0);
+    CU_ASSERT_EQUAL_FATAL(kcs_exact_fill(cs, 1, B, lb, seed, sa, sb1, &err), 0);
+    int caught[64] = {0}, nbs = 0;
+    for (int64_t o = 0; o < m * n; o++) {
+        int64_t i = o / n, j = o % n;
+        double sum = 0.0;
+        for (int64_t p = 0; p < k; p++) {
+            t[p] = A[i * k + p] * B[p * n + j];
+            sum += t[p];
+        }
+        nbs = 0;
+        for (int64_t bs = 2; bs < k; bs *= 2, nbs++)
+            if (!caught[nbs])
+                caught[nbs] = kcs_format_round(cs->dtype_out, blocked_sum(t, k, bs, cs->dtype_out),
+                                               KCS_ROUND_DEFAULT) != sum;
+    }
+    for (int q = 0; q < nbs; q++) {
+        (*tried)++;
+        if (!caught[q]) {
+            (*missed)++;
+            fprintf(stderr, "\n  %s -> %s k=%lld seed %llu: blocks of %lld all exact\n",
+                    kcs_format_name(cs->dtype_in), kcs_format_name(cs->dtype_out), (long long)k,
+                    (unsigned long long)seed, 2LL << q);
+        }
+    }
+    free(A);
+    free(B);
+    free(t);
+}
+
+static void test_blocks_every_size(void)
+{
+    static const kcs_format ins[] = {KCS_FMT_FP32, KCS_FMT_BF16, KCS_FMT_FP16};
+    static const kcs_format outs[] = {KCS_FMT_BF16, KCS_FMT_FP16};
+    static const int64_t ks[] = {17, 100, 257, 1000, 4096, 65536, 1 << 18, 1 << 20};
+    long missed = 0, tried = 0;
+    for (size_t a = 0; a < sizeof ins / sizeof ins[0]; a++)
+        for (size_t o = 0; o < sizeof outs / sizeof outs[0]; o++)
+            for (size_t q = 0; q < sizeof ks / sizeof ks[0]; q++) {
+                /* k = 2^20 with bf16 in and out only (the state that escaped) */
+                if (ks[q] == 1 << 20 && (ins[a] != KCS_FMT_BF16 || outs[o] != KCS_FMT_BF16))
+                    continue;
+                int seeds = ks[q] <= 4096 ? 10 : ks[q] <= 65536 ? 2 : 1;
+                kcs_case cs = narrow_case(KCS_OP_GEMM, ins[a], outs[o], 4, 4, ks[q], 0);
+                for (int s = 0; s < seeds; s++)
+                    blocks_trial(&cs, 0xB10C0000ull + (uint64_t)s * 7919u, s, &missed, &tried);
+            }
+    CU_ASSERT(tried > 0);
+    CU_ASSERT_EQUAL(missed, 0);
 }
 
 static const ut_test tests[] = {
     {"gemm: exact result in dtype_out, partial sums need fp32", test_gemm},
     {"batched_gemm: the same per batch", test_batched},
     {"narrow-output kind and its k limit", test_kind_and_refusal},
+    {"blocks of every power-of-two size rounded to dtype_out are caught", test_blocks_every_size},
 };
 
 UT_MAIN("exact-sum inputs, narrow output", tests)

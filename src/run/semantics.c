@@ -1,4 +1,5 @@
-/* Declared semantics drive the grading (calibrate.h, kcs_calib_semantics):
+/* Declared semantics drive the grading (semantics.h; `kcs grade` and
+ * `kcs calibrate` through kcs_calib_semantics, `kcs run` per case):
  * a contract written for the default semantics (attrs nan=propagate,
  * oob=raise) is judged under what the kernel declares it does instead
  * (declares.h: "nan=mask", "oob=clamp|zero|undefined"), so that the
@@ -9,7 +10,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "calibrate.h"
+#include "semantics.h"
+
 #include "declares.h"
 #include "nan_mask.h"
 
@@ -28,9 +30,9 @@ static int swap_attr(char *attrs, size_t cap, const char *from, const char *to)
     return 1;
 }
 
-const kcs_contract *kcs_calib_semantics(const kcs_contract *c, kcs_rank_binding *b,
-                                        uint32_t *ops, kcs_contract *copy, char *note,
-                                        size_t len)
+const kcs_contract *kcs_declared_semantics(const kcs_contract *c, kcs_rank_binding *b,
+                                           uint32_t *ops, kcs_contract *copy, char *note,
+                                           size_t len)
 {
     snprintf(note, len, "%s", c->attrs);
     if (!c->attrs[0] || !*ops)
