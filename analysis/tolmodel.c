@@ -450,6 +450,17 @@ int kcs_tolfit_bootstrap(const kcs_tolpt *pts, size_t n, const unsigned char *us
     }
     start[nc] = m;
     istart[ng] = m;
+    /* a replicate draws ng implementations: up to ng times the largest */
+    size_t big = 0;
+    for (size_t k = 0; k < ng; k++)
+        if (istart[k + 1] - istart[k] > big)
+            big = istart[k + 1] - istart[k];
+    free(rep);
+    rep = malloc((ng * big > 0 ? ng * big : 1) * sizeof *rep);
+    if (!rep) {
+        free(c), free(start), free(cof), free(ratio), free(impls), free(istart);
+        return -1;
+    }
     uint64_t s = seed;
     int nb = 0;
     for (int b = 0; b < B; b++) {

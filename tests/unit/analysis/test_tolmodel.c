@@ -376,6 +376,20 @@ static void test_bootstrap(void)
     CU_ASSERT_EQUAL(kcs_tolfit_bootstrap(pts, m, NULL, &f, 100, 42, 0.95, &lo2, &hi2, &used2), 0);
     CU_ASSERT_EQUAL(lo, lo2);
     CU_ASSERT_EQUAL(hi, hi2);
+    /* implementations of unequal sizes (a mask keeps a fifth of implementation
+     * 0): a replicate that draws the large ones more often holds more points
+     * than the sample (ASan checks the buffers) */
+    {
+        unsigned char *use = malloc(m);
+        for (size_t i = 0; i < m; i++)
+            use[i] = pts[i].impl != 0 || i % 5 == 0;
+        kcs_tolfit fu;
+        CU_ASSERT_EQUAL_FATAL(kcs_tolfit_make(pts, m, use, u, p, 1, &fu), 0);
+        CU_ASSERT_EQUAL(kcs_tolfit_bootstrap(pts, m, use, &fu, 100, 3, 0.95, &lo2, &hi2, &used2), 0);
+        CU_ASSERT_TRUE(used2 > 90 && lo2 <= hi2);
+        kcs_tolfit_free(&fu);
+        free(use);
+    }
     /* scaling: c and the envelope by the factor; eta0 with them */
     double c = f.c, e = kcs_tolfit_eta0(&f, 256);
     kcs_tolfit_scale(&f, hi);
