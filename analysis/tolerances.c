@@ -627,7 +627,7 @@ static int key_warnings(const kcs_tolset *ts, const tkey *k, char w[][256], int 
     for (int j = 0; j < k->n_hn && n < max; j++) {
         const cvcount *c = &k->hn[j];
         if (c->trials > 0 && (double)c->flagged > ts->p * (double)c->trials)
-            snprintf(w[n++], 256, "held out at N = %g: %lld of %lld trials flagged, above the "
+            snprintf(w[n++], 256, "held out at N = %.0f: %lld of %lld trials flagged, above the "
                      "target %g", k->hn_N[j], (long long)c->flagged, (long long)c->trials, ts->p);
     }
     if (k->boot_used > 0 && k->boot_used < KCS_TOL_BOOT_B / 2 && n < max)
@@ -881,7 +881,7 @@ void kcs_tolset_report(FILE *f, const kcs_tolset *ts, const char *out_dir)
     else
         fprintf(f, "| op | in → out | acc | metric | held-out false alarms (trial split) | "
                "held-out (leave one implementation out) | in sample | other ranks flagged | "
-               "form | pooled α [95 %% CI, implementations as units] | valid n | fitted outputs |\n"
+               "form | pooled α [95 %% CI, implementations as units] | valid n | validated N (outputs) |\n"
                "|---|---|---|---|---|---|---|---|---|---|---|---:|\n");
     char a[96], b[96], c[96], d[96];
     for (int i = 0; i < ts->nk; i++) {
@@ -904,9 +904,10 @@ void kcs_tolset_report(FILE *f, const kcs_tolset *ts, const char *out_dir)
         else
             snprintf(form, sizeof form, "envelope");
         fprintf(f, "| %s | %s → %s | %s | %s | %s | %s | %s | %s | %s | %.3f [%.3f, %.3f] | "
-                   "%g–%g | %g |\n",
+                   "%g–%g | %.0f–%.0f |\n",
                 k->op, k->dtype_in, k->dtype_out, k->acc, metric_name[k->metric], a, b, c, d,
-                form, x->alpha, x->alpha_lo, x->alpha_hi, x->n_min, x->n_max, x->outputs0);
+                form, x->alpha, x->alpha_lo, x->alpha_hi, x->n_min, x->n_max, x->outputs0,
+                x->outputs_max);
     }
     int withheld = 0;
     for (int i = 0; i < ts->nk; i++)
@@ -954,7 +955,7 @@ void kcs_tolset_report(FILE *f, const kcs_tolset *ts, const char *out_dir)
                     x->alpha, x->alpha_lo, x->alpha_hi, x->spread, x->alpha_env, x->spread_env,
                     x->margin);
         fprintf(f, "Fitted on %d ranks (%d implementations), %lld conforming trials (%lld with "
-                   "zero divergence), k from %g to %g, N from %g to %g outputs. For N outputs: "
+                   "zero divergence), k from %g to %g, N from %.0f to %.0f outputs. For N outputs: "
                    "η(n, N) = η0(n)·max(1, (ln(2N/p) / ln(2·N0/p))^γ), γ = %.3f (%s",
                 k->n_conf_ranks, count_impls(ts, k), (long long)k->conf_trials,
                 (long long)x->n_zero, x->n_min, x->n_max, x->outputs0, x->outputs_max, x->gamma,
@@ -978,7 +979,7 @@ void kcs_tolset_report(FILE *f, const kcs_tolset *ts, const char *out_dir)
             for (int j = 0; j < k->n_hn; j++) {
                 char h[96];
                 cv_text(h, sizeof h, &k->hn[j]);
-                fprintf(f, "| %g | %lld | %lld | %s |\n", k->hn_N[j], (long long)k->hn[j].trials,
+                fprintf(f, "| %.0f | %lld | %lld | %s |\n", k->hn_N[j], (long long)k->hn[j].trials,
                         (long long)k->hn[j].flagged, h);
             }
             fprintf(f, "\n");

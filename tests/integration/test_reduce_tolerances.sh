@@ -175,7 +175,7 @@ json.dump(other, open(sys.argv[3], "w"))
 PY
 "$KCS" reduce "$T/judge.h5" -o "$T/narrow" --no-plots --tolerances "$T/narrow.json" -q \
     2> "$T/narrow.err" || fail "reduce with a narrowed tolerances file: $(cat "$T/narrow.err")"
-grep -qE "kcs reduce: warning: .*narrow.json: the tolerance for op [a-z_]+, dtype_in [a-z0-9]+, dtype_out [a-z0-9]+, acc [a-z0-9]+ \(metric [a-z]+; valid for k in \[[0-9]+, [0-9]+\], and N in \[[0-9]+, [0-9]+\] outputs, .*\): [0-9]+ trials with k outside its validity range" \
+grep -qE "kcs reduce: warning: .*narrow.json: the tolerance for op [a-z_]+, dtype_in [a-z0-9]+, dtype_out [a-z0-9]+, acc [a-z0-9]+ \(metric [a-z]+; valid for k in \[[0-9]+, [0-9]+\] and N in \[[0-9]+, [0-9]+\] outputs, .*\): [0-9]+ trials with k outside its validity range" \
   "$T/narrow.err" || fail "no scope warning for k outside the validity range: $(cat "$T/narrow.err")"
 "$KCS" reduce "$T/judge.h5" -o "$T/cal2" --no-plots --tolerances "$T/cal/tolerances.json" -q \
     2> "$T/inscope.err"
