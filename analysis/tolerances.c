@@ -881,8 +881,10 @@ void kcs_tolset_report(FILE *f, const kcs_tolset *ts, const char *out_dir)
     else
         fprintf(f, "| op | in → out | acc | metric | held-out false alarms (trial split) | "
                "held-out (leave one implementation out) | in sample | other ranks flagged | "
+               "held out in N (fit on N ≤ %g, judged at the largest N) | "
                "form | pooled α [95 %% CI, implementations as units] | valid n | validated N (outputs) |\n"
-               "|---|---|---|---|---|---|---|---|---|---|---|---:|\n");
+               "|---|---|---|---|---|---|---|---|---|---|---|---|---:|\n",
+               KCS_TOL_NSPLIT);
     char a[96], b[96], c[96], d[96];
     for (int i = 0; i < ts->nk; i++) {
         const tkey *k = &ts->k[i];
@@ -896,6 +898,15 @@ void kcs_tolset_report(FILE *f, const kcs_tolset *ts, const char *out_dir)
             snprintf(b, sizeof b, "– (needs 3 implementations)");
         cv_text(c, sizeof c, &k->insample);
         cv_text(d, sizeof d, &k->bad);
+        char hn[128];
+        if (k->n_hn > 0) {
+            char t[96];
+            cv_text(t, sizeof t, &k->hn[k->n_hn - 1]);
+            snprintf(hn, sizeof hn, "N = %.0f: %s", k->hn_N[k->n_hn - 1], t);
+        } else {
+            snprintf(hn, sizeof hn, "– (no N above %g beside N at most %g)", KCS_TOL_NSPLIT,
+                     KCS_TOL_NSPLIT);
+        }
         char form[128];
         if (x->form == KCS_TOLFORM_POWER)
             snprintf(form, sizeof form, "power: n^%.3f [%.3f, %.3f] (%s)", x->power_alpha,
@@ -903,9 +914,9 @@ void kcs_tolset_report(FILE *f, const kcs_tolset *ts, const char *out_dir)
                      x->basis == KCS_TOLBASIS_POOLED ? "pooled fit" : "slope of the per-n maxima");
         else
             snprintf(form, sizeof form, "envelope");
-        fprintf(f, "| %s | %s → %s | %s | %s | %s | %s | %s | %s | %s | %.3f [%.3f, %.3f] | "
+        fprintf(f, "| %s | %s → %s | %s | %s | %s | %s | %s | %s | %s | %s | %.3f [%.3f, %.3f] | "
                    "%g–%g | %.0f–%.0f |\n",
-                k->op, k->dtype_in, k->dtype_out, k->acc, metric_name[k->metric], a, b, c, d,
+                k->op, k->dtype_in, k->dtype_out, k->acc, metric_name[k->metric], a, b, c, d, hn,
                 form, x->alpha, x->alpha_lo, x->alpha_hi, x->n_min, x->n_max, x->outputs0,
                 x->outputs_max);
     }
