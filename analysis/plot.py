@@ -109,8 +109,6 @@ def divergence(f, out):
             fig, ax = plt.subplots(figsize=(6, 4))
             ax.plot(t["k"], t["torch_frac"], "o-", label="torch assert_close defaults")
             ax.plot(t["k"], t["contract_frac"], "s-", label="contract η")
-            ax.plot(t["k"], t["kcs_frac"], "^-", label="kcs recommended η")
-            ax.plot(t["k"], t["kcs_heldout_frac"], "v--", label="kcs η, c from odd trials")
             ax.set_xscale("log", base=2)
             ax.set_ylim(-0.05, 1.05)
             ax.set_xlabel("k")

@@ -263,7 +263,6 @@ static int write_analysis(reduce_state *s, kcs_h5out *o, const char *dir, kcs_er
     } tables[] = {
         {"baseline_groups", kcs_group_row_fields, sizeof *t->groups, t->groups, t->n_groups},
         {"baseline_fits", kcs_fit_row_fields, sizeof *t->fits, t->fits, t->n_fits},
-        {"tolerances", kcs_tol_row_fields, sizeof *t->tols, t->tols, t->n_tols},
         {"tolerance_flags", kcs_flag_row_fields, sizeof *t->flags, t->flags, t->n_flags},
         {"torch_compare", kcs_torch_row_fields, sizeof *t->torch, t->torch, t->n_torch},
     };
@@ -457,7 +456,7 @@ static int reduce_datasets(const kcs_reduce_opts *o, kcs_error *err)
                v->n_src > 1 ? "merged -> " : "", merged[0] ? merged_shown : v->src[0].path,
                v->n_cases, v->n_ranks, shown_dir,
                "verdicts, divergence, divergence_points, signatures, baseline_groups, "
-               "baseline_fits, tolerances, tolerance_flags, torch_compare, sources",
+               "baseline_fits, tolerance_flags, torch_compare, sources",
                shown_dir);
 out:
     if (out)

@@ -204,7 +204,7 @@ int kcs_report_write(const char *path, const kcs_report_data *d, kcs_error *err)
     fprintf(f, "## Files\n\nEvery table of this report is in `analysis.h5` under `/analysis` "
                "(with the path and content digests of each dataset it was computed from) and "
                "as CSV here: verdicts, divergence, divergence_points, signatures, "
-               "baseline_groups, baseline_fits, tolerances, tolerance_flags, torch_compare, "
+               "baseline_groups, baseline_fits, tolerance_flags, torch_compare, "
                "sources.\n");
     if (fclose(f) != 0 || rename(tmp, path) != 0) {
         remove(tmp);

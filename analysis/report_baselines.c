@@ -87,48 +87,17 @@ static void group_section(FILE *f, const kcs_report_data *d, const kcs_group_row
             ci(f, s);
             fprintf(f, " | %.3g | %lld |\n", x->c_geomean, (long long)x->n_zero);
         }
-    fprintf(f, "\n**Linear-in-n tolerances** η = c_q · n · u (a fixed shape whatever the data "
-               "show, kept for comparison; the recommendation is the tolerance model at the top "
-               "of this report), c_q from the reference population "
-               "(q = 1: its maximum, no false alarm on it by construction; held out: c from the "
-               "odd trials, judged on the even ones):\n\n| metric | q | c_q | η at k=%lld | η at "
-               "k=%lld | false alarms (reference) | held-out c / false alarms | flagged "
-               "(other ranks) |\n|---|---:|---:|---:|---:|---|---|---|\n",
-            (long long)g->k_min, (long long)g->k_max);
-    for (int64_t i = 0; i < t->n_tols; i++) {
-        const kcs_tol_row *x = &t->tols[i];
-        if (x->group != g->group)
-            continue;
-        fprintf(f, "| %s | %s | %.4g | %.3g | %.3g | ", x->metric, x->q >= 1.0 ? "max" : "0.99",
-                x->c_q, x->eta_kmin, x->eta_kmax);
-        pct(f, x->ref_flagged, x->ref_trials);
-        fprintf(f, " | ");
-        if (x->q >= 1.0 && x->heldout_trials > 0) {
-            fprintf(f, "%.4g / ", x->c_heldout);
-            pct(f, x->heldout_flagged, x->heldout_trials);
-        } else {
-            fprintf(f, "–");
-        }
-        fprintf(f, " | ");
-        pct(f, x->bad_flagged, x->bad_trials);
-        fprintf(f, " |\n");
-    }
-    fprintf(f, "\n**Per rank** (trials flagged by the recommended η at q = max; by the contract's "
-               "own η; by torch.testing.assert_close's defaults on trial 0's sampled "
-               "outputs):\n\n| rank | implementation | conforming | trials | η scaled | η abs | "
-               "η backward | contract | torch (trial 0) |\n|---:|---|:-:|---:|---|---|---|---|---|\n");
+    fprintf(f, "\n**Per rank** (trials flagged by the contract's own η; by "
+               "torch.testing.assert_close's defaults on trial 0's sampled outputs; the "
+               "recommended tolerances are the model at the top of this report):\n\n"
+               "| rank | implementation | conforming | trials | contract | torch (trial 0) "
+               "|\n|---:|---|:-:|---:|---|---|\n");
     for (int64_t i = 0; i < t->n_flags; i++) {
         const kcs_flag_row *x = &t->flags[i];
         if (x->group != g->group || x->n_trials == 0)
             continue;
         fprintf(f, "| %d | %s | %s | %lld | ", x->rank, x->impl, x->conforming ? "yes" : "no",
                 (long long)x->n_trials);
-        pct(f, x->flagged_scaled, x->n_trials);
-        fprintf(f, " | ");
-        pct(f, x->flagged_abs, x->n_trials);
-        fprintf(f, " | ");
-        pct(f, x->flagged_backward, x->n_trials);
-        fprintf(f, " | ");
         pct(f, x->flagged_contract, x->n_trials);
         fprintf(f, " | ");
         pct(f, x->torch_flagged, x->torch_trials);
@@ -142,23 +111,20 @@ static void group_section(FILE *f, const kcs_report_data *d, const kcs_group_row
         for (int64_t i = 0; i < t->n_torch && !x0; i++)
             if (t->torch[i].group == g->group)
                 x0 = &t->torch[i];
-        fprintf(f, "\n**torch's default tolerance vs kcs's** on the conforming implementations "
-                   "(trial 0; torch: |y − y_ref| ≤ atol + rtol·|y_ref| with rtol = %g, atol = %g "
-                   "on every sampled output, y_ref the fp64 reference rounded to %s; kcs: the "
-                   "linear-in-n scaled η at q = max, in sample; held out: its c taken from the odd "
-                   "trials only; torch's defaults are not fitted to these data, so compare them "
-                   "with the held-out column):\n\n| k | conforming trials | torch flagged | elements torch-flagged "
-                   "| contract η flagged | kcs η flagged | kcs η flagged (held out) "
-                   "|\n|---:|---:|---:|---:|---:|---:|---:|\n",
+        fprintf(f, "\n**torch's default tolerance vs the contract's** on the conforming "
+                   "implementations (trial 0; torch: |y − y_ref| ≤ atol + rtol·|y_ref| with rtol = "
+                   "%g, atol = %g on every sampled output, y_ref the fp64 reference rounded to %s; "
+                   "torch's defaults are not fitted to these data):\n\n| k | conforming trials | "
+                   "torch flagged | elements torch-flagged | contract η flagged "
+                   "|\n|---:|---:|---:|---:|---:|\n",
                 x0->rtol, x0->atol, g->dtype_out);
         for (int64_t i = 0; i < t->n_torch; i++) {
             const kcs_torch_row *x = &t->torch[i];
             if (x->group != g->group)
                 continue;
-            fprintf(f, "| %lld | %lld | %.3f | %lld/%lld | %.3f | %.3f | %.3f |\n",
-                    (long long)x->k, (long long)x->n_trials, x->torch_frac,
-                    (long long)x->elements_flagged, (long long)x->elements, x->contract_frac,
-                    x->kcs_frac, x->kcs_heldout_frac);
+            fprintf(f, "| %lld | %lld | %.3f | %lld/%lld | %.3f |\n", (long long)x->k,
+                    (long long)x->n_trials, x->torch_frac, (long long)x->elements_flagged,
+                    (long long)x->elements, x->contract_frac);
         }
         snprintf(fig, sizeof fig, "fig_torch_g%d.png", g->group);
         if (kcs_report_has_figure(d->out_dir, fig))
@@ -175,8 +141,9 @@ void kcs_report_baselines(FILE *f, const kcs_report_data *d)
                "exponent α of divergence ∝ n^α (least squares on log-log over every point, 95 %% "
                "interval from the slope's standard error and the t quantile with n − 2 degrees "
                "of freedom; zero divergences cannot enter a log fit and are counted apart), the "
-               "normalized constant c = divergence / (n·u), and a recommended tolerance "
-               "η = c_q·n·u. *abs* is max |y − y'| over outputs; *scaled* divides each output's "
+               "normalized constant c = divergence / (n·u) (a description of the data, not a "
+               "tolerance: the recommended tolerances are the model at the top of this report). "
+               "*abs* is max |y − y'| over outputs; *scaled* divides each output's "
                "difference by (|A||B|)_ij first; *backward* is the normwise backward error. "
                "Rank-vs-oracle points come from /results (every output, every trial); "
                "rank-pair points from trial 0's sampled outputs in /samples.\n\n");

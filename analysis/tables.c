@@ -125,9 +125,6 @@ static const kcs_field flag_fields[] = {
     KCS_FIELD(kcs_flag_row, impl, KCS_FIELD_STR),
     KCS_FIELD(kcs_flag_row, conforming, KCS_FIELD_I32),
     KCS_FIELD(kcs_flag_row, n_trials, KCS_FIELD_I64),
-    KCS_FIELD(kcs_flag_row, flagged_scaled, KCS_FIELD_I64),
-    KCS_FIELD(kcs_flag_row, flagged_abs, KCS_FIELD_I64),
-    KCS_FIELD(kcs_flag_row, flagged_backward, KCS_FIELD_I64),
     KCS_FIELD(kcs_flag_row, flagged_contract, KCS_FIELD_I64),
     KCS_FIELD(kcs_flag_row, torch_trials, KCS_FIELD_I64),
     KCS_FIELD(kcs_flag_row, torch_flagged, KCS_FIELD_I64),
@@ -145,12 +142,8 @@ static const kcs_field torch_fields[] = {
     KCS_FIELD(kcs_torch_row, elements, KCS_FIELD_I64),
     KCS_FIELD(kcs_torch_row, elements_flagged, KCS_FIELD_I64),
     KCS_FIELD(kcs_torch_row, contract_flagged, KCS_FIELD_I64),
-    KCS_FIELD(kcs_torch_row, kcs_flagged, KCS_FIELD_I64),
-    KCS_FIELD(kcs_torch_row, kcs_heldout_flagged, KCS_FIELD_I64),
     KCS_FIELD(kcs_torch_row, torch_frac, KCS_FIELD_F64),
     KCS_FIELD(kcs_torch_row, contract_frac, KCS_FIELD_F64),
-    KCS_FIELD(kcs_torch_row, kcs_frac, KCS_FIELD_F64),
-    KCS_FIELD(kcs_torch_row, kcs_heldout_frac, KCS_FIELD_F64),
 };
 
 KCS_FIELD_TABLE(kcs_torch_row_fields, torch_fields)

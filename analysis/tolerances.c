@@ -35,6 +35,12 @@ typedef struct cvcount {
     int64_t trials, flagged, not_judged;
 } cvcount;
 
+/* held out in N: the fit sees N <= KCS_TOL_NSPLIT outputs, the judged
+ * output counts above it (at most KCS_TOL_MAX_HN distinct ones) */
+#define KCS_TOL_NSPLIT 4096.0
+#define KCS_TOL_MAX_HN 16
+#define KCS_TOL_BOOT_SEED 0x6b63732d746f6cull
+
 typedef struct tkey {
     char op[KCS_STR_SHORT], dtype_in[16], dtype_out[16], acc[16];
     char inputs[128];
@@ -56,6 +62,13 @@ typedef struct tkey {
     int torch_ok;
     cvcount torch_heldout;
     int64_t bad0_trials, bad0_eta, bad0_torch; /* non-conforming ranks, trial 0 */
+    double boot_lo, boot_hi; /* eta0's bootstrap interval, as factors of the point fit */
+    int boot_used;
+    /* out of sample in N: fit on N <= KCS_TOL_NSPLIT, judged per larger N */
+    int n_hn;
+    double hn_N[KCS_TOL_MAX_HN];
+    cvcount hn[KCS_TOL_MAX_HN];
+    int hn_form; /* the form of that fit (NONE: too little data at small N) */
 } tkey;
 
 struct kcs_tolset {
@@ -135,6 +148,7 @@ static tkey *find_key(kcs_tolset *ts, const kcs_case_rec *cs)
         return NULL;
     tkey *k = &ts->k[ts->nk];
     memset(k, 0, sizeof *k);
+    k->boot_lo = k->boot_hi = NAN;
     k->ran = calloc((size_t)ts->nr + 1, sizeof *k->ran);
     k->nonconf = calloc((size_t)ts->nr + 1, sizeof *k->nonconf);
     k->conf = calloc((size_t)ts->nr + 1, sizeof *k->conf);
@@ -247,11 +261,36 @@ static double metric_of(const tkey *k, const tpt *p)
 /* -1: not judged (n outside the validity range), 0: within, 1: flagged */
 static int judge(const kcs_tolfit *f, double n, double outputs, double d)
 {
-    double e0 = kcs_tolfit_eta0(f, n);
-    if (isnan(e0))
+    double eta = kcs_tolfit_eta(f, n, outputs);
+    if (isnan(eta))
         return -1;
-    double eta = e0 * kcs_tol_outputs_factor(outputs, f->outputs0, f->p);
     return kcs_tol_flags(d, eta);
+}
+
+/* The whole procedure: the fit, eta0's bootstrap, the recommendation at
+ * the bootstrap's upper bound (never below the point fit). */
+static int fit_recommend(const kcs_tolpt *tp, size_t m, const unsigned char *use, double u,
+                         double p, int strict, kcs_tolfit *f, double *lo, double *hi, int *used)
+{
+    double l, h;
+    int nb;
+    if (kcs_tolfit_make(tp, m, use, u, p, strict, f) < 0)
+        return -1;
+    if (f->form == KCS_TOLFORM_NONE) {
+        if (lo)
+            *lo = *hi = NAN, *used = 0;
+        return 0;
+    }
+    if (kcs_tolfit_bootstrap(tp, m, use, f, KCS_TOL_BOOT_B, KCS_TOL_BOOT_SEED, KCS_TOL_BOOT_CONF,
+                             &l, &h, &nb) < 0) {
+        kcs_tolfit_free(f);
+        return -1;
+    }
+    if (isfinite(h) && h > 1.0)
+        kcs_tolfit_scale(f, h);
+    if (lo)
+        *lo = l, *hi = h, *used = nb;
+    return 0;
 }
 
 static void count(cvcount *c, int v)
@@ -322,32 +361,71 @@ static int settle_key(kcs_tolset *ts, tkey *k)
         free(tp), free(idx), free(use);
         return -1;
     }
-    /* divergences of trials with more outputs than the fewest (ops whose
-     * output count grows with n: softmax, norms) are brought back to N0
-     * outputs by the outputs rule before the fit; the judge applies it
-     * again to the trial's own N */
-    double n0 = INFINITY;
-    for (size_t i = 0; i < k->n; i++)
-        if (k->conf[k->pts[i].rank] && k->pts[i].outputs < n0)
-            n0 = k->pts[i].outputs;
+    /* each trial's own divergence and output count: the model fits the
+     * growth in N (tolmodel.h, step 6) and brings every point to N0 */
     m = 0;
     for (size_t i = 0; i < k->n; i++) {
         const tpt *q = &k->pts[i];
         if (!k->conf[q->rank])
             continue;
-        tp[m] = (kcs_tolpt){q->n, metric_of(k, q) / kcs_tol_outputs_factor(q->outputs, n0, ts->p),
-                            q->outputs, ts->impl[q->rank],
+        tp[m] = (kcs_tolpt){q->n, metric_of(k, q), q->outputs, ts->impl[q->rank],
                             (int32_t)((q->case_id + q->trial) % KCS_TOL_FOLDS)};
         idx[m++] = i;
     }
     k->conf_trials = (int64_t)m;
     int rc = 0;
-    if (kcs_tolfit_make(tp, m, NULL, k->u, ts->p, 1, &k->fit) < 0) {
+    if (fit_recommend(tp, m, NULL, k->u, ts->p, 1, &k->fit, &k->boot_lo, &k->boot_hi,
+                      &k->boot_used) < 0) {
         rc = -1;
         goto out;
     }
     if (k->fit.form == KCS_TOLFORM_NONE)
         goto out;
+    /* out of sample in N: fit on the trials with N <= KCS_TOL_NSPLIT, judge
+     * every trial with more outputs (other cases: other inputs) */
+    {
+        int small = 0, large = 0;
+        for (size_t i = 0; i < m; i++) {
+            use[i] = tp[i].outputs <= KCS_TOL_NSPLIT;
+            small |= use[i];
+            large |= !use[i];
+        }
+        k->n_hn = 0;
+        k->hn_form = KCS_TOLFORM_NONE;
+        if (small && large) {
+            kcs_tolfit hf;
+            if (fit_recommend(tp, m, use, k->u, ts->p, 1, &hf, NULL, NULL, NULL) < 0) {
+                rc = -1;
+                goto out;
+            }
+            k->hn_form = hf.form;
+            for (size_t i = 0; i < m; i++) {
+                if (use[i])
+                    continue;
+                int j = 0;
+                while (j < k->n_hn && k->hn_N[j] != tp[i].outputs)
+                    j++;
+                if (j == k->n_hn) {
+                    if (k->n_hn == KCS_TOL_MAX_HN)
+                        continue;
+                    k->hn_N[k->n_hn] = tp[i].outputs;
+                    memset(&k->hn[k->n_hn++], 0, sizeof k->hn[0]);
+                }
+                count(&k->hn[j], hf.form == KCS_TOLFORM_NONE
+                                     ? -1
+                                     : judge(&hf, tp[i].n, tp[i].outputs, RAW(i)));
+            }
+            kcs_tolfit_free(&hf);
+            /* increasing N */
+            for (int a = 1; a < k->n_hn; a++)
+                for (int b = a; b > 0 && k->hn_N[b] < k->hn_N[b - 1]; b--) {
+                    double t = k->hn_N[b];
+                    k->hn_N[b] = k->hn_N[b - 1], k->hn_N[b - 1] = t;
+                    cvcount c = k->hn[b];
+                    k->hn[b] = k->hn[b - 1], k->hn[b - 1] = c;
+                }
+        }
+    }
     for (size_t i = 0; i < m; i++)
         count(&k->insample, judge(&k->fit, tp[i].n, tp[i].outputs, RAW(i)));
     /* trial-split cross-validation */
@@ -359,7 +437,7 @@ static int settle_key(kcs_tolset *ts, tkey *k)
         for (size_t i = 0; i < m; i++)
             use[i] = tp[i].fold != f;
         kcs_tolfit cv;
-        if (kcs_tolfit_make(tp, m, use, k->u, ts->p, 0, &cv) < 0) {
+        if (fit_recommend(tp, m, use, k->u, ts->p, 0, &cv, NULL, NULL, NULL) < 0) {
             rc = -1;
             break;
         }
@@ -380,7 +458,8 @@ static int settle_key(kcs_tolset *ts, tkey *k)
                 if (j < 0 || isnan(atol_f[j]))
                     k->torch_heldout.not_judged++;
                 else {
-                    double a = atol_f[j] * kcs_tol_outputs_factor(q->outputs, cv.outputs0, ts->p);
+                    double a = atol_f[j] * kcs_tol_outputs_factor_g(q->outputs, cv.outputs0,
+                                                                    ts->p, cv.gamma);
                     count(&k->torch_heldout, !(q->torch_stat <= a));
                 }
             }
@@ -402,7 +481,7 @@ static int settle_key(kcs_tolset *ts, tkey *k)
         for (size_t i = 0; i < m; i++)
             use[i] = tp[i].impl != impls[g];
         kcs_tolfit cv;
-        if (kcs_tolfit_make(tp, m, use, k->u, ts->p, 0, &cv) < 0) {
+        if (fit_recommend(tp, m, use, k->u, ts->p, 0, &cv, NULL, NULL, NULL) < 0) {
             rc = -1;
             break;
         }
@@ -458,8 +537,8 @@ static int settle_key(kcs_tolset *ts, tkey *k)
         if (q->trial == 0 && v >= 0 && k->torch_ok && q->torch_ns > 0) {
             int j = env_index(&k->fit, q->n);
             if (j >= 0 && !isnan(k->torch_atol[j])) {
-                double a = k->torch_atol[j] *
-                           kcs_tol_outputs_factor(q->outputs, k->fit.outputs0, ts->p);
+                double a = k->torch_atol[j] * kcs_tol_outputs_factor_g(q->outputs, k->fit.outputs0,
+                                                                       ts->p, k->fit.gamma);
                 k->bad0_trials++;
                 k->bad0_eta += v;
                 k->bad0_torch += !(q->torch_stat <= a);
@@ -530,6 +609,30 @@ static int count_impls(const kcs_tolset *ts, const tkey *k)
             first &= !(k->conf[q] && ts->impl[q] == ts->impl[r]);
         n += first;
     }
+    return n;
+}
+
+/* What a reader of a recommendation should know before using it (JSON
+ * "warnings", the report). Returns the number of lines written. */
+static int key_warnings(const kcs_tolset *ts, const tkey *k, char w[][256], int max)
+{
+    const kcs_tolfit *x = &k->fit;
+    int n = 0;
+    if (!x->gamma_fitted && n < max)
+        snprintf(w[n++], 256, "growth in N not fitted (one output count, N = %g): exponent %g "
+                 "assumed; validated for N = %g only", x->outputs0, x->gamma, x->outputs0);
+    if (k->n_hn == 0 && n < max)
+        snprintf(w[n++], 256, "not validated out of sample in N (no trials with more than %g "
+                 "outputs beside trials with fewer)", KCS_TOL_NSPLIT);
+    for (int j = 0; j < k->n_hn && n < max; j++) {
+        const cvcount *c = &k->hn[j];
+        if (c->trials > 0 && (double)c->flagged > ts->p * (double)c->trials)
+            snprintf(w[n++], 256, "held out at N = %.0f: %lld of %lld trials flagged, above the "
+                     "target %g", k->hn_N[j], (long long)c->flagged, (long long)c->trials, ts->p);
+    }
+    if (k->boot_used > 0 && k->boot_used < KCS_TOL_BOOT_B / 2 && n < max)
+        snprintf(w[n++], 256, "only %d of %d bootstrap replicates could be fitted", k->boot_used,
+                 KCS_TOL_BOOT_B);
     return n;
 }
 
@@ -607,10 +710,52 @@ int kcs_tolset_write_json(const kcs_tolset *ts, const char *path, const char *co
         jkv(f, "],\n   \"valid\": {\"n_min\": ", x->n_min);
         jkv(f, ", \"n_max\": ", x->n_max);
         jkv(f, ", \"outputs_fitted\": ", x->outputs0);
+        jkv(f, ", \"k_min\": ", x->n_min);
+        jkv(f, ", \"k_max\": ", x->n_max);
+        jkv(f, ", \"outputs_min\": ", x->outputs0);
+        jkv(f, ", \"outputs_max\": ", x->outputs_max);
         fprintf(f, ", \"ranks\": %d, \"implementations\": %d, \"trials\": %lld, "
-                   "\"trials_zero\": %lld},\n   \"outputs_rule\": \"sqrt_log\",\n",
+                   "\"trials_zero\": %lld},\n   \"outputs_rule\": \"log_power\"",
                 k->n_conf_ranks, count_impls(ts, k), (long long)k->conf_trials,
                 (long long)x->n_zero);
+        jkv(f, ", \"outputs_exponent\": ", x->gamma);
+        fprintf(f, ", \"outputs_exponent_basis\": \"%s\"",
+                x->gamma_fitted ? "fitted" : "assumed (one output count)");
+        jkv(f, ", \"outputs_exponent_fit\": ", x->gamma_hat);
+        jkv(f, ", \"outputs_exponent_ci\": [", x->gamma_lo);
+        jkv(f, ", ", x->gamma_hi);
+        jkv(f, "],\n   \"c_fit\": ", x->c_fit);
+        jkv(f, ", \"eta0_boot_lo\": ", k->boot_lo);
+        jkv(f, ", \"eta0_boot_hi\": ", k->boot_hi);
+        fprintf(f, ", \"eta0_boot_level\": %g, \"eta0_boot_replicates\": %d, "
+                   "\"eta0_boot_units\": \"factor of the point fit's eta0 (worst fitted n)\"",
+                KCS_TOL_BOOT_CONF, k->boot_used);
+        jkv(f, ", \"eta0_scale\": ", x->scale);
+        fprintf(f, ",\n   \"recommended_basis\": \"upper %g%% bootstrap bound\",\n",
+                100.0 * KCS_TOL_BOOT_CONF);
+        fprintf(f, "   \"heldout_outputs_fit_max\": %g, \"heldout_outputs\": [",
+                KCS_TOL_NSPLIT);
+        for (int j = 0; j < k->n_hn; j++) {
+            double lo, hi;
+            const cvcount *c = &k->hn[j];
+            kcs_clopper_pearson(c->flagged, c->trials, 0.95, &lo, &hi);
+            fprintf(f, "%s{\"N\": %.17g, \"trials\": %lld, \"flagged\": %lld, \"rate\": ",
+                    j ? ", " : "", k->hn_N[j], (long long)c->trials, (long long)c->flagged);
+            jnum(f, c->trials ? (double)c->flagged / (double)c->trials : NAN);
+            jkv(f, ", \"ci\": [", lo);
+            jkv(f, ", ", hi);
+            fprintf(f, "], \"not_judged\": %lld}", (long long)c->not_judged);
+        }
+        fprintf(f, "],\n   \"warnings\": [");
+        {
+            char w[8][256];
+            int nw = key_warnings(ts, k, w, 8);
+            for (int j = 0; j < nw; j++) {
+                fprintf(f, "%s", j ? ", " : "");
+                kcs_json_str(f, w[j]);
+            }
+        }
+        fprintf(f, "],\n");
         if (k->torch_ok) {
             fprintf(f, "   \"torch\": {\"points\": [");
             int w = 0;
@@ -690,12 +835,12 @@ int kcs_tolset_write_csv(const kcs_tolset *ts, const char *path, kcs_error *err)
     fprintf(f, "op,dtype_in,dtype_out,acc,metric,form,u,c,alpha,alpha_lo,alpha_hi,alpha_envelope,"
                "n_min,n_max,outputs_fitted,ranks,trials,heldout_trials,heldout_flagged,"
                "loio_trials,loio_flagged,insample_trials,insample_flagged,other_trials,"
-               "other_flagged,missing\n");
+               "other_flagged,missing,outputs_max,outputs_exponent,c_fit,eta0_boot_lo,eta0_boot_hi\n");
     for (int i = 0; i < ts->nk; i++) {
         const tkey *k = &ts->k[i];
         const kcs_tolfit *x = &k->fit;
         fprintf(f, "%s,%s,%s,%s,%s,%s,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%d,%lld,%lld,"
-                   "%lld,%lld,%lld,%lld,%lld,%lld,%lld,\"%s\"\n",
+                   "%lld,%lld,%lld,%lld,%lld,%lld,%lld,\"%s\",%.6g,%.6g,%.6g,%.6g,%.6g\n",
                 k->op, k->dtype_in, k->dtype_out, k->acc, metric_name[k->metric],
                 form_name(x->form), x->u, x->c,
                 x->form == KCS_TOLFORM_POWER ? x->power_alpha : x->alpha,
@@ -705,7 +850,8 @@ int kcs_tolset_write_csv(const kcs_tolset *ts, const char *path, kcs_error *err)
                 (long long)k->heldout.trials, (long long)k->heldout.flagged,
                 (long long)k->loio.trials, (long long)k->loio.flagged,
                 (long long)k->insample.trials, (long long)k->insample.flagged,
-                (long long)k->bad.trials, (long long)k->bad.flagged, x->missing);
+                (long long)k->bad.trials, (long long)k->bad.flagged, x->missing,
+                x->outputs_max, x->gamma, x->c_fit, k->boot_lo, k->boot_hi);
     }
     if (fclose(f) != 0)
         return kcs_fail(err, KCS_E_IO, "%s: cannot write", path);
@@ -735,8 +881,10 @@ void kcs_tolset_report(FILE *f, const kcs_tolset *ts, const char *out_dir)
     else
         fprintf(f, "| op | in → out | acc | metric | held-out false alarms (trial split) | "
                "held-out (leave one implementation out) | in sample | other ranks flagged | "
-               "form | pooled α [95 %% CI, implementations as units] | valid n | fitted outputs |\n"
-               "|---|---|---|---|---|---|---|---|---|---|---|---:|\n");
+               "held out in N (fit on N ≤ %g, judged at the largest N) | "
+               "form | pooled α [95 %% CI, implementations as units] | valid n | validated N (outputs) |\n"
+               "|---|---|---|---|---|---|---|---|---|---|---|---|---:|\n",
+               KCS_TOL_NSPLIT);
     char a[96], b[96], c[96], d[96];
     for (int i = 0; i < ts->nk; i++) {
         const tkey *k = &ts->k[i];
@@ -750,6 +898,15 @@ void kcs_tolset_report(FILE *f, const kcs_tolset *ts, const char *out_dir)
             snprintf(b, sizeof b, "– (needs 3 implementations)");
         cv_text(c, sizeof c, &k->insample);
         cv_text(d, sizeof d, &k->bad);
+        char hn[128];
+        if (k->n_hn > 0) {
+            char t[96];
+            cv_text(t, sizeof t, &k->hn[k->n_hn - 1]);
+            snprintf(hn, sizeof hn, "N = %.0f: %s", k->hn_N[k->n_hn - 1], t);
+        } else {
+            snprintf(hn, sizeof hn, "– (no N above %g beside N at most %g)", KCS_TOL_NSPLIT,
+                     KCS_TOL_NSPLIT);
+        }
         char form[128];
         if (x->form == KCS_TOLFORM_POWER)
             snprintf(form, sizeof form, "power: n^%.3f [%.3f, %.3f] (%s)", x->power_alpha,
@@ -757,10 +914,11 @@ void kcs_tolset_report(FILE *f, const kcs_tolset *ts, const char *out_dir)
                      x->basis == KCS_TOLBASIS_POOLED ? "pooled fit" : "slope of the per-n maxima");
         else
             snprintf(form, sizeof form, "envelope");
-        fprintf(f, "| %s | %s → %s | %s | %s | %s | %s | %s | %s | %s | %.3f [%.3f, %.3f] | "
-                   "%g–%g | %g |\n",
-                k->op, k->dtype_in, k->dtype_out, k->acc, metric_name[k->metric], a, b, c, d,
-                form, x->alpha, x->alpha_lo, x->alpha_hi, x->n_min, x->n_max, x->outputs0);
+        fprintf(f, "| %s | %s → %s | %s | %s | %s | %s | %s | %s | %s | %s | %.3f [%.3f, %.3f] | "
+                   "%g–%g | %.0f–%.0f |\n",
+                k->op, k->dtype_in, k->dtype_out, k->acc, metric_name[k->metric], a, b, c, d, hn,
+                form, x->alpha, x->alpha_lo, x->alpha_hi, x->n_min, x->n_max, x->outputs0,
+                x->outputs_max);
     }
     int withheld = 0;
     for (int i = 0; i < ts->nk; i++)
@@ -808,10 +966,41 @@ void kcs_tolset_report(FILE *f, const kcs_tolset *ts, const char *out_dir)
                     x->alpha, x->alpha_lo, x->alpha_hi, x->spread, x->alpha_env, x->spread_env,
                     x->margin);
         fprintf(f, "Fitted on %d ranks (%d implementations), %lld conforming trials (%lld with "
-                   "zero divergence). For N outputs: η(n, N) = η0(n)·max(1, √(ln(2N/p) / "
-                   "ln(2·N0/p))). Tail margin over the observed maxima: %.3f.\n\n",
+                   "zero divergence), k from %g to %g, N from %.0f to %.0f outputs. For N outputs: "
+                   "η(n, N) = η0(n)·max(1, (ln(2N/p) / ln(2·N0/p))^γ), γ = %.3f (%s",
                 k->n_conf_ranks, count_impls(ts, k), (long long)k->conf_trials,
-                (long long)x->n_zero, x->margin);
+                (long long)x->n_zero, x->n_min, x->n_max, x->outputs0, x->outputs_max, x->gamma,
+                x->gamma_fitted ? "fitted: " : "assumed: one output count, so not fitted");
+        if (x->gamma_fitted)
+            fprintf(f, "slope of ln d on ln ln 2N within implementation and n, %.3f [%.3f, "
+                       "%.3f], clamped to [%g, %g]",
+                    x->gamma_hat, x->gamma_lo, x->gamma_hi, KCS_TOL_GAMMA_MIN, KCS_TOL_GAMMA_MAX);
+        fprintf(f, "). Tail margin over the observed maxima: %.3f.\n\n", x->margin);
+        if (k->boot_used > 0)
+            fprintf(f, "η0's uncertainty (cluster bootstrap over implementations and trials, %d "
+                       "replicates): the replicate's η0 is %.3f× to %.3f× the point fit's at its "
+                       "worst fitted n (95 %%). **Recommended at the upper bound**: η0 = %.3f× "
+                       "the point fit (c = %.4g; point fit c = %.4g).\n\n",
+                    k->boot_used, k->boot_lo, k->boot_hi, x->scale, x->c, x->c_fit);
+        if (k->n_hn > 0) {
+            fprintf(f, "**Held out in N** (the whole procedure refitted on the trials with N ≤ "
+                       "%g outputs, judged on every trial with more: other cases, other inputs):"
+                       "\n\n| N | trials | flagged | rate [95 %% CI] |\n|---:|---:|---:|---|\n",
+                    KCS_TOL_NSPLIT);
+            for (int j = 0; j < k->n_hn; j++) {
+                char h[96];
+                cv_text(h, sizeof h, &k->hn[j]);
+                fprintf(f, "| %.0f | %lld | %lld | %s |\n", k->hn_N[j], (long long)k->hn[j].trials,
+                        (long long)k->hn[j].flagged, h);
+            }
+            fprintf(f, "\n");
+        }
+        {
+            char w[8][256];
+            int nw = key_warnings(ts, k, w, 8);
+            for (int j = 0; j < nw; j++)
+                fprintf(f, "%s%s%s", j ? "; " : "**Warnings**: ", w[j], j == nw - 1 ? ".\n\n" : "");
+        }
         char fig[96];
         snprintf(fig, sizeof fig, "fig_tolerance_%d.png", rec);
         if (kcs_report_has_figure(out_dir, fig))

@@ -22,6 +22,8 @@ typedef struct jrec {
     kcs_tolfit fit; /* form, u, c, alpha, env_n/env_eta, n_min/n_max, outputs0, p */
     /* trials judged outside the recommendation's scope (kcs_toljudge_warn) */
     int64_t w_extrap, w_range, w_scale, w_k_lo, w_k_hi;
+    int64_t w_outputs;          /* judged trials with N above valid.outputs_max */
+    double w_n_lo, w_n_hi;
     char w_dist[KCS_STR_SHORT]; /* one input distribution of the w_scale trials */
 } jrec;
 
@@ -43,6 +45,8 @@ struct kcs_toljudge {
     jcase *cases;
     size_t n_cases, cap_cases;
 };
+
+static int rec_warning(const kcs_toljudge *j, const jrec *r, char *buf, size_t len);
 
 void kcs_toljudge_free(kcs_toljudge *j)
 {
@@ -115,10 +119,18 @@ static void parse_rec(kcs_yctx *y, struct fy_node *m, int i, double p, jrec *r)
         kcs_yaml_error(y, kcs_yaml_get(y, m, "metric", false, fld), fld,
                        "'%s' is not a metric kcs judges (scaled, abs, backward)", r->metric);
     }
-    if (rule[0] && strcmp(rule, "sqrt_log")) {
+    f->gamma = 0.5; /* sqrt_log, the rule of version 1 files without an exponent */
+    if (!strcmp(rule, "log_power")) {
+        num(y, m, "outputs_exponent", field, &f->gamma);
+        if (!(f->gamma > 0.0 && f->gamma <= 10.0)) {
+            snprintf(fld, sizeof fld, "%s.outputs_exponent", field);
+            kcs_yaml_error(y, kcs_yaml_get(y, m, "outputs_exponent", false, fld), fld,
+                           "must be a number in (0, 10]");
+        }
+    } else if (rule[0] && strcmp(rule, "sqrt_log")) {
         snprintf(fld, sizeof fld, "%s.outputs_rule", field);
         kcs_yaml_error(y, kcs_yaml_get(y, m, "outputs_rule", false, fld), fld,
-                       "'%s' is not known (sqrt_log)", rule);
+                       "'%s' is not known (log_power, sqrt_log)", rule);
     }
     f->form = !strcmp(form, "power") ? KCS_TOLFORM_POWER
               : !strcmp(form, "envelope") ? KCS_TOLFORM_ENVELOPE : KCS_TOLFORM_NONE;
@@ -143,6 +155,14 @@ static void parse_rec(kcs_yctx *y, struct fy_node *m, int i, double p, jrec *r)
         num(y, v, "n_min", fld, &f->n_min);
         num(y, v, "n_max", fld, &f->n_max);
         num(y, v, "outputs_fitted", fld, &f->outputs0);
+        /* the largest validated output count (files before it: N0 only) */
+        char of[160];
+        snprintf(of, sizeof of, "%s.outputs_max", fld);
+        struct fy_node *om = kcs_yaml_get(y, v, "outputs_max", false, of);
+        f->outputs_max = f->outputs0;
+        if (om && !is_null(om) && kcs_yaml_num(y, om, of, &f->outputs_max) &&
+            !(f->outputs_max >= f->outputs0))
+            kcs_yaml_error(y, om, of, "must be >= outputs_fitted");
     } else if (v) {
         kcs_yaml_error(y, v, fld, "must be a mapping");
     }
@@ -297,11 +317,9 @@ void kcs_toljudge_case(kcs_toljudge *j, const kcs_case_rec *cs, const kcs_result
     /* an absolute metric holds at the input scale it was fitted on */
     int other_scale = r && strcmp(r->metric, "scaled") && r->inputs[0] &&
                       strcmp(r->inputs, cs->input_dist);
-    if (r) {
-        double e0 = kcs_tolfit_eta0(&r->fit, (double)cs->k);
-        if (!isnan(e0))
-            eta = e0 * kcs_tol_outputs_factor(outputs, r->fit.outputs0, j->p);
-    }
+    if (r)
+        eta = kcs_tolfit_eta(&r->fit, (double)cs->k, outputs);
+    int out_n = r && outputs > r->fit.outputs_max;
     for (int k = 0; k < j->nr; k++) {
         jcase c = {cs->case_id, cs->k, outputs, eta, k, 0, 0, 0, NAN};
         int any = 0;
@@ -332,6 +350,13 @@ void kcs_toljudge_case(kcs_toljudge *j, const kcs_case_rec *cs, const kcs_result
                 continue;
             }
             r->w_extrap += extrap;
+            if (out_n) {
+                if (!r->w_outputs || outputs < r->w_n_lo)
+                    r->w_n_lo = outputs;
+                if (!r->w_outputs || outputs > r->w_n_hi)
+                    r->w_n_hi = outputs;
+                r->w_outputs++;
+            }
             if (other_scale) {
                 if (!r->w_scale)
                     snprintf(r->w_dist, sizeof r->w_dist, "%s", cs->input_dist);
@@ -388,8 +413,8 @@ int kcs_toljudge_write_csv(const kcs_toljudge *j, const char *dir, kcs_error *er
 void kcs_toljudge_report(FILE *f, const kcs_toljudge *j)
 {
     fprintf(f, "## Judged with given tolerances\n\nEvery trial against `%s` (false-alarm "
-               "target p = %g per trial; η(n, N) = η0(n)·max(1, √(ln(2N/p) / ln(2·N0/p))) for "
-               "a case of N outputs; a trial is flagged when its divergence exceeds η or is "
+               "target p = %g per trial; η(n, N) = η0(n)·max(1, (ln(2N/p) / ln(2·N0/p))^γ) for "
+               "a case of N outputs, γ the file's outputs_exponent (1/2 for the older sqrt_log rule); a trial is flagged when its divergence exceeds η or is "
                "NaN/Inf). Trials are not judged when no recommendation matches their (op, "
                "dtypes, accumulator) or their n lies outside its validity range (a power form "
                "extrapolates up to the factor its `extrapolation` states; those trials are "
@@ -442,40 +467,64 @@ void kcs_toljudge_json(FILE *f, const kcs_toljudge *j)
                 (long long)j->trials[r], (long long)j->flagged[r], (long long)j->extrapolated[r],
                 (long long)(j->no_rec[r] + j->out_of_range[r]), (long long)j->not_run[r]);
     }
+    fprintf(f, "], \"warnings\": [");
+    char buf[2048];
+    int w = 0;
+    for (int i = 0; i < j->n_rec; i++)
+        if (rec_warning(j, &j->rec[i], buf, sizeof buf)) {
+            fprintf(f, "%s", w++ ? ", " : "");
+            kcs_json_str(f, buf);
+        }
     fprintf(f, "]}\n");
+}
+
+/* The warning about one recommendation's out-of-scope trials (0: none). */
+static int rec_warning(const kcs_toljudge *j, const jrec *r, char *buf, size_t len)
+{
+    if (!r->w_extrap && !r->w_range && !r->w_scale && !r->w_outputs)
+        return 0;
+    char scale[KCS_STR_SHORT + 64];
+    if (!strcmp(r->metric, "scaled"))
+        snprintf(scale, sizeof scale, "relative to |A||B|, any input scale");
+    else if (r->inputs[0])
+        snprintf(scale, sizeof scale, "absolute, at the scale of its inputs: %s", r->inputs);
+    else
+        snprintf(scale, sizeof scale, "absolute, input scale not recorded");
+    size_t w = 0;
+#define ADD(...)                                                                              \
+    do {                                                                                      \
+        if (w < len)                                                                          \
+            w += (size_t)snprintf(buf + w, len - w, __VA_ARGS__);                             \
+    } while (0)
+    ADD("%s: the tolerance for op %s, dtype_in %s, dtype_out %s, acc %s (metric %s; valid for "
+        "k in [%.0f, %.0f] and N in [%.0f, %.0f] outputs, %s):",
+        j->path, r->op, r->dtype_in, r->dtype_out, r->acc, r->metric, r->fit.n_min, r->fit.n_max,
+        r->fit.outputs0, r->fit.outputs_max, scale);
+    if (r->w_extrap)
+        ADD(" %lld trials with k outside its validity range (k from %lld to %lld) were judged by "
+            "extrapolating its power law;",
+            (long long)r->w_extrap, (long long)r->w_k_lo, (long long)r->w_k_hi);
+    if (r->w_range)
+        ADD(" %lld trials with k outside its envelope were not judged;", (long long)r->w_range);
+    if (r->w_outputs)
+        ADD(" %lld trials with N beyond its validated output counts (N from %.0f to %.0f) were "
+            "judged by extrapolating its outputs rule;",
+            (long long)r->w_outputs, r->w_n_lo, r->w_n_hi);
+    if (r->w_scale)
+        ADD(" %lld trials on other inputs (%s%s) were judged with an absolute tolerance fitted at "
+            "another input scale;",
+            (long long)r->w_scale, r->w_dist, r->w_scale > 1 ? ", ..." : "");
+    ADD(" trust those verdicts less");
+#undef ADD
+    return 1;
 }
 
 void kcs_toljudge_warn(FILE *f, const kcs_toljudge *j)
 {
-    for (int i = 0; i < j->n_rec; i++) {
-        const jrec *r = &j->rec[i];
-        if (!r->w_extrap && !r->w_range && !r->w_scale)
-            continue;
-        char scale[KCS_STR_SHORT + 64];
-        if (!strcmp(r->metric, "scaled"))
-            snprintf(scale, sizeof scale, "relative to |A||B|, any input scale");
-        else if (r->inputs[0])
-            snprintf(scale, sizeof scale, "absolute, at the scale of its inputs: %s", r->inputs);
-        else
-            snprintf(scale, sizeof scale, "absolute, input scale not recorded");
-        fprintf(f, "kcs reduce: warning: %s: the tolerance for op %s, dtype_in %s, dtype_out %s, "
-                   "acc %s (metric %s; valid for k in [%.0f, %.0f], fitted on N0 = %.0f "
-                   "outputs, %s):",
-                j->path, r->op, r->dtype_in, r->dtype_out, r->acc, r->metric, r->fit.n_min,
-                r->fit.n_max, r->fit.outputs0, scale);
-        if (r->w_extrap)
-            fprintf(f, " %lld trials with k outside its validity range (k from %lld to %lld) "
-                       "were judged by extrapolating its power law;",
-                    (long long)r->w_extrap, (long long)r->w_k_lo, (long long)r->w_k_hi);
-        if (r->w_range)
-            fprintf(f, " %lld trials with k outside its envelope were not judged;",
-                    (long long)r->w_range);
-        if (r->w_scale)
-            fprintf(f, " %lld trials on other inputs (%s%s) were judged with an absolute "
-                       "tolerance fitted at another input scale;",
-                    (long long)r->w_scale, r->w_dist, r->w_scale > 1 ? ", ..." : "");
-        fprintf(f, " trust those verdicts less\n");
-    }
+    char buf[2048];
+    for (int i = 0; i < j->n_rec; i++)
+        if (rec_warning(j, &j->rec[i], buf, sizeof buf))
+            fprintf(f, "kcs reduce: warning: %s\n", buf);
 }
 
 /* One "key=value" item of a query: 1 when key matches (value copied). */
@@ -529,10 +578,10 @@ int kcs_toljudge_query(const kcs_toljudge *j, const char *query, FILE *out, FILE
                         dout[0] ? " dtype_out=" : "", dout, acc[0] ? " acc=" : "", acc,
                         hits ? " (choose with dtype_out= or acc=)" : "");
     const kcs_tolfit *f = &hit->fit;
-    double e0 = kcs_tolfit_eta0(f, k);
-    double eta = isnan(e0) ? NAN : e0 * kcs_tol_outputs_factor(n, f->outputs0, j->p);
+    double eta = kcs_tolfit_eta(f, k, n);
     int scaled = !strcmp(hit->metric, "scaled");
     int out_k = k < f->n_min || k > f->n_max;
+    int out_n = n > f->outputs_max;
     int out_scale = !scaled && inputs[0] && hit->inputs[0] && strcmp(inputs, hit->inputs);
     char scale[KCS_STR_SHORT + 64];
     if (scaled)
@@ -541,18 +590,30 @@ int kcs_toljudge_query(const kcs_toljudge *j, const char *query, FILE *out, FILE
         snprintf(scale, sizeof scale, "absolute, at the scale of its inputs: %s", hit->inputs);
     else
         snprintf(scale, sizeof scale, "absolute, input scale not recorded");
-    if (out_k || out_scale) {
-        fprintf(warn, "kcs reduce: warning: %s: the tolerance for op %s, dtype_in %s, dtype_out %s, "
-                      "acc %s (metric %s; valid for k in [%.0f, %.0f], fitted on N0 = %.0f "
-                      "outputs, %s) asked outside its scope:",
-                j->path, hit->op, hit->dtype_in, hit->dtype_out, hit->acc, hit->metric, f->n_min,
-                f->n_max, f->outputs0, scale);
-        if (out_k)
-            fprintf(warn, " k = %.0f is outside its validity range (%s);", k,
-                    isnan(eta) ? "no value there" : "the power law is extrapolated");
-        if (out_scale)
-            fprintf(warn, " inputs %s are not those its absolute metric was fitted on;", inputs);
-        fprintf(warn, " trust it less\n");
+    char wbuf[1024] = "";
+    if (out_k || out_n || out_scale) {
+        size_t w = 0;
+        w += (size_t)snprintf(wbuf + w, sizeof wbuf - w,
+                              "%s: the tolerance for op %s, dtype_in %s, dtype_out %s, acc %s "
+                              "(metric %s; valid for k in [%.0f, %.0f] and N in [%.0f, %.0f] "
+                              "outputs, %s) asked outside its scope:",
+                              j->path, hit->op, hit->dtype_in, hit->dtype_out, hit->acc,
+                              hit->metric, f->n_min, f->n_max, f->outputs0, f->outputs_max, scale);
+        if (out_k && w < sizeof wbuf)
+            w += (size_t)snprintf(wbuf + w, sizeof wbuf - w,
+                                  " k = %.0f is outside its validity range (%s);", k,
+                                  isnan(eta) ? "no value there" : "the power law is extrapolated");
+        if (out_n && w < sizeof wbuf)
+            w += (size_t)snprintf(wbuf + w, sizeof wbuf - w,
+                                  " N = %.0f outputs is beyond its validated output counts (the outputs "
+                                  "rule is extrapolated);", n);
+        if (out_scale && w < sizeof wbuf)
+            w += (size_t)snprintf(wbuf + w, sizeof wbuf - w,
+                                  " inputs %s are not those its absolute metric was fitted on;",
+                                  inputs);
+        if (w < sizeof wbuf)
+            snprintf(wbuf + w, sizeof wbuf - w, " trust it less");
+        fprintf(warn, "kcs reduce: warning: %s\n", wbuf);
     }
     fprintf(out, "{\"eta\": ");
     if (isfinite(eta))
@@ -564,7 +625,10 @@ int kcs_toljudge_query(const kcs_toljudge *j, const char *query, FILE *out, FILE
         fprintf(out, "%.10g", eta);
     else
         fprintf(out, "null");
-    fprintf(out, ", \"valid\": %s,\n \"scope\": {\"op\": ", out_k || out_scale ? "false" : "true");
+    fprintf(out, ", \"valid\": %s, \"warnings\": [", out_k || out_n || out_scale ? "false" : "true");
+    if (wbuf[0])
+        kcs_json_str(out, wbuf);
+    fprintf(out, "],\n \"scope\": {\"op\": ");
     kcs_json_str(out, hit->op);
     fprintf(out, ", \"dtype_in\": ");
     kcs_json_str(out, hit->dtype_in);
@@ -580,8 +644,9 @@ int kcs_toljudge_query(const kcs_toljudge *j, const char *query, FILE *out, FILE
     else
         fprintf(out, "null");
     fprintf(out, ", \"k\": %.17g, \"k_range\": [%.17g, %.17g], \"outputs\": %.17g, "
-                 "\"outputs_fitted\": %.17g, \"input_scale\": ",
-            k, f->n_min, f->n_max, n, f->outputs0);
+                 "\"outputs_fitted\": %.17g, \"outputs_range\": [%.17g, %.17g], "
+                 "\"outputs_exponent\": %.17g, \"input_scale\": ",
+            k, f->n_min, f->n_max, n, f->outputs0, f->outputs0, f->outputs_max, f->gamma);
     kcs_json_str(out, scale);
     fprintf(out, "}}\n");
     return 0;

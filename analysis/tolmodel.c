@@ -58,6 +58,21 @@ double kcs_tol_outputs_factor(double outputs, double outputs0, double p)
     return sqrt(log(2.0 * outputs / p) / log(2.0 * outputs0 / p));
 }
 
+double kcs_tol_outputs_factor_g(double outputs, double outputs0, double p, double gamma)
+{
+    if (!(outputs > outputs0))
+        return 1.0;
+    return pow(log(2.0 * outputs / p) / log(2.0 * outputs0 / p), gamma);
+}
+
+double kcs_tolfit_eta(const kcs_tolfit *f, double n, double outputs)
+{
+    double e0 = kcs_tolfit_eta0(f, n);
+    if (isnan(e0))
+        return NAN;
+    return e0 * kcs_tol_outputs_factor_g(outputs, f->outputs0, f->p, f->gamma);
+}
+
 double kcs_tol_loglog(const double *xs, const double *ys, int n, double x)
 {
     if (n < 1 || isnan(x))
@@ -105,6 +120,71 @@ static int cmp_dbl(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+static int nearest(const double *v, int n, double x)
+{
+    int j = 0;
+    double best = INFINITY;
+    for (int k = 0; k < n; k++)
+        if (fabs(v[k] - x) < best)
+            best = fabs(v[k] - x), j = k;
+    return j;
+}
+
+/* gamma (tolmodel.h, step 6): within cells (implementation g, n_j), OLS of
+ * y = ln d on z = ln ln(2N); cluster-robust by implementation. */
+static int fit_gamma(const double *x, const double *y, const double *os, const int32_t *g,
+                     size_t m, int G, const double *nj, int J, kcs_tolfit *f)
+{
+    f->gamma = KCS_TOL_GAMMA_DEFAULT;
+    f->gamma_fitted = 0;
+    size_t nc = (size_t)G * (size_t)J;
+    double *sz = calloc(nc ? nc : 1, sizeof *sz), *sy = calloc(nc ? nc : 1, sizeof *sy);
+    double *cnt = calloc(nc ? nc : 1, sizeof *cnt), *score = calloc((size_t)G + 1, sizeof *score);
+    int *cell = malloc((m ? m : 1) * sizeof *cell);
+    if (!sz || !sy || !cnt || !score || !cell) {
+        free(sz), free(sy), free(cnt), free(score), free(cell);
+        return -1;
+    }
+    for (size_t i = 0; i < m; i++) {
+        int c = g[i] * J + nearest(nj, J, exp(x[i]));
+        cell[i] = c;
+        sz[c] += log(log(2.0 * os[i]));
+        sy[c] += y[i];
+        cnt[c] += 1.0;
+    }
+    double szz = 0.0, szy = 0.0, zmin = INFINITY, zmax = -INFINITY;
+    for (size_t i = 0; i < m; i++) {
+        int c = cell[i];
+        double z = log(log(2.0 * os[i])) - sz[c] / cnt[c];
+        szz += z * z;
+        szy += z * (y[i] - sy[c] / cnt[c]);
+        zmin = fmin(zmin, log(log(2.0 * os[i])));
+        zmax = fmax(zmax, log(log(2.0 * os[i])));
+    }
+    if (szz > 1e-9 * (double)m && zmax - zmin > 1e-6) {
+        double b = szy / szz;
+        for (size_t i = 0; i < m; i++) {
+            int c = cell[i];
+            double z = log(log(2.0 * os[i])) - sz[c] / cnt[c];
+            score[g[i]] += z * ((y[i] - sy[c] / cnt[c]) - b * z);
+        }
+        double meat = 0.0;
+        for (int k = 0; k < G; k++)
+            meat += score[k] * score[k];
+        f->gamma_hat = b;
+        if (G >= 2) {
+            double se = sqrt(meat / (szz * szz) * ((double)G / (G - 1)));
+            double t = kcs_t_quantile(0.975, (double)(G - 1));
+            f->gamma_lo = b - t * se;
+            f->gamma_hi = b + t * se;
+        }
+        f->gamma = fmin(KCS_TOL_GAMMA_MAX, fmax(KCS_TOL_GAMMA_MIN, b));
+        f->gamma_fitted = 1;
+    }
+    free(sz), free(sy), free(cnt), free(score), free(cell);
+    return 0;
+}
+
 int kcs_tolfit_make(const kcs_tolpt *pts, size_t n, const unsigned char *use, double u, double p,
                     int strict, kcs_tolfit *f)
 {
@@ -116,16 +196,19 @@ int kcs_tolfit_make(const kcs_tolpt *pts, size_t n, const unsigned char *use, do
     f->power_alpha = f->power_lo = f->power_hi = NAN;
     f->margin = f->spread = f->spread_env = f->n_min = f->n_max = f->outputs0 = NAN;
     f->extrapolate = 1.0;
+    f->gamma = KCS_TOL_GAMMA_DEFAULT;
+    f->gamma_hat = f->gamma_lo = f->gamma_hi = f->outputs_max = NAN;
+    f->scale = 1.0;
     int max_impl = -1;
     for (size_t i = 0; i < n; i++)
         if ((!use || use[i]) && pts[i].impl > max_impl)
             max_impl = pts[i].impl;
     double *x = malloc((n ? n : 1) * sizeof *x), *y = malloc((n ? n : 1) * sizeof *y);
-    double *ns = malloc((n ? n : 1) * sizeof *ns);
+    double *ns = malloc((n ? n : 1) * sizeof *ns), *os = malloc((n ? n : 1) * sizeof *os);
     int32_t *g = malloc((n ? n : 1) * sizeof *g);
     int32_t *dense = malloc((size_t)(max_impl + 2) * sizeof *dense);
-    if (!x || !y || !ns || !g || !dense) {
-        free(x), free(y), free(ns), free(g), free(dense);
+    if (!x || !y || !ns || !os || !g || !dense) {
+        free(x), free(y), free(ns), free(os), free(g), free(dense);
         return -1;
     }
     for (int i = 0; i <= max_impl; i++)
@@ -149,8 +232,11 @@ int kcs_tolfit_make(const kcs_tolpt *pts, size_t n, const unsigned char *use, do
         y[m] = log(q->d);
         g[m] = dense[q->impl];
         ns[m] = q->n;
-        if (q->outputs < out0)
-            out0 = q->outputs;
+        os[m] = q->outputs >= 1.0 ? q->outputs : 1.0;
+        if (os[m] < out0)
+            out0 = os[m];
+        if (!(os[m] <= f->outputs_max))
+            f->outputs_max = os[m];
         m++;
     }
     f->n_points = (int64_t)m;
@@ -181,6 +267,14 @@ int kcs_tolfit_make(const kcs_tolpt *pts, size_t n, const unsigned char *use, do
                      (long long)m, (long long)min_pts);
         goto done;
     }
+    f->outputs0 = out0;
+    if (fit_gamma(x, y, os, g, m, G, ns, J, f) < 0) {
+        free(x), free(y), free(ns), free(os), free(g), free(dense);
+        return -1;
+    }
+    /* every point brought to N0 outputs by the fitted rule */
+    for (size_t i = 0; i < m; i++)
+        y[i] -= log(kcs_tol_outputs_factor_g(os[i], out0, p, f->gamma));
     kcs_ols_cluster(x, y, g, m, G, 0.95, &f->alpha, &f->alpha_se, &f->alpha_lo, &f->alpha_hi);
     f->n_env = J;
     f->env_n = malloc((size_t)J * sizeof *f->env_n);
@@ -188,7 +282,7 @@ int kcs_tolfit_make(const kcs_tolpt *pts, size_t n, const unsigned char *use, do
     f->env_eta = malloc((size_t)J * sizeof *f->env_eta);
     if (!f->env_n || !f->env_u || !f->env_eta) {
         kcs_tolfit_free(f);
-        free(x), free(y), free(ns), free(g), free(dense);
+        free(x), free(y), free(ns), free(os), free(g), free(dense);
         return -1;
     }
     for (int j = 0; j < J; j++) {
@@ -196,23 +290,20 @@ int kcs_tolfit_make(const kcs_tolpt *pts, size_t n, const unsigned char *use, do
         f->env_u[j] = 0.0;
     }
     for (size_t i = 0; i < m; i++) {
-        double nn = exp(x[i]);
-        int j = 0;
-        double best = INFINITY;
-        for (int k = 0; k < J; k++) /* nearest n_j (exp(log(n)) may differ in the last bit) */
-            if (fabs(f->env_n[k] - nn) < best)
-                best = fabs(f->env_n[k] - nn), j = k;
+        /* nearest n_j (exp(log(n)) may differ in the last bit) */
+        int j = nearest(f->env_n, J, exp(x[i]));
         double d = exp(y[i]);
         if (d > f->env_u[j])
             f->env_u[j] = d;
     }
     f->n_min = f->env_n[0];
     f->n_max = f->env_n[J - 1];
-    f->outputs0 = out0;
     /* typical maximum of N0 -> the level exceeded with probability p, for
      * errors with an exponential tail (the scaled errors of a sum are a
-     * Gaussian scale mixture: heavier-tailed than a Gaussian) */
-    f->margin = out0 >= 1.0 ? log(2.0 * out0 / p) / log(2.0 * out0) : 1.0;
+     * Gaussian scale mixture: heavier-tailed than a Gaussian), or the
+     * fitted tail where it is heavier still */
+    f->margin = out0 >= 1.0 ? pow(log(2.0 * out0 / p) / log(2.0 * out0), fmax(1.0, f->gamma))
+                            : 1.0;
     {
         double lx[J], ly[J];
         int32_t gz[J];
@@ -272,7 +363,140 @@ int kcs_tolfit_make(const kcs_tolpt *pts, size_t n, const unsigned char *use, do
         f->env_eta[j] = f->form == KCS_TOLFORM_POWER
                             ? f->c * pow(f->env_n[j], f->power_alpha) * u
                             : f->margin * f->env_u[j];
+    f->c_fit = f->c;
 done:
-    free(x), free(y), free(ns), free(g), free(dense);
+    free(x), free(y), free(ns), free(os), free(g), free(dense);
+    return 0;
+}
+
+void kcs_tolfit_scale(kcs_tolfit *f, double s)
+{
+    if (f->form == KCS_TOLFORM_NONE || !(s > 0.0) || !isfinite(s))
+        return;
+    f->c *= s;
+    for (int j = 0; j < f->n_env; j++)
+        f->env_eta[j] *= s;
+    f->scale *= s;
+}
+
+/* splitmix64: the bootstrap's deterministic generator */
+static uint64_t sm64(uint64_t *s)
+{
+    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+static size_t draw(uint64_t *s, size_t n)
+{
+    return (size_t)((sm64(s) >> 11) * 0x1.0p-53 * (double)n) % (n ? n : 1);
+}
+
+typedef struct bcell {
+    int32_t impl;
+    double n, outputs;
+    size_t i;
+} bcell;
+
+static int cmp_bcell(const void *a, const void *b)
+{
+    const bcell *x = a, *y = b;
+    if (x->impl != y->impl)
+        return x->impl < y->impl ? -1 : 1;
+    if (x->n != y->n)
+        return x->n < y->n ? -1 : 1;
+    if (x->outputs != y->outputs)
+        return x->outputs < y->outputs ? -1 : 1;
+    return (x->i > y->i) - (x->i < y->i);
+}
+
+int kcs_tolfit_bootstrap(const kcs_tolpt *pts, size_t n, const unsigned char *use,
+                         const kcs_tolfit *f, int B, uint64_t seed, double conf, double *lo,
+                         double *hi, int *used)
+{
+    *lo = *hi = NAN;
+    *used = 0;
+    if (f->form == KCS_TOLFORM_NONE || B < 1)
+        return 0;
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++)
+        m += !use || use[i];
+    bcell *c = malloc((m ? m : 1) * sizeof *c);
+    size_t *start = malloc((m + 1) * sizeof *start), *cof = malloc((m ? m : 1) * sizeof *cof);
+    kcs_tolpt *rep = malloc((m ? m : 1) * sizeof *rep);
+    double *ratio = malloc((size_t)B * sizeof *ratio);
+    int32_t *impls = malloc((m ? m : 1) * sizeof *impls);
+    size_t *istart = malloc((m + 1) * sizeof *istart);
+    if (!c || !start || !cof || !rep || !ratio || !impls || !istart) {
+        free(c), free(start), free(cof), free(rep), free(ratio), free(impls), free(istart);
+        return -1;
+    }
+    m = 0;
+    for (size_t i = 0; i < n; i++)
+        if (!use || use[i])
+            c[m] = (bcell){pts[i].impl, pts[i].n, pts[i].outputs, i}, m++;
+    qsort(c, m, sizeof *c, cmp_bcell);
+    /* cells (impl, n, N): start[k] .. start[k+1]; cof[i]: the cell of sorted point i;
+     * implementations: istart[g] .. istart[g+1] in the sorted order */
+    size_t nc = 0, ng = 0;
+    for (size_t i = 0; i < m; i++) {
+        if (i == 0 || cmp_bcell(&(bcell){c[i].impl, c[i].n, c[i].outputs, 0},
+                                &(bcell){c[i - 1].impl, c[i - 1].n, c[i - 1].outputs, 0}))
+            start[nc++] = i;
+        cof[i] = nc - 1;
+        if (i == 0 || c[i].impl != c[i - 1].impl)
+            istart[ng] = i, impls[ng++] = c[i].impl;
+    }
+    start[nc] = m;
+    istart[ng] = m;
+    /* a replicate draws ng implementations: up to ng times the largest */
+    size_t big = 0;
+    for (size_t k = 0; k < ng; k++)
+        if (istart[k + 1] - istart[k] > big)
+            big = istart[k + 1] - istart[k];
+    free(rep);
+    rep = malloc((ng * big > 0 ? ng * big : 1) * sizeof *rep);
+    if (!rep) {
+        free(c), free(start), free(cof), free(ratio), free(impls), free(istart);
+        return -1;
+    }
+    uint64_t s = seed;
+    int nb = 0;
+    for (int b = 0; b < B; b++) {
+        size_t w = 0;
+        for (size_t k = 0; k < ng; k++) {
+            size_t gi = draw(&s, ng);
+            for (size_t i = istart[gi]; i < istart[gi + 1]; i++) {
+                size_t cc = cof[i];
+                size_t pick = start[cc] + draw(&s, start[cc + 1] - start[cc]);
+                rep[w] = pts[c[pick].i];
+                rep[w].impl = (int32_t)k; /* a drawn implementation is its own cluster */
+                w++;
+            }
+        }
+        kcs_tolfit fb;
+        if (kcs_tolfit_make(rep, w, NULL, f->u, f->p, 0, &fb) < 0) {
+            free(c), free(start), free(cof), free(rep), free(ratio), free(impls), free(istart);
+            return -1;
+        }
+        if (fb.form != KCS_TOLFORM_NONE) {
+            double r = -INFINITY;
+            for (int j = 0; j < f->n_env; j++) {
+                double e = kcs_tolfit_eta0(&fb, f->env_n[j]);
+                if (isfinite(e) && f->env_eta[j] > 0.0)
+                    r = fmax(r, e / (f->env_eta[j] / f->scale));
+            }
+            if (isfinite(r))
+                ratio[nb++] = r;
+        }
+        kcs_tolfit_free(&fb);
+    }
+    *used = nb;
+    if (nb > 0) {
+        *lo = kcs_quantile(ratio, (size_t)nb, 0.5 - 0.5 * conf);
+        *hi = kcs_quantile(ratio, (size_t)nb, 0.5 + 0.5 * conf);
+    }
+    free(c), free(start), free(cof), free(rep), free(ratio), free(impls), free(istart);
     return 0;
 }

@@ -28,8 +28,24 @@
  *   5. valid for n in [n_min, n_max]; a power form extrapolates up to a
  *      factor KCS_TOL_EXTRAPOLATE beyond it (the judge reports such trials
  *      apart), an envelope never;
- *   6. N outputs: eta(n, N) = eta0(n) max(1, sqrt(ln(2N/p) / ln(2 N0/p)))
- *      (the same union bound: P(max of N > t) <= 2N exp(-t^2 / 2 sigma^2)).
+ *   6. N outputs (rule "log_power"): eta(n, N) = eta0(n) max(1, (ln(2N/p) /
+ *      ln(2 N0/p))^gamma). For per-output errors with a Weibull-type tail
+ *      P(|e| > t) ~ exp(-(t/b)^(1/gamma)) the largest of N is typically
+ *      b (ln 2N)^gamma and exceeds b (ln(2N/p))^gamma with probability p
+ *      (union bound): gamma = 1/2 is a Gaussian tail (the old "sqrt_log"
+ *      rule), gamma = 1 an exponential one. gamma is fitted where the
+ *      points' output counts vary: OLS of ln d on ln ln(2N) within cells of
+ *      one implementation and one n (so neither enters the slope),
+ *      implementations as clusters (CR1, t with G - 1 d.f.), clamped to
+ *      [1/2, 3]; with one output count it is assumed 1 (gamma_fitted 0).
+ *      Points are brought to N0 (the fewest outputs) by this factor before
+ *      steps 2-4, so the fit uses every output count;
+ *   7. eta0's uncertainty (kcs_tolfit_bootstrap): a two-stage cluster
+ *      bootstrap (implementations with replacement, then trials with
+ *      replacement within each drawn implementation's (n, N) cells) refits
+ *      the whole procedure; the statistic is the factor by which the
+ *      replicate's eta0 exceeds the fit's at the worst fitted n. Its upper
+ *      bound scales the recommendation (kcs_tolfit_scale).
  */
 #ifndef KCS_TOLMODEL_H
 #define KCS_TOLMODEL_H
@@ -74,9 +90,19 @@ typedef struct kcs_tolfit {
     int n_env;
     double *env_n, *env_u, *env_eta; /* n_j, U(n_j), eta0(n_j) of the chosen form */
     double n_min, n_max, outputs0;
+    double outputs_max;         /* the most outputs of a fitted point */
+    double gamma;               /* outputs exponent (rule log_power) */
+    double gamma_hat, gamma_lo, gamma_hi; /* its fit before clamping (NaN: not fitted) */
+    int gamma_fitted;           /* 1: fitted from varying output counts, 0: assumed 1 */
+    double scale;               /* factor applied by kcs_tolfit_scale (1: none) */
+    double c_fit;               /* c before kcs_tolfit_scale */
     int64_t n_points, n_zero;   /* fitted (d > 0), zeros */
     int n_impls;
 } kcs_tolfit;
+
+#define KCS_TOL_GAMMA_MIN 0.5
+#define KCS_TOL_GAMMA_MAX 3.0
+#define KCS_TOL_GAMMA_DEFAULT 1.0
 
 /* Fit on the points whose use[i] != 0 (use NULL: all). strict: the
  * minimum data above applies (else only >= 1 implementation, >= 2 n values,
@@ -89,8 +115,24 @@ void kcs_tolfit_free(kcs_tolfit *f);
 /* eta0 at n (outputs0 outputs); NaN outside [n_min / extrapolate,
  * n_max * extrapolate] or no form. */
 double kcs_tolfit_eta0(const kcs_tolfit *f, double n);
-/* The outputs rule factor max(1, sqrt(ln(2N/p) / ln(2 N0/p))). */
+/* The outputs rule factor max(1, sqrt(ln(2N/p) / ln(2 N0/p))) (gamma 1/2). */
 double kcs_tol_outputs_factor(double outputs, double outputs0, double p);
+/* max(1, (ln(2N/p) / ln(2 N0/p))^gamma). */
+double kcs_tol_outputs_factor_g(double outputs, double outputs0, double p, double gamma);
+/* eta(n, N) of a fit: eta0(n) times the fit's outputs factor (NaN outside). */
+double kcs_tolfit_eta(const kcs_tolfit *f, double n, double outputs);
+
+/* Bootstrap of eta0 (step 7): B replicates (seeded, deterministic) of the
+ * non-strict fit; *lo, *hi: the (1-conf)/2 and (1+conf)/2 quantiles of
+ * max_j eta0_b(n_j) / eta0(n_j) over f's fitted n_j; *used: replicates
+ * with a fit. Returns 0, or -1 out of memory. */
+int kcs_tolfit_bootstrap(const kcs_tolpt *pts, size_t n, const unsigned char *use,
+                         const kcs_tolfit *f, int B, uint64_t seed, double conf, double *lo,
+                         double *hi, int *used);
+/* Multiplies eta0 (c and the envelope) by s (>= 1 keeps it conservative). */
+void kcs_tolfit_scale(kcs_tolfit *f, double s);
+#define KCS_TOL_BOOT_B 200
+#define KCS_TOL_BOOT_CONF 0.95
 /* Envelope evaluation: log-log interpolation in (xs, ys), n_pts points in
  * increasing xs; NaN outside. */
 double kcs_tol_loglog(const double *xs, const double *ys, int n_pts, double x);

@@ -8,8 +8,8 @@ The file (format "kcs-tolerances", version 1):
        {"op", "dtype_in", "dtype_out", "acc" ("any" matches every accumulator),
         "metric", "form": "power" | "envelope", "u", "c", "alpha", "alpha_ci",
         "envelope": [[n, eta0], ...],
-        "valid": {"n_min", "n_max", "outputs_fitted": N0, ...},
-        "outputs_rule": "sqrt_log",
+        "valid": {"n_min", "n_max", "outputs_fitted": N0, "outputs_max", ...},
+        "outputs_rule": "log_power", "outputs_exponent": gamma,
         "torch": {"points": [[n, rtol, atol], ...], "outputs": N0},
         "heldout": {...}}, ...]}
 
@@ -18,11 +18,14 @@ For reduction length n = k and N outputs:
     power:     eta0(n) = c * n**alpha * u
     envelope:  eta0(n) interpolated log-log between the points; no
                extrapolation: outside the points eta is NaN
-    eta(n, N) = eta0(n) * max(1, sqrt(ln(2N/p) / ln(2 N0/p)))   ("sqrt_log")
+    eta(n, N) = eta0(n) * max(1, (ln(2N/p) / ln(2 N0/p))**gamma)   ("log_power")
 
-The factor is the union bound over N outputs of a Gaussian tail: the
-largest of N errors grows like sqrt(2 ln(2N/p)) standard deviations where
-the fitted one saw N0 outputs; it never shrinks a tolerance below the fit.
+The factor is the union bound over N outputs of a Weibull-type tail
+P(|e| > t) ~ exp(-(t/b)**(1/gamma)), gamma fitted by `kcs reduce` from the
+output counts it saw (1/2: a Gaussian tail, the older "sqrt_log" rule,
+still read; 1: exponential); it never shrinks a tolerance below the fit.
+N outside [outputs_fitted, outputs_max] (the validated output counts) or k
+outside [n_min, n_max] warns (ToleranceScopeWarning, valid=False).
 torch's (rtol, atol) are interpolated log-log over the points (NaN outside
 them) and scaled by the same factor, with N0 = torch.outputs.
 """
@@ -121,14 +124,15 @@ def _points(raw, width, where):
     return pts
 
 
-def outputs_factor(outputs, outputs_fitted, p):
-    """max(1, sqrt(ln(2N/p) / ln(2 N0/p))): how much the largest of N
-    errors exceeds the largest of the N0 it was fitted on (sqrt_log rule)."""
+def outputs_factor(outputs, outputs_fitted, p, exponent=0.5):
+    """max(1, (ln(2N/p) / ln(2 N0/p))**exponent): how much the largest of N
+    errors exceeds the largest of the N0 it was fitted on (log_power rule;
+    exponent 1/2 is the older sqrt_log rule)."""
     if outputs < 1 or outputs_fitted < 1:
         raise ToleranceError(f"output counts must be >= 1 (N = {outputs}, N0 = {outputs_fitted})")
     if not 0 < p < 1:
         raise ToleranceError(f"false_alarm_target must be in (0, 1), got {p}")
-    return max(1.0, math.sqrt(math.log(2.0 * outputs / p) / math.log(2.0 * outputs_fitted / p)))
+    return max(1.0, (math.log(2.0 * outputs / p) / math.log(2.0 * outputs_fitted / p)) ** exponent)
 
 
 def _matches(rec, op, dtype_in, acc, dtype_out, metric):
@@ -164,7 +168,7 @@ def tolerance(source, *, op, dtype_in, k, outputs, acc=None, dtype_out=None, met
     was fitted on; None: not checked (scope says which it was).
 
     Returns {"eta", "rtol", "atol", "metric", "valid", "scope", "scale_free",
-    "problems"}: eta the tolerance of the recommendation's metric (NaN
+    "problems", "warnings"}: eta the tolerance of the recommendation's metric (NaN
     outside an envelope's points); rtol and atol for
     torch.testing.assert_close (None when the file has no torch points; NaN
     outside them; atol is absolute: it holds at the fitted inputs' scale);
@@ -173,8 +177,9 @@ def tolerance(source, *, op, dtype_in, k, outputs, acc=None, dtype_out=None, met
     "outputs_fitted", "input_scale"}; scale_free eta as a bound relative to
     |A||B| (|C - C_ref|_ij <= eta (|A||B|)_ij, any input scale: see
     bound()) when the metric is "scaled", else None; valid True when k lies
-    in [n_min, n_max] and the inputs (when given) suit the metric; problems
-    the reasons it is not.
+    in [n_min, n_max], outputs in [outputs_fitted, outputs_max] (the
+    validated output counts) and the inputs (when given) suit the metric;
+    problems the reasons it is not; warnings the warning issued (a list).
 
     Outside its scope the tolerance is still computed (power form), so that
     the caller can see by how much, with a ToleranceScopeWarning; with
@@ -220,9 +225,17 @@ def tolerance(source, *, op, dtype_in, k, outputs, acc=None, dtype_out=None, met
     n_min = _num(valid_rec, "n_min", f"{where}.valid", positive=True)
     n_max = _num(valid_rec, "n_max", f"{where}.valid", positive=True)
     n0 = _num(valid_rec, "outputs_fitted", f"{where}.valid", positive=True)
+    n0_max = valid_rec.get("outputs_max", n0)
+    if n0_max is None:
+        n0_max = n0
+    n0_max = _num({"outputs_max": n0_max}, "outputs_max", f"{where}.valid", positive=True)
     rule = rec.get("outputs_rule", "sqrt_log")
-    if rule != "sqrt_log":
-        raise ToleranceError(f"{where}: outputs_rule {rule!r}: only sqrt_log is known")
+    if rule == "sqrt_log":
+        gamma = 0.5
+    elif rule == "log_power":
+        gamma = _num(rec, "outputs_exponent", where, positive=True)
+    else:
+        raise ToleranceError(f"{where}: outputs_rule {rule!r}: log_power and sqrt_log are known")
 
     form = rec.get("form")
     if form == "power":
@@ -235,7 +248,7 @@ def tolerance(source, *, op, dtype_in, k, outputs, acc=None, dtype_out=None, met
         eta0 = _interp_loglog([(a, b) for a, b in pts], float(k), f"{where}.envelope")
     else:
         raise ToleranceError(f"{where}: form {form!r}: expected power or envelope")
-    eta = eta0 * outputs_factor(outputs, n0, p)
+    eta = eta0 * outputs_factor(outputs, n0, p, gamma)
 
     rtol = atol = None
     tr = rec.get("torch")
@@ -244,7 +257,7 @@ def tolerance(source, *, op, dtype_in, k, outputs, acc=None, dtype_out=None, met
             raise ToleranceError(f"{where}.torch: expected an object")
         tpts = _points(tr.get("points"), 3, f"{where}.torch.points")
         tn0 = _num(tr, "outputs", f"{where}.torch", positive=True)
-        g = outputs_factor(outputs, tn0, p)
+        g = outputs_factor(outputs, tn0, p, gamma)
         rtol = _interp_loglog([(a, b) for a, b, _ in tpts], float(k), f"{where}.torch") * g
         atol = _interp_loglog([(a, c) for a, _, c in tpts], float(k), f"{where}.torch") * g
 
@@ -256,6 +269,9 @@ def tolerance(source, *, op, dtype_in, k, outputs, acc=None, dtype_out=None, met
         problems.append(f"k = {k:g} is outside the validity range [{n_min:g}, {n_max:g}] "
                         f"(the fit saw no k there: the value is "
                         f"{'extrapolated' if form == 'power' else 'NaN'})")
+    if outputs > n0_max:
+        problems.append(f"N = {outputs:.0f} outputs is beyond the validated output counts "
+                        f"[{n0:g}, {n0_max:g}] (the outputs rule is extrapolated)")
     if inputs is not None and not scaled and fitted_inputs and inputs != fitted_inputs:
         problems.append(f"metric {mname} is absolute and was fitted on {fitted_inputs} inputs, "
                         f"asked for {inputs}: it does not carry over to another input scale")
@@ -268,11 +284,11 @@ def tolerance(source, *, op, dtype_in, k, outputs, acc=None, dtype_out=None, met
     scope = {"op": op, "dtype_in": dtype_in, "dtype_out": rec.get("dtype_out"),
              "acc": rec.get("acc"), "metric": mname, "inputs": fitted_inputs, "k": k,
              "k_range": [n_min, n_max], "outputs": outputs, "outputs_fitted": n0,
-             "input_scale": scale}
+             "outputs_range": [n0, n0_max], "outputs_exponent": gamma, "input_scale": scale}
     if problems:
         what = (f"{name}: the tolerance for op={op} dtype_in={dtype_in} "
                 f"dtype_out={rec.get('dtype_out')} acc={rec.get('acc')} (metric {mname}, valid "
-                f"for k in [{n_min:g}, {n_max:g}], fitted on N0 = {n0:g} outputs, {scale}) "
+                f"for k in [{n_min:g}, {n_max:g}] and N in [{n0:g}, {n0_max:g}] outputs, {scale}) "
                 f"asked outside its scope: " + "; ".join(problems))
         if strict:
             raise ToleranceOutOfScope(what)
@@ -286,6 +302,7 @@ def tolerance(source, *, op, dtype_in, k, outputs, acc=None, dtype_out=None, met
         "scope": scope,
         "scale_free": eta if scaled else None,
         "problems": problems,
+        "warnings": [what] if problems else [],
     }
 
 

@@ -161,11 +161,14 @@ def test_nulls_and_withheld_keys(tmp_path):
 
 def test_the_answer_states_its_scope(tmp_path):
     src = write(tmp_path, doc(power(inputs="normal")))
-    t = kcs.tolerance(src, op="gemm", dtype_in="fp32", k=4096, outputs=4096)
+    with pytest.warns(kcs.ToleranceScopeWarning, match="N = 4096 outputs is beyond"):
+        t = kcs.tolerance(src, op="gemm", dtype_in="fp32", k=4096, outputs=4096)
     assert t["scope"] == {"op": "gemm", "dtype_in": "fp32", "dtype_out": "fp32", "acc": "fp32",
                           "metric": "max_scaled", "inputs": "normal", "k": 4096,
                           "k_range": [64.0, 16384.0], "outputs": 4096,
                           "outputs_fitted": 1024.0,
+                          # a sqrt_log file without outputs_max: validated at N0 only
+                          "outputs_range": [1024.0, 1024.0], "outputs_exponent": 0.5,
                           "input_scale": "absolute: holds at the scale of normal inputs only"}
     # max_scaled is not the reducer's "scaled" metric name: no scale-free form
     assert t["scale_free"] is None
@@ -204,3 +207,37 @@ def test_the_scale_free_form_and_its_bound(tmp_path):
                              outputs=1024)
     assert absolute["scale_free"] is None
     assert (kcs.bound(absolute, A, B) == absolute["eta"]).all()
+
+
+def test_log_power_rule_uses_the_fitted_exponent(tmp_path):
+    # ln(2N/p) = 2 ln(2 N0/p): the factor is 2**gamma
+    n0 = 1024
+    big = (2 * n0 / P) ** 2 * P / 2
+    rec = power(outputs_rule="log_power", outputs_exponent=1.25,
+                valid={"n_min": 64, "n_max": 16384, "outputs_fitted": n0, "outputs_max": big})
+    t = kcs.tolerance(write(tmp_path, doc(rec)), op="gemm", dtype_in="fp32", k=64, outputs=big)
+    assert t["eta"] == pytest.approx(3 * 8 * U32 * 2.0 ** 1.25, rel=1e-9)
+    assert t["valid"] is True and t["warnings"] == []
+    assert t["scope"]["outputs_range"] == [n0, big] and t["scope"]["outputs_exponent"] == 1.25
+    with pytest.raises(kcs.ToleranceError, match="outputs_exponent"):
+        kcs.tolerance(write(tmp_path, doc(power(outputs_rule="log_power"))), op="gemm",
+                      dtype_in="fp32", k=64, outputs=n0)
+
+
+def test_outputs_beyond_the_validated_range_warn(tmp_path):
+    rec = power(outputs_rule="log_power", outputs_exponent=1.0,
+                valid={"n_min": 64, "n_max": 16384, "outputs_fitted": 1024,
+                       "outputs_max": 4096})
+    src = write(tmp_path, doc(rec))
+    inside = kcs.tolerance(src, op="gemm", dtype_in="fp32", k=64, outputs=4096)
+    assert inside["valid"] is True
+    with pytest.warns(kcs.ToleranceScopeWarning, match=r"N = 1048576 outputs is beyond the "
+                                                       r"validated output counts \[1024, 4096\]"):
+        out = kcs.tolerance(src, op="gemm", dtype_in="fp32", k=64, outputs=1048576)
+    assert out["valid"] is False and len(out["warnings"]) == 1
+    assert "1048576" in out["warnings"][0]
+    # still evaluated: factor ln(2^21/p) / ln(2^11/p), exponent 1
+    f = math.log(2.0 ** 21 / P) / math.log(2.0 ** 11 / P)
+    assert out["eta"] == pytest.approx(3 * 8 * U32 * f, rel=1e-9)
+    with pytest.raises(kcs.ToleranceOutOfScope):
+        kcs.tolerance(src, op="gemm", dtype_in="fp32", k=64, outputs=1048576, strict=True)

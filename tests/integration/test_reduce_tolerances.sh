@@ -48,7 +48,17 @@ for key in ("op", "dtype_in", "dtype_out", "acc", "metric", "form", "u", "c", "a
             "alpha_ci", "envelope", "valid", "outputs_rule", "torch", "heldout", "insample"):
     assert key in r, key
 assert (r["op"], r["dtype_in"], r["dtype_out"], r["acc"]) == ("gemm", "fp32", "fp32", "fp32"), r
-assert r["metric"] == "scaled" and r["outputs_rule"] == "sqrt_log", r
+assert r["metric"] == "scaled" and r["outputs_rule"] == "log_power", r
+# one output count (32x32): the growth in N cannot be fitted; the exponent
+# is the exponential tail's, and the file says so
+assert r["outputs_exponent"] == 1.0 and r["outputs_exponent_basis"].startswith("assumed"), r
+assert r["valid"]["outputs_max"] == r["valid"]["outputs_fitted"] == 1024, r["valid"]
+assert r["heldout_outputs"] == [] and any("not validated out of sample in N" in w
+                                          for w in r["warnings"]), r["warnings"]
+# eta0 is recommended at the upper bootstrap bound: never below the point fit
+assert r["recommended_basis"].startswith("upper 95"), r["recommended_basis"]
+assert r["eta0_boot_lo"] <= r["eta0_boot_hi"] and r["c"] >= r["c_fit"] * (1 - 1e-12), r
+assert abs(r["c"] / r["c_fit"] - max(1.0, r["eta0_boot_hi"])) < 1e-9, r
 assert r["form"] in ("power", "envelope"), r["form"]
 assert abs(r["u"] - 2.0 ** -24) < 1e-20, r["u"]
 v = r["valid"]
@@ -99,6 +109,10 @@ for (n, e), (n2, rtol, atol) in zip(env, tp["points"]):
 
 # the judgement: conforming ranks never flagged, the narrow accumulators always
 j = json.load(open(sys.argv[2]))
+# the judged cases have 64x64 outputs, beyond the 32x32 the file validates:
+# the --json output carries the warning
+assert any("N beyond its validated output counts (N from 4096 to 4096)" in w
+           for w in j["warnings"]), j.get("warnings")
 by = {x["rank"]: x for x in j["judged"]}
 assert len(by) == 6, j
 for rank in range(4):
@@ -119,7 +133,7 @@ def eta(n, N):
         t = math.log(n / xs[i]) / math.log(xs[i + 1] / xs[i])
         e0 = math.exp(math.log(env[i][1]) + t * (math.log(env[i + 1][1]) - math.log(env[i][1])))
     N0 = v["outputs_fitted"]
-    return e0 * max(1.0, math.sqrt(math.log(2 * N / p) / math.log(2 * N0 / p)))
+    return e0 * max(1.0, (math.log(2 * N / p) / math.log(2 * N0 / p)) ** r["outputs_exponent"])
 
 f = h5py.File(sys.argv[3], "r")
 cases = f["cases"][:]
@@ -161,20 +175,22 @@ json.dump(other, open(sys.argv[3], "w"))
 PY
 "$KCS" reduce "$T/judge.h5" -o "$T/narrow" --no-plots --tolerances "$T/narrow.json" -q \
     2> "$T/narrow.err" || fail "reduce with a narrowed tolerances file: $(cat "$T/narrow.err")"
-grep -qE "kcs reduce: warning: .*narrow.json: the tolerance for op [a-z_]+, dtype_in [a-z0-9]+, dtype_out [a-z0-9]+, acc [a-z0-9]+ \(metric [a-z]+; valid for k in \[[0-9]+, [0-9]+\], fitted on N0 = [0-9]+ outputs, .*\): [0-9]+ trials with k outside its validity range" \
+grep -qE "kcs reduce: warning: .*narrow.json: the tolerance for op [a-z_]+, dtype_in [a-z0-9]+, dtype_out [a-z0-9]+, acc [a-z0-9]+ \(metric [a-z]+; valid for k in \[[0-9]+, [0-9]+\] and N in \[[0-9]+, [0-9]+\] outputs, .*\): [0-9]+ trials with k outside its validity range" \
   "$T/narrow.err" || fail "no scope warning for k outside the validity range: $(cat "$T/narrow.err")"
 "$KCS" reduce "$T/judge.h5" -o "$T/cal2" --no-plots --tolerances "$T/cal/tolerances.json" -q \
     2> "$T/inscope.err"
 ! grep -q "warning" "$T/inscope.err" || {
-  # the judged study's k may exceed the calibration's: then the warning is due
+  # the judged study's k or N may exceed the calibration's: then the warning is due
   "$PYTHON" - "$T/cal/tolerances.json" "$T/judge.h5" <<'PY' || fail "a warning with every k in range: $(cat "$T/inscope.err")"
 import json, sys, h5py
 tol = json.load(open(sys.argv[1]))
 hi = max(r["valid"]["n_max"] for r in tol["recommendations"])
 lo = min(r["valid"]["n_min"] for r in tol["recommendations"])
+nmax = max(r["valid"]["outputs_max"] for r in tol["recommendations"])
 with h5py.File(sys.argv[2], "r") as f:
     ks = set(int(k) for k in f["cases"]["k"])
-assert any(k < lo or k > hi for k in ks), (lo, hi, sorted(ks))
+    ns = set(int(m) * int(n) for m, n in zip(f["cases"]["m"], f["cases"]["n"]))
+assert any(k < lo or k > hi for k in ks) or any(n > nmax for n in ns), (lo, hi, sorted(ks), nmax)
 PY
 }
 "$KCS" reduce "$T/judge.h5" -o "$T/other" --no-plots --tolerances "$T/otherscale.json" -q \

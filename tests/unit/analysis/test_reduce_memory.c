@@ -210,11 +210,14 @@ static void test_synthetic_fits(void)
                                          (void **)&fl, &n, &err),
                           0);
     CU_ASSERT_EQUAL(n, NR);
+    /* no legacy c n u flags in the table (issue 46) */
+    for (int i = 0; i < nf; i++)
+        CU_ASSERT_PTR_NULL(strstr(f[i].name, "flagged_abs"));
     for (int64_t i = 0; i < n; i++) {
         CU_ASSERT_EQUAL(fl[i].n_trials, 70 * T);
-        /* the reference population's maximum: no false alarm; the bad rank
-         * is 1e4 times above it */
-        CU_ASSERT_EQUAL(fl[i].flagged_abs, fl[i].rank == BAD_RANK ? 70 * T : 0);
+        /* the contract's verdicts: the bad rank violates on every trial */
+        CU_ASSERT_EQUAL(fl[i].flagged_contract, fl[i].rank == BAD_RANK ? 70 * T : 0);
+        CU_ASSERT_EQUAL(fl[i].conforming, fl[i].rank != BAD_RANK);
     }
     free(fl);
     kcs_verdict_row *v = NULL;

@@ -4,6 +4,7 @@
  * validity range, the outputs rule and the minimum data. */
 #include <CUnit/Basic.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -235,11 +236,181 @@ static void test_outputs_rule(void)
     CU_ASSERT_DOUBLE_EQUAL(2 * N * exp(-t * t / 2), p, 1e-12);
 }
 
+/* uniform in (0, 1) from a 64-bit LCG (the top 53 bits) */
+static double unif(uint64_t *s)
+{
+    *s = *s * 6364136223846793005ull + 1442695040888963407ull;
+    return ((double)(*s >> 11) + 0.5) * 0x1.0p-53;
+}
+
+/* The largest of N errors with P(|e| > t) = exp(-(t/b)^(1/gamma)), drawn
+ * exactly: |e| = b E^gamma with E ~ Exp(1), and the largest of N
+ * exponentials is -ln(1 - U^(1/N)). */
+static double tail_max(uint64_t *s, double b, double gamma, double N)
+{
+    double u = unif(s);
+    double e = -log(-expm1(log(u) / N));
+    return b * pow(e, gamma);
+}
+
+/* Synthetic trials: G implementations (scale b_g n^0.25), n = 64 .. 1024,
+ * output counts Ns, `trials` trials per (g, n, N), tail exponent gamma. */
+static size_t tail_population(kcs_tolpt *p, int G, const double *Ns, int nN, int trials,
+                              double gamma, uint64_t seed)
+{
+    size_t m = 0;
+    uint64_t s = seed;
+    for (int g = 0; g < G; g++)
+        for (double n = 64; n <= 1024; n *= 4)
+            for (int j = 0; j < nN; j++)
+                for (int t = 0; t < trials; t++, m++) {
+                    double b = (1.0 + 0.5 * g) * pow(n, 0.25) * 1e-8;
+                    p[m] = (kcs_tolpt){n, tail_max(&s, b, gamma, Ns[j]), Ns[j], g,
+                                       (int32_t)(m % KCS_TOL_FOLDS)};
+                }
+    return m;
+}
+
+/* the exact level a conforming trial of the mixture exceeds with
+ * probability p: mean_g P(max_g > t) = p, by bisection in t */
+static double true_level(int G, double n, double N, double gamma, double p)
+{
+    double lo = 0.0, hi = 1.0;
+    for (int it = 0; it < 200; it++) {
+        double t = 0.5 * (lo + hi), q = 0.0;
+        for (int g = 0; g < G; g++) {
+            double b = (1.0 + 0.5 * g) * pow(n, 0.25) * 1e-8;
+            /* P(max > t) = 1 - (1 - exp(-(t/b)^(1/gamma)))^N */
+            q += -expm1(N * log1p(-exp(-pow(t / b, 1.0 / gamma)))) / G;
+        }
+        if (q > p)
+            lo = t;
+        else
+            hi = t;
+    }
+    return 0.5 * (lo + hi);
+}
+
+static void test_outputs_growth(void)
+{
+    enum { G = 4, T = 40 };
+    double u = ldexp(1.0, -24), p = 0.01;
+    double fitN[] = {1024, 2048, 4096};
+    kcs_tolpt *pts = malloc((size_t)G * 3 * 3 * T * sizeof *pts);
+    double gammas[] = {1.0, 0.5, 1.5};
+    for (int gi = 0; gi < 3; gi++) {
+        double gamma = gammas[gi];
+        size_t m = tail_population(pts, G, fitN, 3, T, gamma, 99 + (uint64_t)gi);
+        kcs_tolfit f;
+        CU_ASSERT_EQUAL_FATAL(kcs_tolfit_make(pts, m, NULL, u, p, 1, &f), 0);
+        CU_ASSERT_EQUAL_FATAL(f.form, KCS_TOLFORM_POWER);
+        /* the fitted exponent's interval covers the generating one */
+        CU_ASSERT_TRUE(f.gamma_fitted);
+        CU_ASSERT_TRUE(f.gamma_lo <= gamma && gamma <= f.gamma_hi);
+        CU_ASSERT_TRUE(fabs(f.gamma_hat - gamma) < 0.35 * gamma);
+        CU_ASSERT_DOUBLE_EQUAL(f.outputs0, 1024, 0);
+        CU_ASSERT_DOUBLE_EQUAL(f.outputs_max, 4096, 0);
+        /* eta(n, N) far beyond the fitted N lies above the exact level of
+         * the mixture, and not wildly so */
+        for (double N = 65536; N <= 1048576; N *= 16) {
+            double eta = kcs_tolfit_eta(&f, 256, N), t = true_level(G, 256, N, gamma, p);
+            if (getenv("KCS_TEST_VERBOSE"))
+                fprintf(stderr, "gamma %g: fit %.3f [%.3f, %.3f], N %g: eta / exact level %.3f\n",
+                        gamma, f.gamma_hat, f.gamma_lo, f.gamma_hi, N, eta / t);
+            CU_ASSERT_TRUE(eta >= t);
+            CU_ASSERT_TRUE(eta <= 4.0 * t);
+        }
+        /* fresh trials at N = 2^16 and 2^20 (other seeds): false alarms not
+         * significantly above the target (the Clopper-Pearson lower bound) */
+        double bigN[] = {65536, 1048576};
+        kcs_tolpt *fresh = malloc((size_t)G * 3 * 2 * 250 * sizeof *fresh);
+        size_t mf = tail_population(fresh, G, bigN, 2, 250, gamma, 1234 + (uint64_t)gi);
+        int64_t flagged = 0;
+        for (size_t i = 0; i < mf; i++)
+            flagged += kcs_tol_flags(fresh[i].d, kcs_tolfit_eta(&f, fresh[i].n, fresh[i].outputs));
+        double lo, hi;
+        kcs_clopper_pearson(flagged, (int64_t)mf, 0.95, &lo, &hi);
+        if (getenv("KCS_TEST_VERBOSE"))
+            fprintf(stderr, "gamma %g: fresh trials at 2^16, 2^20: %lld/%zu flagged\n", gamma,
+                    (long long)flagged, mf);
+        CU_ASSERT_TRUE(lo <= p);
+        free(fresh);
+        kcs_tolfit_free(&f);
+    }
+    /* one output count: not fitted, the exponential tail assumed */
+    double one[] = {1024};
+    size_t m = tail_population(pts, G, one, 1, T, 1.0, 5);
+    kcs_tolfit f;
+    CU_ASSERT_EQUAL(kcs_tolfit_make(pts, m, NULL, u, p, 1, &f), 0);
+    CU_ASSERT_FALSE(f.gamma_fitted);
+    CU_ASSERT_EQUAL(f.gamma, KCS_TOL_GAMMA_DEFAULT);
+    CU_ASSERT_TRUE(isnan(f.gamma_hat));
+    CU_ASSERT_DOUBLE_EQUAL(kcs_tolfit_eta(&f, 256, 4096),
+                           kcs_tolfit_eta0(&f, 256) * log(2 * 4096 / p) / log(2 * 1024 / p),
+                           1e-12 * kcs_tolfit_eta0(&f, 256));
+    kcs_tolfit_free(&f);
+    free(pts);
+    CU_ASSERT_DOUBLE_EQUAL(kcs_tol_outputs_factor_g(4096, 1024, p, 0.5),
+                           kcs_tol_outputs_factor(4096, 1024, p), 1e-15);
+    CU_ASSERT_EQUAL(kcs_tol_outputs_factor_g(512, 1024, p, 2.0), 1.0);
+}
+
+static void test_bootstrap(void)
+{
+    enum { G = 4, T = 30 };
+    double u = ldexp(1.0, -24), p = 0.01, Ns[] = {1024, 4096};
+    kcs_tolpt *pts = malloc((size_t)G * 3 * 2 * T * sizeof *pts);
+    size_t m = tail_population(pts, G, Ns, 2, T, 1.0, 7);
+    kcs_tolfit f;
+    CU_ASSERT_EQUAL_FATAL(kcs_tolfit_make(pts, m, NULL, u, p, 1, &f), 0);
+    double lo, hi, lo2, hi2;
+    int used, used2;
+    CU_ASSERT_EQUAL(kcs_tolfit_bootstrap(pts, m, NULL, &f, 100, 42, 0.95, &lo, &hi, &used), 0);
+    CU_ASSERT_TRUE(used > 90 && used <= 100);
+    CU_ASSERT_TRUE(lo > 0.0 && lo <= hi);
+    /* a replicate sees a subset of the points: its eta0 straddles the fit's */
+    if (getenv("KCS_TEST_VERBOSE"))
+        fprintf(stderr, "bootstrap: [%.3f, %.3f], %d replicates\n", lo, hi, used);
+    CU_ASSERT_TRUE(lo < 1.0 && hi > 1.0 && hi < 3.0);
+    /* deterministic for a seed */
+    CU_ASSERT_EQUAL(kcs_tolfit_bootstrap(pts, m, NULL, &f, 100, 42, 0.95, &lo2, &hi2, &used2), 0);
+    CU_ASSERT_EQUAL(lo, lo2);
+    CU_ASSERT_EQUAL(hi, hi2);
+    /* implementations of unequal sizes (a mask keeps a fifth of implementation
+     * 0): a replicate that draws the large ones more often holds more points
+     * than the sample (ASan checks the buffers) */
+    {
+        unsigned char *use = malloc(m);
+        for (size_t i = 0; i < m; i++)
+            use[i] = pts[i].impl != 0 || i % 5 == 0;
+        kcs_tolfit fu;
+        CU_ASSERT_EQUAL_FATAL(kcs_tolfit_make(pts, m, use, u, p, 1, &fu), 0);
+        CU_ASSERT_EQUAL(kcs_tolfit_bootstrap(pts, m, use, &fu, 100, 3, 0.95, &lo2, &hi2, &used2), 0);
+        CU_ASSERT_TRUE(used2 > 90 && lo2 <= hi2);
+        kcs_tolfit_free(&fu);
+        free(use);
+    }
+    /* scaling: c and the envelope by the factor; eta0 with them */
+    double c = f.c, e = kcs_tolfit_eta0(&f, 256);
+    kcs_tolfit_scale(&f, hi);
+    CU_ASSERT_DOUBLE_EQUAL(f.c, c * hi, 1e-12 * c);
+    CU_ASSERT_DOUBLE_EQUAL(f.c_fit, c, 0);
+    CU_ASSERT_DOUBLE_EQUAL(kcs_tolfit_eta0(&f, 256), e * hi, 1e-12 * e);
+    CU_ASSERT_DOUBLE_EQUAL(f.scale, hi, 0);
+    /* the bootstrap of the scaled fit still reports factors of the point fit */
+    CU_ASSERT_EQUAL(kcs_tolfit_bootstrap(pts, m, NULL, &f, 100, 42, 0.95, &lo2, &hi2, &used2), 0);
+    CU_ASSERT_DOUBLE_EQUAL(hi2, hi, 1e-12);
+    kcs_tolfit_free(&f);
+    free(pts);
+}
+
 static const ut_test tests[] = {
     {"Clopper-Pearson intervals", test_clopper_pearson},
     {"cluster-robust slope", test_cluster_slope},
     {"power law, envelope, minimum data", test_forms},
     {"outputs rule", test_outputs_rule},
+    {"growth in N: fitted exponent, held-out false alarms", test_outputs_growth},
+    {"bootstrap of eta0", test_bootstrap},
 };
 
 UT_MAIN("tolmodel", tests)
