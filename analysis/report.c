@@ -2,6 +2,7 @@
  * violations, cross-rank divergence (the baseline and signature sections
  * are in report_baselines.c). */
 #include "report.h"
+#include "order_book.h"
 #include "tolerances.h"
 
 #include <math.h>
@@ -112,6 +113,15 @@ static void verdict_table(FILE *f, const kcs_report_data *d)
                     (long long)x->case_id, x->contract, (long long)x->k, x->input_dist, x->rank,
                     x->implementation, x->verdict, x->signature[0] ? ": " : "", x->signature,
                     x->max_tau, x->n_within, x->n_trials);
+            /* an ordering contract's violation: the orders the ranks used */
+            if (!strncmp(x->contract, "C-ORD-", 6)) {
+                char *nm = kcs_order_book_name(d->orders, x->rank, x->op, x->dtype_in,
+                                               !strcmp(x->op, "allreduce") ? (long)x->m
+                                                                           : (long)x->k);
+                if (nm)
+                    fprintf(f, "  - summation order: %s\n", nm);
+                free(nm);
+            }
         }
     }
     if (!total)
@@ -148,7 +158,22 @@ static void divergence_table(FILE *f, const kcs_report_data *d)
     fprintf(f, "\n");
 }
 
-int kcs_report_write(const char *path, const kcs_report_data *d, kcs_error *err)
+static int report_write(const char *path, const kcs_report_data *d, kcs_error *err);
+
+int kcs_report_write(const char *path, const kcs_report_data *d0, kcs_error *err)
+{
+    kcs_order_book book;
+    int rc = kcs_order_book_load(d0->view, &book, err);
+    if (rc)
+        return rc;
+    kcs_report_data d = *d0;
+    d.orders = &book;
+    rc = report_write(path, &d, err);
+    kcs_order_book_free(&book);
+    return rc;
+}
+
+static int report_write(const char *path, const kcs_report_data *d, kcs_error *err)
 {
     char tmp[4096];
     snprintf(tmp, sizeof tmp, "%s.partial", path);

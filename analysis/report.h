@@ -35,6 +35,8 @@ typedef struct kcs_report_data {
     const char *out_dir;
     const struct kcs_tolset *tolset;      /* recommended tolerances */
     const struct kcs_toljudge *judge;     /* NULL unless --tolerances */
+    const struct kcs_order_book *orders;  /* /provenance/order of every source
+                                             (kcs_report_write loads it) */
 } kcs_report_data;
 
 int kcs_report_write(const char *path, const kcs_report_data *d, kcs_error *err);

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "report.h"
+#include "order_book.h"
 
 static void ci(FILE *f, const kcs_fit_row *x)
 {
@@ -195,6 +196,36 @@ void kcs_report_signatures(FILE *f, const kcs_report_data *d)
         fprintf(f, "%.3g | %lld · %lld · %lld · %lld |\n", s->max_ulp[r],
                 (long long)s->pattern_rows[r], (long long)s->pattern_tiles[r],
                 (long long)s->pattern_everywhere[r], (long long)s->pattern_scattered[r]);
+    }
+    /* the orders of the ranks that a signature says summed otherwise */
+    int said = 0;
+    for (int r = 0; r < v->n_ranks; r++) {
+        int64_t nd = s->count[r * KCS_SIG_N + KCS_SIG_NONDET],
+                bv = s->count[r * KCS_SIG_N + KCS_SIG_BATCH],
+                sv = s->count[r * KCS_SIG_N + KCS_SIG_SCHEDULE];
+        if (!nd && !bv && !sv)
+            continue;
+        if (!said++)
+            fprintf(f, "\nThe summation orders of the ranks with a nondeterministic, batch- or "
+                       "schedule-variant signature (`record_order: true`; their trees in the "
+                       "order section):\n\n");
+        char *o = kcs_order_book_rank(d->orders, r);
+        fprintf(f, "- rank %d (%s):", r, v->ranks[r].variant);
+        if (nd)
+            fprintf(f, " %s in %lld cases;", kcs_sig_class_names[KCS_SIG_NONDET], (long long)nd);
+        if (bv)
+            fprintf(f, " %s in %lld cases;", kcs_sig_class_names[KCS_SIG_BATCH], (long long)bv);
+        if (sv)
+            fprintf(f, " %s in %lld cases;", kcs_sig_class_names[KCS_SIG_SCHEDULE],
+                    (long long)sv);
+        if (o)
+            fprintf(f, " summed %s\n", o);
+        else if (d->orders && d->orders->sources_with)
+            fprintf(f, " its orders not recorded (record_order probes gemm, dot, reduce_sum, "
+                       "layernorm and allreduce with k <= 4096)\n");
+        else
+            fprintf(f, " order not recorded; run with record_order: true\n");
+        free(o);
     }
     fprintf(f, "\nEvery (case, rank) row is in `signatures.csv`.\n\n");
 }

@@ -2,251 +2,135 @@
  * implementation used, as `record_order: true` stored them in
  * /provenance/order (src/run/probe_order_record.c), and, per probed
  * reduction, which ranks summed in different trees. */
-#include <hdf5.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "h5out.h"
+#include "order_book.h"
+#include "order_describe.h"
 #include "report.h"
 #include "signatures.h"
 
 #define TREE_SHOWN 72
 
-/* The JSON string value after "key": in [p, end) (no escapes but \" and
- * \\ occur in what the probe writes); malloc'd, or NULL. */
-static char *str_after(const char *p, const char *end, const char *key)
+/* The trees of a probe: each one's name (order_describe.h) and its text,
+ * cut. */
+static void shown(FILE *f, const kcs_order_rec *w)
 {
-    char pat[48];
-    snprintf(pat, sizeof pat, "\"%s\": \"", key);
-    const char *q = strstr(p, pat);
-    if (!q || q >= end)
-        return NULL;
-    q += strlen(pat);
-    size_t cap = 64, n = 0;
-    char *s = malloc(cap);
-    for (; s && *q && *q != '"'; q++) {
-        if (*q == '\\' && q[1])
-            q++;
-        if (n + 2 > cap) {
-            char *t = realloc(s, cap *= 2);
-            if (!t) {
-                free(s);
-                return NULL;
-            }
-            s = t;
+    for (int t = 0; t < w->ntrees; t++) {
+        char *d = kcs_otree_describe_text(w->trees[t]);
+        size_t n = strlen(w->trees[t]);
+        if (t)
+            fprintf(f, " · ");
+        if (w->ntrees > 1)
+            fprintf(f, "outputs %s: ", w->outputs[t]);
+        fprintf(f, "%s", d ? d : "?");
+        if (d && strncmp(d, "tree ", 5) != 0) {
+            if (n <= TREE_SHOWN)
+                fprintf(f, " `%s`", w->trees[t]);
+            else
+                fprintf(f, " `%.*s…` (%zu characters)", TREE_SHOWN, w->trees[t], n);
         }
-        s[n++] = *q;
+        free(d);
     }
-    if (s)
-        s[n] = '\0';
-    return s;
-}
-
-static long num_after(const char *p, const char *end, const char *key)
-{
-    char pat[48];
-    snprintf(pat, sizeof pat, "\"%s\": ", key);
-    const char *q = strstr(p, pat);
-    return q && q < end ? strtol(q + strlen(pat), NULL, 10) : -1;
-}
-
-typedef struct probe_row {
-    int rank;
-    char impl[96];
-    char key[96];   /* op dtype k mxn */
-    char *trees;    /* the trees, " | "-joined (outputs listed when > 1) */
-    int ntrees;
-    char *error;
-} probe_row;
-
-/* One record per probe of one rank, in text order. */
-static int parse(const char *text, probe_row **rows_p)
-{
-    int n = 0, cap = 0;
-    probe_row *rows = NULL;
-    const char *r = text;
-    while ((r = strstr(r, "{\"rank\": "))) {
-        const char *rend = strstr(r + 1, "{\"rank\": ");
-        if (!rend)
-            rend = r + strlen(r);
-        int rank = (int)num_after(r, rend, "rank");
-        char *be = str_after(r, rend, "backend"), *pr = str_after(r, rend, "profile");
-        char *va = str_after(r, rend, "variant"), *sc = str_after(r, rend, "schedule");
-        char impl[96];
-        snprintf(impl, sizeof impl, "%s %s%s%s", be ? be : "?",
-                 pr && pr[0] ? pr : va ? va : "?",
-                 va && !strcmp(va, "own") && !(pr && pr[0]) ? " " : "",
-                 va && !strcmp(va, "own") && !(pr && pr[0]) && sc ? sc : "");
-        free(be);
-        free(pr);
-        free(va);
-        free(sc);
-        const char *p = r;
-        while ((p = strstr(p, "{\"op\": ")) && p < rend) {
-            const char *pend = strstr(p + 1, "{\"op\": ");
-            if (!pend || pend > rend)
-                pend = rend;
-            if (n == cap) {
-                probe_row *t = realloc(rows, (size_t)(cap = cap ? 2 * cap : 16) * sizeof *t);
-                if (!t)
-                    break;
-                rows = t;
-            }
-            probe_row *w = &rows[n++];
-            memset(w, 0, sizeof *w);
-            w->rank = rank;
-            snprintf(w->impl, sizeof w->impl, "%s", impl);
-            char *op = str_after(p, pend, "op"), *dt = str_after(p, pend, "dtype_in");
-            snprintf(w->key, sizeof w->key, "%s %s k %ld (%ldx%ld)", op ? op : "?", dt ? dt : "?",
-                     num_after(p, pend, "k"), num_after(p, pend, "m"), num_after(p, pend, "n"));
-            free(op);
-            free(dt);
-            w->error = str_after(p, pend, "error");
-            size_t len = 1;
-            w->trees = calloc(1, 1);
-            const char *t = p;
-            while (w->trees && (t = strstr(t, "\"tree\": \"")) && t < pend) {
-                char *tr = str_after(t, pend, "tree");
-                if (!tr)
-                    break;
-                char *nt = realloc(w->trees, len + strlen(tr) + 4);
-                if (!nt) {
-                    free(tr);
-                    break;
-                }
-                w->trees = nt;
-                if (w->ntrees++)
-                    strcat(w->trees, " | ");
-                strcat(w->trees, tr);
-                len = strlen(w->trees) + 1;
-                free(tr);
-                t += 9;
-            }
-            p = pend;
-        }
-        r = rend;
+    if (w->call_varies)
+        fprintf(f, "; another call: %s", w->nother ? "" : "no one tree");
+    for (int t = 0; w->call_varies && t < w->nother; t++) {
+        char *d = kcs_otree_describe_text(w->other[t]);
+        fprintf(f, "%s%s%s%s", t ? " · " : "", w->nother > 1 ? "outputs " : "",
+                w->nother > 1 ? w->other_outputs[t] : "", w->nother > 1 ? " " : "");
+        fprintf(f, "%s", d ? d : "?");
+        free(d);
     }
-    *rows_p = rows;
-    return n;
 }
 
-static void shown(FILE *f, const char *tree)
+static int same_key(const kcs_order_rec *a, const kcs_order_rec *b)
 {
-    size_t n = strlen(tree);
-    if (n <= TREE_SHOWN)
-        fprintf(f, "`%s`", tree);
-    else
-        fprintf(f, "`%.*s…` (%zu characters)", TREE_SHOWN, tree, n);
+    return !strcmp(a->key, b->key);
 }
 
-/* The section for one dataset; nothing when it has no /provenance/order. */
-static void one(FILE *f, const char *path, int first, const kcs_report_data *d)
+static int same_order(const kcs_order_rec *a, const kcs_order_rec *b)
 {
-    htri_t has = 0;
-    H5E_BEGIN_TRY
-    {
-        hid_t file = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
-        if (file >= 0) {
-            has = H5Lexists(file, "/provenance", H5P_DEFAULT) > 0 &&
-                  H5Lexists(file, "/provenance/order", H5P_DEFAULT) > 0;
-            H5Fclose(file);
-        }
-    }
-    H5E_END_TRY;
-    if (has <= 0)
+    return !strcmp(a->joined, b->joined) && a->call_varies == b->call_varies;
+}
+
+void kcs_report_orders(FILE *f, const kcs_report_data *d)
+{
+    const kcs_order_book *b = d->orders;
+    if (!b || !b->sources_with)
         return;
-    char *text = NULL;
-    kcs_error err = {0};
-    if (first)
-        fprintf(f, "## Summation orders\n\nThe study asked for `record_order: true`: every rank "
-                   "probed the summation tree of its implementation (`kcs probe --order`, "
-                   "docs/order.md) for each reduction of the plan it serves, on a corner of "
-                   "the case's shape (at most 8×8 outputs). Leaves are summation indices; a "
-                   "node of more than two children is a fused multi-term addition. The full "
-                   "trees and the outputs that use each are in `/provenance/order`.\n\n");
-    if (kcs_h5in_text(path, "/provenance/order", &text, &err)) {
-        fprintf(f, "`%s`: /provenance/order unreadable: %s\n\n", path, err.msg);
-        return;
-    }
-    probe_row *rows = NULL;
-    int n = parse(text, &rows);
-    fprintf(f, "| rank | implementation | reduction (probed shape) | trees | tree |\n"
+    fprintf(f, "## Summation orders\n\nThe study asked for `record_order: true`: every rank "
+               "probed the summation tree of its implementation (`kcs probe --order`, "
+               "docs/order.md) for each reduction of the plan it serves, on a corner of "
+               "the case's shape (at most 8×8 outputs), at two call seeds (an order that "
+               "changes between calls is named at both). Leaves are summation indices (for "
+               "allreduce, the contributions); a node of more than two children is a fused "
+               "multi-term addition; each tree is named by its shape where it has a known one "
+               "(sequential, pairwise, blocked:B, splitk:S, fused:F, ring order, a drawn "
+               "order). The full trees and the outputs that use each are in "
+               "`/provenance/order`.\n\n");
+    if (b->unreadable)
+        fprintf(f, "%s\n\n", b->unreadable);
+    const kcs_order_rec *r = b->r;
+    int n = b->n;
+    fprintf(f, "| rank | implementation | reduction (probed shape) | trees | order |\n"
                "|---:|---|---|---:|---|\n");
     for (int i = 0; i < n; i++) {
-        fprintf(f, "| %d | %s | %s | ", rows[i].rank, rows[i].impl, rows[i].key);
-        if (rows[i].error)
-            fprintf(f, "— | not recovered: %s |\n", rows[i].error);
+        fprintf(f, "| %d | %s | %s | ", r[i].rank, r[i].impl, r[i].key);
+        if (r[i].error)
+            fprintf(f, "— | not recovered: %s |\n", r[i].error);
         else {
-            fprintf(f, "%d | ", rows[i].ntrees);
-            shown(f, rows[i].trees);
+            fprintf(f, "%d | ", r[i].ntrees);
+            shown(f, &r[i]);
             fprintf(f, " |\n");
         }
     }
     /* ranks that summed the same reduction differently */
     int said = 0;
     for (int i = 0; i < n; i++) {
-        if (rows[i].error)
+        if (r[i].error)
             continue;
         int seen_before = 0;
         for (int j = 0; j < i && !seen_before; j++)
-            seen_before = !strcmp(rows[j].key, rows[i].key);
+            seen_before = same_key(&r[j], &r[i]);
         if (seen_before)
             continue;
         int differ = 0;
         for (int j = i + 1; j < n; j++)
-            differ |= !rows[j].error && !strcmp(rows[j].key, rows[i].key) &&
-                      strcmp(rows[j].trees, rows[i].trees) != 0;
+            differ |= !r[j].error && same_key(&r[j], &r[i]) && !same_order(&r[j], &r[i]);
         if (!differ)
             continue;
         if (!said++)
             fprintf(f, "\nRanks that summed the same reduction in different orders (their "
-                       "outputs may differ in the last bits for that reason alone):\n\n");
-        fprintf(f, "- %s:", rows[i].key);
+                       "outputs may differ in the last bits for that reason alone), with the "
+                       "reducer's signature of each rank:\n\n");
+        fprintf(f, "- %s:", r[i].key);
         int group = 0;
         for (int j = i; j < n; j++) {
-            if (rows[j].error || strcmp(rows[j].key, rows[i].key))
+            if (r[j].error || !same_key(&r[j], &r[i]))
                 continue;
             int firstof = 1;
             for (int q = i; q < j && firstof; q++)
-                firstof = rows[q].error || strcmp(rows[q].key, rows[i].key) ||
-                          strcmp(rows[q].trees, rows[j].trees);
+                firstof = r[q].error || !same_key(&r[q], &r[i]) || !same_order(&r[q], &r[j]);
             if (!firstof)
                 continue;
-            fprintf(f, "%s rank%s", group++ ? ";" : "", "");
+            fprintf(f, "%s rank", group++ ? ";" : "");
             int cnt = 0;
             for (int q = j; q < n; q++)
-                if (!rows[q].error && !strcmp(rows[q].key, rows[i].key) &&
-                    !strcmp(rows[q].trees, rows[j].trees)) {
-                    fprintf(f, "%s %d", cnt++ ? "," : "", rows[q].rank);
-                    /* the reducer's signature of that rank (one dataset: same ranks) */
-                    int rk = rows[q].rank;
-                    if (d && d->sig && d->view->n_src == 1 && rk >= 0 && rk < d->view->n_ranks &&
-                        d->sig->count[rk * KCS_SIG_N + KCS_SIG_SCHEDULE] > 0)
-                        fprintf(f, " [%s in %lld cases]", kcs_sig_class_names[KCS_SIG_SCHEDULE],
-                                (long long)d->sig->count[rk * KCS_SIG_N + KCS_SIG_SCHEDULE]);
+                if (!r[q].error && same_key(&r[q], &r[i]) && same_order(&r[q], &r[j])) {
+                    fprintf(f, "%s %d", cnt++ ? "," : "", r[q].rank);
+                    int rk = r[q].rank;
+                    for (int c = 0; d->sig && rk >= 0 && rk < d->view->n_ranks && c < KCS_SIG_NONE;
+                         c++)
+                        if (c != KCS_SIG_DETERMINISTIC && c != KCS_SIG_INVARIANT &&
+                            d->sig->count[rk * KCS_SIG_N + c] > 0)
+                            fprintf(f, " [%s in %lld cases]", kcs_sig_class_names[c],
+                                    (long long)d->sig->count[rk * KCS_SIG_N + c]);
                 }
-            fprintf(f, " (%s) in ", rows[j].impl);
-            shown(f, rows[j].trees);
+            fprintf(f, " (%s) in ", r[j].impl);
+            shown(f, &r[j]);
         }
         fprintf(f, "\n");
     }
     fprintf(f, "\n");
-    for (int i = 0; i < n; i++) {
-        free(rows[i].trees);
-        free(rows[i].error);
-    }
-    free(rows);
-    free(text);
-}
-
-void kcs_report_orders(FILE *f, const kcs_report_data *d)
-{
-    int first = 1;
-    for (int i = 0; i < d->view->n_src; i++) {
-        long before = ftell(f);
-        one(f, d->view->src[i].path, first, d);
-        if (ftell(f) != before)
-            first = 0;
-    }
 }

@@ -150,10 +150,6 @@ static int exec_order(const kcs_call *call, const char *forder, const char *leaf
                             profile);
         if ((rc = kcs_profile_lookup(pname, call->dtype_in, &prof, err)))
             return rc == KCS_E_UNSUPPORTED ? (err->code = KCS_E_INVAL) : rc;
-        if (prof->step != KCS_STEP_GLOBAL && prof->step != KCS_STEP_LATE_C)
-            return kcs_fail(err, KCS_E_INVAL, "--leaf profile: %s %s sums pairwise; only block "
-                            "FMA profiles (global alignment, late c) are evaluated", profile,
-                            kcs_format_name(call->dtype_in));
     }
     kcs_order_file f;
     int rc = kcs_order_file_read(forder, &f, err);

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "acc.h"
+#include "format.h"
 
 /* -1 stands for an empty sum (the accumulator's zero: no node). */
 static int join(kcs_otree *t, int x, int y)
@@ -156,9 +157,45 @@ static int min_leaf(const kcs_otree *t, int v)
     return v;
 }
 
+/* fp32 flush to zero of a pairwise profile (blockfma.c's ftz32) */
+static double ftz(const ev *E, double x)
+{
+    return E->prof->flush && fabs(x) < 0x1p-126 ? copysign(0.0, x) : x;
+}
+
+/* A pairwise profile (amd-mi250): every node is one fp32 addition and a
+ * leaf the fp32 product, with the profile's flushing of subnormal inputs,
+ * products and sums (blockfma.c step_pairwise; its padding's zero products
+ * change no nonzero sum). The tree supplies the order, inside a block and
+ * across blocks. */
+static double eval_pairwise(const ev *E, int v)
+{
+    const kcs_otree *t = E->t;
+    const kcs_profile_params *p = E->prof;
+    if (v < t->n) {
+        double tiny = ldexp(1.0, kcs_format_get(p->in)->emin);
+        double tiny_b = ldexp(1.0, kcs_format_get(kcs_profile_in_b(p))->emin);
+        double x = E->a[v], y = E->b[v];
+        if (p->flush) {
+            int pos = p->flush_sign == KCS_FSIGN_POSITIVE;
+            x = fabs(x) < tiny ? (pos ? 0.0 : copysign(0.0, x)) : x;
+            y = fabs(y) < tiny_b ? (pos ? 0.0 : copysign(0.0, y)) : y;
+        }
+        return ftz(E, (double)(float)(x * y));
+    }
+    float acc = 0.0f;
+    for (int i = 0; i < t->nkid[v]; i++) {
+        float x = (float)eval_pairwise(E, t->kids[t->kid0[v] + i]);
+        acc = i ? (float)ftz(E, (double)(acc + x)) : x;
+    }
+    return acc;
+}
+
 static double eval(const ev *E, int v)
 {
     const kcs_otree *t = E->t;
+    if (E->leaf == KCS_ORDER_LEAF_PROFILE && E->prof && E->prof->step == KCS_STEP_PAIRWISE)
+        return eval_pairwise(E, v);
     if (v < t->n)
         return rnd(E, E->a[v] * E->b[v]);
     int c = t->nkid[v];

@@ -86,6 +86,10 @@ static void set_summand(oprobe *P, int i, int sel)
         P->A[i] = a;
         P->B[i] = b;
         break;
+    case KCS_OP_ALLREDUCE: /* contribution i: every one of the n elements */
+        for (int64_t e = 0; e < o->n; e++)
+            P->A[(int64_t)i * o->n + e] = a;
+        break;
     default: /* reduce_sum, layernorm: m rows of k */
         for (int64_t r = 0; r < o->m; r++)
             P->A[r * k + i] = a;
@@ -191,6 +195,13 @@ static int setup(oprobe *P, kcs_error *err)
         P->nout = (int)m;
         c->n = 1;
         break;
+    case KCS_OP_ALLREDUCE: /* the op on one rank: k contributions of n elements */
+        P->lenA = k * n;
+        P->nout = (int)n;
+        c->m = o->k;
+        c->k = o->n;
+        c->n = 1;
+        break;
     case KCS_OP_LAYERNORM:
         if (k < 3)
             return kcs_fail(err, KCS_E_INVAL, "probe --order: layernorm needs -k >= 3");
@@ -200,12 +211,14 @@ static int setup(oprobe *P, kcs_error *err)
         break;
     default:
         return kcs_fail(err, KCS_E_INVAL, "probe --order: no probe for op %s (gemm, dot, "
-                        "reduce_sum, layernorm; allreduce under mpirun): %s",
+                        "reduce_sum, layernorm, allreduce): %s",
                         kcs_op_name(o->op),
-                        o->op == KCS_OP_SOFTMAX || o->op == KCS_OP_RMSNORM ||
-                                o->op == KCS_OP_ATTENTION
+                        o->op == KCS_OP_SOFTMAX || o->op == KCS_OP_RMSNORM
                             ? "its reductions sum only positive terms (exp, x^2), so no pair "
                               "of summands can cancel"
+                        : o->op == KCS_OP_ATTENTION
+                            ? "its softmax sums only positive terms, and its score sum (q.k) "
+                              "is not isolated by this probe (docs/order.md)"
                             : "it has no reduction to probe");
     }
     pick_values(P);
@@ -231,6 +244,59 @@ static int setup(oprobe *P, kcs_error *err)
     return 0;
 }
 
+/* The same questions at another call seed: every output must answer as
+ * its tree says, else the order changed with the call (r->call_varies). */
+static int recheck(oprobe *P, kcs_order_result *r, const int *tree_of, kcs_error *err)
+{
+    int k = (int)P->o->k, nt = r->ntrees, rc = 0;
+    kcs_otree *T = calloc((size_t)nt, sizeof *T);
+    int **par = calloc((size_t)nt, sizeof *par), **sz = calloc((size_t)nt, sizeof *sz);
+    if (!T || !par || !sz)
+        rc = kcs_fail(err, KCS_E_NOMEM, "probe --order: out of memory");
+    for (int t = 0; !rc && t < nt; t++) {
+        if ((rc = kcs_otree_parse(r->trees[t].tree, &T[t], err)))
+            break;
+        par[t] = malloc((size_t)T[t].nodes * sizeof **par);
+        sz[t] = malloc((size_t)T[t].nodes * sizeof **sz);
+        if (!par[t] || !sz[t])
+            rc = kcs_fail(err, KCS_E_NOMEM, "probe --order: out of memory");
+        else
+            kcs_otree_index(&T[t], par[t], sz[t]);
+    }
+    uint64_t saved = P->call.seed, x = P->o->seed ^ KCS_ORDER_RECHECK_SEED;
+    P->call.seed = x;
+    for (int q = 0; !rc && q < P->o->recheck && !r->call_varies; q++) {
+        x = x * 6364136223846793005ull + 1442695040888963407ull;
+        int i = (int)((x >> 33) % (uint64_t)k), j = (int)((x >> 11) % (uint64_t)(k - 1));
+        if (j >= i)
+            j++;
+        set_summand(P, i, 1);
+        set_summand(P, j, -1);
+        kcs_tensor_poison(&P->out);
+        P->calls++;
+        rc = P->ops->run(P->ctx, &P->call, err);
+        set_summand(P, i, 0);
+        set_summand(P, j, 0);
+        for (int o = 0; !rc && o < P->nout && !r->call_varies; o++) {
+            int t = tree_of[o];
+            r->call_varies = size_of(P, o, i, j) != kcs_otree_lca_size(par[t], sz[t], i, j);
+        }
+    }
+    P->call.seed = saved;
+    for (int t = 0; t < nt; t++) {
+        if (T)
+            kcs_otree_free(&T[t]);
+        if (par)
+            free(par[t]);
+        if (sz)
+            free(sz[t]);
+    }
+    free(T);
+    free(par);
+    free(sz);
+    return rc;
+}
+
 static double now_s(void)
 {
     struct timespec ts;
@@ -239,7 +305,7 @@ static double now_s(void)
 }
 
 static int probe_once(const kcs_backend_ops *ops, kcs_backend_ctx *ctx, const kcs_order_opts *o,
-                      int subnormal_units, kcs_order_result *r, kcs_error *err);
+                      int units, kcs_order_result *r, kcs_error *err);
 
 int kcs_order_probe(const kcs_backend_ops *ops, kcs_backend_ctx *ctx, const kcs_order_opts *o,
                     kcs_order_result *r, kcs_error *err)
@@ -266,8 +332,9 @@ int kcs_order_probe(const kcs_backend_ops *ops, kcs_backend_ctx *ctx, const kcs_
 }
 
 static int probe_once(const kcs_backend_ops *ops, kcs_backend_ctx *ctx, const kcs_order_opts *o,
-                      int subnormal_units, kcs_order_result *r, kcs_error *err)
+                      int units, kcs_order_result *r, kcs_error *err)
 {
+    int subnormal_units = units == 1;
     memset(r, 0, sizeof *r);
     if (o->k < 2 || o->k > (1 << 20))
         return kcs_fail(err, KCS_E_INVAL, "probe --order: -k %lld outside 2..%d",
@@ -348,6 +415,8 @@ static int probe_once(const kcs_backend_ops *ops, kcs_backend_ctx *ctx, const kc
         kcs_progress_step(&P.prog, P.resolved);
     }
     kcs_progress_end(&P.prog);
+    if (!rc && o->recheck > 0)
+        rc = recheck(&P, r, tree_of, err);
     r->calls = P.calls;
     r->seconds = now_s() - t0;
     free(tree_of);

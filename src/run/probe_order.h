@@ -28,7 +28,12 @@ typedef struct kcs_order_opts {
     uint64_t seed;        /* the calls' seed (atomic schedules) and the pivots' */
     int verify;           /* extra random pairs asked after each tree (0: none) */
     int progress;         /* 1: progress on stderr (outputs with a tree) */
+    int recheck;          /* > 0: afterwards ask that many random pairs again with
+                             another call seed (seed ^ KCS_ORDER_RECHECK_SEED) and
+                             set call_varies when an answer differs from the trees */
 } kcs_order_opts;
+
+#define KCS_ORDER_RECHECK_SEED 0x9e3779b97f4a7c15ull
 
 typedef struct kcs_order_tree {
     char *tree;           /* canonical text (order_tree.h) */
@@ -45,6 +50,8 @@ typedef struct kcs_order_result {
     double seconds;       /* wall time of the probe */
     double big, unit;     /* the summands used: +-big, unit */
     int margin_bits;      /* log2(big / unit) */
+    int call_varies;      /* recheck: the order changed with the call's seed (an order
+                             drawn per call: atomics, arrival order) */
     int margin_short;     /* 1: below what a 27-bit accumulator needs at this k to swamp
                              every unit (2 + log2 k + 27): a wider accumulator could keep
                              some units, and the tree would be wrong without a sign */

@@ -79,8 +79,19 @@ static int probes_of(const kcs_plan *plan, want *w)
     for (int64_t c = 0; c < plan->n_cases && nw < REC_MAX_PROBES; c++) {
         const kcs_case *cs = &plan->cases[c];
         if (cs->op != KCS_OP_GEMM && cs->op != KCS_OP_DOT && cs->op != KCS_OP_REDUCE_SUM &&
-            cs->op != KCS_OP_LAYERNORM)
+            cs->op != KCS_OP_LAYERNORM && cs->op != KCS_OP_ALLREDUCE)
             continue;
+        if (cs->op == KCS_OP_ALLREDUCE) { /* leaves: the m contributions; outputs: elements */
+            want x = {cs->op, cs->dtype_in, cs->shape.m, 1,
+                      cs->shape.k < REC_MAX_DIM ? (cs->shape.k > 0 ? cs->shape.k : 1)
+                                                : REC_MAX_DIM};
+            int dup = 0;
+            for (int i = 0; i < nw && !dup; i++)
+                dup = !memcmp(&w[i], &x, sizeof x);
+            if (x.k >= 3 && x.k <= REC_MAX_K && !dup)
+                w[nw++] = x;
+            continue;
+        }
         if (cs->shape.k < 3 || cs->shape.k > REC_MAX_K)
             continue;
         want x = {cs->op, cs->dtype_in, cs->shape.k, 1, 1};
@@ -133,7 +144,8 @@ int kcs_order_record(const struct kcs_rank_binding *b, const struct kcs_plan *pl
         }
         kcs_order_opts o = {.op = w[i].op, .k = w[i].k, .m = w[i].m, .n = w[i].n,
                             .variant = b->pl.profile[0] ? "native" : b->pl.variant,
-                            .schedule = b->pl.schedule, .in = w[i].in, .seed = 1, .verify = 16};
+                            .schedule = b->pl.schedule, .in = w[i].in, .seed = 1, .verify = 16,
+                            .recheck = 16};
         kcs_order_result r;
         kcs_error e = {0};
         if (kcs_order_probe(b->ops, b->ctx, &o, &r, &e)) {
@@ -151,7 +163,32 @@ int kcs_order_record(const struct kcs_rank_binding *b, const struct kcs_plan *pl
             put_str(&out, r.trees[t].tree);
             put(&out, "}");
         }
-        put(&out, "]}");
+        put(&out, "]");
+        if (r.call_varies) {
+            /* the trees at the other call seed, which answered otherwise */
+            kcs_order_opts o2 = o;
+            o2.seed = o.seed ^ KCS_ORDER_RECHECK_SEED;
+            o2.recheck = 0;
+            kcs_order_result r2;
+            put(&out, ", \"call_varies\": true");
+            if (kcs_order_probe(b->ops, b->ctx, &o2, &r2, &e)) {
+                put(&out, ", \"other_call_error\": ");
+                put_str(&out, e.msg);
+            } else {
+                put(&out, ", \"other_call\": [");
+                for (int t = 0; t < r2.ntrees; t++) {
+                    put(&out, "%s{\"outputs\": [", t ? ", " : "");
+                    for (int a = 0; a < r2.trees[t].nout; a++)
+                        put(&out, "%s%d", a ? "," : "", r2.trees[t].outputs[a]);
+                    put(&out, "], \"other_tree\": ");
+                    put_str(&out, r2.trees[t].tree);
+                    put(&out, "}");
+                }
+                put(&out, "]");
+                kcs_order_result_free(&r2);
+            }
+        }
+        put(&out, "}");
         kcs_order_result_free(&r);
     }
     put(&out, "]}");

@@ -33,8 +33,8 @@ print("rank 1 pairwise tree recovered; rank 0 (OpenBLAS):", len(nat["trees"]), "
 PY
 expect_rc 0 "$T/red.txt" "$KCS" reduce --no-plots "$T/out.h5" -o "$T/rep"
 has_rows "$T/rep/report.md" "report" "^## Summation orders" "^\| 0 \| cpu native \| gemm fp32 k 64 \(8x8\) \| [0-9]+ \|" \
-  "^\| 1 \| cpu own pairwise \| gemm fp32 k 64 \(8x8\) \| 1 \| \`\(\(\(\(\(\(0,1\),\(2,3\)\)" \
-  "^- gemm fp32 k 64 \(8x8\): rank 0 \[schedule-variant in [0-9]+ cases\] \(cpu native\) in .*; rank 1 \[schedule-variant in [0-9]+ cases\] \(cpu own pairwise\) in "
+  "^\| 1 \| cpu own pairwise \| gemm fp32 k 64 \(8x8\) \| 1 \| pairwise \`\(\(\(\(\(\(0,1\),\(2,3\)\)" \
+  "^- gemm fp32 k 64 \(8x8\): rank 0 \[schedule-variant in [0-9]+ cases\] \(cpu native\) in .*; rank 1 \[schedule-variant in [0-9]+ cases\] \(cpu own pairwise\) in pairwise \`"
 # without the option: no /provenance/order, no section
 grep -v record_order "$T/s.yaml" > "$T/plain.yaml"
 expect_rc 0 "$T/run.txt" "$MPIEXEC" -n 2 --allow-run-as-root --oversubscribe "$KCS" run "$T/plain.yaml" -o "$T/plain.h5"
