@@ -48,10 +48,10 @@ GRIDS = {
     # k on the log grid 2^4 .. 2^16, every power of 4 (7 values); output
     # counts 2^10 .. 2^20 at k = 16 for GEMM; trials per case
     "full": dict(ks=[16, 64, 256, 1024, 4096, 16384, 65536], trials=4, narrow_trials=2,
-                 outputs=[32, 128, 512, 1024], samples=256),
+                 ops_trials=6, outputs=[32, 128, 512, 1024], samples=256),
     # three k (the fewest the tolerance fit takes), fewer cases
-    "quick": dict(ks=[16, 256, 4096], trials=2, narrow_trials=1, outputs=[32, 256],
-                  samples=64),
+    "quick": dict(ks=[16, 256, 4096], trials=2, narrow_trials=1, ops_trials=2,
+                  outputs=[32, 256], samples=64),
 }
 
 
@@ -131,12 +131,14 @@ def grid(g):
     # 3. The other ops on the native backends and the own kernels, per
     #    input format (the contracts' preconditions set the k range:
     #    layernorm under C-PRC-02 is fp32 with k <= 512 and m >= 8).
+    # (more trials than GEMM: five implementations, not 13 to 18)
+    To = g["ops_trials"]
     for din in DTYPES:
         cs = []
         cs.append(case("C-ORD-01", "reduce_sum", din, "fp32", shapes(ks, 16, 1),
-                       ["normal", "uniform_pm1", "exact"], T))
+                       ["normal", "uniform_pm1", "exact"], To))
         for dout in DTYPES:
-            t = T if dout == "fp32" else Tn
+            t = To if dout == "fp32" else Tn
             cs.append(case("C-PRC-02", "softmax", din, dout, shapes(ks, 16, 1),
                            ["normal", "uniform_pm1"], t))
             cs.append(case("C-ORD-02", "rmsnorm", din, dout, shapes(ks, 16, 1),
@@ -148,7 +150,7 @@ def grid(g):
                                ["normal", "uniform_pm1"], t))
         if din == "fp32" and [k for k in ks if k <= 512]:
             cs.append(case("C-PRC-02", "layernorm", din, "fp32",
-                           shapes([k for k in ks if k <= 512], 16, 1), ["normal", "uniform_pm1"], T))
+                           shapes([k for k in ks if k <= 512], 16, 1), ["normal", "uniform_pm1"], To))
         out["ops-%s" % din] = study(
             "ops-%s" % din,
             "reduce_sum, softmax, rmsnorm, elementwise (exp), attention%s on %s inputs: "
@@ -159,7 +161,7 @@ def grid(g):
         seed += 1
     # 4. allreduce (C-ORD-04): the CPU backend's collectives (OpenCL has
     #    none), 8 contributions per element.
-    cs = [case("C-ORD-04", "allreduce", din, "fp32", shapes(ks, 8, 1), ["normal", "uniform_pm1"], T)
+    cs = [case("C-ORD-04", "allreduce", din, "fp32", shapes(ks, 8, 1), ["normal", "uniform_pm1"], To)
           for din in DTYPES]
     out["allreduce"] = study(
         "allreduce", "allreduce of 8 contributions: MPI's own (native) and three fp32 orders.",
@@ -173,7 +175,7 @@ def measure(argv):
     output-count cases only at the OUTPUTS given."""
     d, ks, t = argv[0], [int(x) for x in argv[1].split(",")], int(argv[2])
     outs = [int(x) for x in argv[3:]]
-    g = dict(ks=ks, trials=t, narrow_trials=t, outputs=outs or [32], samples=64)
+    g = dict(ks=ks, trials=t, narrow_trials=t, ops_trials=t, outputs=outs or [32], samples=64)
     os.makedirs(d, exist_ok=True)
     for name, text in grid(g).items():
         text = text.replace("../../contracts/", os.path.dirname(HERE) + "/../contracts/")
