@@ -7,7 +7,8 @@
 # (the quick atlas grid; checked with `kcs publish --verify` when this kcs
 # has publish, else its reducer report), cpu.sbatch and study.sbatch on a
 # two-rank CPU study (two tasks: the node's CPUs), and hetero.sbatch as a
-# three-group heterogeneous job over three partitions of the same node.
+# three-group heterogeneous job over three partitions of the same node (a
+# six-rank study in one MPI job).
 # A daemon that does not start prints its log and fails the test.
 source "$(dirname "$0")/lib.sh"
 
@@ -140,15 +141,16 @@ cases:
   - { contract: C-PRC-01, op: gemm, dtype_in: fp32, shapes: [[8, 8, 64], [8, 8, 512]], inputs: [normal], trials: 2 }
 Y
 } > "$T/s.yaml"
-dataset_ok() { # NAME H5: both ranks ran every trial (status ok), and the report exists
-  "$PYTHON" - "$2" > "$T/$1.check" 2>&1 <<'PY' || { cat "$T/$1.check" "$T/$1.log"; fail "$1: dataset $2"; }
+dataset_ok() { # NAME H5 RANKS: every rank ran every trial (status ok), and the report exists
+  "$PYTHON" - "$2" "$3" > "$T/$1.check" 2>&1 <<'PY' || { cat "$T/$1.check" "$T/$1.log"; fail "$1: dataset $2"; }
 import sys
 import h5py
+ranks = int(sys.argv[2])
 with h5py.File(sys.argv[1], "r") as f:
-    assert int(f.attrs["n_ranks"]) == 2, f.attrs["n_ranks"]
+    assert int(f.attrs["n_ranks"]) == ranks, f.attrs["n_ranks"]
     r = f["results"][:]
-    assert len(r) == 2 * 2 * 2, len(r)  # 2 cases x 2 ranks x 2 trials
-    assert sorted(set(r["rank"].tolist())) == [0, 1], r["rank"]
+    assert len(r) == 2 * ranks * 2, len(r)  # 2 cases x ranks x 2 trials
+    assert sorted(set(r["rank"].tolist())) == list(range(ranks)), r["rank"]
     assert all(s == b"ok" for s in r["status"]), r["status"]
 PY
   [ -f "${2%.h5}-report/report.md" ] || { cat "$T/$1.log"; fail "$1: no report ${2%.h5}-report/report.md"; }
@@ -156,10 +158,24 @@ PY
 
 # 2. cpu.sbatch (the template asks 4 tasks x 4 CPUs: this node has $cpus)
 job cpu --ntasks-per-node=2 --cpus-per-task=1 scripts/slurm/cpu.sbatch "$T/s.yaml" "$T/cpu.h5"
-dataset_ok cpu "$T/cpu.h5"
+dataset_ok cpu "$T/cpu.h5" 2
 
 # 3. study.sbatch: one task per (counted) GPU, pin-device from the checkout
 job study --ntasks-per-node=2 --cpus-per-task=1 scripts/slurm/study.sbatch "$T/s.yaml" "$T/study.h5"
-dataset_ok study "$T/study.h5"
+dataset_ok study "$T/study.h5" 2
 
-echo "PASS: atlas.sbatch --quick, cpu.sbatch, study.sbatch under slurmctld/slurmd"
+# 4. hetero.sbatch: three groups (partitions nvidia, amd and intel, all
+#    this node; 2 tasks and 2 counted GPUs each), one srun over the groups:
+#    one MPI job of 6 ranks writing one dataset
+{
+  study_head slurm-het 46 16 C-PRC-01
+  own_ranks pairwise/fp32 sequential/fp32 "blocked:64/fp32" pairwise/fp64 sequential/fp64
+  cat <<Y
+cases:
+  - { contract: C-PRC-01, op: gemm, dtype_in: fp32, shapes: [[8, 8, 64], [8, 8, 512]], inputs: [normal], trials: 2 }
+Y
+} > "$T/h.yaml"
+job hetero scripts/slurm/hetero.sbatch "$T/h.yaml" "$T/hetero.h5"
+dataset_ok hetero "$T/hetero.h5" 6
+
+echo "PASS: atlas.sbatch --quick, cpu.sbatch, study.sbatch, hetero.sbatch under slurmctld/slurmd"
