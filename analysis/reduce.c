@@ -9,9 +9,6 @@
 #include "reduce.h"
 #include "grow.h"
 
-#include <fcntl.h>
-#include <dirent.h>
-#include <ftw.h>
 #include <unistd.h>
 
 #include <errno.h>
@@ -27,6 +24,7 @@
 #include "detect_data.h"
 #include "h5out.h"
 #include "merge.h"
+#include "outdir.h"
 #include "recompute.h"
 #include "report.h"
 #include "signatures.h"
@@ -511,114 +509,6 @@ static int reduce_into(const kcs_reduce_opts *o, kcs_error *err)
     return reduce_datasets(o, err);
 }
 
-/* The report directory is all-or-nothing: built as DIR.partial-<pid>,
- * then swapped in for DIR in one rename (renameat2 RENAME_EXCHANGE where
- * the file system has it), after which the old report is removed. A failed
- * reduce removes its partial directory and leaves DIR as it was. Only an
- * empty directory or an earlier kcs report (report.md or tolerances.json in
- * it) is replaced: -o naming any other directory is refused. */
-static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-    (void)st, (void)ftw;
-    return (flag == FTW_DP ? rmdir(path) : unlink(path)) ? -1 : 0;
-}
-
-static void remove_tree(const char *dir)
-{
-    nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
-}
-
-static int has(const char *dir, const char *name)
-{
-    char p[4200];
-    snprintf(p, sizeof p, "%s/%s", dir, name);
-    return access(p, F_OK) == 0;
-}
-
-static int dir_empty(const char *dir)
-{
-    DIR *d = opendir(dir);
-    if (!d)
-        return 0;
-    struct dirent *e;
-    int n = 0;
-    while ((e = readdir(d)))
-        if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
-            n++;
-    closedir(d);
-    return n == 0;
-}
-
-static int report_dir_begin(const char *dir, char *tmp, size_t len, kcs_error *err)
-{
-    struct stat st;
-    if (lstat(dir, &st) == 0) {
-        if (S_ISLNK(st.st_mode))
-            return kcs_fail(err, KCS_E_INVAL,
-                            "%s: a symbolic link; give the report directory itself with -o", dir);
-        if (!S_ISDIR(st.st_mode))
-            return kcs_fail(err, KCS_E_INVAL, "%s: exists and is not a directory", dir);
-        if (!dir_empty(dir) && !has(dir, "report.md") && !has(dir, "tolerances.json"))
-            return kcs_fail(err, KCS_E_INVAL,
-                            "%s: exists and is not a kcs report directory (no report.md); kcs "
-                            "reduce replaces its report directory whole, so it refuses this one: "
-                            "choose another -o",
-                            dir);
-    }
-    if ((size_t)snprintf(tmp, len, "%s.partial-%ld", dir, (long)getpid()) >= len)
-        return kcs_fail(err, KCS_E_INVAL, "%s: path too long", dir);
-    if (lstat(tmp, &st) == 0)
-        remove_tree(tmp); /* an earlier reduce of this pid that died */
-    if (mkdir(tmp, 0777) != 0)
-        return kcs_fail(err, KCS_E_IO, "%s: cannot create the report directory: %s", tmp,
-                        strerror(errno));
-    return 0;
-}
-
-static int report_dir_publish(const char *tmp, const char *dir, kcs_error *err)
-{
-    struct stat st;
-    int rc = 0;
-    if (lstat(dir, &st) != 0) {
-        if (rename(tmp, dir) != 0)
-            rc = kcs_fail(err, KCS_E_IO, "%s: cannot rename %s to it: %s", dir, tmp,
-                          strerror(errno));
-    } else if (renameat2(AT_FDCWD, tmp, AT_FDCWD, dir, RENAME_EXCHANGE) == 0) {
-        remove_tree(tmp); /* now the old report */
-    } else {
-        char old[4200];
-        snprintf(old, sizeof old, "%s.old-%ld", dir, (long)getpid());
-        if (rename(dir, old) != 0 || rename(tmp, dir) != 0) {
-            int e = errno;
-            if (access(dir, F_OK) != 0)
-                rename(old, dir);
-            rc = kcs_fail(err, KCS_E_IO, "%s: cannot put the new report in place: %s", dir,
-                          strerror(e));
-        } else {
-            remove_tree(old);
-        }
-    }
-    if (rc) {
-        remove_tree(tmp);
-        return rc;
-    }
-    char parent[4200];
-    snprintf(parent, sizeof parent, "%s", dir);
-    char *slash = strrchr(parent, '/');
-    if (slash == parent)
-        parent[1] = '\0';
-    else if (slash)
-        *slash = '\0';
-    else
-        snprintf(parent, sizeof parent, ".");
-    int fd = open(parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd >= 0) {
-        fsync(fd);
-        close(fd);
-    }
-    return 0;
-}
-
 int kcs_reduce_run(const kcs_reduce_opts *o, kcs_error *err)
 {
     if (o->n_inputs < 1)
@@ -633,15 +523,17 @@ int kcs_reduce_run(const kcs_reduce_opts *o, kcs_error *err)
             a.st_ino == b.st_ino)
             return kcs_fail(err, KCS_E_INVAL, "%s: the report directory is an input", dir);
     }
-    int rc = report_dir_begin(dir, tmp, sizeof tmp, err);
+    static const char *const ours[] = {"report.md", "tolerances.json", NULL};
+    int rc = kcs_outdir_begin(dir, ours, "kcs report directory (no report.md)", "kcs reduce",
+                              tmp, sizeof tmp, err);
     if (rc)
         return rc;
     kcs_reduce_opts in = *o;
     in.out_dir = tmp;
     in.final_dir = dir;
     if ((rc = reduce_into(&in, err))) {
-        remove_tree(tmp);
+        kcs_outdir_remove(tmp);
         return rc;
     }
-    return report_dir_publish(tmp, dir, err);
+    return kcs_outdir_publish(tmp, dir, err);
 }

@@ -36,6 +36,10 @@ int kcs_cli_parse_recorded(const kcs_cmd_doc *doc, const kcs_opt *opts, int argc
                            int *npos, int *status_p, char *cmdline, size_t len);
 void kcs_cli_help(FILE *f, const kcs_cmd_doc *doc, const kcs_opt *opts);
 
+/* Turn a crash inside HDF5 on a damaged file into exit status 2 with a
+ * message naming cmd (opts.c; kcs reduce, kcs publish). */
+void kcs_cli_catch_hdf5_crashes(const char *cmd);
+
 /* Subcommands. */
 /* The commands, in `kcs --help`'s order: X(name, summary) declares
  * kcs_cmd_<name> (src/cli/<name>.c) and gives main.c's table. A new
@@ -44,6 +48,7 @@ void kcs_cli_help(FILE *f, const kcs_cmd_doc *doc, const kcs_opt *opts);
     X(run, "run a study under MPI and write its HDF5 dataset")                                \
     X(check, "check a study without running it and print its plan")                           \
     X(reduce, "analyse datasets: verdicts, baselines, signatures, merge, report")             \
+    X(publish, "a citable bundle: datasets, tidy tables, HTML atlas, datapackage, --verify") \
     X(detect, "detection curves: inject errors, judge them with every detector")              \
     X(lint, "validate contract files and print them normalized")                              \
     X(exec, "run one op on one backend with inputs from files")                               \

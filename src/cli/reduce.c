@@ -1,4 +1,3 @@
-#include <signal.h>
 #include <stdio.h>
 #include <unistd.h>
 #include <stdlib.h>
@@ -9,42 +8,6 @@
 #include "h5out.h"
 #include "reduce.h"
 #include "tolerances.h"
-
-/* Last resort against damaged files: HDF5 1.10 crashes on some damaged
- * metadata (found by test_reduce_corrupt: H5Aexists on a damaged attribute
- * message, H5T conversion of a damaged compound), where no check of kcs can
- * look first. The crash becomes exit 2 with a message; the dataset was not
- * modified (reduce opens it read-only) and the report directory was not
- * replaced (the unfinished one is REPORT_DIR.partial-<pid>). Nothing else
- * is trusted after the signal: write and _exit only. */
-static void on_crash(int sig)
-{
-    static const char msg[] = "kcs reduce: the HDF5 library crashed reading a damaged file "
-                              "(signal ";
-    char num[4] = {(char)('0' + sig / 10 % 10), (char)('0' + sig % 10), ')', '\n'};
-    static const char tail[] = "; the dataset was not modified and the report directory not "
-                               "replaced (remove its .partial-<pid> copy)\n";
-    ssize_t w = write(2, msg, sizeof msg - 1);
-    w += write(2, num, 3);
-    w += write(2, tail, sizeof tail - 1);
-    (void)w;
-    _exit(2);
-}
-
-static void catch_hdf5_crashes(void)
-{
-    static char stack[1 << 16];
-    stack_t ss = {.ss_sp = stack, .ss_size = sizeof stack, .ss_flags = 0};
-    sigaltstack(&ss, NULL);
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_crash;
-    sa.sa_flags = SA_ONSTACK | SA_RESETHAND;
-    sigemptyset(&sa.sa_mask);
-    int sigs[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL};
-    for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
-        sigaction(sigs[i], &sa, NULL);
-}
 
 int kcs_cmd_reduce(int argc, char **argv)
 {
@@ -185,7 +148,7 @@ int kcs_cmd_reduce(int argc, char **argv)
         .false_alarm = p,
     };
     kcs_error err = {0};
-    catch_hdf5_crashes();
+    kcs_cli_catch_hdf5_crashes("kcs reduce");
     rc = kcs_reduce_run(&o, &err);
     if (rc) {
         fprintf(stderr, "kcs reduce: %s\n", err.msg);
