@@ -19,7 +19,12 @@ S=$T/slurm
 mkdir -p "$S/etc" "$S/state" "$S/spool" "$S/log" "$S/run"
 pids=()
 cleanup() {
-  local p
+  local p j
+  # the jobs first (their steps would outlive slurmd), then the daemons
+  if [ ${#pids[@]} -ge 3 ]; then
+    for j in $(squeue -h -o %i 2> /dev/null); do scancel "$j" 2> /dev/null || true; done
+    for _ in 1 2 3 4 5 6 7 8 9 10; do [ -z "$(squeue -h -o %i 2> /dev/null)" ] && break; sleep 0.5; done
+  fi
   for p in "${pids[@]}"; do kill "$p" 2> /dev/null || true; done
   for p in "${pids[@]}"; do
     for _ in 1 2 3 4 5 6 7 8 9 10; do kill -0 "$p" 2> /dev/null || break; sleep 0.2; done
@@ -28,6 +33,7 @@ cleanup() {
   rm -rf "$T"
 }
 trap cleanup EXIT
+trap 'exit 143' TERM INT
 show_logs() {
   local f
   for f in "$S"/log/*; do echo "--- $f"; tail -n 40 "$f"; done >&2
