@@ -4,6 +4,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "blas_info.h"
 #include "cli.h"
 #include "publish.h"
 
@@ -56,7 +57,8 @@ int kcs_cmd_publish(int argc, char **argv)
         "datapackage.json and every internal link of the HTML; each mismatch is named on\n"
         "stderr (file, row, column or line).\n"
         "DIR is built as DIR.partial-<pid> and put in place whole; an earlier bundle is\n"
-        "replaced, any other non-empty directory refused.\n\n"
+        "replaced, any other non-empty directory refused. Both run OpenBLAS on one thread,\n"
+        "so a bundle verifies whatever OPENBLAS_NUM_THREADS says.\n\n"
         "exit status: 0 done / verified; 1 a mismatch (--verify) or an I/O failure; 2 bad\n"
         "input (a damaged or unsealed dataset, a missing file, not a bundle)."};
     const char *out_dir = NULL, *verify = NULL, *dummy_probe = NULL, *dummy_silicon = NULL;
@@ -86,6 +88,10 @@ int kcs_cmd_publish(int argc, char **argv)
     }
     kcs_error err = {0};
     kcs_cli_catch_hdf5_crashes(verify ? "kcs publish --verify" : "kcs publish");
+    /* The reducer's fp64 references go through OpenBLAS, whose results can
+     * differ in the last bits with its thread count; a bundle and its
+     * --verify must compute the same, so both use one thread. */
+    kcs_blas_set_threads(1);
     if (verify) {
         free(probes);
         free(silicon);

@@ -42,6 +42,10 @@ grep -q '^data/\*.h5:/results,max_abs,' "$T/b/tables/dictionary.csv" || fail "di
 ! grep -l '<script\|src="http' "$T/b"/*.html "$T/b"/rows/*.html || fail "a page fetches or scripts"
 
 "$KCS" publish --verify "$T/b" -q || fail "verify of a fresh bundle"
+# the BLAS thread count of the verifier does not matter (publish and
+# --verify both compute on one thread)
+OPENBLAS_NUM_THREADS=1 "$KCS" publish --verify "$T/b" -q || fail "verify with one BLAS thread"
+OPENBLAS_NUM_THREADS=2 "$KCS" publish --verify "$T/b" -q || fail "verify with two BLAS threads"
 
 # tampering: a CSV cell, a link, a data file
 cp -r "$T/b" "$T/t1"
