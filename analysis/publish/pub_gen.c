@@ -595,24 +595,6 @@ static void json_get(const char *json, const char *key, char *buf, size_t len)
     }
 }
 
-static char *slurp(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    char *s = NULL;
-    size_t len = 0;
-    FILE *m = open_memstream(&s, &len);
-    char buf[8192];
-    size_t got;
-    while (m && (got = fread(buf, 1, sizeof buf, f)) > 0)
-        fwrite(buf, 1, got, m);
-    fclose(f);
-    if (m)
-        fclose(m);
-    return s;
-}
-
 static int add_fp(gen *g, const kcs_pub_fp *fp, kcs_error *err)
 {
     if (GROW(g->a.fps, g->a.n_fps, g->cap_fps))
@@ -708,7 +690,7 @@ static int fingerprints(gen *g, kcs_error *err)
         } else if (strcmp(dv->kind, "cpu")) {
             for (int pass = 0; pass < 2; pass++) /* fingerprints, then orders */
                 for (int i = 0; i < g->in->n_probes; i++) {
-                    char *json = slurp(g->in->probes[i]);
+                    char *json = kcs_pub_slurp(g->in->probes[i], NULL);
                     if (!json)
                         return kcs_fail(err, KCS_E_IO, "%s: cannot read", g->in->probes[i]);
                     rc = 0;
@@ -740,7 +722,7 @@ static int fingerprints(gen *g, kcs_error *err)
                 for (int a = 0; a < nn; a++) {
                     char p[4400];
                     snprintf(p, sizeof p, "%s/%s", dir, names[a]);
-                    char *json = slurp(p);
+                    char *json = kcs_pub_slurp(p, NULL);
                     rc = json ? probe_fp(g, d, p, json, err) : 0;
                     free(json);
                     if (rc < 0)

@@ -128,6 +128,8 @@ void kcs_pub_atlas_free(kcs_pub_atlas *a);
 
 /* %.17g, or "" for NaN (into buf of 32). */
 const char *kcs_pub_num(double x, char *buf);
+/* A whole file as a string (NULL if unreadable), its length in *len_p. */
+char *kcs_pub_slurp(const char *path, size_t *len_p);
 
 /* CSV writers (pub_write.c): tables/NAME.csv, dictionary.csv/.md under out. */
 int kcs_pub_write_tables(const kcs_pub_atlas *a, const char *out, kcs_error *err);

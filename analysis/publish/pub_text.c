@@ -1,5 +1,5 @@
 /* Small helpers of the tidy tables (pub_tables.h): growing texts, numbers
- * as the CSVs write them, freeing an atlas. */
+ * as the CSVs write them, freeing an atlas, reading a whole file. */
 #define _GNU_SOURCE
 #include "pub_tables.h"
 
@@ -60,4 +60,26 @@ void kcs_pub_atlas_free(kcs_pub_atlas *a)
     free(a->srcs);
     free(a->dets);
     memset(a, 0, sizeof *a);
+}
+
+/* A whole file as a NUL-terminated string (NULL if unreadable); its
+ * length in *len_p when given. */
+char *kcs_pub_slurp(const char *path, size_t *len_p)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    char *s = NULL;
+    size_t len = 0;
+    FILE *m = open_memstream(&s, &len);
+    char buf[65536];
+    size_t got;
+    while (m && (got = fread(buf, 1, sizeof buf, f)) > 0)
+        fwrite(buf, 1, got, m);
+    fclose(f);
+    if (m)
+        fclose(m);
+    if (len_p)
+        *len_p = len;
+    return s;
 }

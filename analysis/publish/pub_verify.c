@@ -21,26 +21,7 @@
 #include <unistd.h>
 
 #include "outdir.h"
-
-static char *slurp(const char *path, size_t *len_p)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    char *s = NULL;
-    size_t len = 0;
-    FILE *m = open_memstream(&s, &len);
-    char buf[65536];
-    size_t got;
-    while (m && (got = fread(buf, 1, sizeof buf, f)) > 0)
-        fwrite(buf, 1, got, m);
-    fclose(f);
-    if (m)
-        fclose(m);
-    if (len_p)
-        *len_p = len;
-    return s;
-}
+#include "pub_tables.h"
 
 typedef struct vstate {
     const char *dir;
@@ -104,7 +85,7 @@ static void compare_file(vstate *v, const char *rel, const char *regen_root)
     snprintf(pa, sizeof pa, "%s/%s", v->dir, rel);
     snprintf(pb, sizeof pb, "%s/%s", regen_root, rel);
     size_t la = 0, lb = 0;
-    char *a = slurp(pa, &la), *b = slurp(pb, &lb);
+    char *a = kcs_pub_slurp(pa, &la), *b = kcs_pub_slurp(pb, &lb);
     if (!a)
         mismatch(v, "%s: missing from the bundle (recomputed, it exists)", rel);
     else if (la != lb || memcmp(a, b, la)) {
@@ -147,7 +128,7 @@ static idset *ids_of(idset **cache, int *n_cache, const char *file)
     idset *s = &c[(*n_cache)++];
     memset(s, 0, sizeof *s);
     s->file = strdup(file);
-    char *text = slurp(file, NULL);
+    char *text = kcs_pub_slurp(file, NULL);
     for (char *p = text; p && (p = strstr(p, " id=\"")); p += 5) {
         char *q = strchr(p + 5, '"');
         if (!q)
@@ -168,7 +149,7 @@ static void check_links(vstate *v, const char *rel, idset **cache, int *n_cache)
 {
     char path[8800];
     snprintf(path, sizeof path, "%s/%s", v->dir, rel);
-    char *text = slurp(path, NULL);
+    char *text = kcs_pub_slurp(path, NULL);
     if (!text)
         return;
     char base[4400];
@@ -243,7 +224,7 @@ static void check_package(vstate *v, const kcs_pub_files *files)
 {
     char p[4400];
     snprintf(p, sizeof p, "%s/datapackage.json", v->dir);
-    char *dp = slurp(p, NULL);
+    char *dp = kcs_pub_slurp(p, NULL);
     if (!dp) {
         mismatch(v, "datapackage.json: cannot be read");
         return;
@@ -294,24 +275,6 @@ static void check_package(vstate *v, const kcs_pub_files *files)
     free(dp);
 }
 
-typedef struct vgen {
-    const char *out;
-    int quiet;
-    kcs_error *err;
-} vgen;
-
-static int regen(void *p)
-{
-    vgen *g = p;
-    kcs_pub_inputs in;
-    int rc = kcs_pub_inputs_list(&in, g->err);
-    if (rc)
-        return rc;
-    rc = kcs_pub_generate(&in, g->out, g->quiet, g->err);
-    kcs_pub_inputs_free(&in);
-    return rc;
-}
-
 /* Derived files: everything but the inputs and the package's own files. */
 static int derived(const char *rel)
 {
@@ -336,8 +299,8 @@ int kcs_publish_verify(const char *dir, int quiet, int *mismatch_p, kcs_error *e
     if (!mkdtemp(tmp))
         return kcs_fail(err, KCS_E_IO, "%s: cannot create a scratch directory: %s", tmp,
                         strerror(errno));
-    vgen g = {tmp, quiet, err};
-    int rc = kcs_pub_in_dir(dir, regen, &g, err);
+    kcs_pub_gen_ctx g = {tmp, quiet, err};
+    int rc = kcs_pub_in_dir(dir, kcs_pub_gen_here, &g, err);
     if (rc) {
         kcs_outdir_remove(tmp);
         if (rc != KCS_E_NOMEM && rc != KCS_E_INVAL) {

@@ -252,15 +252,9 @@ int kcs_pub_in_dir(const char *dir, int (*fn)(void *), void *ctx, kcs_error *err
     return rc;
 }
 
-typedef struct gen_ctx {
-    const char *out;
-    int quiet;
-    kcs_error *err;
-} gen_ctx;
-
-static int gen_here(void *p)
+int kcs_pub_gen_here(void *p)
 {
-    gen_ctx *g = p;
+    kcs_pub_gen_ctx *g = p;
     kcs_pub_inputs in;
     int rc = kcs_pub_inputs_list(&in, g->err);
     if (rc)
@@ -290,8 +284,8 @@ int kcs_publish_run(const kcs_publish_opts *o, kcs_error *err)
                               sizeof tmp, err);
     if (rc)
         return rc;
-    gen_ctx g = {".", o->quiet, err};
-    if ((rc = copy_inputs(o, tmp, err)) || (rc = kcs_pub_in_dir(tmp, gen_here, &g, err))) {
+    kcs_pub_gen_ctx g = {".", o->quiet, err};
+    if ((rc = copy_inputs(o, tmp, err)) || (rc = kcs_pub_in_dir(tmp, kcs_pub_gen_here, &g, err))) {
         kcs_outdir_remove(tmp);
         return rc;
     }

@@ -50,6 +50,17 @@ int kcs_pub_package(const char *root, kcs_error *err);
  * previous one. */
 int kcs_pub_in_dir(const char *dir, int (*fn)(void *), void *ctx, kcs_error *err);
 
+/* kcs_pub_in_dir's function that generates a bundle's derived files into
+ * out from the inputs of the current directory (kcs_pub_inputs_list), and
+ * hashes the package when out is "." (publish; --verify generates into a
+ * scratch directory and compares). */
+typedef struct kcs_pub_gen_ctx {
+    const char *out;
+    int quiet;
+    kcs_error *err;
+} kcs_pub_gen_ctx;
+int kcs_pub_gen_here(void *ctx);
+
 int kcs_publish_run(const kcs_publish_opts *o, kcs_error *err);
 /* 0 when everything matches; KCS_E_INVAL for bad input (exit 2);
  * *mismatch_p = count of mismatches (each named on stderr). */
