@@ -341,15 +341,17 @@ def _close_other_fds(keep):
 
 def write_launcher(path):
     """An executable that kcs can exec as the worker program (kcs passes
-    one argument, the spec): this interpreter, -m kcs.relay, with this
-    package importable."""
+    one argument, the spec): this interpreter, -S -m kcs.relay, with this
+    package importable. -S: the relay needs only the standard library and
+    this package (on PYTHONPATH here), so the site module's start-up
+    (site-packages, .pth files) is skipped; kcs starts one relay per run."""
     pkg_parent = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o700)
     with os.fdopen(fd, "w") as fh:
         fh.write("#!/bin/sh\n# kcs Python worker: the relay of kcs/relay.py\n"
                  f"PYTHONPATH='{pkg_parent}'${{PYTHONPATH:+:$PYTHONPATH}}\n"
                  "export PYTHONPATH\n"
-                 f"exec '{sys.executable}' -m kcs.relay \"$@\"\n")
+                 f"exec '{sys.executable}' -S -m kcs.relay \"$@\"\n")
     return path
 
 
