@@ -68,6 +68,13 @@ int kcs_h5_get_str(hid_t loc, const char *name, char **value_p);
  * -3 HDF5 crashed on it; -4 longer than cap. why says which. */
 int kcs_h5_read_vlen_str(hid_t obj, int is_attr, hid_t mt, size_t cap, char **out, char *why,
                          size_t why_len);
+/* This process is itself the isolation (`kcs _readback`: a fresh process
+ * under an address-space limit whose crash or stall its parent reports as
+ * a damaged file): variable-length strings are read in it directly, not in
+ * a child per string. Returns the address-space limit it set (bytes), or 0
+ * when it could not set one (then the reads stay forked). extra: bytes the
+ * caller will allocate beyond the usual headroom. */
+unsigned long long kcs_h5_vlen_contain(unsigned long long extra);
 /* Read an integer attribute as int64. Returns 0, -1 or -2 (not integer). */
 int kcs_h5_get_i64(hid_t loc, const char *name, int64_t *value_p);
 

@@ -18,7 +18,8 @@
 /* What one rank checks: the file, and its own rows of every case. */
 typedef struct kcs_readback_spec {
     const char *path;
-    int mode; /* KCS_READBACK_FILE (rank 0, first) or KCS_READBACK_ROWS */
+    int mode; /* KCS_READBACK_FILE (rank 0, first) or KCS_READBACK_ROWS, or
+                 KCS_READBACK_BOTH (a one-rank run: FILE then ROWS) */
     int rank, n_ranks, max_trials, n_samples;
     int64_t n_cases;
     char plan_hash[32];
@@ -26,7 +27,10 @@ typedef struct kcs_readback_spec {
     const uint64_t *digests;  /* [n_cases], kcs_store_record_digests */
 } kcs_readback_spec;
 
-enum { KCS_READBACK_FILE = 1, KCS_READBACK_ROWS = 2 };
+/* BOTH: a one-rank run needs no agreement between the two steps, so one
+ * `kcs _readback` process does both (one process start, exec and HDF5
+ * start-up fewer per run: kcs.check's serve loop runs many small runs). */
+enum { KCS_READBACK_FILE = 1, KCS_READBACK_ROWS = 2, KCS_READBACK_BOTH = 3 };
 
 /* Called after each step of a check (the file opened, one case read). */
 typedef void (*kcs_readback_tick)(void *ctx);
@@ -34,7 +38,8 @@ typedef void (*kcs_readback_tick)(void *ctx);
 /* The checks themselves, in this process (store_verify.c). FILE: fsync,
  * reopen, end of allocation against the size, trim the reservation. ROWS:
  * reopen read-only, the root attributes and table shapes, then each case's
- * rows and samples of this rank against its digest. */
+ * rows and samples of this rank against its digest. BOTH: FILE, then ROWS
+ * when FILE passed. */
 int kcs_store_check(const kcs_readback_spec *sp, kcs_readback_tick tick, void *ctx,
                     kcs_error *err);
 

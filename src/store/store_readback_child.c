@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "store.h"
 #include "store_h5.h"
 #include "store_readback.h"
 #include "store_readback_wire.h"
@@ -42,6 +43,13 @@ int kcs_readback_child_main(int in, int out)
     memcpy(sp.plan_hash, h.plan_hash, sizeof sp.plan_hash);
     sp.plan_hash[sizeof sp.plan_hash - 1] = '\0';
     kcs_h5_quiet();
+    /* this process is the isolation of the reads (store_vlen.c); beyond the
+     * usual headroom, it allocates one case's rows and all ranks' samples */
+    unsigned long long extra =
+        ((unsigned long long)(h.max_trials > 0 ? h.max_trials : 0) + 1) * sizeof(kcs_result_rec) +
+        ((unsigned long long)(h.n_ranks > 0 ? h.n_ranks : 0) *
+             (unsigned long long)(h.n_samples > 0 ? h.n_samples : 0) + 1) * sizeof(double);
+    kcs_h5_vlen_contain(extra);
     kcs_error err = {0};
     int rc = kcs_store_check(&sp, tick_out, &out, &err);
     int32_t code = rc ? (int32_t)err.code : 0;

@@ -9,7 +9,12 @@
  * bytes back through a pipe. A child killed by a signal or out of memory is
  * an error on a damaged file, not the end of kcs. Under MPI (fork is unsafe
  * with some interconnects) the read is direct: there the reader only reads
- * back the file the run itself has just written. */
+ * back the file the run itself has just written. In `kcs _readback`, a
+ * process that exists only to read such a file, kcs_h5_vlen_contain() puts
+ * the whole process under the same address-space bound once and the reads
+ * are direct: a crash, an allocation failure or a loop there ends or stalls
+ * that process, which its parent reports as a damaged file (store_readback.c),
+ * so a fork per string (18 per one-case run) would only repeat that. */
 #define _GNU_SOURCE
 
 #include <errno.h>
@@ -55,13 +60,31 @@ static rlim_t current_vsize(void)
     return (rlim_t)pages * (rlim_t)sysconf(_SC_PAGESIZE);
 }
 
+static int contained; /* kcs_h5_vlen_contain() succeeded */
+
+unsigned long long kcs_h5_vlen_contain(unsigned long long extra)
+{
+    rlim_t limit = current_vsize();
+    if (limit == 0 || extra > (unsigned long long)RLIM_INFINITY / 4)
+        return 0;
+    limit += CHILD_HEADROOM + (rlim_t)extra;
+    struct rlimit now, rl = {limit, limit}, core = {0, 0};
+    if (getrlimit(RLIMIT_AS, &now) == 0 && now.rlim_cur != RLIM_INFINITY && now.rlim_cur < limit)
+        rl.rlim_cur = rl.rlim_max = now.rlim_cur; /* never raise a limit already lower */
+    if (setrlimit(RLIMIT_AS, &rl) != 0)
+        return 0;
+    setrlimit(RLIMIT_CORE, &core);
+    contained = 1;
+    return (unsigned long long)rl.rlim_cur;
+}
+
 int kcs_h5_read_vlen_str(hid_t obj, int is_attr, hid_t mt, size_t cap, char **out, char *why,
                          size_t why_len)
 {
     *out = NULL;
     int mpi = 0;
     MPI_Initialized(&mpi);
-    if (mpi) {
+    if (mpi || contained) {
         int rc = read_direct(obj, is_attr, mt, out);
         if (rc == 0 && strlen(*out) > cap) {
             free(*out);

@@ -1,7 +1,8 @@
 /* The read-back process of `kcs run` (store_readback.h): the stall limit
  * kills a child that makes no progress, progress keeps a slow one alive,
  * a child killed by a signal or one that cannot start is an error naming
- * the file, and a real child's code and message come back whole. The test
+ * the file, and a real child's code and message come back whole (BOTH:
+ * the FILE step's). The test
  * binary is its own child: `test_readback _readback` runs
  * kcs_readback_child_main, as `kcs _readback` does. */
 #define _GNU_SOURCE
@@ -130,6 +131,14 @@ static void test_real_child_errors(void)
     CU_ASSERT_EQUAL(kcs_readback_spawn(self, &sp, 30.0, &err), KCS_E_IO);
     CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "the dataset written does not read back"));
     CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, missing));
+    /* BOTH (a one-rank run, one process): the FILE step's failure, and ROWS
+     * does not run after it */
+    sp.mode = KCS_READBACK_BOTH;
+    kcs_error both = {0}, both_local = {0};
+    CU_ASSERT_EQUAL(kcs_readback_spawn(self, &sp, 30.0, &both), KCS_E_IO);
+    CU_ASSERT_EQUAL(kcs_store_check(&sp, NULL, NULL, &both_local), KCS_E_IO);
+    CU_ASSERT_STRING_EQUAL(both.msg, both_local.msg);
+    CU_ASSERT_STRING_EQUAL(both.msg, local.msg);
 }
 
 static void test_stall_env(void)
