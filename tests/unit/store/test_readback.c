@@ -11,10 +11,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "store_h5.h"
 #include "store_readback.h"
 #include "unit_helpers.h"
 
@@ -153,7 +157,49 @@ static void test_stall_env(void)
     CU_ASSERT_DOUBLE_EQUAL(kcs_readback_stall_s(), 60.0, 0.0);
 }
 
+/* kcs_h5_vlen_contain (what `kcs _readback` calls first): in a forked copy,
+ * the address-space limit it reports is the one in force, a mapping of
+ * that size fails, and a limit already lower is never raised. */
+static void test_contain_limit(void)
+{
+    int pipefd[2];
+    CU_ASSERT_FATAL(pipe(pipefd) == 0);
+    pid_t pid = fork();
+    CU_ASSERT_FATAL(pid >= 0);
+    if (pid == 0) {
+        close(pipefd[0]);
+        int bad = 0;
+        unsigned long long lim = kcs_h5_vlen_contain(1 << 20);
+        struct rlimit rl;
+        if (lim == 0 || getrlimit(RLIMIT_AS, &rl) != 0 || rl.rlim_cur != lim)
+            bad |= 1;
+        /* a mapping of the whole limit cannot fit (mmap, not malloc: under
+         * ASan a refused malloc aborts instead of returning NULL) */
+        void *big = mmap(NULL, (size_t)lim, PROT_READ | PROT_WRITE,
+                         MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+        if (big != MAP_FAILED) {
+            bad |= 2;
+            munmap(big, (size_t)lim);
+        }
+        struct rlimit lower = {lim / 2, lim / 2};
+        if (setrlimit(RLIMIT_AS, &lower) != 0 || kcs_h5_vlen_contain(0) > lim / 2)
+            bad |= 4;
+        if (write(pipefd[1], &bad, sizeof bad) != (ssize_t)sizeof bad)
+            _exit(1);
+        _exit(0);
+    }
+    close(pipefd[1]);
+    int bad = -1;
+    CU_ASSERT_EQUAL(read(pipefd[0], &bad, sizeof bad), (ssize_t)sizeof bad);
+    close(pipefd[0]);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    CU_ASSERT_EQUAL(bad, 0);
+    CU_ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
 static const ut_test tests[] = {
+    {"the read-back process limits its own address space", test_contain_limit},
     {"a child without progress is killed at the stall limit", test_stall_kills},
     {"progress keeps a slow child alive", test_progress_keeps_alive},
     {"a child killed by a signal is an error naming the file", test_killed_child},
