@@ -105,20 +105,35 @@ static void km_free(keymap *m)
                  : ((cap) = (cap) ? 2 * (cap) : 64,                                                \
                     (arr = realloc(arr, (size_t)(cap) * sizeof *(arr))) ? 0 : -1))
 
-static const char *cell(const kcs_csv *c, int row, const char *col)
+/* A cell by column index (j < 0: the column is absent, ""); the loops over
+ * the reducer's big tables look their columns up once, not per row. */
+static const char *cellj(const kcs_csv *c, int row, int j)
 {
-    int j = kcs_csv_col(c, col);
     return j < 0 ? "" : c->rows[row][j];
 }
 
-static double cellnum(const kcs_csv *c, int row, const char *col)
+static const char *cell(const kcs_csv *c, int row, const char *col)
 {
-    const char *s = cell(c, row, col);
+    return cellj(c, row, kcs_csv_col(c, col));
+}
+
+static double numof(const char *s)
+{
     if (!s[0])
         return NAN;
     char *end;
     double x = strtod(s, &end);
     return *end ? NAN : x;
+}
+
+static double cellnumj(const kcs_csv *c, int row, int j)
+{
+    return numof(cellj(c, row, j));
+}
+
+static double cellnum(const kcs_csv *c, int row, const char *col)
+{
+    return numof(cell(c, row, col));
 }
 
 static double fmax_nan(double a, double b)
@@ -227,8 +242,20 @@ static int read_csv(gen *g, const char *name, kcs_csv *c, kcs_error *err)
 static int dataset_devices(gen *g, const kcs_csv *verd, kcs_error *err)
 {
     kcs_view *v = g->v;
-    if (!(g->rank_dev = malloc((size_t)(v->n_ranks ? v->n_ranks : 1) * sizeof *g->rank_dev)))
+    size_t nr = (size_t)(v->n_ranks ? v->n_ranks : 1);
+    int *first = malloc(nr * sizeof *first); /* rank -> its first row of verdicts.csv */
+    if (!first || !(g->rank_dev = malloc(nr * sizeof *g->rank_dev))) {
+        free(first);
         return kcs_fail(err, KCS_E_NOMEM, "out of memory");
+    }
+    for (int r = 0; r < v->n_ranks; r++)
+        first[r] = -1;
+    int jr = kcs_csv_col(verd, "rank");
+    for (int i = 0; i < verd->n_rows; i++) {
+        int r = atoi(cellj(verd, i, jr));
+        if (r >= 0 && r < v->n_ranks && first[r] < 0)
+            first[r] = i;
+    }
     for (int r = 0; r < v->n_ranks; r++) {
         const kcs_rank_rec *rr = &v->ranks[r];
         kcs_pub_dev d = {0};
@@ -240,20 +267,20 @@ static int dataset_devices(gen *g, const kcs_csv *verd, kcs_error *err)
         snprintf(d.profile, sizeof d.profile, "%s", rr->profile);
         snprintf(d.kind, sizeof d.kind, "%s",
                  rr->profile[0] ? "emulated" : strcmp(rr->backend, "cpu") ? "native" : "cpu");
-        /* the reducer's implementation name of this rank (verdicts.csv) */
-        for (int i = 0; i < verd->n_rows; i++)
-            if (atoi(cell(verd, i, "rank")) == r) {
-                snprintf(d.impl, sizeof d.impl, "%s", cell(verd, i, "implementation"));
-                break;
-            }
+        /* the reducer's implementation name of this rank (verdicts.csv): its first row */
+        if (first[r] >= 0)
+            snprintf(d.impl, sizeof d.impl, "%s", cell(verd, first[r], "implementation"));
         if (!d.impl[0])
             snprintf(d.impl, sizeof d.impl, "%s:%d %s", rr->backend, rr->device, rr->variant);
         snprintf(d.label, sizeof d.label, "%s", d.impl);
         int rc = add_dev(g, &d, err);
-        if (rc < 0)
+        if (rc < 0) {
+            free(first);
             return rc;
+        }
         g->rank_dev[r] = rc;
     }
+    free(first);
     return 0;
 }
 
@@ -332,25 +359,71 @@ static int dataset_measurements(gen *g, const kcs_csv *verd, kcs_error *err)
         kcs_pub_meas *x = &g->a.meas[cr[c * nr + r]];
         add_sig(x->signature, sizeof x->signature, cell(&sig, i, "klass"));
     }
-    /* fits against the oracle: per (group, rank), the scaled metric where there */
+    /* fits against the oracle: per (group, rank), the scaled metric where there.
+     * baseline_fits.csv has a row per rank pair (hundreds of thousands): its
+     * oracle rows (rank_b -1) are chained once per (group, rank_a, metric),
+     * in file order, and each measurement walks its own two chains. */
+    int fg = kcs_csv_col(&fits, "group"), fa = kcs_csv_col(&fits, "rank_a"),
+        fb = kcs_csv_col(&fits, "rank_b"), fm = kcs_csv_col(&fits, "metric"),
+        fal = kcs_csv_col(&fits, "alpha"), flo = kcs_csv_col(&fits, "alpha_lo"),
+        fhi = kcs_csv_col(&fits, "alpha_hi"), fc = kcs_csv_col(&fits, "c_geomean");
+    keymap chains = {0};
+    int *next = malloc((size_t)(fits.n_rows + 1) * sizeof *next);
+    int *ends = NULL, n_chain = 0, cap_chain = 0; /* [2 * chain]: first, last row */
+    if (!next && !rc)
+        rc = kcs_fail(err, KCS_E_NOMEM, "out of memory");
+    for (int i = 0; i < fits.n_rows && !rc; i++) {
+        const char *metric = cellj(&fits, i, fm);
+        next[i] = -1;
+        if (atoi(cellj(&fits, i, fb)) != -1 || (strcmp(metric, "scaled") && strcmp(metric, "abs")))
+            continue;
+        char key[96];
+        snprintf(key, sizeof key, "%d|%d|%s", atoi(cellj(&fits, i, fg)), atoi(cellj(&fits, i, fa)),
+                 metric);
+        int64_t ch = km_get(&chains, key);
+        if (ch < 0) {
+            if (2 * n_chain + 2 > cap_chain) {
+                int *e = realloc(ends, (size_t)(cap_chain = cap_chain ? 2 * cap_chain : 256) *
+                                           sizeof *ends);
+                if (!e) {
+                    rc = kcs_fail(err, KCS_E_NOMEM, "out of memory");
+                    break;
+                }
+                ends = e;
+            }
+            if (km_put(&chains, key, n_chain)) {
+                rc = kcs_fail(err, KCS_E_NOMEM, "out of memory");
+                break;
+            }
+            ch = n_chain++;
+            ends[2 * ch] = i;
+        } else {
+            next[ends[2 * ch + 1]] = i;
+        }
+        ends[2 * ch + 1] = i;
+    }
     for (int64_t m = 0; m < g->a.n_meas && !rc; m++) {
         kcs_pub_meas *x = &g->a.meas[m];
         if (x->imported || x->group < 0)
             continue;
         int rank = g->a.devs[x->dev].rank;
-        for (int pass = 0; pass < 2; pass++)
-            for (int i = 0; i < fits.n_rows; i++) {
-                if (atoi(cell(&fits, i, "group")) != x->group ||
-                    atoi(cell(&fits, i, "rank_a")) != rank ||
-                    atoi(cell(&fits, i, "rank_b")) != -1 ||
-                    strcmp(cell(&fits, i, "metric"), pass ? "abs" : "scaled") || !isnan(x->alpha))
-                    continue;
-                x->alpha = cellnum(&fits, i, "alpha");
-                x->alpha_lo = cellnum(&fits, i, "alpha_lo");
-                x->alpha_hi = cellnum(&fits, i, "alpha_hi");
-                x->c = cellnum(&fits, i, "c_geomean");
+        for (int pass = 0; pass < 2; pass++) {
+            char key[96];
+            snprintf(key, sizeof key, "%d|%d|%s", x->group, rank, pass ? "abs" : "scaled");
+            int64_t ch = km_get(&chains, key);
+            for (int i = ch < 0 ? -1 : ends[2 * ch]; i >= 0; i = next[i]) {
+                if (!isnan(x->alpha))
+                    break;
+                x->alpha = cellnumj(&fits, i, fal);
+                x->alpha_lo = cellnumj(&fits, i, flo);
+                x->alpha_hi = cellnumj(&fits, i, fhi);
+                x->c = cellnumj(&fits, i, fc);
             }
+        }
     }
+    km_free(&chains);
+    free(next);
+    free(ends);
     free(cr);
 out:
     kcs_csv_free(&pts);
@@ -364,11 +437,15 @@ static int dataset_pairs(gen *g, kcs_error *err)
     kcs_view *v = g->v;
     kcs_csv d = {0};
     int rc = read_csv(g, "divergence.csv", &d, err);
+    int jc = kcs_csv_col(&d, "case_id"), ja = kcs_csv_col(&d, "rank_a"),
+        jb = kcs_csv_col(&d, "rank_b"), jn = kcs_csv_col(&d, "n_compared"),
+        ji = kcs_csv_col(&d, "identical"), jabs = kcs_csv_col(&d, "max_abs_diff"),
+        jsc = kcs_csv_col(&d, "max_scaled_diff");
     for (int i = 0; i < d.n_rows && !rc; i++) {
-        int64_t c = strtoll(cell(&d, i, "case_id"), NULL, 10);
-        int ra = atoi(cell(&d, i, "rank_a")), rb = atoi(cell(&d, i, "rank_b"));
+        int64_t c = strtoll(cellj(&d, i, jc), NULL, 10);
+        int ra = atoi(cellj(&d, i, ja)), rb = atoi(cellj(&d, i, jb));
         if (c < 0 || c >= v->n_cases || ra < 0 || rb < 0 || ra >= v->n_ranks ||
-            rb >= v->n_ranks || atoi(cell(&d, i, "n_compared")) <= 0)
+            rb >= v->n_ranks || atoi(cellj(&d, i, jn)) <= 0)
             continue;
         const kcs_case_rec *cs = &v->cases[c].rec;
         char key[512];
@@ -394,9 +471,9 @@ static int dataset_pairs(gen *g, kcs_error *err)
         }
         kcs_pub_pair *x = &g->a.pairs[p];
         x->n_cases++;
-        x->n_identical += atoi(cell(&d, i, "identical")) != 0;
-        x->max_abs = fmax_nan(x->max_abs, cellnum(&d, i, "max_abs_diff"));
-        x->max_scaled = fmax_nan(x->max_scaled, cellnum(&d, i, "max_scaled_diff"));
+        x->n_identical += atoi(cellj(&d, i, ji)) != 0;
+        x->max_abs = fmax_nan(x->max_abs, cellnumj(&d, i, jabs));
+        x->max_scaled = fmax_nan(x->max_scaled, cellnumj(&d, i, jsc));
         ref_case(g, &x->refs, c, ra);
         ref_case(g, &x->refs, c, rb);
     }
