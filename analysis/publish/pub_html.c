@@ -492,6 +492,40 @@ static void refs_list(FILE *f, const char *refs)
     fputs("</ul>\n", f);
 }
 
+/* The same sources on one line: a file's link once, then its rows. */
+static void refs_inline(FILE *f, const char *refs)
+{
+    char last[1024] = "";
+    for (const char *s = refs ? refs : ""; *s;) {
+        const char *nl = strchr(s, '\n');
+        size_t len = nl ? (size_t)(nl - s) : strlen(s);
+        char line[1024];
+        snprintf(line, sizeof line, "%.*s", (int)(len < sizeof line ? len : sizeof line - 1), s);
+        char *tab = strchr(line, '\t');
+        if (tab) {
+            *tab = '\0';
+            if (strcmp(line, last)) {
+                fputs(last[0] ? "; <a href=\"../" : "<a href=\"../", f);
+                T(line);
+                fputs("\">", f);
+                T(line);
+                fputs("</a>", f);
+                snprintf(last, sizeof last, "%s", line);
+            } else {
+                fputs(";", f);
+            }
+            fputs(" ", f);
+            T(tab + 1);
+        } else {
+            if (last[0] || s != refs)
+                fputs("; ", f);
+            T(line);
+            last[0] = '\0';
+        }
+        s += len + (nl ? 1 : 0);
+    }
+}
+
 static int rows_pages(const kcs_pub_atlas *a, const char *out, kcs_error *err)
 {
     char dir[4200], p[4400];
@@ -520,14 +554,17 @@ static int rows_pages(const kcs_pub_atlas *a, const char *out, kcs_error *err)
     if (rc || !(f = open_page(dir, "pairs.html", p, sizeof p, err)))
         return rc ? rc : KCS_E_IO;
     head(f, "Rows of tables/pairs.csv and their HDF5 rows", "../");
+    /* one line a row, without the devices' labels (row N of
+     * tables/pairs.csv has them): a full grid has tens of thousands of
+     * pairs, and this page is the bundle's largest */
+    fputs("<p class=\"note\">Row N: the two devices, op, format, k and distribution are row N "
+          "of <a href=\"../tables/pairs.csv\">tables/pairs.csv</a>; here the dataset file and "
+          "the rows of its <code>/results</code> table of each side.</p>\n",
+          f);
     for (int64_t i = 0; i < a->n_pairs; i++) {
-        const kcs_pub_pair *x = &a->pairs[i];
-        fprintf(f, "<h3 id=\"r-%" PRId64 "\">row %" PRId64 ": ", i, i);
-        T(a->devs[x->dev_a].label);
-        fputs(" vs ", f);
-        T(a->devs[x->dev_b].label);
-        fprintf(f, ", %s %s k=%" PRId64 " %s</h3>\n", x->op, x->dtype_in, x->k, x->dist);
-        refs_list(f, x->refs.s);
+        fprintf(f, "<p id=\"r-%" PRId64 "\">%" PRId64 ": ", i, i);
+        refs_inline(f, a->pairs[i].refs.s);
+        fputs("</p>\n", f);
     }
     if ((rc = tail(f, p, err)) || !(f = open_page(dir, "tolerances.html", p, sizeof p, err)))
         return rc ? rc : KCS_E_IO;
